@@ -1,0 +1,21 @@
+import type { Api } from './types.js';
+import type { Services } from '../services.js';
+import calls from './calls.js';
+import tools from './tools.js';
+import agents from './agents.js';
+import voices from './voices.js';
+import inbound from './inbound.js';
+import campaigns from './campaigns.js';
+import pathways from './pathways.js';
+import sms, { registerA2PAlias } from './sms.js';
+import accounts from './accounts.js';
+
+export type RouteModule = (app: Api, services: Services) => Promise<void>;
+
+/** One module per resource, each registered under /v1 and /api/v1. */
+export const API_ROUTES: RouteModule[] = [calls, tools, agents, voices, inbound, campaigns, pathways, sms, accounts];
+
+/** Routes outside the /v1 prefix. */
+export async function registerTopLevelAliases(app: Api, services: Services): Promise<void> {
+  await registerA2PAlias(app, services);
+}

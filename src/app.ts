@@ -1,0 +1,98 @@
+import Fastify, { type FastifyBaseLogger } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Services } from './services.js';
+import { ApiError, installErrorHandling } from './errors.js';
+import { buildValidatorCompiler } from './api/validation.js';
+import type { Api } from './api/types.js';
+import { API_ROUTES, registerTopLevelAliases } from './api/index.js';
+import healthRoutes from './api/health.js';
+
+/** Fields whose values never reach the logs. */
+export const REDACT = ['req.headers.authorization', 'req.headers.encrypted_key', 'req.headers["x-twilio-signature"]'];
+
+export interface AppOptions {
+  /** pino instance for request logs; none in tests. */
+  logger?: FastifyBaseLogger;
+}
+
+function bearerless(header: string | string[] | undefined): string | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (!value) return undefined;
+  const trimmed = value.trim();
+  return /^bearer\s+/i.test(trimmed) ? trimmed.replace(/^bearer\s+/i, '') : trimmed;
+}
+
+/** Every route of this scope needs an API key; the caller's account is on request.account. */
+function requireApiKey(app: Api, services: Services): void {
+  app.decorateRequest('account');
+  app.addHook('onRequest', async (request) => {
+    const key = bearerless(request.headers.authorization);
+    if (!key) throw new ApiError('UNAUTHORIZED', 'Missing API key: send it in the authorization header');
+    const account = await services.accounts.authenticate(key);
+    if (!account) throw new ApiError('UNAUTHORIZED', 'Invalid API key');
+    request.account = account;
+  });
+}
+
+/** The authenticated API under one prefix (/v1 or /api/v1). */
+async function api(app: Api, services: Services): Promise<void> {
+  requireApiKey(app, services);
+  for (const routes of API_ROUTES) await routes(app, services);
+}
+
+/** A Fastify instance with every route, without listen(): tests call inject() on it. */
+export async function buildApp(services: Services, options: AppOptions = {}): Promise<Api> {
+  const app = Fastify({
+    ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
+    bodyLimit: services.config.bodyLimitBytes,
+    trustProxy: true,
+    genReqId: () => crypto.randomUUID(),
+    routerOptions: { ignoreTrailingSlash: true },
+    ajv: { customOptions: {} },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(buildValidatorCompiler({ allowPrivateUrls: services.config.allowPrivateUrls }));
+  installErrorHandling(app);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Openline API',
+        version: '1.0.0',
+        description:
+          'Self-hostable voice-agent telephony. Every endpoint is served under /v1 and, identically, under /api/v1.',
+      },
+      servers: [{ url: services.config.publicUrl }],
+      components: {
+        securitySchemes: {
+          apiKey: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'authorization',
+            description: 'The API key, optionally as "Bearer <key>"',
+          },
+        },
+      },
+      security: [{ apiKey: [] }],
+    },
+    // The /api/v1 copies are identical to /v1: document each operation once.
+    transform: ({ schema, url }) => ({
+      schema: url.startsWith('/api/') ? { ...schema, hide: true } : schema,
+      url,
+    }),
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  await app.register(healthRoutes, { services });
+  await app.register(async (scope) => api(scope as Api, services), { prefix: '/v1' });
+  await app.register(async (scope) => api(scope as Api, services), { prefix: '/api/v1' });
+  await app.register(async (scope) => {
+    requireApiKey(scope as Api, services);
+    await registerTopLevelAliases(scope as Api, services);
+  });
+  return app;
+}

@@ -1,0 +1,111 @@
+import path from 'node:path';
+
+/** Every setting Openline reads from the environment, validated once at start-up. */
+export interface Config {
+  /** TCP port of the HTTP server. Default 8080. */
+  port: number;
+  /** Interface to bind. Default 0.0.0.0. */
+  host: string;
+  /** Folder for the SQLite database, the generated master key and recordings. Default ./data. */
+  dataDir: string;
+  /** pino level. Default info. */
+  logLevel: string;
+  /** When set, an account with this API key exists after start-up. */
+  apiKey: string | undefined;
+  /** URL carriers reach this server at; defaults to http://localhost:PORT. */
+  publicUrl: string;
+  /** postgres:// URL: storage and the job queue move to PostgreSQL. */
+  databaseUrl: string | undefined;
+  /** Lets outbound requests reach loopback and private addresses (development and tests only). */
+  allowPrivateUrls: boolean;
+  /** 32-byte key (hex or base64) for secrets at rest; generated into DATA_DIR when unset. */
+  masterKey: string | undefined;
+  /** Largest accepted request body in bytes. Default 1 MiB. */
+  bodyLimitBytes: number;
+  /** Price per minute of sandbox calls in USD. Default 0. */
+  sandboxPricePerMinute: number;
+  /** Host reported as endpoint_url in call records; defaults to the public URL. */
+  endpointUrl: string;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
+    super(`${variable} ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}`);
+  return value;
+}
+
+function decimal(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0) throw new ConfigError(name, `must be a non-negative number, got "${raw}"`);
+  return value;
+}
+
+function boolean(env: Env, name: string): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return false;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function url(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, 'must be a URL');
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must start with ${protocols.map((p) => `${p}//`).join(' or ')}`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+/** Reads and validates the environment. Throws ConfigError naming the variable on a bad value. */
+export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const host = env.HOST || '0.0.0.0';
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
+  const apiKey = env.OPENLINE_API_KEY || undefined;
+  if (apiKey !== undefined && apiKey.length < 16) {
+    throw new ConfigError('OPENLINE_API_KEY', 'must be at least 16 characters long');
+  }
+  const masterKey = env.OPENLINE_MASTER_KEY || undefined;
+  const publicUrl = url(env, 'OPENLINE_PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`;
+  return {
+    port,
+    host,
+    dataDir: path.resolve(env.DATA_DIR || './data'),
+    logLevel,
+    apiKey,
+    publicUrl,
+    databaseUrl: url(env, 'OPENLINE_DATABASE_URL', ['postgres:', 'postgresql:']),
+    allowPrivateUrls: boolean(env, 'OPENLINE_ALLOW_PRIVATE_URLS'),
+    masterKey,
+    bodyLimitBytes: integer(env, 'OPENLINE_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    sandboxPricePerMinute: decimal(env, 'OPENLINE_SANDBOX_PRICE_PER_MINUTE', 0),
+    endpointUrl: url(env, 'OPENLINE_ENDPOINT_URL', ['http:', 'https:']) ?? publicUrl,
+  };
+}

@@ -1,0 +1,64 @@
+import { normalizeFromNumber, normalizePhone } from './phone.js';
+import { isKnownVoice } from './voices.js';
+import { isValidTimezone, parseStartTime } from './start-time.js';
+import { toolNameProblem } from './tool-name.js';
+import { US_STATES } from './us-states.js';
+
+/** What a check may depend on besides the value: server configuration. */
+export interface CheckContext {
+  /** With OPENLINE_ALLOW_PRIVATE_URLS, tool URLs may be http:// (local development). */
+  allowPrivateUrls: boolean;
+}
+
+type Check = (value: unknown, context: CheckContext) => string | null;
+
+function httpUrlProblem(value: unknown, protocols: string[]): string | null {
+  if (typeof value !== 'string') return 'must be a string';
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    return 'must be a valid URL';
+  }
+  if (!protocols.includes(parsed.protocol)) return `must begin with ${protocols.map((p) => `${p}//`).join(' or ')}`;
+  if (!parsed.hostname) return 'must be a valid URL';
+  return null;
+}
+
+/**
+ * Domain rules usable from any schema as `"x-check": "<name>"`. Each returns null when the value
+ * is fine, else the end of a sentence that starts with the field's name.
+ */
+export const CHECKS = {
+  phone: (value) => {
+    const r = normalizePhone(value);
+    return r.ok ? null : r.reason;
+  },
+  from_number: (value) => {
+    const r = normalizeFromNumber(value);
+    return r.ok ? null : r.reason;
+  },
+  start_time: (value) =>
+    typeof value === 'string' && parseStartTime(value) !== undefined
+      ? null
+      : 'must be a time in the form "YYYY-MM-DD HH:MM:SS" with an optional " -HH:MM" offset',
+  timezone: (value) =>
+    typeof value === 'string' && isValidTimezone(value)
+      ? null
+      : 'must be an IANA time zone such as America/Los_Angeles',
+  keyword: (value) =>
+    typeof value === 'string' && /^[^:]+(:\d+(\.\d+)?)?$/.test(value) && value.trim() !== ''
+      ? null
+      : 'must be "word" or "word:<boost>" with a numeric boost',
+  tool_url: (value, context) => httpUrlProblem(value, context.allowPrivateUrls ? ['https:', 'http:'] : ['https:']),
+  http_url: (value) => httpUrlProblem(value, ['https:', 'http:']),
+  voice: (value) =>
+    typeof value === 'string' && isKnownVoice(value) ? null : `is not a known voice (see GET /v1/voices)`,
+  tool_name: (value) => (typeof value === 'string' ? toolNameProblem(value) : 'must be a string'),
+  boolean_like: (value) =>
+    typeof value === 'boolean' || value === 'true' || value === 'false' ? null : 'must be true or false',
+  us_state: (value) =>
+    typeof value === 'string' && US_STATES.has(value.toUpperCase()) ? null : 'must be a valid US state code such as CA',
+} satisfies Record<string, Check>;
+
+export type CheckName = keyof typeof CHECKS;

@@ -1,0 +1,145 @@
+/** One voice of the catalogue served by GET /v1/voices and accepted by `voice`. */
+export interface Voice {
+  id: string;
+  name: string;
+  description: string;
+  public: boolean;
+  tags: string[];
+  /** The number a legacy `voice_id` (and the digits after `RL` / `HQ`) selects. */
+  legacy_id: number;
+  /** Local espeak-ng voice used when no cloud TTS is configured. */
+  espeak: string;
+}
+
+/** The curated voices of the seed. Ids are stable UUIDs so that clients may store either form. */
+export const VOICES: readonly Voice[] = [
+  {
+    name: 'maya',
+    legacy_id: 0,
+    id: '2f9fdbc7-4bf2-4792-8a18-21ce3c93978f',
+    espeak: 'en-us+f3',
+    description: 'Young American female, warm and upbeat',
+    tags: ['english', 'female', 'american', 'curated'],
+  },
+  {
+    name: 'mason',
+    legacy_id: 1,
+    id: '1ee98e55-8fb4-4d5a-9fe1-dbfa0c2a7de2',
+    espeak: 'en-us+m3',
+    description: 'American male, calm and clear',
+    tags: ['english', 'male', 'american', 'curated'],
+  },
+  {
+    name: 'ryan',
+    legacy_id: 2,
+    id: '37b3f1c8-a01e-4d70-b251-294733f08371',
+    espeak: 'en-us+m1',
+    description: 'Professional American male',
+    tags: ['english', 'male', 'american', 'curated'],
+  },
+  {
+    name: 'adriana',
+    legacy_id: 3,
+    id: '1d054475-3908-4f64-9158-9d3911fe9597',
+    espeak: 'en-us+f2',
+    description: 'Professional American female',
+    tags: ['english', 'female', 'american', 'curated'],
+  },
+  {
+    name: 'tina',
+    legacy_id: 4,
+    id: '3c24a2c3-4a2b-4c4b-9a4e-8a0b7f1d2e55',
+    espeak: 'en-us+f4',
+    description: 'Gentle American female',
+    tags: ['english', 'female', 'american', 'curated'],
+  },
+  {
+    name: 'matt',
+    legacy_id: 5,
+    id: 'a3d43393-dacb-43d3-91d7-b4cb913a5908',
+    espeak: 'en-us+m2',
+    description: 'Friendly American male',
+    tags: ['english', 'male', 'american', 'curated'],
+  },
+  {
+    name: 'evelyn',
+    legacy_id: 6,
+    id: '7d132ef5-7dd6-4a3f-9ad2-6a2f5c4f7b3b',
+    espeak: 'en-gb+f1',
+    description: 'British female, composed',
+    tags: ['english', 'female', 'british', 'curated'],
+  },
+].map((v) => ({ ...v, public: true }));
+
+export const DEFAULT_VOICE = 'mason';
+
+export interface ResolvedVoice {
+  voice: string;
+  reduce_latency: boolean;
+  high_fidelity: boolean;
+}
+
+export type VoiceResult = { ok: true; value: ResolvedVoice } | { ok: false; field: string; reason: string };
+
+function byName(value: string): Voice | undefined {
+  const key = value.trim().toLowerCase();
+  return VOICES.find((v) => v.name === key || v.id === key);
+}
+
+function byLegacyId(id: number): Voice | undefined {
+  return VOICES.find((v) => v.legacy_id === id);
+}
+
+/** Whether `voice` names a voice: a curated name, a voice id, or an RL/HQ legacy form. */
+export function isKnownVoice(value: string): boolean {
+  return parseVoice(value) !== undefined;
+}
+
+function parseVoice(value: string): ResolvedVoice | undefined {
+  const legacy = /^(RL|HQ)(\d+)$/i.exec(value.trim());
+  if (legacy) {
+    const voice = byLegacyId(Number(legacy[2]));
+    if (!voice) return undefined;
+    const prefix = (legacy[1] ?? '').toUpperCase();
+    return { voice: voice.name, reduce_latency: prefix === 'RL', high_fidelity: prefix === 'HQ' };
+  }
+  const voice = byName(value);
+  return voice ? { voice: voice.name, reduce_latency: false, high_fidelity: false } : undefined;
+}
+
+/**
+ * Resolves the seed's voice parameters: `voice` (name, id or RL/HQ form), the former
+ * `voice_preset_id` (valid as voice), and the legacy `voice_id` and `reduce_latency`, which
+ * override `voice` when present.
+ */
+export function resolveVoice(params: {
+  voice?: unknown;
+  voice_id?: unknown;
+  voice_preset_id?: unknown;
+  reduce_latency?: unknown;
+}): VoiceResult {
+  let resolved: ResolvedVoice = { voice: DEFAULT_VOICE, reduce_latency: false, high_fidelity: false };
+  for (const field of ['voice_preset_id', 'voice'] as const) {
+    const value = params[field];
+    if (value === undefined || value === null || value === '') continue;
+    if (typeof value !== 'string') return { ok: false, field, reason: 'must be a string' };
+    const parsed = parseVoice(value);
+    if (!parsed) return { ok: false, field, reason: `"${value}" is not a known voice (see GET /v1/voices)` };
+    resolved = parsed;
+  }
+  if (params.voice_id !== undefined && params.voice_id !== null) {
+    const id =
+      typeof params.voice_id === 'string' && /^\d+$/.test(params.voice_id) ? Number(params.voice_id) : params.voice_id;
+    if (typeof id !== 'number' || !Number.isInteger(id))
+      return { ok: false, field: 'voice_id', reason: 'must be an integer' };
+    const voice = byLegacyId(id);
+    if (!voice) return { ok: false, field: 'voice_id', reason: `${id} is not a known legacy voice id` };
+    resolved = { ...resolved, voice: voice.name };
+  }
+  if (params.reduce_latency !== undefined && params.reduce_latency !== null) {
+    if (typeof params.reduce_latency !== 'boolean')
+      return { ok: false, field: 'reduce_latency', reason: 'must be a boolean' };
+    resolved = { ...resolved, reduce_latency: params.reduce_latency };
+  }
+  return { ok: true, value: resolved };
+}

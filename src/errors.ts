@@ -1,0 +1,123 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { formatValidationErrors } from './api/validation.js';
+
+/** Every error code Openline answers with, mapped to its HTTP status in this one place. */
+export const ERROR_STATUS = {
+  VALIDATION_ERROR: 400,
+  BAD_REQUEST: 400,
+  INVALID_JSON: 400,
+  UNKNOWN_ENCRYPTED_KEY: 400,
+  UNAUTHORIZED: 401,
+  NOT_FOUND: 404,
+  ROUTE_NOT_FOUND: 404,
+  CALL_RECORDING_NOT_FOUND: 404,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMITED: 429,
+  INTERNAL_ERROR: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** An error meant for the API caller: its message is safe to show. */
+export class ApiError extends Error {
+  readonly statusCode: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly errors?: string[],
+    /** Extra top-level fields of the error body (e.g. failed_updates). */
+    readonly extra?: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+    this.statusCode = ERROR_STATUS[code];
+  }
+}
+
+export function validationError(
+  errors: string[],
+  message = 'Invalid request',
+  extra?: Record<string, unknown>,
+): ApiError {
+  return new ApiError('VALIDATION_ERROR', message, errors, extra);
+}
+
+export function notFound(what: string): ApiError {
+  return new ApiError('NOT_FOUND', `${what} not found`);
+}
+
+export function conflict(message: string): ApiError {
+  return new ApiError('CONFLICT', message);
+}
+
+export interface ErrorBody {
+  status: 'error';
+  message: string;
+  code: ErrorCode;
+  errors?: string[];
+  request_id?: string;
+  [extra: string]: unknown;
+}
+
+function body(error: ApiError): ErrorBody {
+  return {
+    status: 'error',
+    message: error.message,
+    code: error.code,
+    ...(error.errors ? { errors: error.errors } : {}),
+    ...error.extra,
+  };
+}
+
+/** Maps errors raised by Fastify itself (parsing, limits, schema validation) to ApiError. */
+function fromFastify(error: FastifyError): ApiError | undefined {
+  if (error.validation) {
+    return validationError(formatValidationErrors(error.validation, error.validationContext));
+  }
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('PAYLOAD_TOO_LARGE', 'Request body is too large');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError('INVALID_JSON', 'Request body is empty but Content-Type is application/json');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new ApiError('INVALID_JSON', 'Request body is not valid JSON');
+  }
+  if (error.statusCode === 400 && error instanceof SyntaxError) {
+    return new ApiError('INVALID_JSON', 'Request body is not valid JSON');
+  }
+  if (error.statusCode === 413) return new ApiError('PAYLOAD_TOO_LARGE', 'Request body is too large');
+  if (error.statusCode === 429) return new ApiError('RATE_LIMITED', 'Too many requests');
+  return undefined;
+}
+
+/** One handler turns every thrown error into the contract's JSON; a 500 never leaks internals. */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const known = error instanceof ApiError ? error : fromFastify(error);
+    if (known) {
+      return reply.status(known.statusCode).send(body(known));
+    }
+    const requestId = String(request.id ?? randomUUID());
+    request.log.error({ err: error, request_id: requestId }, 'unhandled error');
+    const internal: ErrorBody = {
+      status: 'error',
+      message: `Internal server error (request id ${requestId})`,
+      code: 'INTERNAL_ERROR',
+      request_id: requestId,
+    };
+    return reply.status(500).send(internal);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const notFoundBody: ErrorBody = {
+      status: 'error',
+      message: `Route ${request.method} ${request.url.split('?')[0]} not found`,
+      code: 'ROUTE_NOT_FOUND',
+    };
+    return reply.status(404).send(notFoundBody);
+  });
+}

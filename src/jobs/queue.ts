@@ -1,0 +1,30 @@
+import type { JobName, JobPayloads } from './catalog.js';
+
+export interface EnqueueOptions {
+  /** Not before this time (scheduled calls). Default: now. */
+  runAt?: Date;
+}
+
+export interface QueuedJob<N extends JobName = JobName> {
+  id: string;
+  name: N;
+  payload: JobPayloads[N];
+  state: JobState;
+  run_at: string;
+  attempts: number;
+  last_error: string | null;
+}
+
+/** pending -> running -> done | (pending again, with backoff) | dead; or canceled before it ran. */
+export type JobState = 'pending' | 'running' | 'done' | 'dead' | 'canceled';
+
+/** The job queue port: the embedded SQL queue, or pg-boss on PostgreSQL. */
+export interface JobQueue {
+  /** Adds a job under its catalog id; a job with that id already present is left as it is. */
+  enqueue<N extends JobName>(name: N, payload: JobPayloads[N], options?: EnqueueOptions): Promise<string>;
+  /** Cancels a job that has not started; false when it already ran, runs, or does not exist. */
+  cancel(id: string): Promise<boolean>;
+  get(id: string): Promise<QueuedJob | undefined>;
+  ping(): Promise<void>;
+  stop(): Promise<void>;
+}

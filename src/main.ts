@@ -1,0 +1,60 @@
+import { pino, type Logger } from 'pino';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { buildServices, type Services } from './services.js';
+import { buildApp, REDACT } from './app.js';
+
+/** Makes sure an account exists: the one of OPENLINE_API_KEY, or a first one whose key is printed once. */
+async function bootstrapAccount(config: Config, services: Services, log: Logger): Promise<void> {
+  if (config.apiKey) {
+    const { created } = await services.accounts.ensureKey(config.apiKey);
+    if (created) log.info('created the account of OPENLINE_API_KEY');
+    return;
+  }
+  if ((await services.accounts.count()) === 0) {
+    const { key } = await services.accounts.create('default');
+    // Printed once, on purpose, to stdout and not into the structured log.
+    process.stdout.write(
+      `\nCreated the first Openline account. Its API key (shown only this once):\n\n  ${key}\n\n` +
+        `Use it as the authorization header. More keys: npx openline keys create\n\n`,
+    );
+  }
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`Configuration error: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const log = pino({ level: config.logLevel, redact: REDACT });
+  const services = await buildServices(config, { logger: log });
+  await bootstrapAccount(config, services, log);
+  const app = await buildApp(services, { logger: log });
+  await app.listen({ port: config.port, host: config.host });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+  log.info({ base_url: `http://${shownHost}:${port}/v1`, docs: `http://${shownHost}:${port}/docs` }, 'Openline ready');
+
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    log.info({ signal }, 'shutting down');
+    await app.close();
+    await services.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`Openline failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,141 @@
+import type { Kysely } from 'kysely';
+import type { Database } from './types.js';
+import { hashApiKey, newApiKey, newId, newWebhookSecret, type SecretBox } from '../security/secrets.js';
+import type { Clock } from '../clock.js';
+
+export interface Account {
+  id: string;
+  name: string;
+  created_at: string;
+}
+
+export interface ApiKeyInfo {
+  id: string;
+  prefix: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+/** Accounts, their API keys (stored as hashes) and their webhook signing secrets (encrypted). */
+export class AccountStore {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly box: SecretBox,
+    private readonly clock: Clock,
+  ) {}
+
+  async count(): Promise<number> {
+    const row = await this.db
+      .selectFrom('accounts')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  async list(): Promise<Account[]> {
+    return this.db
+      .selectFrom('accounts')
+      .select(['id', 'name', 'created_at'])
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+  }
+
+  async get(id: string): Promise<Account | undefined> {
+    return this.db.selectFrom('accounts').select(['id', 'name', 'created_at']).where('id', '=', id).executeTakeFirst();
+  }
+
+  /** Creates an account with a first API key (the given one, or a new random one). */
+  async create(name = 'default', key: string = newApiKey()): Promise<{ account: Account; key: string }> {
+    const now = this.clock.now().toISOString();
+    const account: Account = { id: newId(), name, created_at: now };
+    await this.db.transaction().execute(async (tx) => {
+      await tx
+        .insertInto('accounts')
+        .values({ ...account, webhook_secret_enc: this.box.seal(newWebhookSecret(), `webhook:${account.id}`) })
+        .execute();
+      await tx
+        .insertInto('api_keys')
+        .values(this.keyRow(account.id, key, now))
+        .execute();
+    });
+    return { account, key };
+  }
+
+  private keyRow(accountId: string, key: string, now: string) {
+    return {
+      id: newId(),
+      account_id: accountId,
+      key_hash: hashApiKey(key),
+      prefix: key.slice(0, 7),
+      created_at: now,
+      revoked_at: null,
+    };
+  }
+
+  /** The account whose live key this is, if any. */
+  async authenticate(key: string): Promise<Account | undefined> {
+    return this.db
+      .selectFrom('api_keys')
+      .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+      .select(['accounts.id', 'accounts.name', 'accounts.created_at'])
+      .where('api_keys.key_hash', '=', hashApiKey(key))
+      .where('api_keys.revoked_at', 'is', null)
+      .executeTakeFirst();
+  }
+
+  /** Makes sure an account with this key exists (OPENLINE_API_KEY); returns it and whether it was created. */
+  async ensureKey(key: string): Promise<{ account: Account; created: boolean }> {
+    const existing = await this.authenticate(key);
+    if (existing) return { account: existing, created: false };
+    const { account } = await this.create('default', key);
+    return { account, created: true };
+  }
+
+  async createKey(accountId: string): Promise<{ key: string; info: ApiKeyInfo }> {
+    const key = newApiKey();
+    const row = this.keyRow(accountId, key, this.clock.now().toISOString());
+    await this.db.insertInto('api_keys').values(row).execute();
+    return { key, info: { id: row.id, prefix: row.prefix, created_at: row.created_at, revoked_at: null } };
+  }
+
+  async listKeys(accountId: string): Promise<ApiKeyInfo[]> {
+    return this.db
+      .selectFrom('api_keys')
+      .select(['id', 'prefix', 'created_at', 'revoked_at'])
+      .where('account_id', '=', accountId)
+      .orderBy('created_at')
+      .execute();
+  }
+
+  /** Revokes a key of the account; false when the account has no such live key. */
+  async revokeKey(accountId: string, keyId: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable('api_keys')
+      .set({ revoked_at: this.clock.now().toISOString() })
+      .where('account_id', '=', accountId)
+      .where('id', '=', keyId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  async webhookSecret(accountId: string): Promise<string> {
+    const row = await this.db
+      .selectFrom('accounts')
+      .select('webhook_secret_enc')
+      .where('id', '=', accountId)
+      .executeTakeFirstOrThrow();
+    return this.box.open(row.webhook_secret_enc, `webhook:${accountId}`);
+  }
+
+  async rotateWebhookSecret(accountId: string): Promise<string> {
+    const secret = newWebhookSecret();
+    await this.db
+      .updateTable('accounts')
+      .set({ webhook_secret_enc: this.box.seal(secret, `webhook:${accountId}`) })
+      .where('id', '=', accountId)
+      .execute();
+    return secret;
+  }
+}

@@ -1,0 +1,71 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationProvider, Migrator } from 'kysely';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import type { Database } from './types.js';
+import * as m001 from './migrations/001_initial.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface Storage {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  close(): Promise<void>;
+}
+
+/** Every migration in order; each receives the dialect for the few types that differ. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const MIGRATIONS: Record<string, { up: (db: Kysely<any>, dialect: Dialect) => Promise<void> }> = {
+  '001_initial': m001,
+};
+
+class StaticProvider implements MigrationProvider {
+  constructor(private readonly dialect: Dialect) {}
+  async getMigrations(): Promise<Record<string, Migration>> {
+    const result: Record<string, Migration> = {};
+    for (const [name, migration] of Object.entries(MIGRATIONS)) {
+      result[name] = { up: (db) => migration.up(db, this.dialect) };
+    }
+    return result;
+  }
+}
+
+/**
+ * Opens storage: PostgreSQL when a postgres:// URL is given, else SQLite in `dataDir`
+ * (WAL mode). `:memory:` as dataDir gives a private in-memory database (tests).
+ */
+export async function openStorage(options: { dataDir: string; databaseUrl?: string | undefined }): Promise<Storage> {
+  if (options.databaseUrl) {
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10 });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return { db, dialect: 'postgres', close: () => db.destroy() };
+  }
+  let file = ':memory:';
+  if (options.dataDir !== ':memory:') {
+    fs.mkdirSync(options.dataDir, { recursive: true });
+    file = path.join(options.dataDir, 'openline.db');
+  }
+  const sqlite = new SQLite(file);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('busy_timeout = 5000');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return { db, dialect: 'sqlite', close: () => db.destroy() };
+}
+
+/** Brings the schema up to date; run at every start-up (and by the CLI). */
+export async function migrate(storage: Storage): Promise<void> {
+  const migrator = new Migrator({ db: storage.db, provider: new StaticProvider(storage.dialect) });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error || failed) {
+    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${String(error)}`);
+  }
+}
+
+/** Cheap round trip used by /readyz. */
+export async function ping(storage: Storage): Promise<void> {
+  await sql`select 1`.execute(storage.db);
+}

@@ -1,0 +1,232 @@
+import type { Generated } from 'kysely';
+
+/**
+ * Column conventions, identical on SQLite and PostgreSQL: times are ISO 8601 UTC text (they sort
+ * as text), booleans are integers 0/1, structured values are JSON text.
+ */
+export interface AccountsTable {
+  id: string;
+  name: string;
+  created_at: string;
+  /** Webhook signing secret, encrypted with the master key. */
+  webhook_secret_enc: string;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  account_id: string;
+  /** SHA-256 of the key (hex); the key itself is never stored. */
+  key_hash: string;
+  /** The first characters of the key, to tell keys apart in listings. */
+  prefix: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface CarrierCredentialsTable {
+  /** The opaque value clients send as the `encrypted_key` header. */
+  id: string;
+  account_id: string;
+  provider: string;
+  /** Provider credentials as JSON, encrypted with the master key. */
+  secret_enc: string;
+  /** Non-secret identifier (e.g. the Twilio account SID's last digits) for listings. */
+  label: string;
+  created_at: string;
+}
+
+export interface CallsTable {
+  id: string;
+  account_id: string;
+  created_at: string;
+  updated_at: string;
+  to_number: string;
+  from_number: string | null;
+  batch_id: string | null;
+  campaign_id: string | null;
+  inbound: number;
+  queue_status: string;
+  status: string;
+  completed: number;
+  answered_by: string | null;
+  scheduled_at: string | null;
+  started_at: string | null;
+  end_at: string | null;
+  ended_at: string | null;
+  error_message: string | null;
+  call_length: number | null;
+  corrected_duration: number | null;
+  price: number | null;
+  call_ended_by: string | null;
+  transferred_to: string | null;
+  max_duration: number;
+  record: number;
+  recording_path: string | null;
+  summary: string | null;
+  /** JSON: the normalized parameters of the request (the record's request_data). */
+  request: string;
+  /** JSON */
+  metadata: string | null;
+  /** JSON */
+  variables: string | null;
+  /** JSON */
+  analysis_schema: string | null;
+  /** JSON */
+  analysis: string | null;
+  pathway_logs: string | null;
+  concatenated_transcript: string | null;
+  /** The carrier credentials reference (encrypted_key) the call was placed with, if any. */
+  credential_id: string | null;
+  carrier: string;
+  carrier_call_id: string | null;
+  /** The call this one retries (retry after voicemail). */
+  retry_of: string | null;
+}
+
+export interface TranscriptsTable {
+  id: Generated<number>;
+  call_id: string;
+  created_at: string;
+  text: string;
+  user: string;
+  status: string | null;
+  transcript_id: string | null;
+}
+
+export interface ToolsTable {
+  id: string;
+  account_id: string;
+  created_at: string;
+  updated_at: string;
+  name: string;
+  /** JSON: the tool object of seed 2.5. */
+  definition: string;
+}
+
+export interface AgentsTable {
+  id: string;
+  account_id: string;
+  created_at: string;
+  updated_at: string;
+  /** JSON: the agent settings of seed 2.6 (without agent_id). */
+  config: string;
+}
+
+export interface InboundNumbersTable {
+  phone_number: string;
+  account_id: string;
+  created_at: string;
+  updated_at: string;
+  carrier: string;
+  credential_id: string | null;
+  /** JSON: the configuration of seed 2.4. */
+  config: string;
+  sms_webhook: string | null;
+}
+
+export interface CampaignsTable {
+  id: string;
+  account_id: string;
+  created_at: string;
+  updated_at: string;
+  name: string;
+  state: string;
+  /** JSON: request_data (call settings shared by every call). */
+  request_data: string;
+  /** JSON: the sequence steps. */
+  sequences: string;
+  /** JSON: stop_when_answer, auto_mark_complete, pacing, calling window, retries. */
+  config: string;
+  from_number: string | null;
+  current_step: number;
+  number_count: number;
+}
+
+export interface CampaignNumbersTable {
+  id: string;
+  campaign_id: string;
+  position: number;
+  phone_number: string;
+  /** JSON */
+  request_data: string | null;
+  /** JSON */
+  metadata: string | null;
+  state: string;
+  step: number;
+  attempts: number;
+  next_at: string | null;
+  updated_at: string;
+}
+
+export interface PathwaysTable {
+  id: string;
+  account_id: string;
+  created_at: string;
+  updated_at: string;
+  name: string;
+  description: string | null;
+  /** JSON: nodes of the draft. */
+  nodes: string;
+  /** JSON: edges of the draft. */
+  edges: string;
+  production_version_id: string | null;
+  staging_version_id: string | null;
+}
+
+export interface PathwayVersionsTable {
+  id: string;
+  pathway_id: string;
+  version_number: number;
+  name: string;
+  /** JSON */
+  nodes: string;
+  /** JSON */
+  edges: string;
+  created_at: string;
+}
+
+export interface A2pRegistrationsTable {
+  id: string;
+  account_id: string;
+  created_at: string;
+  updated_at: string;
+  status: string;
+  failure_reason: string | null;
+  /** JSON: the registration request. */
+  data: string;
+  decide_at: string | null;
+}
+
+export interface JobsTable {
+  /** Idempotent id derived from the entity, e.g. `dial:<call_id>`. */
+  id: string;
+  name: string;
+  /** JSON */
+  payload: string;
+  state: string;
+  run_at: string;
+  attempts: number;
+  max_attempts: number;
+  last_error: string | null;
+  locked_by: string | null;
+  locked_until: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  carrier_credentials: CarrierCredentialsTable;
+  calls: CallsTable;
+  transcripts: TranscriptsTable;
+  tools: ToolsTable;
+  agents: AgentsTable;
+  inbound_numbers: InboundNumbersTable;
+  campaigns: CampaignsTable;
+  campaign_numbers: CampaignNumbersTable;
+  pathways: PathwaysTable;
+  pathway_versions: PathwayVersionsTable;
+  a2p_registrations: A2pRegistrationsTable;
+  jobs: JobsTable;
+}

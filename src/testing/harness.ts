@@ -1,0 +1,69 @@
+import { loadConfig, type Config } from '../config.js';
+import { buildServices, type Services } from '../services.js';
+import { buildApp } from '../app.js';
+import type { Api } from '../api/types.js';
+import type { Clock } from '../clock.js';
+
+export interface TestApp {
+  app: Api;
+  services: Services;
+  /** API key of the main test account. */
+  key: string;
+  /** API key of a second account, for isolation tests. */
+  otherKey: string;
+  /** Sends a request as the main account (or `as` another key); parses JSON replies. */
+  request(
+    method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+    url: string,
+    body?: unknown,
+    options?: { as?: string | null; headers?: Record<string, string> },
+  ): Promise<{
+    status: number;
+    body: Record<string, unknown> & { [k: string]: unknown };
+    headers: Record<string, unknown>;
+  }>;
+  close(): Promise<void>;
+}
+
+/**
+ * A complete Openline app on a private in-memory SQLite database (or the PostgreSQL database
+ * given), with two accounts. Outbound requests to loopback are allowed, as tests need.
+ */
+export async function createTestApp(
+  options: { env?: Record<string, string>; clock?: Clock; config?: Partial<Config> } = {},
+): Promise<TestApp> {
+  const config: Config = {
+    ...loadConfig({ DATA_DIR: ':memory:', OPENLINE_ALLOW_PRIVATE_URLS: 'true', ...options.env }),
+    dataDir: options.env?.DATA_DIR ?? ':memory:',
+    ...options.config,
+  };
+  const services = await buildServices(config, options.clock ? { clock: options.clock } : {});
+  const app = await buildApp(services);
+  const { key } = await services.accounts.create('test');
+  const { key: otherKey } = await services.accounts.create('other');
+  return {
+    app,
+    services,
+    key,
+    otherKey,
+    async request(method, url, body, requestOptions = {}) {
+      const as = requestOptions.as === undefined ? key : requestOptions.as;
+      const headers: Record<string, string> = { ...requestOptions.headers };
+      if (as !== null) headers.authorization = as;
+      const response = await app.inject({
+        method,
+        url,
+        headers,
+        ...(body === undefined ? {} : typeof body === 'string' ? { payload: body } : { payload: body as object }),
+      });
+      let parsed: Record<string, unknown> = {};
+      const type = String(response.headers['content-type'] ?? '');
+      if (type.includes('json') && response.body) parsed = JSON.parse(response.body) as Record<string, unknown>;
+      return { status: response.statusCode, body: parsed, headers: response.headers };
+    },
+    async close() {
+      await app.close();
+      await services.close();
+    },
+  };
+}
