@@ -3,6 +3,7 @@ import { buildServices, type Services } from '../services.js';
 import { buildApp } from '../app.js';
 import type { Api } from '../api/types.js';
 import type { Clock } from '../clock.js';
+import { createTestDatabase } from './postgres.js';
 
 export interface TestApp {
   app: Api;
@@ -30,11 +31,19 @@ export interface TestApp {
  * given), with two accounts. Outbound requests to loopback are allowed, as tests need.
  */
 export async function createTestApp(
-  options: { env?: Record<string, string>; clock?: Clock; config?: Partial<Config> } = {},
+  options: {
+    env?: Record<string, string>;
+    clock?: Clock;
+    config?: Partial<Config>;
+    /** Run on a fresh PostgreSQL database of its own (dropped on close) instead of SQLite. */
+    postgres?: boolean;
+  } = {},
 ): Promise<TestApp> {
+  const database = options.postgres ? await createTestDatabase() : undefined;
   const config: Config = {
     ...loadConfig({ DATA_DIR: ':memory:', OPENLINE_ALLOW_PRIVATE_URLS: 'true', ...options.env }),
     dataDir: options.env?.DATA_DIR ?? ':memory:',
+    databaseUrl: database?.url,
     ...options.config,
   };
   const services = await buildServices(config, options.clock ? { clock: options.clock } : {});
@@ -64,6 +73,7 @@ export async function createTestApp(
     async close() {
       await app.close();
       await services.close();
+      await database?.drop();
     },
   };
 }
