@@ -56,7 +56,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     secrets,
     queue,
     accounts: new AccountStore(db, secrets, clock),
-    credentials: new CredentialStore(db, clock),
+    credentials: new CredentialStore(db, secrets, clock),
     calls: new CallStore(db, clock),
     tools: new ToolStore(db, clock),
     agents: new AgentStore(db, clock),
