@@ -1,7 +1,273 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { Type } from '@sinclair/typebox';
 import type { Api } from './types.js';
 import type { Services } from '../services.js';
+import { ErrorResponse, IdParams, Nullable, StringEnum, SuccessMessage, errorResponses } from '../schemas/common.js';
+import { SendCallBody } from '../schemas/call.js';
+import { ANSWERED_BY, CallRecord, CallSummary, QUEUE_STATUSES } from '../schemas/call-record.js';
+import { normalizeCallSettings, type CallRequest } from '../domain/call-request.js';
+import { normalizePhone } from '../domain/phone.js';
+import { ApiError, conflict, notFound, validationError } from '../errors.js';
+import { assertValid } from './validation.js';
+import { toCallRecord, toCallSummary } from '../calls/record.js';
+import { stopCall } from '../calls/stop.js';
+import { OPEN_STATES, type CallFilter } from '../store/calls.js';
 
+const tags = ['Calls'];
+
+const ListQuery = Type.Object({
+  to_number: Type.Optional(Type.String()),
+  from_number: Type.Optional(Type.String()),
+  batch_id: Type.Optional(Type.String()),
+  campaign_id: Type.Optional(Type.String()),
+  answered_by: Type.Optional(StringEnum(ANSWERED_BY)),
+  queue_status: Type.Optional(StringEnum(QUEUE_STATUSES)),
+  created_after: Type.Optional(Type.String({ description: 'ISO 8601 date or time' })),
+  created_before: Type.Optional(Type.String({ description: 'ISO 8601 date or time' })),
+  inbound: Type.Optional(Type.Boolean()),
+  ascending: Type.Optional(Type.Boolean({ description: 'Oldest first; default newest first' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 1000 })),
+  cursor: Type.Optional(Type.String({ description: 'next_cursor of the previous page' })),
+});
+
+const AnalyzeBody = Type.Object(
+  {
+    goal: Type.String({ minLength: 1 }),
+    questions: Type.Array(Type.Array(Type.String(), { minItems: 1, maxItems: 2 }), {
+      minItems: 1,
+      description: '[[question, answer type]]',
+    }),
+  },
+  { additionalProperties: true },
+);
+
+function encodeCursor(created_at: string, id: string): string {
+  return Buffer.from(`${created_at}|${id}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { created_at: string; id: string } {
+  const [created_at, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+  if (!created_at || !id || Number.isNaN(Date.parse(created_at)))
+    throw validationError(['cursor is not a cursor of this list']);
+  return { created_at, id };
+}
+
+function isoParam(value: string | undefined, field: string, errors: string[]): string | undefined {
+  if (value === undefined) return undefined;
+  const time = Date.parse(value);
+  if (Number.isNaN(time)) {
+    errors.push(`${field} must be an ISO 8601 date or time`);
+    return undefined;
+  }
+  return new Date(time).toISOString();
+}
+
+/** Calls: seed 4.1-4.3 and CONTRACT.md sections 5 and 9. */
 export default async function routes(app: Api, services: Services): Promise<void> {
-  void app;
-  void services;
+  const recordOptions = { publicUrl: services.config.publicUrl, endpointUrl: services.config.endpointUrl };
+
+  app.post(
+    '/calls',
+    {
+      attachValidation: true,
+      schema: {
+        tags,
+        summary: 'Send Call',
+        description:
+          'Places an outbound AI call (seed 4.1). Every problem of the body is reported at once in `errors`.',
+        body: SendCallBody,
+        response: {
+          200: Type.Object({
+            status: Type.Literal('success'),
+            message: Type.String(),
+            call_id: Type.String(),
+            batch_id: Nullable(Type.String()),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const errors: string[] = [];
+      const body = (request.body ?? {}) as SendCallBody;
+      const accountId = request.account.id;
+      const normalized = await normalizeCallSettings(body, (ids) => services.tools.getMany(accountId, ids), errors, {
+        requirePhone: true,
+        requireTask: true,
+      });
+      assertValid(request, errors);
+      const call = await services.calls.create(accountId, { request: normalized as CallRequest });
+      await services.queue.enqueue(
+        'dial',
+        { call_id: call.id },
+        call.scheduled_at ? { runAt: new Date(call.scheduled_at) } : {},
+      );
+      return {
+        status: 'success' as const,
+        message: 'Call successfully queued.',
+        call_id: call.id,
+        batch_id: call.batch_id,
+      };
+    },
+  );
+
+  app.get(
+    '/calls',
+    {
+      attachValidation: true,
+      schema: {
+        tags,
+        summary: 'List calls',
+        description: 'Newest first unless ascending=true. Pass next_cursor as cursor for the next page.',
+        querystring: ListQuery,
+        response: {
+          200: Type.Object({
+            count: Type.Integer(),
+            calls: Type.Array(CallSummary),
+            next_cursor: Nullable(Type.String()),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const errors: string[] = [];
+      const phone = (field: 'to_number' | 'from_number'): string | undefined => {
+        const value = q[field];
+        if (value === undefined) return undefined;
+        const r = normalizePhone(value);
+        if (!r.ok) errors.push(`${field} ${r.reason}`);
+        return r.ok ? r.e164 : undefined;
+      };
+      const filter: CallFilter = {
+        to_number: phone('to_number'),
+        from_number: phone('from_number'),
+        batch_id: q.batch_id,
+        campaign_id: q.campaign_id,
+        answered_by: q.answered_by,
+        queue_status: q.queue_status,
+        created_after: isoParam(q.created_after, 'created_after', errors),
+        created_before: isoParam(q.created_before, 'created_before', errors),
+        inbound: q.inbound,
+        ascending: q.ascending ?? false,
+        limit: (q.limit ?? 1000) + 1,
+      };
+      assertValid(request, errors);
+      if (q.cursor) filter.after = decodeCursor(q.cursor);
+      const rows = await services.calls.list(request.account.id, filter);
+      const page = rows.slice(0, filter.limit - 1);
+      const last = page[page.length - 1];
+      const more = rows.length > page.length && last !== undefined;
+      return {
+        count: page.length,
+        calls: page.map(toCallSummary),
+        next_cursor: more ? encodeCursor(last.created_at, last.id) : null,
+      };
+    },
+  );
+
+  app.post(
+    '/calls/active/stop',
+    {
+      schema: {
+        tags,
+        summary: 'Stop all active calls',
+        description: 'Stops every queued, scheduled and live call of the account.',
+        response: {
+          200: Type.Object({ status: Type.Literal('success'), message: Type.String(), num_calls: Type.Integer() }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const open = await services.calls.listOpen(request.account.id);
+      let stopped = 0;
+      for (const call of open) if ((await stopCall(services, call)) === 'stopped') stopped++;
+      return {
+        status: 'success' as const,
+        message: 'Stopping active calls. This may take some time...',
+        num_calls: stopped,
+      };
+    },
+  );
+
+  app.get(
+    '/calls/:id',
+    { schema: { tags, summary: 'Call Details', params: IdParams, response: { 200: CallRecord, ...errorResponses } } },
+    async (request) => {
+      const call = await services.calls.get(request.account.id, request.params.id);
+      if (!call) throw notFound('Call');
+      return toCallRecord(call, await services.calls.transcripts(call.id), recordOptions);
+    },
+  );
+
+  app.post(
+    '/calls/:id/stop',
+    {
+      schema: {
+        tags,
+        summary: 'Stop a call',
+        description: 'Cancels a scheduled or queued call, or hangs up a live one. 409 when the call already ended.',
+        params: IdParams,
+        response: { 200: SuccessMessage, 409: ErrorResponse, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const call = await services.calls.get(request.account.id, request.params.id);
+      if (!call) throw notFound('Call');
+      if (
+        !(OPEN_STATES as readonly string[]).includes(call.queue_status) ||
+        (await stopCall(services, call)) === 'ended'
+      ) {
+        throw conflict('Call has already ended');
+      }
+      return { status: 'success' as const, message: 'Call ended successfully.' };
+    },
+  );
+
+  app.get(
+    '/calls/:id/recording',
+    {
+      schema: {
+        tags,
+        summary: 'Call recording',
+        description: 'The WAV recording of a call made with record=true; 404 CALL_RECORDING_NOT_FOUND otherwise.',
+        params: IdParams,
+        response: {
+          200: Type.Unsafe<NodeJS.ReadableStream>({ type: 'string', format: 'binary', description: 'audio/wav' }),
+          404: ErrorResponse,
+          401: ErrorResponse,
+        },
+      },
+    },
+    async (request, reply) => {
+      const call = await services.calls.get(request.account.id, request.params.id);
+      if (!call) throw notFound('Call');
+      const file = call.recording_path ? path.resolve(services.config.dataDir, call.recording_path) : undefined;
+      if (!file || !fs.existsSync(file)) throw new ApiError('CALL_RECORDING_NOT_FOUND', 'This call has no recording');
+      return reply.type('audio/wav').send(fs.createReadStream(file));
+    },
+  );
+
+  app.post(
+    '/calls/:id/analyze',
+    {
+      schema: {
+        tags,
+        summary: 'Analyze a call',
+        description: 'Answers questions about an ended call: {goal, questions:[[question, type]]}.',
+        params: IdParams,
+        body: AnalyzeBody,
+        response: { 409: ErrorResponse, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const call = await services.calls.get(request.account.id, request.params.id);
+      if (!call) throw notFound('Call');
+      if ((OPEN_STATES as readonly string[]).includes(call.queue_status)) throw conflict('Call has not ended yet');
+      throw conflict('Call analysis needs a language model: configure OPENAI_API_KEY or OPENLINE_LLM_BASE_URL');
+    },
+  );
 }

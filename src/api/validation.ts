@@ -78,7 +78,7 @@ function describeBranch(schema: Record<string, unknown>): string {
 function message(error: ErrorObject, root: string): string {
   const field = fieldName(error.instancePath, root);
   const custom = (error.parentSchema as Record<string, unknown> | undefined)?.['x-message'];
-  if (custom && error.keyword !== 'required') return `${field} ${String(custom)}`;
+  if (custom && error.keyword !== 'required' && error.keyword !== 'x-check') return `${field} ${String(custom)}`;
   const p = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'required':

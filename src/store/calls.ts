@@ -1,10 +1,177 @@
-import type { Kysely } from 'kysely';
-import type { Database } from './types.js';
+import type { Kysely, Selectable } from 'kysely';
+import type { CallsTable, Database, TranscriptsTable } from './types.js';
 import type { Clock } from '../clock.js';
+import { newId } from '../security/secrets.js';
+import { bool } from './json.js';
+import type { CallRequest } from '../domain/call-request.js';
 
+export type CallRow = Selectable<CallsTable>;
+export type TranscriptRow = Selectable<TranscriptsTable>;
+
+/** States in which a call has not ended yet. */
+export const OPEN_STATES = ['new', 'queued', 'allocated', 'started'] as const;
+
+export interface CallFilter {
+  to_number?: string;
+  from_number?: string;
+  batch_id?: string;
+  campaign_id?: string;
+  answered_by?: string;
+  queue_status?: string;
+  created_after?: string;
+  created_before?: string;
+  inbound?: boolean;
+  ascending?: boolean;
+  limit: number;
+  /** Position after which to continue: created_at and id of the last call of the previous page. */
+  after?: { created_at: string; id: string };
+}
+
+export interface NewCall {
+  request: CallRequest;
+  batch_id?: string | null;
+  campaign_id?: string | null;
+  credential_id?: string | null;
+  carrier?: string;
+  inbound?: boolean;
+  retry_of?: string | null;
+}
+
+/** Calls and their transcripts. */
 export class CallStore {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
   ) {}
+
+  /** Stores an accepted call as queued (the seed's `new` lasts only for the request itself). */
+  async create(accountId: string, call: NewCall): Promise<CallRow> {
+    const now = this.clock.now().toISOString();
+    const { request } = call;
+    const row: CallRow = {
+      id: newId(),
+      account_id: accountId,
+      created_at: now,
+      updated_at: now,
+      to_number: request.phone_number,
+      from_number: request.from,
+      batch_id: call.batch_id ?? null,
+      campaign_id: call.campaign_id ?? null,
+      inbound: bool(call.inbound),
+      queue_status: 'queued',
+      status: 'queued',
+      completed: 0,
+      answered_by: null,
+      scheduled_at: request.start_time && request.start_time > now ? request.start_time : null,
+      started_at: null,
+      end_at: null,
+      ended_at: null,
+      error_message: null,
+      call_length: null,
+      corrected_duration: null,
+      price: null,
+      call_ended_by: null,
+      transferred_to: null,
+      max_duration: request.max_duration,
+      record: bool(request.record),
+      recording_path: null,
+      summary: null,
+      request: JSON.stringify(request),
+      metadata: request.metadata === null ? null : JSON.stringify(request.metadata),
+      variables: null,
+      analysis_schema: request.analysis_schema === null ? null : JSON.stringify(request.analysis_schema),
+      analysis: null,
+      pathway_logs: null,
+      concatenated_transcript: null,
+      credential_id: call.credential_id ?? null,
+      carrier: call.carrier ?? 'sandbox',
+      carrier_call_id: null,
+      retry_of: call.retry_of ?? null,
+    };
+    await this.db.insertInto('calls').values(row).execute();
+    return row;
+  }
+
+  async get(accountId: string, id: string): Promise<CallRow | undefined> {
+    return this.db
+      .selectFrom('calls')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+  }
+
+  async transcripts(callId: string): Promise<TranscriptRow[]> {
+    return this.db.selectFrom('transcripts').selectAll().where('call_id', '=', callId).orderBy('id').execute();
+  }
+
+  async list(accountId: string, filter: CallFilter): Promise<CallRow[]> {
+    const direction = filter.ascending ? 'asc' : 'desc';
+    let query = this.db.selectFrom('calls').selectAll().where('account_id', '=', accountId);
+    if (filter.to_number) query = query.where('to_number', '=', filter.to_number);
+    if (filter.from_number) query = query.where('from_number', '=', filter.from_number);
+    if (filter.batch_id) query = query.where('batch_id', '=', filter.batch_id);
+    if (filter.campaign_id) query = query.where('campaign_id', '=', filter.campaign_id);
+    if (filter.answered_by) query = query.where('answered_by', '=', filter.answered_by);
+    if (filter.queue_status) query = query.where('queue_status', '=', filter.queue_status);
+    if (filter.created_after) query = query.where('created_at', '>', filter.created_after);
+    if (filter.created_before) query = query.where('created_at', '<', filter.created_before);
+    if (filter.inbound !== undefined) query = query.where('inbound', '=', bool(filter.inbound));
+    const after = filter.after;
+    if (after) {
+      const op = filter.ascending ? '>' : '<';
+      query = query.where((eb) =>
+        eb.or([
+          eb('created_at', op, after.created_at),
+          eb.and([eb('created_at', '=', after.created_at), eb('id', op, after.id)]),
+        ]),
+      );
+    }
+    return query.orderBy('created_at', direction).orderBy('id', direction).limit(filter.limit).execute();
+  }
+
+  /** Calls of the account that have not ended (queued, scheduled, allocated or live). */
+  async listOpen(accountId: string): Promise<CallRow[]> {
+    return this.db
+      .selectFrom('calls')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('queue_status', 'in', [...OPEN_STATES])
+      .execute();
+  }
+
+  /**
+   * Changes a call only while it is in one of `from` states: the guard that keeps concurrent
+   * writers (API stop, dialer, carrier events) from undoing each other. True when it applied.
+   */
+  async transition(
+    id: string,
+    from: readonly string[],
+    changes: Partial<Omit<CallRow, 'id' | 'account_id'>>,
+  ): Promise<boolean> {
+    const result = await this.db
+      .updateTable('calls')
+      .set({ ...changes, updated_at: this.clock.now().toISOString() })
+      .where('id', '=', id)
+      .where('queue_status', 'in', [...from])
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  async addTranscript(
+    callId: string,
+    entry: { text: string; user: string; status?: string | null; transcript_id?: string | null },
+  ): Promise<void> {
+    await this.db
+      .insertInto('transcripts')
+      .values({
+        call_id: callId,
+        created_at: this.clock.now().toISOString(),
+        text: entry.text,
+        user: entry.user,
+        status: entry.status ?? null,
+        transcript_id: entry.transcript_id ?? newId(),
+      })
+      .execute();
+  }
 }

@@ -1,0 +1,75 @@
+import type { CallRow, TranscriptRow } from '../store/calls.js';
+import type { CallRecord, CallSummary } from '../schemas/call-record.js';
+import { fromJson, isTrue } from '../store/json.js';
+
+/** The seed 2.3 record of a call: the Call Details reply and the end-of-call webhook body. */
+export function toCallRecord(
+  row: CallRow,
+  transcripts: TranscriptRow[],
+  options: { publicUrl: string; endpointUrl: string },
+): CallRecord {
+  return {
+    call_id: row.id,
+    c_id: row.id,
+    call_length: row.call_length,
+    corrected_duration: row.corrected_duration === null ? null : String(Math.round(row.corrected_duration)),
+    batch_id: row.batch_id,
+    campaign_id: row.campaign_id,
+    to: row.to_number,
+    from: row.from_number,
+    transferred_to: row.transferred_to,
+    request_data: fromJson<Record<string, unknown>>(row.request, {}),
+    completed: isTrue(row.completed),
+    inbound: isTrue(row.inbound),
+    created_at: row.created_at,
+    started_at: row.started_at,
+    end_at: row.end_at,
+    queue_status: row.queue_status,
+    status: row.status,
+    endpoint_url: options.endpointUrl,
+    max_duration: row.max_duration,
+    error_message: row.error_message,
+    variables: fromJson<Record<string, unknown> | null>(row.variables, null),
+    answered_by: row.answered_by,
+    record: isTrue(row.record),
+    recording_url:
+      isTrue(row.record) && row.recording_path ? `${options.publicUrl}/v1/calls/${row.id}/recording` : null,
+    metadata: fromJson<Record<string, unknown> | null>(row.metadata, null),
+    summary: row.summary,
+    price: row.price,
+    local_dialing: false,
+    call_ended_by: row.call_ended_by,
+    pathway_logs: row.pathway_logs,
+    analysis_schema: fromJson<Record<string, unknown> | null>(row.analysis_schema, null),
+    analysis: fromJson<Record<string, unknown> | null>(row.analysis, null),
+    concatenated_transcript: row.concatenated_transcript,
+    transcripts: transcripts.map((t) => ({
+      id: t.id,
+      created_at: t.created_at,
+      text: t.text,
+      user: t.user,
+      c_id: row.id,
+      status: t.status,
+      transcript_id: t.transcript_id,
+    })),
+  };
+}
+
+export function toCallSummary(row: CallRow): CallSummary {
+  return {
+    call_id: row.id,
+    c_id: row.id,
+    created_at: row.created_at,
+    call_length: row.call_length,
+    to: row.to_number,
+    from: row.from_number,
+    completed: isTrue(row.completed),
+    queue_status: row.queue_status,
+    status: row.status,
+    error_message: row.error_message,
+    answered_by: row.answered_by,
+    batch_id: row.batch_id,
+    campaign_id: row.campaign_id,
+    inbound: isTrue(row.inbound),
+  };
+}

@@ -1,0 +1,28 @@
+import type { Services } from '../services.js';
+import type { CallRow } from '../store/calls.js';
+import { JOB_IDS } from '../jobs/catalog.js';
+
+export type StopResult = 'stopped' | 'ended';
+
+/**
+ * Stops a call that has not ended. A queued or scheduled call is canceled before it dials: it
+ * completes with status `canceled` and length 0 (CONTRACT.md section 5).
+ * Returns `ended` when the call had already ended.
+ */
+export async function stopCall(services: Services, call: CallRow): Promise<StopResult> {
+  if (call.queue_status === 'queued' || call.queue_status === 'new') {
+    await services.queue.cancel(JOB_IDS.dial({ call_id: call.id }));
+    const now = services.clock.now().toISOString();
+    const canceled = await services.calls.transition(call.id, ['new', 'queued'], {
+      queue_status: 'complete',
+      status: 'canceled',
+      completed: 1,
+      call_length: 0,
+      corrected_duration: 0,
+      price: 0,
+      ended_at: now,
+    });
+    if (canceled) return 'stopped';
+  }
+  return 'ended';
+}

@@ -1,0 +1,189 @@
+import { normalizePhone } from './phone.js';
+import { resolveVoice } from './voices.js';
+import { parseStartTime } from './start-time.js';
+import { isRecord } from '../api/validation.js';
+import { normalizeTool, type CustomTool, type StoredTool } from '../schemas/tool.js';
+import type { CallSettings, DynamicDataItem } from '../schemas/call.js';
+
+export type Model = 'base' | 'enhanced' | 'turbo';
+export type VoicemailAction = 'hangup' | 'leave_message' | 'ignore';
+
+/** A tool as a call uses it: the definition, and its id when it came from POST /v1/tools. */
+export type CallTool = ReturnType<typeof normalizeTool> & { tool_id?: string };
+
+/**
+ * The normalized parameters of a call: defaults filled, numbers in E.164, voice resolved, tool ids
+ * replaced by their definitions. Stored with the call and shown as the record's request_data.
+ */
+export interface CallRequest {
+  phone_number: string;
+  task: string | null;
+  pathway_id: string | null;
+  pathway_version: number | null;
+  start_node_id: string | null;
+  model: Model;
+  voice: string;
+  reduce_latency: boolean;
+  high_fidelity: boolean;
+  background_track: string | null;
+  first_sentence: string | null;
+  wait_for_greeting: boolean;
+  block_interruptions: boolean;
+  interruption_threshold: number;
+  temperature: number;
+  keywords: string[];
+  pronunciation_guide: { word: string; pronunciation: string; case_sensitive: boolean; spaced: boolean }[];
+  transfer_phone_number: string | null;
+  transfer_list: Record<string, string> | null;
+  language: string;
+  timezone: string;
+  request_data: Record<string, unknown>;
+  tools: CallTool[];
+  dynamic_data: DynamicDataItem[];
+  start_time: string | null;
+  voicemail_message: string | null;
+  voicemail_action: VoicemailAction;
+  retry: { wait: number; voicemail_action: VoicemailAction; voicemail_message: string | null } | null;
+  max_duration: number;
+  record: boolean;
+  from: string | null;
+  webhook: string | null;
+  webhook_events: string[];
+  metadata: Record<string, unknown> | null;
+  summary_prompt: string | null;
+  analysis_prompt: string | null;
+  analysis_schema: Record<string, unknown> | null;
+  /** answered_by_enabled, or its legacy name amd. */
+  answered_by_enabled: boolean;
+}
+
+export const CALL_DEFAULTS = {
+  model: 'enhanced',
+  interruption_threshold: 100,
+  temperature: 0.7,
+  language: 'en-US',
+  timezone: 'America/Los_Angeles',
+  voicemail_action: 'hangup',
+  max_duration: 30,
+} as const;
+
+const boolLike = (v: unknown, fallback: boolean): boolean => (v === undefined ? fallback : v === true || v === 'true');
+
+/** Looks tool ids up in the caller's account. */
+export type ToolResolver = (ids: string[]) => Promise<StoredTool[]>;
+
+/**
+ * Checks what the schema cannot (task or pathway, tool ids, legacy voices) and builds the
+ * normalized request. Problems are appended to `errors`; the result is undefined when any.
+ * Call it only after the body passed schema validation or with errors already collected: it
+ * reads fields defensively either way.
+ */
+export async function normalizeCallSettings(
+  body: CallSettings & { phone_number?: unknown },
+  resolveTools: ToolResolver,
+  errors: string[],
+  options: { requirePhone: boolean; requireTask: boolean },
+): Promise<Omit<CallRequest, 'phone_number'> & { phone_number: string | null }> {
+  let phone: string | null = null;
+  if (body.phone_number === undefined || body.phone_number === null) {
+    if (options.requirePhone) errors.push('phone_number is required');
+  } else {
+    const r = normalizePhone(body.phone_number);
+    if (r.ok) phone = r.e164;
+  }
+  const pathwayId = typeof body.pathway_id === 'string' && body.pathway_id !== '' ? body.pathway_id : null;
+  const task = typeof body.task === 'string' ? body.task : null;
+  if (options.requireTask && !pathwayId && (task === null || task.trim() === '') && typeof body.task !== 'number') {
+    if (body.task === undefined || body.task === null) errors.push('task is required (or give a pathway_id)');
+    else if (typeof body.task === 'string') errors.push('task must not be empty');
+  }
+
+  const voice = resolveVoice(body);
+  // voice and voice_preset_id are checked by the schema; the legacy fields only here.
+  if (!voice.ok && voice.field !== 'voice' && voice.field !== 'voice_preset_id')
+    errors.push(`${voice.field} ${voice.reason}`);
+
+  const tools: CallTool[] = [];
+  if (Array.isArray(body.tools)) {
+    const ids = body.tools.filter((t): t is string => typeof t === 'string');
+    const found = new Map((await resolveTools(ids)).map((t) => [t.tool_id, t]));
+    body.tools.forEach((item, i) => {
+      if (typeof item === 'string') {
+        const stored = found.get(item);
+        if (!stored) {
+          errors.push(`tools[${i}] "${item}" is not a tool of this account`);
+          return;
+        }
+        const { tool_id, created_at: _c, updated_at: _u, ...definition } = stored;
+        tools.push({ ...normalizeTool(definition as CustomTool), tool_id });
+      } else if (isRecord(item)) {
+        tools.push(normalizeTool(item as CustomTool));
+      }
+    });
+  }
+
+  const transferList: Record<string, string> = {};
+  if (isRecord(body.transfer_list)) {
+    for (const [label, value] of Object.entries(body.transfer_list)) {
+      const r = normalizePhone(value);
+      if (r.ok) transferList[label] = r.e164;
+    }
+  }
+  const transferPhone =
+    body.transfer_phone_number === undefined ? undefined : normalizePhone(body.transfer_phone_number);
+  const startTime = typeof body.start_time === 'string' ? parseStartTime(body.start_time) : undefined;
+  const retry = isRecord(body.retry) ? body.retry : undefined;
+  const voicemailAction = (body.voicemail_action ?? CALL_DEFAULTS.voicemail_action) as VoicemailAction;
+
+  return {
+    phone_number: phone,
+    task,
+    pathway_id: pathwayId,
+    pathway_version: typeof body.pathway_version === 'number' ? body.pathway_version : null,
+    start_node_id: body.start_node_id ?? null,
+    model: body.model ?? CALL_DEFAULTS.model,
+    voice: voice.ok ? voice.value.voice : 'mason',
+    reduce_latency: voice.ok ? voice.value.reduce_latency : false,
+    high_fidelity: voice.ok ? voice.value.high_fidelity : false,
+    background_track: body.background_track ?? null,
+    first_sentence: body.first_sentence ?? null,
+    wait_for_greeting: body.wait_for_greeting ?? false,
+    block_interruptions: body.block_interruptions ?? false,
+    interruption_threshold: body.interruption_threshold ?? CALL_DEFAULTS.interruption_threshold,
+    temperature: body.temperature ?? CALL_DEFAULTS.temperature,
+    keywords: body.keywords ?? [],
+    pronunciation_guide: (body.pronunciation_guide ?? []).map((p) => ({
+      word: p.word,
+      pronunciation: p.pronunciation,
+      case_sensitive: boolLike(p.case_sensitive, false),
+      spaced: boolLike(p.spaced, true),
+    })),
+    transfer_phone_number: transferPhone?.ok ? transferPhone.e164 : null,
+    transfer_list: isRecord(body.transfer_list) ? transferList : null,
+    language: body.language ?? CALL_DEFAULTS.language,
+    timezone: body.timezone ?? CALL_DEFAULTS.timezone,
+    request_data: body.request_data ?? {},
+    tools,
+    dynamic_data: body.dynamic_data ?? [],
+    start_time: startTime ? startTime.toISOString() : null,
+    voicemail_message: body.voicemail_message ?? null,
+    voicemail_action: voicemailAction,
+    retry: retry
+      ? {
+          wait: typeof retry.wait === 'number' ? retry.wait : 0,
+          voicemail_action: (retry.voicemail_action as VoicemailAction | undefined) ?? voicemailAction,
+          voicemail_message: typeof retry.voicemail_message === 'string' ? retry.voicemail_message : null,
+        }
+      : null,
+    max_duration: body.max_duration ?? CALL_DEFAULTS.max_duration,
+    record: body.record ?? false,
+    from: body.from ?? null,
+    webhook: body.webhook ?? null,
+    webhook_events: body.webhook_events ?? [],
+    metadata: body.metadata ?? null,
+    summary_prompt: body.summary_prompt ?? null,
+    analysis_prompt: body.analysis_prompt ?? null,
+    analysis_schema: body.analysis_schema ?? null,
+    answered_by_enabled: body.answered_by_enabled === true || body.amd === true,
+  };
+}

@@ -1,0 +1,157 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { FreeObject, Nullable, StringEnum, checked } from './common.js';
+import { CustomTool } from './tool.js';
+
+export const LANGUAGES = [
+  'en',
+  'en-US',
+  'en-GB',
+  'zh',
+  'zh-CN',
+  'zh-Hans',
+  'zh-TW',
+  'zh-Hant',
+  'es',
+  'fr',
+  'de',
+  'hi',
+  'ja',
+  'ko',
+  'pt',
+  'it',
+  'nl',
+  'pl',
+  'ru',
+  'sv',
+  'da',
+  'id',
+  'ms',
+  'tr',
+] as const;
+export const Language = StringEnum(LANGUAGES, { description: 'Default en-US' });
+
+export const BACKGROUND_TRACKS = ['office', 'cafe', 'restaurant', 'none'] as const;
+export const BackgroundTrack = Nullable(StringEnum(BACKGROUND_TRACKS), {
+  description: 'null = quiet phone static (default); office, cafe, restaurant, none',
+  'x-message': 'must be null or one of: office, cafe, restaurant, none',
+});
+
+export const VOICEMAIL_ACTIONS = ['hangup', 'leave_message', 'ignore'] as const;
+export const VoicemailAction = StringEnum(VOICEMAIL_ACTIONS, { description: 'Default hangup' });
+
+export const WEBHOOK_EVENTS = ['queue', 'call', 'latency', 'webhook', 'tool', 'dynamic_data'] as const;
+
+export const MODELS = ['base', 'enhanced', 'turbo'] as const;
+export const Model = StringEnum(MODELS, { description: 'Default enhanced' });
+
+const HttpMethod = Type.String({ enum: ['GET', 'POST', 'get', 'post'], 'x-message': 'must be GET or POST' });
+
+/** A phone number in any form of the seed's Send Call rules (string, or digits as a JSON number). */
+export const PhoneInput = checked(
+  Type.Union([Type.String(), Type.Number()], { 'x-message': 'must be a string or a number' }),
+  'phone',
+);
+
+/** Seed 2.2. */
+export const DynamicDataItem = Type.Object(
+  {
+    url: checked(Type.String(), 'http_url'),
+    response_data: Type.Array(
+      Type.Object(
+        {
+          name: Type.String({ minLength: 1 }),
+          data: Type.String({ description: 'JSON path into the response' }),
+          context: Type.Optional(Type.String({ description: 'May reference {{<name>}}' })),
+        },
+        { additionalProperties: true },
+      ),
+    ),
+    method: Type.Optional(HttpMethod),
+    cache: Type.Optional(Type.Boolean({ description: 'true: fetch once at call start (default)' })),
+    headers: Type.Optional(FreeObject()),
+    body: Type.Optional(FreeObject()),
+  },
+  { additionalProperties: true },
+);
+export type DynamicDataItem = Static<typeof DynamicDataItem>;
+
+export const PronunciationItem = Type.Object(
+  {
+    word: Type.String({ minLength: 1 }),
+    pronunciation: Type.String(),
+    case_sensitive: Type.Optional(checked(Type.Unknown(), 'boolean_like')),
+    spaced: Type.Optional(checked(Type.Unknown(), 'boolean_like')),
+  },
+  { additionalProperties: true },
+);
+
+/**
+ * Every setting of a call (seed 2.1) except the number: shared by Send Call, campaigns and
+ * batches. All optional here; Send Call adds its required fields.
+ */
+export const callSettingsProperties = {
+  task: Type.Optional(Type.String({ description: 'The agent instructions; required unless pathway_id' })),
+  pathway_id: Type.Optional(Type.String()),
+  pathway_version: Type.Optional(Type.Integer({ minimum: 0, description: 'Default: the production version' })),
+  start_node_id: Type.Optional(Type.String()),
+  model: Type.Optional(Model),
+  voice: Type.Optional(checked(Type.String({ description: 'Default mason' }), 'voice')),
+  voice_id: Type.Optional(Type.Union([Type.Integer(), Type.String()], { description: 'Legacy; overrides voice' })),
+  voice_preset_id: Type.Optional(checked(Type.String({ description: 'Legacy; valid as voice' }), 'voice')),
+  reduce_latency: Type.Optional(Type.Boolean({ description: 'Legacy' })),
+  background_track: Type.Optional(BackgroundTrack),
+  first_sentence: Type.Optional(Type.String()),
+  wait_for_greeting: Type.Optional(Type.Boolean()),
+  block_interruptions: Type.Optional(Type.Boolean()),
+  interruption_threshold: Type.Optional(Type.Number({ minimum: 0, description: 'Default 100; 50-200 recommended' })),
+  temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'Default 0.7' })),
+  keywords: Type.Optional(Type.Array(checked(Type.String(), 'keyword'))),
+  pronunciation_guide: Type.Optional(Type.Array(PronunciationItem)),
+  transfer_phone_number: Type.Optional(PhoneInput),
+  transfer_list: Type.Optional(Type.Record(Type.String(), PhoneInput)),
+  language: Type.Optional(Language),
+  timezone: Type.Optional(checked(Type.String({ description: 'Default America/Los_Angeles' }), 'timezone')),
+  request_data: Type.Optional(FreeObject({ description: 'Prompt variables {{name}}' })),
+  tools: Type.Optional(
+    Type.Array(Type.Union([Type.String({ description: 'A tool id' }), CustomTool]), {
+      description: 'Custom tool objects or tool ids',
+    }),
+  ),
+  dynamic_data: Type.Optional(Type.Array(DynamicDataItem)),
+  start_time: Type.Optional(
+    checked(Type.String({ description: 'YYYY-MM-DD HH:MM:SS with optional -HH:MM' }), 'start_time'),
+  ),
+  voicemail_message: Type.Optional(Type.String()),
+  voicemail_action: Type.Optional(VoicemailAction),
+  retry: Type.Optional(
+    Type.Object(
+      {
+        wait: Type.Optional(Type.Integer({ minimum: 0, description: 'Seconds before the retry' })),
+        voicemail_action: Type.Optional(VoicemailAction),
+        voicemail_message: Type.Optional(Type.String()),
+      },
+      { additionalProperties: true },
+    ),
+  ),
+  max_duration: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1440, description: 'Minutes; default 30' })),
+  record: Type.Optional(Type.Boolean()),
+  from: Type.Optional(checked(Type.String({ description: 'E.164 number to call from' }), 'from_number')),
+  webhook: Type.Optional(checked(Type.String(), 'http_url')),
+  webhook_events: Type.Optional(Type.Array(StringEnum(WEBHOOK_EVENTS))),
+  metadata: Type.Optional(FreeObject()),
+  summary_prompt: Type.Optional(Type.String()),
+  analysis_prompt: Type.Optional(Type.String()),
+  analysis_schema: Type.Optional(FreeObject()),
+  answered_by_enabled: Type.Optional(Type.Boolean()),
+  amd: Type.Optional(Type.Boolean({ description: 'Legacy name of answered_by_enabled' })),
+};
+
+export const CallSettings = Type.Object(callSettingsProperties, { additionalProperties: true });
+export type CallSettings = Static<typeof CallSettings>;
+
+/** Seed 2.1: the body of Send Call. */
+export const SendCallBody = Type.Object(
+  { phone_number: PhoneInput, ...callSettingsProperties },
+  { additionalProperties: true },
+);
+export type SendCallBody = Static<typeof SendCallBody>;
