@@ -1,10 +1,135 @@
 import type { Kysely } from 'kysely';
 import type { Database } from './types.js';
 import type { Clock } from '../clock.js';
+import { ConfigError } from '../config.js';
+import { newId } from '../security/secrets.js';
+import type { A2pRegistrationRequest, A2pStatus } from '../schemas/a2p.js';
 
+export const A2P_DELAY_VARIABLE = 'OPENLINE_SANDBOX_A2P_DELAY_SECONDS';
+const DEFAULT_A2P_DELAY_SECONDS = 60;
+
+/**
+ * Seconds after which the sandbox decides a registration. Taken from the config when it has the
+ * setting, else from the environment (until config.ts carries it); a bad value throws a
+ * ConfigError naming the variable.
+ */
+export function sandboxA2pDelaySeconds(config: object, env: Record<string, string | undefined> = process.env): number {
+  if ('sandboxA2pDelaySeconds' in config && typeof config.sandboxA2pDelaySeconds === 'number') {
+    return config.sandboxA2pDelaySeconds;
+  }
+  const raw = env[A2P_DELAY_VARIABLE];
+  if (raw === undefined || raw === '') return DEFAULT_A2P_DELAY_SECONDS;
+  if (!/^\d+$/.test(raw) || Number(raw) > 30 * 24 * 3600) {
+    throw new ConfigError(A2P_DELAY_VARIABLE, `must be a whole number of seconds up to 2592000, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+/**
+ * The sandbox's deterministic verdicts, so that failures can be tested: the all-zero EIN, and a
+ * businessName containing "FAIL". Null means approved.
+ */
+export function sandboxFailureReason(registration: A2pRegistrationRequest): string | null {
+  if (/^0{2}-?0{7}$/.test(registration.ein)) {
+    return 'The EIN 00-0000000 does not match a registered business (sandbox rule)';
+  }
+  if (registration.businessName.includes('FAIL')) {
+    return 'The brand was rejected: businessName contains "FAIL" (sandbox rule)';
+  }
+  return null;
+}
+
+export interface A2pRegistration {
+  registration_id: string;
+  status: A2pStatus;
+  failure_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+type Row = Database['a2p_registrations'];
+
+function toRegistration(row: Pick<Row, 'id' | 'status' | 'failure_reason' | 'created_at' | 'updated_at'>) {
+  return {
+    registration_id: row.id,
+    status: row.status as A2pStatus,
+    failure_reason: row.failure_reason,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+/** A2P brand registrations (seed 2.9, 4.10) and the SMS webhook of inbound numbers (seed 2.10). */
 export class A2pStore {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
   ) {}
+
+  /** Stores a pending registration that the sandbox decides `delaySeconds` from now. */
+  async create(
+    accountId: string,
+    registration: A2pRegistrationRequest,
+    delaySeconds: number,
+  ): Promise<A2pRegistration> {
+    const now = this.clock.now();
+    const row: Row = {
+      id: newId('A2P-'),
+      account_id: accountId,
+      created_at: now.toISOString(),
+      updated_at: now.toISOString(),
+      status: 'pending',
+      failure_reason: null,
+      data: JSON.stringify(registration),
+      decide_at: new Date(now.getTime() + delaySeconds * 1000).toISOString(),
+    };
+    await this.db.insertInto('a2p_registrations').values(row).execute();
+    return toRegistration(row);
+  }
+
+  /**
+   * A registration of the account, decided on read once its time has come: there is no job to
+   * schedule or lose, and every process answers the same.
+   */
+  async get(accountId: string, id: string): Promise<A2pRegistration | undefined> {
+    const row = await this.db
+      .selectFrom('a2p_registrations')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const now = this.clock.now().toISOString();
+    if (row.status !== 'pending' || row.decide_at === null || row.decide_at > now) return toRegistration(row);
+    const reason = sandboxFailureReason(JSON.parse(row.data) as A2pRegistrationRequest);
+    // Guarded by status so that concurrent readers record one verdict (the same one, as it is deterministic).
+    await this.db
+      .updateTable('a2p_registrations')
+      .set({ status: reason ? 'failed' : 'approved', failure_reason: reason, updated_at: now })
+      .where('id', '=', row.id)
+      .where('status', '=', 'pending')
+      .execute();
+    return this.get(accountId, id);
+  }
+
+  /** Sets (a URL) or clears (null) the SMS webhook of an inbound number; false when the account has no such number. */
+  async setSmsWebhook(accountId: string, phoneNumber: string, webhook: string | null): Promise<boolean> {
+    const result = await this.db
+      .updateTable('inbound_numbers')
+      .set({ sms_webhook: webhook, updated_at: this.clock.now().toISOString() })
+      .where('account_id', '=', accountId)
+      .where('phone_number', '=', phoneNumber)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /** Where an SMS arriving on this number goes: its account and webhook, when the number is held. */
+  async smsWebhook(phoneNumber: string): Promise<{ account_id: string; webhook: string | null } | undefined> {
+    const row = await this.db
+      .selectFrom('inbound_numbers')
+      .select(['account_id', 'sms_webhook'])
+      .where('phone_number', '=', phoneNumber)
+      .executeTakeFirst();
+    return row ? { account_id: row.account_id, webhook: row.sms_webhook } : undefined;
+  }
 }
