@@ -1,4 +1,4 @@
-import { Type, type TSchema, type TUnsafe, type SchemaOptions } from '@sinclair/typebox';
+import { Type, type Static, type TSchema, type TUnsafe, type SchemaOptions } from '@sinclair/typebox';
 import type { CheckName } from '../domain/checks.js';
 
 /** A string limited to the given values; reported as "must be one of: ...". */
@@ -9,8 +9,16 @@ export function StringEnum<const T extends readonly string[]>(
   return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
 }
 
-export function Nullable<T extends TSchema>(schema: T, options: SchemaOptions = {}) {
-  return Type.Union([schema, Type.Null()], options);
+/**
+ * T or null. A schema with one plain `type` becomes `type: [T, "null"]` rather than a union: the
+ * response serializer handles that directly instead of trying each branch of an anyOf.
+ */
+export function Nullable<T extends TSchema>(schema: T, options: SchemaOptions = {}): TUnsafe<Static<T> | null> {
+  const type = (schema as { type?: unknown }).type;
+  if (typeof type === 'string' && !('enum' in schema)) {
+    return Type.Unsafe<Static<T> | null>({ ...schema, ...options, type: [type, 'null'] });
+  }
+  return Type.Unsafe<Static<T> | null>(Type.Union([schema, Type.Null()], options));
 }
 
 /** Marks a schema with a domain rule from src/domain/checks.ts. */
