@@ -1,7 +1,308 @@
+import { Type } from '@sinclair/typebox';
 import type { Api } from './types.js';
 import type { Services } from '../services.js';
+import { errorResponses, IdParams, Nullable, SuccessMessage } from '../schemas/common.js';
+import {
+  PathwayCreateBody,
+  PathwayDetail,
+  PathwayEdgeSchema,
+  PathwayNodeSchema,
+  PathwaySummary,
+  PathwayUpdateBody,
+  PathwayVersionBody,
+  PublishBody,
+  VersionDetail,
+  VersionSummary,
+} from '../schemas/pathway.js';
+import { checkPathwayGraph, type PathwayGraph } from '../domain/pathway-graph.js';
+import { ApiError, notFound } from '../errors.js';
+import { assertValid, isRecord } from './validation.js';
 
+const tags = ['Pathways'];
+
+/**
+ * Checks the body: schema problems and graph problems are reported together. Returns the graph
+ * with canonical node types, or undefined when the body carries neither nodes nor edges (a draft
+ * may leave them out). Reads the body defensively: it may have failed schema validation.
+ */
+function checkBody(
+  request: Parameters<typeof assertValid>[0],
+  stored: PathwayGraph | undefined,
+  requireNodes: boolean,
+): PathwayGraph | undefined {
+  const raw: Record<string, unknown> = isRecord(request.body) ? request.body : {};
+  const absent = requireNodes
+    ? raw.nodes === undefined || raw.edges === undefined // the schema reports the missing field
+    : raw.nodes === undefined && raw.edges === undefined;
+  if (absent) {
+    assertValid(request);
+    return undefined;
+  }
+  const result = checkPathwayGraph(raw.nodes ?? stored?.nodes ?? [], raw.edges ?? stored?.edges ?? [], {
+    requireNodes,
+  });
+  assertValid(request, result.ok ? [] : result.errors);
+  return result.ok ? result.graph : undefined;
+}
+
+/** Pathways, their versions and publishing: seed 2.8, 4.9 and CONTRACT.md section 9. */
 export default async function routes(app: Api, services: Services): Promise<void> {
-  void app;
-  void services;
+  app.post(
+    '/pathway/create',
+    {
+      attachValidation: true,
+      schema: {
+        tags,
+        summary: 'Create a pathway',
+        description: 'Creates a pathway whose draft holds the nodes and edges given (none by default).',
+        body: PathwayCreateBody,
+        response: {
+          200: Type.Object({ status: Type.Literal('success'), pathway_id: Type.String() }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const graph = checkBody(request, undefined, false) ?? { nodes: [], edges: [] };
+      const body = request.body;
+      const pathwayId = await services.pathways.create(request.account.id, {
+        name: body.name,
+        description: body.description ?? null,
+        ...graph,
+      });
+      return { status: 'success' as const, pathway_id: pathwayId };
+    },
+  );
+
+  app.get(
+    '/pathway',
+    {
+      schema: {
+        tags,
+        summary: 'List pathways',
+        response: {
+          200: Type.Object({ status: Type.Literal('success'), pathways: Type.Array(PathwaySummary) }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => ({ status: 'success' as const, pathways: await services.pathways.list(request.account.id) }),
+  );
+
+  app.get(
+    '/pathway/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Get a pathway (its draft)',
+        params: IdParams,
+        response: { 200: PathwayDetail, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const pathway = await services.pathways.get(request.account.id, request.params.id);
+      if (!pathway) throw notFound('Pathway');
+      return pathway;
+    },
+  );
+
+  app.post(
+    '/pathway/:id',
+    {
+      attachValidation: true,
+      schema: {
+        tags,
+        summary: 'Update the draft of a pathway',
+        description:
+          'Fields sent replace the stored ones. When nodes or edges are sent, the resulting graph ' +
+          '(the new nodes or edges with the stored other half) must be valid.',
+        params: IdParams,
+        body: PathwayUpdateBody,
+        response: {
+          200: Type.Object({
+            status: Type.Literal('success'),
+            message: Type.String(),
+            pathway_data: Type.Object({
+              name: Type.String(),
+              description: Nullable(Type.String()),
+              nodes: Type.Array(PathwayNodeSchema),
+              edges: Type.Array(PathwayEdgeSchema),
+            }),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const accountId = request.account.id;
+      const existing = await services.pathways.get(accountId, request.params.id);
+      if (!existing) throw notFound('Pathway');
+      const graph = checkBody(request, existing, false);
+      const body = request.body;
+      const patch = {
+        ...(body.name !== undefined && { name: body.name }),
+        ...(body.description !== undefined && { description: body.description }),
+        ...graph,
+      };
+      if (!(await services.pathways.update(accountId, request.params.id, patch))) throw notFound('Pathway');
+      const updated = await services.pathways.get(accountId, request.params.id);
+      if (!updated) throw notFound('Pathway');
+      const { name, description, nodes, edges } = updated;
+      return {
+        status: 'success' as const,
+        message: 'Pathway updated successfully',
+        pathway_data: { name, description, nodes, edges },
+      };
+    },
+  );
+
+  app.delete(
+    '/pathway/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a pathway and all its versions',
+        params: IdParams,
+        response: { 200: SuccessMessage, ...errorResponses },
+      },
+    },
+    async (request) => {
+      if (!(await services.pathways.delete(request.account.id, request.params.id))) throw notFound('Pathway');
+      return { status: 'success' as const, message: 'Pathway deleted successfully' };
+    },
+  );
+
+  app.post(
+    '/pathway/:id/version',
+    {
+      attachValidation: true,
+      schema: {
+        tags,
+        summary: 'Create a pathway version',
+        description:
+          'Stores the nodes and edges given as the next version (1, 2, 3, ...). Versions never change; ' +
+          'the draft is left as it is.',
+        params: IdParams,
+        body: PathwayVersionBody,
+        response: {
+          200: Type.Object({
+            status: Type.Literal('success'),
+            message: Type.String(),
+            pathway_id: Type.String(),
+            data: Type.Object({
+              created_at: Type.String(),
+              id: Type.String(),
+              name: Type.String(),
+              version_number: Type.Integer(),
+            }),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const accountId = request.account.id;
+      if (!(await services.pathways.get(accountId, request.params.id))) throw notFound('Pathway');
+      // A version is required to carry both halves, so nothing is taken from the draft.
+      const graph = checkBody(request, undefined, true);
+      if (!graph) throw new Error('unreachable: checkBody throws unless the graph is valid');
+      const version = await services.pathways.createVersion(accountId, request.params.id, {
+        name: request.body.name,
+        ...graph,
+      });
+      if (!version) throw notFound('Pathway');
+      return {
+        status: 'success' as const,
+        message: 'Version created successfully',
+        pathway_id: request.params.id,
+        data: version,
+      };
+    },
+  );
+
+  app.get(
+    '/pathway/:id/versions',
+    {
+      schema: {
+        tags,
+        summary: 'List the versions of a pathway',
+        params: IdParams,
+        response: {
+          200: Type.Object({ status: Type.Literal('success'), versions: Type.Array(VersionSummary) }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const versions = await services.pathways.listVersions(request.account.id, request.params.id);
+      if (!versions) throw notFound('Pathway');
+      return { status: 'success' as const, versions };
+    },
+  );
+
+  app.get(
+    '/pathway/:id/version/:n',
+    {
+      schema: {
+        tags,
+        summary: 'Get a pathway version',
+        description: 'n is a version_number; 0 is the live (production) version.',
+        params: Type.Object({ id: Type.String(), n: Type.Integer({ minimum: 0 }) }),
+        response: { 200: VersionDetail, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { id, n } = request.params;
+      const result = await services.pathways.getVersion(request.account.id, id, n);
+      if (result.ok) return result.version;
+      if (result.reason === 'pathway') throw notFound('Pathway');
+      if (result.reason === 'unpublished') {
+        throw new ApiError('NOT_FOUND', 'Pathway has no published version: publish one to production first');
+      }
+      throw new ApiError('NOT_FOUND', `Pathway version ${n} not found`);
+    },
+  );
+
+  app.post(
+    '/pathway/:id/publish',
+    {
+      schema: {
+        tags,
+        summary: 'Publish a pathway version',
+        description:
+          'Points the production (default) or staging environment at a version, named by its id or its ' +
+          'version_number. Calls on the pathway use the production version unless they set pathway_version.',
+        params: IdParams,
+        body: PublishBody,
+        response: {
+          200: Type.Object({
+            status: Type.Literal('success'),
+            message: Type.String(),
+            version_number: Type.Integer(),
+            environment: Type.String(),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const environment = request.body.environment ?? 'production';
+      const result = await services.pathways.publish(
+        request.account.id,
+        request.params.id,
+        request.body.version_id,
+        environment,
+      );
+      if (!result.ok) {
+        if (result.reason === 'pathway') throw notFound('Pathway');
+        throw new ApiError('NOT_FOUND', `Pathway version ${String(request.body.version_id)} not found`);
+      }
+      return {
+        status: 'success' as const,
+        message: 'Pathway published successfully',
+        version_number: result.version_number,
+        environment,
+      };
+    },
+  );
 }

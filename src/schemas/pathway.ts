@@ -1,0 +1,148 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Nullable, StringEnum } from './common.js';
+import { NODE_TYPES, type PathwayEdge, type PathwayNode } from '../domain/pathway-graph.js';
+
+/*
+ * The schemas type-check the shape of nodes and edges so that the OpenAPI document shows it; the
+ * rules between fields (unique ids, edge targets, one start node, per-type data) live in
+ * src/domain/pathway-graph.ts, whose messages match Ajv's word for word so that a problem found
+ * by both is reported once.
+ */
+
+const NodeData = Type.Object(
+  {
+    name: Type.String({ minLength: 1, description: 'Shown in the editor and in pathway logs' }),
+    isStart: Type.Optional(Type.Boolean({ description: 'Exactly one node of a pathway starts the call' })),
+    isGlobal: Type.Optional(Type.Boolean({ description: 'Reachable from every node; needs globalLabel' })),
+    globalLabel: Type.Optional(Type.String()),
+    text: Type.Optional(Type.String({ description: 'Static speech' })),
+    prompt: Type.Optional(Type.String({ description: 'Instructions for generated speech' })),
+    condition: Type.Optional(Type.String({ description: 'The node loops until it is met' })),
+    extractVars: Type.Optional(
+      Type.Array(Type.Array(Type.Unknown()), {
+        description: '[[name, type (string|integer|number|boolean), description], ...]',
+      }),
+    ),
+    modelOptions: Type.Optional(
+      Type.Object({}, { additionalProperties: true, description: 'modelName, interruptionThreshold, temperature' }),
+    ),
+  },
+  {
+    additionalProperties: true,
+    description:
+      'Per type: Default text or prompt; Transfer Call transferNumber; Webhook url, method; Press Button digit ' +
+      'or sequence; SMS smsBody, phoneNumber; Transfer Pathway transferPathway; Knowledge Base kb or text. ' +
+      'Other fields are kept as sent.',
+  },
+);
+
+export const PathwayNodeSchema = Type.Unsafe<PathwayNode>(
+  Type.Object(
+    {
+      id: Type.String({ minLength: 1 }),
+      type: Type.String({
+        description: `One of ${NODE_TYPES.join(', ')}; case, spaces, dashes and underscores are ignored`,
+      }),
+      data: NodeData,
+    },
+    { additionalProperties: true },
+  ),
+);
+
+export const PathwayEdgeSchema = Type.Unsafe<PathwayEdge>(
+  Type.Object(
+    {
+      id: Type.String({ minLength: 1 }),
+      source: Type.String({ description: 'Node id' }),
+      target: Type.String({ description: 'Node id' }),
+      label: Type.String({ minLength: 1, description: 'What the agent reads to choose this path' }),
+      description: Type.Optional(Type.String()),
+    },
+    { additionalProperties: true },
+  ),
+);
+
+const Nodes = Type.Array(PathwayNodeSchema);
+const Edges = Type.Array(PathwayEdgeSchema);
+
+export const PathwayCreateBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1 }),
+    description: Type.Optional(Nullable(Type.String())),
+    nodes: Type.Optional(Nodes),
+    edges: Type.Optional(Edges),
+  },
+  { additionalProperties: true },
+);
+export type PathwayCreateBody = Static<typeof PathwayCreateBody>;
+
+export const PathwayUpdateBody = Type.Partial(PathwayCreateBody, { additionalProperties: true });
+export type PathwayUpdateBody = Static<typeof PathwayUpdateBody>;
+
+/** Seed 2.8. */
+export const PathwayVersionBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1 }),
+    nodes: Type.Array(PathwayNodeSchema, { minItems: 1 }),
+    edges: Edges,
+  },
+  { additionalProperties: true },
+);
+export type PathwayVersionBody = Static<typeof PathwayVersionBody>;
+
+export const ENVIRONMENTS = ['production', 'staging'] as const;
+export type Environment = (typeof ENVIRONMENTS)[number];
+
+export const PublishBody = Type.Object(
+  {
+    version_id: Type.Union([Type.String({ minLength: 1 }), Type.Integer({ minimum: 1 })], {
+      description: 'The version id, or its version_number',
+      'x-message': 'must be a version id or a version number',
+    }),
+    environment: Type.Optional(StringEnum(ENVIRONMENTS, { description: 'Default production' })),
+  },
+  { additionalProperties: true },
+);
+export type PublishBody = Static<typeof PublishBody>;
+
+const VersionNumber = Nullable(Type.Integer());
+
+export const PathwaySummary = Type.Object({
+  id: Type.String(),
+  pathway_id: Type.String(),
+  name: Type.String(),
+  description: Nullable(Type.String()),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+  production_version: VersionNumber,
+  staging_version: VersionNumber,
+  latest_version: VersionNumber,
+});
+export type PathwaySummary = Static<typeof PathwaySummary>;
+
+/** A pathway with its draft graph. */
+export const PathwayDetail = Type.Object({
+  ...PathwaySummary.properties,
+  nodes: Nodes,
+  edges: Edges,
+});
+export type PathwayDetail = Static<typeof PathwayDetail>;
+
+export const VersionSummary = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  version_number: Type.Integer(),
+  created_at: Type.String(),
+  is_production: Type.Boolean(),
+  is_staging: Type.Boolean(),
+});
+export type VersionSummary = Static<typeof VersionSummary>;
+
+export const VersionDetail = Type.Object({
+  ...VersionSummary.properties,
+  pathway_id: Type.String(),
+  nodes: Nodes,
+  edges: Edges,
+  is_latest: Type.Boolean(),
+});
+export type VersionDetail = Static<typeof VersionDetail>;
