@@ -1,7 +1,16 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { FreeObject, Nullable, StringEnum, checked } from './common.js';
 import { CustomTool, normalizeTool } from './tool.js';
 import { DEFAULT_VOICE } from '../domain/voices.js';
+import type { CheckName } from '../domain/checks.js';
+
+/**
+ * A checked value or null. Nullable() merges a plain type into `type: [t, "null"]`, which would run
+ * the check on null too; a union keeps the check on the non-null branch only.
+ */
+export function NullableChecked<T extends TSchema>(schema: T, check: CheckName) {
+  return Type.Union([checked(schema, check), Type.Null()]);
+}
 
 /** The seed's `language` values (2.1), shared by calls, inbound numbers and agents. */
 export const LANGUAGES = [
@@ -122,7 +131,7 @@ export function toolIdsOf(tools: unknown): { index: number; id: string }[] {
 const agentFields = {
   prompt: Type.String({ minLength: 1, description: 'The agent instructions; recommended under 2,000 characters' }),
   voice: checked(Type.String({ description: 'Voice name or id (GET /v1/voices); default mason' }), 'voice'),
-  webhook: Nullable(checked(Type.String({ description: 'End-of-call webhook URL' }), 'http_url')),
+  webhook: NullableChecked(Type.String({ description: 'End-of-call webhook URL' }), 'http_url'),
   dynamic_data: Nullable(Type.Array(DynamicDataItem)),
   interruption_threshold: Nullable(Type.Number({ minimum: 0, description: 'Recommended 50-200' })),
   first_sentence: Nullable(Type.String()),
