@@ -1,7 +1,226 @@
+import { Type } from '@sinclair/typebox';
+import type { ErrorObject } from 'ajv';
+import type { FastifyRequest } from 'fastify';
 import type { Api } from './types.js';
 import type { Services } from '../services.js';
+import { ErrorResponse, errorResponses } from '../schemas/common.js';
+import {
+  DEFAULT_INBOUND_CONFIG,
+  InboundConfig,
+  InboundNumber,
+  InboundPurchase,
+  InboundUpdate,
+  applyInboundUpdate,
+  inboundConfigProblems,
+} from '../schemas/inbound.js';
+import { conflict, notFound, validationError } from '../errors.js';
+import { countryOf, normalizePathNumber, normalizePhone } from '../domain/phone.js';
+import { isSandboxPersona } from '../store/inbound.js';
+import { formatValidationErrors, isRecord } from './validation.js';
+import { unknownToolErrors } from './agents.js';
 
+const tags = ['Inbound'];
+
+const PhoneParams = Type.Object({
+  phone_number: Type.String({
+    description: 'E.164 with or without + (or %2B), or 10 US digits: all name the same number',
+  }),
+});
+
+const DEFAULT_AREA_CODE = { US: '415', CA: '416' } as const;
+
+/** The path number in E.164, or a 400 naming phone_number. */
+function pathNumber(raw: string): string {
+  const result = normalizePathNumber(raw);
+  if (!result.ok) throw validationError([`phone_number ${result.reason}`], 'Invalid phone number in the path');
+  return result.e164;
+}
+
+/** The schema's problems of a route declared with attachValidation, as the contract's sentences. */
+function schemaErrors(request: FastifyRequest): string[] {
+  const failed = request.validationError as
+    (Error & { validation?: ErrorObject[]; validationContext?: string }) | undefined;
+  return failed?.validation ? formatValidationErrors(failed.validation, failed.validationContext) : [];
+}
+
+/** `transfer_list.sales must ...` -> `transfer_list`: the setting a problem belongs to. */
+function settingOf(problem: string): string {
+  return (problem.split(' ')[0] ?? '').split(/[.[:]/)[0] ?? problem;
+}
+
+/** Seed 3.2: a failed update lists, per setting, why it did not apply. */
+function failedUpdates(problems: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const problem of problems) {
+    const key = settingOf(problem);
+    out[key] = out[key] ? `${out[key]}; ${problem}` : problem;
+  }
+  return out;
+}
+
+/** Problems that need the account's data: tool ids and the pathway must be the account's own. */
+async function accountProblems(services: Services, accountId: string, body: unknown): Promise<string[]> {
+  if (!isRecord(body)) return [];
+  const problems = await unknownToolErrors(services, accountId, body.tools);
+  const pathwayId = typeof body.pathway_id === 'string' ? body.pathway_id.trim() : '';
+  if (pathwayId !== '' && !(await services.pathways.get(accountId, pathwayId))) {
+    problems.push(`pathway_id is an unknown pathway: ${JSON.stringify(pathwayId)}`);
+  }
+  return problems;
+}
+
+/** Where a purchased number must be: consistent country_code, area_code and phone_number. */
+function placementProblems(body: unknown): string[] {
+  if (!isRecord(body)) return [];
+  const problems: string[] = [];
+  const country = body.country_code === 'US' || body.country_code === 'CA' ? body.country_code : undefined;
+  const area = typeof body.area_code === 'string' && /^[2-9]\d{2}$/.test(body.area_code) ? body.area_code : undefined;
+  const wanted = body.phone_number === undefined ? undefined : normalizePhone(body.phone_number);
+  if (wanted?.ok) {
+    const where = countryOf(wanted.e164);
+    if (where !== 'US' && where !== 'CA') {
+      problems.push('phone_number must be a US or Canadian number');
+    } else if (country && where !== country) {
+      problems.push(`phone_number is not a number in ${country}`);
+    }
+    if (area && !wanted.e164.startsWith(`+1${area}`)) problems.push(`phone_number is not in area code ${area}`);
+    if (isSandboxPersona(wanted.e164)) {
+      problems.push('phone_number is a sandbox persona number (555-0100 to 555-0199), which cannot be held');
+    }
+  } else if (area && wanted === undefined) {
+    const where = countryOf(`+1${area}5550200`);
+    if (where === undefined) problems.push(`area_code ${area} is not an assigned area code`);
+    else if (where !== (country ?? 'US')) problems.push(`area_code ${area} is not in ${country ?? 'US'}`);
+  }
+  return problems;
+}
+
+/** Inbound numbers: seed 2.4 and 4.4, CONTRACT.md sections 5 and 9. */
 export default async function routes(app: Api, services: Services): Promise<void> {
-  void app;
-  void services;
+  app.post(
+    '/inbound/purchase',
+    {
+      attachValidation: true,
+      schema: {
+        tags,
+        summary: 'Purchase an inbound number',
+        description:
+          'On the sandbox carrier: allocates a free number +1 <area_code> 555-0200..0999 (default area code 415 ' +
+          'in the US, 416 in Canada) or the phone_number asked for, with any setting of Update Inbound Details.',
+        body: InboundPurchase,
+        response: {
+          200: Type.Object({ status: Type.Literal('success'), ...InboundNumber.properties }),
+          ...errorResponses,
+          409: ErrorResponse,
+        },
+      },
+    },
+    async (request) => {
+      const accountId = request.account.id;
+      const problems = [
+        ...schemaErrors(request),
+        ...placementProblems(request.body),
+        ...(await accountProblems(services, accountId, request.body)),
+      ];
+      if (problems.length > 0) throw validationError([...new Set(problems)]);
+      const body = request.body;
+      const { config } = applyInboundUpdate(DEFAULT_INBOUND_CONFIG, body);
+      let number: InboundNumber | undefined;
+      if (body.phone_number !== undefined) {
+        const wanted = normalizePhone(body.phone_number);
+        const phone = wanted.ok ? wanted.e164 : body.phone_number;
+        number = await services.inbound.create(accountId, phone, config, { carrier: 'sandbox' });
+        if (!number) throw conflict(`${phone} is already held`);
+      } else {
+        const country = body.country_code ?? 'US';
+        const areaCode = body.area_code ?? DEFAULT_AREA_CODE[country];
+        number = await services.inbound.allocateSandbox(accountId, areaCode, config);
+        if (!number) throw conflict(`No sandbox number is free in area code ${areaCode}`);
+      }
+      return { status: 'success' as const, ...number };
+    },
+  );
+
+  app.get(
+    '/inbound',
+    {
+      schema: {
+        tags,
+        summary: 'List inbound numbers',
+        description: 'Every number the account holds, oldest first, with its configuration.',
+        response: {
+          200: Type.Object({ status: Type.Literal('success'), inbound_numbers: Type.Array(InboundNumber) }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => ({
+      status: 'success' as const,
+      inbound_numbers: await services.inbound.list(request.account.id),
+    }),
+  );
+
+  app.get(
+    '/inbound/:phone_number',
+    {
+      schema: {
+        tags,
+        summary: 'Get an inbound number',
+        params: PhoneParams,
+        response: {
+          200: Type.Object({ status: Type.Literal('success'), ...InboundNumber.properties }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const number = await services.inbound.get(request.account.id, pathNumber(request.params.phone_number));
+      if (!number) throw notFound('Inbound number');
+      return { status: 'success' as const, ...number };
+    },
+  );
+
+  app.post(
+    '/inbound/:phone_number',
+    {
+      // The update is all or nothing: every problem, schema or not, is reported with failed_updates.
+      attachValidation: true,
+      schema: {
+        tags,
+        summary: 'Update inbound details',
+        description:
+          'Only the settings sent change; null resets one to its default. A non-empty pathway_id resets prompt, ' +
+          'first_sentence, model, dynamic_data, tools and transfer_list unless they are sent too. If any setting ' +
+          'is invalid nothing is applied and failed_updates says why.',
+        params: PhoneParams,
+        body: InboundUpdate,
+        response: {
+          200: Type.Object({
+            status: Type.Literal('success'),
+            message: Type.String(),
+            updates: Type.Partial(InboundConfig),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const accountId = request.account.id;
+      const phone = pathNumber(request.params.phone_number);
+      const existing = await services.inbound.get(accountId, phone);
+      if (!existing) throw notFound('Inbound number');
+      const reject = (problems: string[]) =>
+        validationError([...new Set(problems)], 'Inbound number not updated: no setting was applied', {
+          failed_updates: failedUpdates(problems),
+        });
+      const problems = [...schemaErrors(request), ...(await accountProblems(services, accountId, request.body))];
+      if (problems.length > 0) throw reject(problems);
+      const { phone_number: _p, created_at: _c, updated_at: _u, carrier: _k, ...current } = existing;
+      const { config, updates } = applyInboundUpdate(current, request.body);
+      const invalid = inboundConfigProblems(config);
+      if (invalid.length > 0) throw reject(invalid);
+      if (!(await services.inbound.updateConfig(accountId, phone, config))) throw notFound('Inbound number');
+      return { status: 'success' as const, message: 'Inbound number updated', updates };
+    },
+  );
 }
