@@ -1,0 +1,158 @@
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import { migrate, openStorage } from '../store/db.js';
+import { loadMasterKey, SecretBox } from '../security/secrets.js';
+import { AccountStore } from '../store/accounts.js';
+import { systemClock } from '../clock.js';
+import { CliError, accountsCreate, accountsList, keysCreate, keysList, keysRevoke, type Output } from './commands.js';
+
+export const USAGE = `Usage: openline <command> [options]
+
+Manages the accounts and API keys of an Openline server. Works directly on the server's storage
+(DATA_DIR, default ./data, or OPENLINE_DATABASE_URL), so run it with the server's environment.
+
+Commands:
+  accounts create [--name NAME]          Create an account; prints its first API key as the last line
+  accounts list                          List accounts (the first one is the default account)
+  keys create [--account ID]             Create an API key; prints it as the last line
+  keys list [--account ID]               List API keys (prefixes only)
+  keys revoke KEY_ID [--account ID]      Revoke an API key
+  help                                   Show this help
+
+--account defaults to the first account created.`;
+
+/** Wrong command line: the usage is shown and the exit code is 2. */
+class UsageError extends Error {}
+
+interface Parsed {
+  command: string;
+  args: string[];
+  name: string | undefined;
+  account: string | undefined;
+  help: boolean;
+}
+
+function parse(argv: string[]): Parsed {
+  let values: { name?: string | undefined; account?: string | undefined; help?: boolean | undefined };
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        name: { type: 'string' },
+        account: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  const command = positionals.slice(0, 2).join(' ');
+  return {
+    command,
+    args: positionals.slice(2),
+    name: values.name,
+    account: values.account,
+    help: values.help === true,
+  };
+}
+
+/** Commands and what each accepts, so that a misplaced option is an error rather than ignored. */
+const COMMANDS: Record<string, { args: number; options: ('name' | 'account')[] }> = {
+  'accounts create': { args: 0, options: ['name'] },
+  'accounts list': { args: 0, options: [] },
+  'keys create': { args: 0, options: ['account'] },
+  'keys list': { args: 0, options: ['account'] },
+  'keys revoke': { args: 1, options: ['account'] },
+};
+
+function checkUsage(p: Parsed): void {
+  const spec = COMMANDS[p.command];
+  if (!spec) {
+    throw new UsageError(p.command ? `Unknown command: ${p.command}` : 'Missing command');
+  }
+  if (p.args.length < spec.args) throw new UsageError(`${p.command} needs a KEY_ID`);
+  if (p.args.length > spec.args) throw new UsageError(`Unexpected argument: ${p.args[spec.args] ?? ''}`);
+  for (const option of ['name', 'account'] as const) {
+    if (p[option] !== undefined && !spec.options.includes(option)) {
+      throw new UsageError(`${p.command} does not take --${option}`);
+    }
+    if (p[option] !== undefined && p[option].trim() === '') throw new UsageError(`--${option} must not be empty`);
+  }
+}
+
+/** Where the data lives, for messages (never the database URL: it may hold a password). */
+function describeStorage(config: Config): string {
+  return config.databaseUrl ? 'PostgreSQL (OPENLINE_DATABASE_URL)' : path.join(config.dataDir, 'openline.db');
+}
+
+async function execute(p: Parsed, config: Config, io: Output): Promise<void> {
+  const storage = await openStorage(config);
+  try {
+    await migrate(storage);
+    const accounts = new AccountStore(storage.db, new SecretBox(loadMasterKey(config)), systemClock);
+    switch (p.command) {
+      case 'accounts create':
+        return await accountsCreate(accounts, io, { name: p.name ?? 'default', storage: describeStorage(config) });
+      case 'accounts list':
+        return await accountsList(accounts, io);
+      case 'keys create':
+        return await keysCreate(accounts, io, p.account);
+      case 'keys list':
+        return await keysList(accounts, io, p.account);
+      case 'keys revoke':
+        return await keysRevoke(accounts, io, p.args[0] ?? '', p.account);
+    }
+  } finally {
+    await storage.close();
+  }
+}
+
+const processOutput: Output = {
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+};
+
+/** Runs one command line; resolves to the exit code (0 done, 1 failed, 2 bad usage). */
+export async function main(
+  argv: string[],
+  io: Output = processOutput,
+  env: Record<string, string | undefined> = process.env,
+): Promise<number> {
+  let parsed: Parsed;
+  try {
+    parsed = parse(argv);
+    if (argv.length === 0) {
+      io.err(USAGE);
+      return 2;
+    }
+    if (parsed.help || parsed.command.split(' ')[0] === 'help') {
+      io.out(USAGE);
+      return 0;
+    }
+    checkUsage(parsed);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    io.err(`openline: ${error.message}\n`);
+    io.err(USAGE);
+    return 2;
+  }
+  try {
+    await execute(parsed, loadConfig(env), io);
+    return 0;
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      io.err(`openline: configuration error: ${error.message}`);
+      return 1;
+    }
+    if (error instanceof CliError) {
+      io.err(`openline: ${error.message}`);
+      return 1;
+    }
+    io.err(`openline: failed: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+}

@@ -1,0 +1,238 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openStorage, migrate, type Storage } from '../src/store/db.js';
+import { AccountStore } from '../src/store/accounts.js';
+import { SecretBox, loadMasterKey } from '../src/security/secrets.js';
+import { systemClock } from '../src/clock.js';
+import { createTestApp } from '../src/testing/harness.js';
+import { createTestDatabase, postgresAvailable } from '../src/testing/postgres.js';
+import { main } from '../src/cli/index.js';
+
+const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'openline.js');
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+  lines: string[];
+  last: string;
+}
+
+/** Runs `openline ...` as a user would, with only the storage settings given. */
+function openline(args: string[], env: Record<string, string>): Promise<Run> {
+  const base = { ...process.env };
+  delete base.OPENLINE_DATABASE_URL;
+  delete base.OPENLINE_MASTER_KEY;
+  delete base.DATA_DIR;
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args], { env: { ...base, ...env } }, (error, stdout, stderr) => {
+      const lines = stdout.trimEnd().split('\n');
+      resolve({
+        code: error ? Number(error.code ?? 1) : 0,
+        stdout,
+        stderr,
+        lines,
+        last: lines[lines.length - 1] ?? '',
+      });
+    });
+  });
+}
+
+describe('openline CLI (SQLite in DATA_DIR)', () => {
+  let dir: string;
+  let env: Record<string, string>;
+  let storage: Storage;
+  let accounts: AccountStore;
+
+  before(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-cli-'));
+    env = { DATA_DIR: dir };
+  });
+  after(async () => {
+    await storage?.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** The same storage the CLI wrote, opened once it exists. */
+  async function store(): Promise<AccountStore> {
+    if (!accounts) {
+      storage = await openStorage({ dataDir: dir });
+      await migrate(storage);
+      accounts = new AccountStore(storage.db, new SecretBox(loadMasterKey({ dataDir: dir })), systemClock);
+    }
+    return accounts;
+  }
+
+  it('says there is no account yet before the first one', async () => {
+    const r = await openline(['keys', 'list'], env);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /no account yet.*openline accounts create/);
+  });
+
+  it('accounts create prints the account id and, last, a working API key', async () => {
+    const r = await openline(['accounts', 'create', '--name', 'Acme'], env);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.last, /^ol_[A-Za-z0-9_-]{32}$/);
+    const account = await (await store()).authenticate(r.last);
+    assert.ok(account, 'the printed key authenticates');
+    assert.equal(account.name, 'Acme');
+    assert.ok(r.stdout.includes(account.id));
+
+    const list = await openline(['accounts', 'list'], env);
+    assert.equal(list.code, 0);
+    assert.ok(list.stdout.includes(account.id) && list.stdout.includes('Acme') && list.stdout.includes('default'));
+  });
+
+  it('the server accepts a key made by the CLI on the same DATA_DIR', async () => {
+    const { last: key } = await openline(['accounts', 'create', '--name', 'Served'], env);
+    const t = await createTestApp({ env: { DATA_DIR: dir } });
+    try {
+      const me = await t.request('GET', '/v1/me', undefined, { as: key });
+      assert.equal(me.status, 200);
+      assert.equal((me.body.account as { name: string }).name, 'Served');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('keys create, list and revoke act on the first account by default', async () => {
+    const accountStore = await store();
+    const [first] = await accountStore.list();
+    assert.ok(first);
+    const created = await openline(['keys', 'create'], env);
+    assert.equal(created.code, 0, created.stderr);
+    const key = created.last;
+    assert.equal((await accountStore.authenticate(key))?.id, first.id);
+    const keyId = (await accountStore.listKeys(first.id)).at(-1)?.id ?? '';
+    assert.ok(created.stdout.includes(keyId));
+
+    const list = await openline(['keys', 'list'], env);
+    assert.equal(list.code, 0);
+    assert.ok(list.stdout.includes(keyId));
+    assert.ok(list.stdout.includes(key.slice(0, 7)), 'the prefix is shown');
+    assert.ok(!list.stdout.includes(key), 'the key itself is not');
+
+    const revoked = await openline(['keys', 'revoke', keyId], env);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    assert.equal(await accountStore.authenticate(key), undefined, 'a revoked key no longer authenticates');
+    const again = await openline(['keys', 'revoke', keyId], env);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /already revoked/);
+    assert.match((await openline(['keys', 'list'], env)).stdout, /revoked \d{4}-/);
+  });
+
+  it('--account selects another account', async () => {
+    const { last: key } = await openline(['accounts', 'create', '--name', 'Second'], env);
+    const second = await (await store()).authenticate(key);
+    assert.ok(second);
+    const created = await openline(['keys', 'create', '--account', second.id], env);
+    assert.equal(created.code, 0, created.stderr);
+    assert.equal((await accounts.authenticate(created.last))?.id, second.id);
+    const list = await openline(['keys', 'list', '--account', second.id], env);
+    assert.equal(list.stdout.split('\n').filter((l) => l.includes('active')).length, 2);
+    const firstKeyId = (await accounts.listKeys(second.id))[0]?.id ?? '';
+    const wrongAccount = await openline(['keys', 'revoke', firstKeyId], env);
+    assert.equal(wrongAccount.code, 1, 'a key of another account is not revoked');
+    assert.ok(await accounts.authenticate(key));
+    const unknown = await openline(['keys', 'list', '--account', 'nope'], env);
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /No account with id nope/);
+  });
+
+  it('warns when an account is left without an active key', async () => {
+    const { last: key } = await openline(['accounts', 'create', '--name', 'Lonely'], env);
+    const account = await (await store()).authenticate(key);
+    assert.ok(account);
+    const [only] = await accounts.listKeys(account.id);
+    const r = await openline(['keys', 'revoke', only?.id ?? '', '--account', account.id], env);
+    assert.equal(r.code, 0);
+    assert.match(r.stderr, /no active key left/);
+  });
+
+  /** The same entry point in-process, for the cases that need no storage. */
+  async function inProcess(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    let stdout = '';
+    let stderr = '';
+    const code = await main(args, { out: (l) => (stdout += `${l}\n`), err: (l) => (stderr += `${l}\n`) }, env);
+    return { code, stdout, stderr };
+  }
+
+  it('exits 2 with the usage when run without a command', async () => {
+    const r = await openline([], env);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /Usage: openline/);
+    assert.equal(r.stdout, '');
+  });
+
+  const usage: [string[], RegExp][] = [
+    [['frobnicate'], /Unknown command: frobnicate/],
+    [['accounts'], /Unknown command: accounts/],
+    [['keys', 'revoke'], /needs a KEY_ID/],
+    [['keys', 'list', 'extra'], /Unexpected argument: extra/],
+    [['keys', 'list', '--name', 'x'], /does not take --name/],
+    [['accounts', 'list', '--account', 'x'], /does not take --account/],
+    [['accounts', 'create', '--name', ''], /--name must not be empty/],
+    [['accounts', 'create', '--bogus'], /Unknown option '--bogus'/],
+    [['keys', 'create', '--account'], /--account/],
+  ];
+  for (const [args, message] of usage) {
+    it(`exits 2 with a clear message on bad usage: openline ${args.join(' ')}`, async () => {
+      const r = await inProcess(args);
+      assert.equal(r.code, 2);
+      assert.match(r.stderr, message);
+      assert.match(r.stderr, /Usage: openline/);
+    });
+  }
+
+  it('prints help and exits 0', async () => {
+    const spawned = await openline(['help'], env);
+    assert.equal(spawned.code, 0);
+    assert.match(spawned.stdout, /accounts create/);
+    for (const args of [['--help'], ['keys', '-h'], ['help', 'keys']]) {
+      const r = await inProcess(args);
+      assert.equal(r.code, 0, args.join(' '));
+      assert.match(r.stdout, /keys revoke KEY_ID/);
+    }
+  });
+
+  it('names the variable of a bad configuration', async () => {
+    const r = await openline(['accounts', 'list'], { ...env, OPENLINE_DATABASE_URL: 'mysql://db/openline' });
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /configuration error: OPENLINE_DATABASE_URL/);
+  });
+});
+
+describe('openline CLI (PostgreSQL)', async () => {
+  const available = await postgresAvailable();
+  it(
+    'creates an account in the database of OPENLINE_DATABASE_URL',
+    { skip: !available && 'no PostgreSQL' },
+    async () => {
+      const database = await createTestDatabase();
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-cli-pg-'));
+      try {
+        const env = { DATA_DIR: dir, OPENLINE_DATABASE_URL: database.url };
+        const r = await openline(['accounts', 'create'], env);
+        assert.equal(r.code, 0, r.stderr);
+        assert.match(r.stdout, /PostgreSQL/);
+        assert.ok(!r.stdout.includes(database.url), 'the database URL is not printed');
+        const storage = await openStorage({ dataDir: dir, databaseUrl: database.url });
+        try {
+          const accounts = new AccountStore(storage.db, new SecretBox(loadMasterKey({ dataDir: dir })), systemClock);
+          assert.ok(await accounts.authenticate(r.last));
+        } finally {
+          await storage.close();
+        }
+        assert.equal((await openline(['keys', 'list'], env)).code, 0);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+        await database.drop();
+      }
+    },
+  );
+});
