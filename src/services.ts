@@ -48,7 +48,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
   await migrate(storage);
   const secrets = new SecretBox(loadMasterKey(config));
   const { db } = storage;
-  const queue = new SqlJobQueue(db, clock);
+  const queue = new SqlJobQueue(db, clock, storage.dialect, options.logger);
   return {
     config,
     clock,

@@ -1,5 +1,6 @@
 import type { JobName, JobPayloads } from './catalog.js';
 
+
 export interface EnqueueOptions {
   /** Not before this time (scheduled calls). Default: now. */
   runAt?: Date;
@@ -18,8 +19,21 @@ export interface QueuedJob<N extends JobName = JobName> {
 /** pending -> running -> done | (pending again, with backoff) | dead; or canceled before it ran. */
 export type JobState = 'pending' | 'running' | 'done' | 'dead' | 'canceled';
 
+export type JobHandler<N extends JobName> = (payload: JobPayloads[N], job: { id: string; attempt: number }) => Promise<void>;
+
+export type JobHandlers = { [N in JobName]: JobHandler<N> };
+
+export interface WorkOptions {
+  /** Jobs run at once by this process. Default 50 (calls are mostly waiting on I/O). */
+  concurrency?: number;
+  /** Real milliseconds between polls for due jobs. Default 200. */
+  pollMs?: number;
+}
+
 /** The job queue port: the embedded SQL queue, or pg-boss on PostgreSQL. */
 export interface JobQueue {
+  /** Starts running due jobs with these handlers until stop(). */
+  work(handlers: JobHandlers, options?: WorkOptions): void;
   /** Adds a job under its catalog id; a job with that id already present is left as it is. */
   enqueue<N extends JobName>(name: N, payload: JobPayloads[N], options?: EnqueueOptions): Promise<string>;
   /** Cancels a job that has not started; false when it already ran, runs, or does not exist. */

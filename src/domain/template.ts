@@ -1,0 +1,74 @@
+import { countryOf, nationalNumber } from './phone.js';
+import { areaOf } from './area-codes.js';
+
+/** Reads `a.b.c` from nested objects; undefined when any step is missing. */
+export function readPath(source: Record<string, unknown>, path: string): unknown {
+  let value: unknown = source;
+  for (const key of path.split('.')) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return value;
+}
+
+function show(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  return typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
+}
+
+/**
+ * Replaces `{{name}}` and `{{name.field}}` with variables. The one template function of Openline:
+ * task, first_sentence, tool URLs, headers, bodies and dynamic_data all go through it. An unknown
+ * variable becomes empty text, so a caller never hears braces read aloud.
+ */
+export function renderTemplate(text: string, variables: Record<string, unknown>): string {
+  return text.replace(/\{\{\s*([\w$-]+(?:\.[\w$-]+)*)\s*\}\}/g, (_match, path: string) =>
+    show(readPath(variables, path)),
+  );
+}
+
+/** Renders every string inside a JSON value (tool bodies, headers, query objects). */
+export function renderDeep<T>(value: T, variables: Record<string, unknown>): T {
+  if (typeof value === 'string') return renderTemplate(value, variables) as T;
+  if (Array.isArray(value)) return value.map((v) => renderDeep(v, variables)) as T;
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renderDeep(v, variables)])) as T;
+  }
+  return value;
+}
+
+/**
+ * The seed's system variables of a call. `phone_number` is the other party (the called number
+ * outbound, the caller inbound); city, state and zip are filled where the number tells.
+ */
+export function systemVariables(call: {
+  id: string;
+  from: string | null;
+  to: string;
+  inbound: boolean;
+  timezone: string;
+  now: Date;
+}): Record<string, unknown> {
+  const other = call.inbound ? call.from : call.to;
+  const area = other ? areaOf(other) : undefined;
+  let localNow: string;
+  try {
+    localNow = call.now.toLocaleString('en-US', { timeZone: call.timezone, dateStyle: 'full', timeStyle: 'long' });
+  } catch {
+    localNow = call.now.toUTCString();
+  }
+  return {
+    now: localNow,
+    now_utc: call.now.toISOString(),
+    from: call.from ?? '',
+    to: call.to,
+    short_from: call.from ? nationalNumber(call.from) : '',
+    short_to: nationalNumber(call.to),
+    call_id: call.id,
+    phone_number: other ?? '',
+    country: other ? (countryOf(other) ?? '') : '',
+    state: area?.state ?? '',
+    city: area?.city ?? '',
+    zip: '',
+  };
+}
