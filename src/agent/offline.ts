@@ -1,0 +1,147 @@
+import { renderTemplate } from '../domain/template.js';
+import type { Agent, AgentContext, AgentInput, AgentReply } from './types.js';
+
+const GOODBYE = /\b(good ?bye|bye|farewell|have a (?:good|great|nice) (?:day|one|evening))\b/i;
+const AGREE =
+  /\b(yes|yeah|yep|sure|okay|ok|works|sounds good|fine|great|agreed?|correct|absolutely|of course|perfect)\b/i;
+const DECLINE = /\b(no|nope|not interested|don't|do not|stop calling|remove me)\b/i;
+const SCREENER = /\b(say your name|why you are calling|screening service|state your name)\b/i;
+const WHO = /\b(who is (?:this|calling)|who are you|what(?:'s| is) this about|what do you want)\b/i;
+const ACTION_VERBS =
+  /^(ask|tell|confirm|remind|schedule|book|check|let|inform|follow|offer|verify|collect|notify|invite|reschedule|cancel|update|qualify|survey|thank|find|get|see|make|help|discuss|introduce|request|arrange)\b/i;
+const STOP_WORDS = new Set(
+  'a an the to for of and or in on at by with is are be you your me my i we our it this that press please from about if'.split(
+    ' ',
+  ),
+);
+
+function words(text: string): string[] {
+  return text
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w.length > 1 && !STOP_WORDS.has(w));
+}
+
+/** The task's first instruction, read as what the call is for ("confirm the appointment ..."). */
+export function purposeOf(task: string | null): string {
+  if (!task || task.trim() === '') return 'follow up with you';
+  const sentences = task
+    .replace(/\s+/g, ' ')
+    .split(/(?<=[.!?])\s+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const useful = sentences.find((s) => !/^(you are|you're|your name is|act as|be )/i.test(s)) ?? sentences[0] ?? '';
+  const clean = useful.replace(/[.!?]+$/, '');
+  if (ACTION_VERBS.test(clean)) return clean.charAt(0).toLowerCase() + clean.slice(1);
+  return `talk with you about the following: ${clean}`;
+}
+
+/** IVR menu options as heard: "Press 1 for sales" and "For sales, press 1". */
+export function menuOptions(menu: string): { key: string; label: string }[] {
+  const options: { key: string; label: string }[] = [];
+  for (const m of menu.matchAll(/press\s+([0-9*#])\s+(?:for|to)\s+(?:the\s+)?([^,.;]+)/gi))
+    options.push({ key: m[1]!, label: m[2]!.trim() });
+  for (const m of menu.matchAll(/for\s+(?:the\s+)?([^,.;]+?),?\s+press\s+([0-9*#])/gi))
+    options.push({ key: m[2]!, label: m[1]!.trim() });
+  for (const m of menu.matchAll(/([0-9*#])\s+(?:for|to)\s+(?:the\s+)?([^,.;]+)/gi)) {
+    if (!options.some((o) => o.key === m[1])) options.push({ key: m[1]!, label: m[2]!.trim() });
+  }
+  return options;
+}
+
+/**
+ * The offline model (CONTRACT.md section 7): a deterministic, rule-based stand-in that lets calls
+ * run end to end with no network. It is not AI and never claims to be: it states the purpose of
+ * the call from the task, reacts to agreement, refusal, questions and goodbyes, picks IVR keys by
+ * matching the task's words to the menu, and transfers when the task asks for it.
+ */
+export class OfflineAgent implements Agent {
+  readonly label = 'offline';
+
+  async respond(input: AgentInput, ctx: AgentContext): Promise<AgentReply> {
+    const task = ctx.request.task ? renderTemplate(ctx.request.task, ctx.variables) : null;
+    const purpose = purposeOf(task);
+    switch (input.kind) {
+      case 'start': {
+        if (ctx.request.first_sentence)
+          return { say: renderTemplate(ctx.request.first_sentence, ctx.variables), action: null };
+        if (ctx.inbound) return { say: 'Hello, thanks for calling! How can I help you today?', action: null };
+        return { say: `Hello! This is an automated call. I'm calling to ${purpose}.`, action: null };
+      }
+      case 'compose_voicemail':
+        return {
+          say: `Hi, this is an automated call. I'm calling to ${purpose}. Please call us back when you can. Thank you!`,
+          action: null,
+        };
+      case 'ivr_menu':
+        return { say: null, action: { type: 'press_buttons', digits: this.chooseKey(input.text, task, ctx) } };
+      case 'silence':
+        if (input.times < 2) return { say: 'Hello? Are you still there?', action: null };
+        return {
+          say: "It seems I can't reach you right now. I'll try again another time. Goodbye!",
+          action: { type: 'finish' },
+        };
+      case 'heard':
+        return this.reply(input.text, task, purpose, ctx);
+    }
+  }
+
+  private reply(heard: string, task: string | null, purpose: string, ctx: AgentContext): AgentReply {
+    const spoken = ctx.transcript.filter((t) => t.role === 'assistant').length;
+    if (GOODBYE.test(heard)) return { say: 'Thank you for your time. Goodbye!', action: { type: 'finish' } };
+    if (SCREENER.test(heard)) return { say: `This is an automated assistant, calling to ${purpose}.`, action: null };
+    const transfer = this.transferTarget(heard, task, ctx);
+    if (transfer !== undefined && spoken >= 1) {
+      return {
+        say: 'Please hold while I transfer your call.',
+        action: { type: 'transfer', ...(transfer ? { target: transfer } : {}) },
+      };
+    }
+    if (WHO.test(heard)) return { say: `This is an automated assistant. I'm calling to ${purpose}.`, action: null };
+    if (DECLINE.test(heard) && !AGREE.test(heard)) {
+      return {
+        say: 'I understand. Thank you for your time, and have a good day. Goodbye!',
+        action: { type: 'finish' },
+      };
+    }
+    if (AGREE.test(heard) && spoken >= 2) {
+      return {
+        say: 'Wonderful, thank you! That is all I needed. Have a great day. Goodbye!',
+        action: { type: 'finish' },
+      };
+    }
+    if (spoken >= 5) return { say: 'Thank you for your time. Goodbye!', action: { type: 'finish' } };
+    if (spoken <= 1) return { say: `I'm calling to ${purpose}. Would that work for you?`, action: null };
+    return { say: 'I see. Could you tell me if that works for you?', action: null };
+  }
+
+  /**
+   * undefined: no transfer. '' : the default transfer number. Otherwise a transfer_list label.
+   * A transfer happens only when the task asks for one and a number is configured.
+   */
+  private transferTarget(heard: string, task: string | null, ctx: AgentContext): string | undefined {
+    const { transfer_list: list, transfer_phone_number: phone } = ctx.request;
+    if (!task || !/\btransfer(?:ring|red)?\b/i.test(task)) return undefined;
+    if (!phone && !(list && Object.keys(list).length > 0)) return undefined;
+    if (list) {
+      const text = `${heard} ${task}`.toLowerCase();
+      const label = Object.keys(list).find((l) => l !== 'default' && text.includes(l.toLowerCase()));
+      if (label) return label;
+    }
+    return '';
+  }
+
+  /** The option whose words best match the task's; else the operator; else the first. */
+  private chooseKey(menu: string, task: string | null, ctx: AgentContext): string {
+    const options = menuOptions(menu);
+    if (options.length === 0) return '0';
+    const wanted = new Set(words(`${task ?? ''} ${Object.keys(ctx.request.transfer_list ?? {}).join(' ')}`));
+    let best = { key: '', score: 0 };
+    for (const o of options) {
+      const score = words(o.label).filter((w) => wanted.has(w) || wanted.has(w.replace(/s$/, ''))).length;
+      if (score > best.score) best = { key: o.key, score };
+    }
+    if (best.key) return best.key;
+    return options.find((o) => /operator|representative|agent|person/i.test(o.label))?.key ?? options[0]!.key;
+  }
+}

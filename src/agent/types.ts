@@ -1,0 +1,50 @@
+import type { CallRequest } from '../domain/call-request.js';
+
+/** One line of the conversation as the agent sees it. */
+export interface Turn {
+  role: 'user' | 'assistant' | 'robot' | 'agent-action';
+  text: string;
+}
+
+/** What the agent is asked to react to. */
+export type AgentInput =
+  /** The call connected: say the first words (unless waiting for a greeting). */
+  | { kind: 'start' }
+  /** The other side said something. */
+  | { kind: 'heard'; text: string }
+  /** An IVR menu is playing and the agent should navigate it. */
+  | { kind: 'ivr_menu'; text: string }
+  /** The other side has been silent for a while. */
+  | { kind: 'silence'; silentMs: number; times: number }
+  /** A voicemail beep: compose the message to leave (voicemail_action leave_message without a message). */
+  | { kind: 'compose_voicemail' };
+
+/** Built-in actions of seed 1.2: transfer, press buttons, wait, finish. */
+export type AgentAction =
+  /** `target` is a transfer_list label or a phone number; absent = the default transfer number. */
+  | { type: 'transfer'; target?: string }
+  | { type: 'press_buttons'; digits: string }
+  | { type: 'wait' }
+  | { type: 'finish' };
+
+export interface AgentReply {
+  /** Words to say, or null to stay silent. */
+  say: string | null;
+  action: AgentAction | null;
+}
+
+export interface AgentContext {
+  callId: string;
+  request: CallRequest;
+  inbound: boolean;
+  /** System variables, request_data and what tools or dynamic_data added. */
+  variables: Record<string, unknown>;
+  transcript: readonly Turn[];
+}
+
+/** The mind of a call: the offline rule model, an LLM, or a pathway runner. */
+export interface Agent {
+  /** Labelled in call records (request_data.model_provider); the offline model says "offline". */
+  readonly label: string;
+  respond(input: AgentInput, context: AgentContext): Promise<AgentReply>;
+}

@@ -1,0 +1,74 @@
+/**
+ * The carrier port. A carrier places calls and delivers each connected call as a CallLeg; the
+ * call engine drives every leg the same way, whatever network it is on (sandbox, Twilio, SIP).
+ *
+ * Legs carry text (the sandbox's text mode: utterances with their speaking time) or audio frames
+ * (mu-law 8 kHz, 20 ms: media streams, RTP); the engine turns audio into the same speech events
+ * through VAD and STT, so the session logic above never depends on the mode.
+ */
+
+/** What the far end of a leg does, as the engine hears it. */
+export type LegEvent =
+  /** The far end began speaking (barge-in and turn-taking react to this). */
+  | { type: 'speech_start'; at: Date }
+  /** The far end finished an utterance. durationMs is how long it spoke. */
+  | { type: 'speech'; text: string; at: Date; durationMs: number }
+  /** A single tone such as an answering machine's beep. */
+  | { type: 'tone'; at: Date; frequencyHz: number; durationMs: number }
+  /** A key pressed at the far end (inbound DTMF). */
+  | { type: 'dtmf'; at: Date; digit: string }
+  /** One 20 ms frame of mu-law 8 kHz audio (audio mode only). */
+  | { type: 'audio'; at: Date; payload: Buffer }
+  /** The far end hung up (or the network dropped the call). Always the last event. */
+  | { type: 'hangup'; at: Date; reason: 'remote' | 'network' };
+
+export type LegListener = (event: LegEvent) => void;
+
+export interface SpeakResult {
+  /** The part of the text that was heard before it ended or was cut off. */
+  played: string;
+  interrupted: boolean;
+}
+
+export type TransferResult = { ok: true } | { ok: false; reason: string };
+
+export interface CallLeg {
+  readonly mode: 'text' | 'audio';
+  /** Subscribes to the far end; returns the unsubscribe function. */
+  on(listener: LegListener): () => void;
+  /**
+   * Says `text` to the far end. Resolves when it has been played, or early when `signal` aborts
+   * (barge-in) with what was played so far.
+   */
+  speak(text: string, options?: { signal?: AbortSignal }): Promise<SpeakResult>;
+  /** Sends DTMF digits (0-9, *, #; `w` waits half a second), as tones the far end can hear. */
+  sendDtmf(digits: string): Promise<void>;
+  /** Hands the far end over to `to`; the leg ends for us when this succeeds. */
+  transfer(to: string): Promise<TransferResult>;
+  /** Ends the call from our side. Idempotent. */
+  hangup(): Promise<void>;
+}
+
+export interface DialRequest {
+  callId: string;
+  /** E.164. */
+  to: string;
+  /** E.164 caller id, or null for the carrier's default. */
+  from: string | null;
+  /** How long to let it ring before giving up. */
+  ringTimeoutMs: number;
+  /** Aborts dialing (the call was stopped while ringing). */
+  signal: AbortSignal;
+}
+
+export type DialResult =
+  | { status: 'answered'; leg: CallLeg }
+  | { status: 'no-answer' }
+  | { status: 'busy' }
+  /** The network could not place the call (unreachable area, invalid route): queue_error. */
+  | { status: 'failed'; reason: string };
+
+export interface Carrier {
+  readonly name: string;
+  dial(request: DialRequest): Promise<DialResult>;
+}
