@@ -112,12 +112,10 @@ export default async function routes(app: Api, services: Services): Promise<void
       const existing = await services.agents.get(request.account.id, request.params.id);
       if (!existing) throw notFound('Agent');
       assertValid(request, await unknownToolErrors(services, request.account.id, toolsOf(request.body)));
-      const { agent_id: _id, created_at: _c, ...current } = existing;
-      const agent = await services.agents.replace(
-        request.account.id,
-        request.params.id,
-        mergeAgent(current, request.body),
-      );
+      const agent = await services.agents.modify(request.account.id, request.params.id, (stored) => {
+        const { agent_id: _id, created_at: _c, ...current } = stored;
+        return mergeAgent(current, request.body);
+      });
       if (!agent) throw notFound('Agent');
       return { status: 'success' as const, message: 'Agent updated successfully', agent };
     },

@@ -215,11 +215,16 @@ export default async function routes(app: Api, services: Services): Promise<void
         });
       const problems = [...schemaErrors(request), ...(await accountProblems(services, accountId, request.body))];
       if (problems.length > 0) throw reject(problems);
-      const { phone_number: _p, created_at: _c, updated_at: _u, carrier: _k, ...current } = existing;
-      const { config, updates } = applyInboundUpdate(current, request.body);
-      const invalid = inboundConfigProblems(config);
-      if (invalid.length > 0) throw reject(invalid);
-      if (!(await services.inbound.updateConfig(accountId, phone, config))) throw notFound('Inbound number');
+      let updates: Partial<InboundConfig> = {};
+      const saved = await services.inbound.modifyConfig(accountId, phone, (number) => {
+        const { phone_number: _p, created_at: _c, updated_at: _u, carrier: _k, ...current } = number;
+        const change = applyInboundUpdate(current, request.body);
+        const invalid = inboundConfigProblems(change.config);
+        if (invalid.length > 0) throw reject(invalid);
+        updates = change.updates;
+        return change.config;
+      });
+      if (!saved) throw notFound('Inbound number');
       return { status: 'success' as const, message: 'Inbound number updated', updates };
     },
   );

@@ -3,6 +3,10 @@ import type { Kysely } from 'kysely';
 import type { Database } from './types.js';
 import type { Clock } from '../clock.js';
 import type { Agent, AgentConfig } from '../schemas/agent.js';
+import { conflict } from '../errors.js';
+
+// A compare-and-set fails only when another writer succeeded, so 25 concurrent updates of one row all land.
+const MAX_UPDATE_ATTEMPTS = 25;
 
 function toAgent(row: { id: string; created_at: string; config: string }): Agent {
   return { agent_id: row.id, ...(JSON.parse(row.config) as AgentConfig), created_at: row.created_at };
@@ -47,15 +51,31 @@ export class AgentStore {
     return row ? toAgent(row) : undefined;
   }
 
-  async replace(accountId: string, id: string, config: AgentConfig): Promise<Agent | undefined> {
-    const result = await this.db
-      .updateTable('agents')
-      .set({ config: JSON.stringify(config), updated_at: this.clock.now().toISOString() })
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 0) return undefined;
-    return this.get(accountId, id);
+  /**
+   * Replaces the settings with `change(current)`, compare-and-set on the stored settings and
+   * retried when another request changed them meanwhile, so concurrent partial updates all land.
+   * undefined when the account has no such agent; errors thrown by `change` propagate.
+   */
+  async modify(accountId: string, id: string, change: (current: Agent) => AgentConfig): Promise<Agent | undefined> {
+    for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
+      const row = await this.db
+        .selectFrom('agents')
+        .select(['id', 'created_at', 'config'])
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .executeTakeFirst();
+      if (!row) return undefined;
+      const config = JSON.stringify(change(toAgent(row)));
+      const result = await this.db
+        .updateTable('agents')
+        .set({ config, updated_at: this.clock.now().toISOString() })
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .where('config', '=', row.config)
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) > 0) return toAgent({ ...row, config });
+    }
+    throw conflict('The agent was changed by concurrent requests; retry the update');
   }
 
   async delete(accountId: string, id: string): Promise<boolean> {

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database, InboundNumbersTable } from './types.js';
 import type { Clock } from '../clock.js';
+import { conflict } from '../errors.js';
 import { DEFAULT_INBOUND_CONFIG, type InboundConfig, type InboundNumber } from '../schemas/inbound.js';
 
 /** The sandbox numbers an account can hold: 555-0200..0999; 0100-0199 are the sandbox personas. */
@@ -31,6 +32,8 @@ function toNumber(row: Row): InboundNumber {
 }
 
 const COLUMNS = ['phone_number', 'created_at', 'updated_at', 'carrier', 'config'] as const;
+// A compare-and-set fails only when another writer succeeded, so 25 concurrent updates of one row all land.
+const MAX_UPDATE_ATTEMPTS = 25;
 
 /**
  * Inbound numbers and their configuration (seed 2.4). A number is held by at most one account
@@ -144,14 +147,35 @@ export class InboundStore {
     return row ? { accountId: row.account_id, credentialId: row.credential_id, number: toNumber(row) } : undefined;
   }
 
-  async updateConfig(accountId: string, phone: string, config: InboundConfig): Promise<InboundNumber | undefined> {
-    const result = await this.db
-      .updateTable('inbound_numbers')
-      .set({ config: JSON.stringify(config), updated_at: this.clock.now().toISOString() })
-      .where('account_id', '=', accountId)
-      .where('phone_number', '=', phone)
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 0) return undefined;
-    return this.get(accountId, phone);
+  /**
+   * Replaces the configuration with `change(current)`. The write only succeeds if the stored
+   * configuration is still the one `change` saw (compare-and-set), and is retried otherwise, so
+   * that two concurrent partial updates cannot silently undo each other. undefined when the
+   * account does not hold the number; errors thrown by `change` propagate and nothing is written.
+   */
+  async modifyConfig(
+    accountId: string,
+    phone: string,
+    change: (current: InboundNumber) => InboundConfig,
+  ): Promise<InboundNumber | undefined> {
+    for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
+      const row = await this.db
+        .selectFrom('inbound_numbers')
+        .select(COLUMNS)
+        .where('account_id', '=', accountId)
+        .where('phone_number', '=', phone)
+        .executeTakeFirst();
+      if (!row) return undefined;
+      const config = change(toNumber(row));
+      const result = await this.db
+        .updateTable('inbound_numbers')
+        .set({ config: JSON.stringify(config), updated_at: this.clock.now().toISOString() })
+        .where('account_id', '=', accountId)
+        .where('phone_number', '=', phone)
+        .where('config', '=', row.config)
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) > 0) return this.get(accountId, phone);
+    }
+    throw conflict('The inbound number was changed by concurrent requests; retry the update');
   }
 }

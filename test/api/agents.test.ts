@@ -237,6 +237,24 @@ for (const storage of ['sqlite', 'postgres'] as const)
       assert.deepEqual(after.body.agent, agent);
     });
 
+    it('keeps every one of many concurrent partial updates', async () => {
+      const id = String((await t.request('POST', '/v1/agents', { prompt: 'Busy' })).body.agent_id);
+      const fields: Agent[] = [
+        { voice: 'maya' },
+        { temperature: 0.1 },
+        { max_duration: 7 },
+        { first_sentence: 'Hi' },
+        { language: 'de' },
+        { model: 'base' },
+        { webhook: 'https://h.example.com' },
+        { voice_settings: { a: 1 } },
+      ];
+      const replies = await Promise.all(fields.map((f) => t.request('POST', `/v1/agents/${id}`, f)));
+      for (const r of replies) assert.equal(r.status, 200, JSON.stringify(r.body));
+      const stored = (await t.request('GET', `/v1/agents/${id}`)).body.agent as Agent;
+      for (const f of fields) for (const [k, v] of Object.entries(f)) assert.deepEqual(stored[k], v, k);
+    });
+
     it('deletes an agent', async () => {
       const id = String((await t.request('POST', '/v1/agents', { prompt: 'Temporary' })).body.agent_id);
       const deleted = await t.request('DELETE', `/v1/agents/${id}`);

@@ -484,6 +484,24 @@ for (const storage of ['sqlite', 'postgres'] as const)
         }
       });
 
+      it('keeps every one of many concurrent partial updates', async () => {
+        const phone = await buy();
+        const fields: Body[] = [
+          { voice: 'maya' },
+          { record: true },
+          { max_duration: 7 },
+          { first_sentence: 'Hi' },
+          { language: 'de' },
+          { model: 'base' },
+          { webhook: 'https://h.example.com' },
+          { metadata: { a: 1 } },
+        ];
+        const replies = await Promise.all(fields.map((f) => t.request('POST', `/v1/inbound/${phone}`, f)));
+        for (const r of replies) assert.equal(r.status, 200, JSON.stringify(r.body));
+        const stored = await config(phone);
+        for (const f of fields) for (const [k, v] of Object.entries(f)) assert.deepEqual(stored[k], v, k);
+      });
+
       it('ignores the encrypted_key header for sandbox numbers', async () => {
         const phone = await buy();
         const r = await t.request(
