@@ -53,6 +53,14 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     ajv: { customOptions: {} },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // The seed's body-less POSTs (e.g. Campaign Details) are often sent with a JSON content type and
+  // no body: read that as an empty object instead of failing.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (typeof body === 'string' && body.trim() === '') return done(null, {});
+    parseJson(request, String(body), done);
+  });
   app.setValidatorCompiler(buildValidatorCompiler({ allowPrivateUrls: services.config.allowPrivateUrls }));
   installErrorHandling(app);
 

@@ -26,7 +26,9 @@ function withKeywords(ajv: Ajv, context: CheckContext): Ajv {
     keyword: 'x-check',
     schemaType: 'string',
     errors: true,
-    validate: function check(this: unknown, name: CheckName, data: unknown): boolean {
+    validate: function check(this: unknown, name: CheckName, data: unknown, parentSchema?: { type?: unknown }): boolean {
+      // Nullable(checked(...)) allows null: the rule is about the value, not its absence.
+      if (data === null && Array.isArray(parentSchema?.type) && parentSchema.type.includes('null')) return true;
       const problem = CHECKS[name](data, context);
       if (problem === null) return true;
       (check as unknown as { errors: Partial<ErrorObject>[] }).errors = [
@@ -130,7 +132,12 @@ function collapseUnions(errors: ErrorObject[]): ErrorObject[] {
   for (const union of unions) {
     if (!result.includes(union)) continue;
     const prefix = `${union.schemaPath}/`;
-    const inner = result.filter((e) => e.schemaPath.startsWith(prefix));
+    // The same union fails once per array item: keep each item's errors with its own union.
+    const inner = result.filter(
+      (e) =>
+        e.schemaPath.startsWith(prefix) &&
+        (e.instancePath === union.instancePath || e.instancePath.startsWith(`${union.instancePath}/`)),
+    );
     const branches = new Map<string, ErrorObject[]>();
     for (const e of inner) {
       const branch = e.schemaPath.slice(prefix.length).split('/')[0] ?? '';

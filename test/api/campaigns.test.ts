@@ -178,9 +178,7 @@ for (const storage of ['sqlite', 'postgres'] as const)
         'numbers[1] has 11 digits without a +',
         'numbers[2] must not contain letters',
         'numbers[3] must be a phone number (string or number) or an object',
-        // With two failing union items, src/api/validation.ts collapseUnions mixes their branches and
-        // falls back to the union's message; one bad object alone is named precisely (below).
-        'numbers[4] ',
+        'numbers[4].phone_number is required',
         'numbers[5].phone_number must be in E.164 form',
         'numbers[6] duplicates numbers[0] (+14155550100)',
         'numbers[8] duplicates numbers[7] (+14155550101)',
