@@ -10,6 +10,7 @@ import { normalizeCallSettings, type CallRequest } from '../domain/call-request.
 import { normalizePhone } from '../domain/phone.js';
 import { ApiError, conflict, notFound, validationError } from '../errors.js';
 import { assertValid } from './validation.js';
+import { credentialFromHeader } from '../security/credentials.js';
 import { toCallRecord, toCallSummary } from '../calls/record.js';
 import { stopCall } from '../calls/stop.js';
 import { OPEN_STATES, type CallFilter } from '../store/calls.js';
@@ -96,8 +97,30 @@ export default async function routes(app: Api, services: Services): Promise<void
         requirePhone: true,
         requireTask: true,
       });
+      if (normalized.pathway_id) {
+        const found = await services.pathways.resolveVersion(
+          accountId,
+          normalized.pathway_id,
+          normalized.pathway_version,
+        );
+        if (!found) {
+          const exists = await services.pathways.get(accountId, normalized.pathway_id);
+          errors.push(
+            exists
+              ? `pathway_version ${normalized.pathway_version ?? ''} is not a version of this pathway`.replace(
+                  '  ',
+                  ' ',
+                )
+              : 'pathway_id is not a pathway of this account',
+          );
+        }
+      }
       assertValid(request, errors);
-      const call = await services.calls.create(accountId, { request: normalized as CallRequest });
+      const credential = await credentialFromHeader(request, services);
+      const call = await services.calls.create(accountId, {
+        request: normalized as CallRequest,
+        credential_id: credential?.encrypted_key ?? null,
+      });
       await services.queue.enqueue(
         'dial',
         { call_id: call.id },

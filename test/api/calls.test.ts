@@ -152,8 +152,20 @@ for (const storage of ['sqlite', 'postgres'] as const)
       ]);
       const typed = await send({ phone_number: '+14155550100', task: 12 });
       assert.deepEqual(errorsOf(typed.body), ['task must be a string']);
-      const pathway = await send({ phone_number: '+14155550100', pathway_id: 'p1' });
-      assert.equal(pathway.status, 200, 'task is not needed with a pathway');
+      const created = await t.request('POST', '/v1/pathway/create', {
+        name: 'Greeter',
+        nodes: [{ id: 'n1', type: 'Default', data: { name: 'Start', isStart: true, text: 'Hello!' } }],
+        edges: [],
+      });
+      const pathwayId = String(created.body.pathway_id);
+      const pathway = await send({ phone_number: '+14155550100', pathway_id: pathwayId });
+      assert.equal(pathway.status, 200, `task is not needed with a pathway: ${JSON.stringify(pathway.body)}`);
+      const unknown = await send({ phone_number: '+14155550100', pathway_id: 'no-such-pathway' });
+      assert.deepEqual(errorsOf(unknown.body), ['pathway_id is not a pathway of this account']);
+      const foreign = await t.request('POST', '/v1/calls', { ...base, pathway_id: pathwayId }, { as: t.otherKey });
+      assert.equal(foreign.status, 400);
+      const version = await send({ phone_number: '+14155550100', pathway_id: pathwayId, pathway_version: 7 });
+      assert.deepEqual(errorsOf(version.body), ['pathway_version 7 is not a version of this pathway']);
     });
 
     it('reports every invalid field in one reply, each naming its field', async () => {
@@ -292,6 +304,28 @@ for (const storage of ['sqlite', 'postgres'] as const)
       for (const bad of ['2099-13-02 03:04:05', '2099-02-30 03:04:05', '02/01/2099']) {
         assert.equal((await send({ ...base, start_time: bad })).status, 400, bad);
       }
+    });
+
+    it('places calls with registered carrier credentials and refuses unknown encrypted_key values', async () => {
+      const creds = await t.request('POST', '/v1/accounts', {
+        provider: 'twilio',
+        account_sid: `AC${'a'.repeat(32)}`,
+        auth_token: 'secret-token',
+      });
+      const encryptedKey = String(creds.body.encrypted_key);
+      const ok = await t.request('POST', '/v1/calls', base, { headers: { encrypted_key: encryptedKey } });
+      assert.equal(ok.status, 200);
+      const row = await t.services.calls.get(
+        (await t.services.accounts.authenticate(t.key))!.id,
+        String(ok.body.call_id),
+      );
+      assert.equal(row?.credential_id, encryptedKey);
+      const foreign = await t.request('POST', '/v1/calls', base, {
+        as: t.otherKey,
+        headers: { encrypted_key: encryptedKey },
+      });
+      assert.equal(foreign.status, 400);
+      assert.equal(foreign.body.code, 'UNKNOWN_ENCRYPTED_KEY');
     });
 
     it('ignores unknown fields', async () => {
