@@ -1,0 +1,279 @@
+/**
+ * Drives the far end of a sandbox line from persona data: says lines, listens, matches what it
+ * hears to replies, follows key menus, beeps, records, and hangs up, all on the line's clock.
+ */
+import type { Clock } from '../../clock.js';
+import type { LegEvent } from '../types.js';
+import type { SandboxLegEnd } from './leg-pair.js';
+import type { Listen, Persona, Rule, Step } from './persona-format.js';
+
+export interface PersonaSession {
+  /** The persona on the line now (another one after a `become`). */
+  readonly persona: Persona;
+  /** What the other side said during `record` steps, in order. */
+  readonly recording: readonly string[];
+  /** Utterances heard by listening steps since the current persona took over. */
+  readonly exchanges: number;
+  /** Settles when the persona is done: it hung up, was hung up on, or was stopped. */
+  readonly done: Promise<void>;
+  /** Stops driving the line (the line itself is left as it is). */
+  stop(): void;
+}
+
+export interface PersonaRunOptions {
+  clock: Clock;
+  /** Resolves `become` targets by persona id (validated when the personas were loaded). */
+  resolve: (id: string) => Persona | undefined;
+  /** Told about what the persona records and about persona changes, for call logs. */
+  note?: (kind: 'recording' | 'persona', text: string) => void;
+}
+
+type Flow =
+  { kind: 'next' } | { kind: 'goto'; state: string } | { kind: 'become'; id: string; state?: string } | { kind: 'end' };
+
+const NEXT: Flow = { kind: 'next' };
+const END: Flow = { kind: 'end' };
+
+/** Thrown through the running steps when the line is gone. */
+class Stopped extends Error {}
+
+/** Heard input a persona reacts to; audio frames and our own tones are not among them. */
+type Heard = Extract<LegEvent, { type: 'speech_start' | 'speech' | 'dtmf' | 'tone' }>;
+
+/** State changes in a row without any waiting step: more means a loop that would spin forever. */
+const MAX_TRANSITIONS_WITHOUT_WAITING = 100;
+
+function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+const compiled = new WeakMap<Rule, { keywords?: RegExp; regex?: RegExp }>();
+
+function patterns(rule: Rule): { keywords?: RegExp; regex?: RegExp } {
+  let found = compiled.get(rule);
+  if (!found) {
+    found = {
+      // Whole words only, so that "bye" does not fire inside "byelaw".
+      keywords: rule.keywords
+        ? new RegExp(`(?<![\\p{L}\\p{N}])(?:${rule.keywords.map(escapeRegex).join('|')})(?![\\p{L}\\p{N}])`, 'iu')
+        : undefined,
+      regex: rule.regex !== undefined ? new RegExp(rule.regex, 'i') : undefined,
+    };
+    compiled.set(rule, found);
+  }
+  return found;
+}
+
+/** Whether `rule` reacts to `event`; `exchanges` counts utterances including this one. */
+export function ruleMatches(rule: Rule, event: Heard, exchanges: number): boolean {
+  if (event.type === 'speech_start') return rule.speechStart === true;
+  if (event.type === 'dtmf') return rule.digits !== undefined && rule.digits.includes(event.digit);
+  if (event.type !== 'speech') return false;
+  const speechTrigger =
+    rule.keywords !== undefined || rule.regex !== undefined || rule.any === true || rule.exchangesAtLeast !== undefined;
+  if (!speechTrigger) return false;
+  const { keywords, regex } = patterns(rule);
+  if (keywords && !keywords.test(event.text)) return false;
+  if (regex && !regex.test(event.text)) return false;
+  return rule.exchangesAtLeast === undefined || exchanges >= rule.exchangesAtLeast;
+}
+
+class PersonaRunner implements PersonaSession {
+  persona: Persona;
+  readonly recording: string[] = [];
+  exchanges = 0;
+  readonly done: Promise<void>;
+  private readonly stopped = new AbortController();
+  private readonly inbox: Heard[] = [];
+  private wake: (() => void) | null = null;
+  /** Which line of a multi-line `say` comes next, per step. */
+  private readonly lineIndex = new WeakMap<Step, number>();
+  private transitions = 0;
+
+  constructor(
+    private readonly leg: SandboxLegEnd,
+    persona: Persona,
+    private readonly options: PersonaRunOptions,
+  ) {
+    this.persona = persona;
+    leg.on((event) => this.hear(event));
+    void leg.closed.then(() => this.stop());
+    this.done = this.run();
+  }
+
+  stop(): void {
+    this.stopped.abort(new Stopped('line closed'));
+    this.wake?.();
+  }
+
+  private hear(event: LegEvent): void {
+    if (event.type === 'hangup') return this.stop();
+    if (event.type === 'audio') return;
+    if (event.type === 'speech') {
+      // Once an utterance is complete, its start is no longer something to talk over.
+      const pending = this.inbox.findIndex((e) => e.type === 'speech_start');
+      if (pending >= 0) this.inbox.splice(pending, 1);
+      if (event.text.trim() === '') return;
+    }
+    this.inbox.push(event);
+    this.wake?.();
+  }
+
+  private async run(): Promise<void> {
+    let state = this.persona.start;
+    try {
+      while (state !== undefined) {
+        const flow = await this.runSteps(this.persona.states?.[state] ?? []);
+        if (flow.kind === 'end') return;
+        if (flow.kind === 'next') break;
+        if (++this.transitions > MAX_TRANSITIONS_WITHOUT_WAITING) {
+          throw new Error(`persona ${this.persona.id} moves between states without ever waiting`);
+        }
+        if (flow.kind === 'goto') {
+          state = flow.state;
+        } else {
+          this.persona = this.options.resolve(flow.id) ?? this.persona;
+          this.exchanges = 0;
+          this.options.note?.('persona', this.persona.id);
+          state = flow.state ?? this.persona.start;
+        }
+      }
+      // A persona that runs out of steps stays on the line, silent, until the other side hangs up.
+      await this.waitUntilStopped();
+    } catch (error) {
+      if (error instanceof Stopped || this.stopped.signal.aborted) return;
+      // A broken persona must not leave a call hanging forever.
+      await this.leg.hangup();
+      throw error;
+    }
+  }
+
+  private waitUntilStopped(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.stopped.signal.aborted) return resolve();
+      this.stopped.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+  }
+
+  private async runSteps(steps: Step[]): Promise<Flow> {
+    for (const step of steps) {
+      const flow = await this.runStep(step);
+      if (flow.kind !== 'next') return flow;
+    }
+    return NEXT;
+  }
+
+  private async runStep(step: Step): Promise<Flow> {
+    this.checkStopped();
+    if ('say' in step) {
+      await this.leg.speak(this.line(step, step.say));
+      return this.waited();
+    }
+    if ('pause' in step) {
+      await this.sleep(step.pause);
+      return this.waited();
+    }
+    if ('tone' in step) {
+      await this.leg.playTone(step.tone.frequencyHz, step.tone.durationMs);
+      return this.waited();
+    }
+    if ('listen' in step) return this.listen(step.listen);
+    if ('record' in step) {
+      await this.record(step.record.silenceTimeoutMs, step.record.maxMs);
+      return this.waited();
+    }
+    if ('repeat' in step) {
+      for (let i = 0; i < step.repeat.times; i++) {
+        const flow = await this.runSteps(step.repeat.steps);
+        if (flow.kind !== 'next') return flow;
+      }
+      return NEXT;
+    }
+    if ('goto' in step) return { kind: 'goto', state: step.goto };
+    if ('become' in step) return { kind: 'become', id: step.become, state: step.state };
+    await this.leg.hangup();
+    return END;
+  }
+
+  private line(step: Step, say: string | string[]): string {
+    if (typeof say === 'string') return say;
+    const index = this.lineIndex.get(step) ?? 0;
+    this.lineIndex.set(step, index + 1);
+    return say[index % say.length] as string;
+  }
+
+  /** After a step that took time: the loop guard resets, and a hangup meanwhile ends the run. */
+  private waited(): Flow {
+    this.transitions = 0;
+    this.checkStopped();
+    return NEXT;
+  }
+
+  private async listen(listen: Listen): Promise<Flow> {
+    const deadline = listen.timeoutMs === undefined ? undefined : this.now() + listen.timeoutMs;
+    for (;;) {
+      const event = await this.next(deadline);
+      this.transitions = 0;
+      if (!event) return this.runSteps(listen.timeout ?? []);
+      if (event.type === 'speech') this.exchanges += 1;
+      const rule = (listen.on ?? []).find((r) => ruleMatches(r, event, this.exchanges));
+      const reaction = rule?.do ?? (event.type === 'speech' ? listen.otherwise : undefined);
+      if (!reaction) continue;
+      await this.sleep(this.persona.replyDelayMs ?? 500);
+      return this.runSteps(reaction);
+    }
+  }
+
+  private async record(silenceTimeoutMs: number, maxMs: number | undefined): Promise<void> {
+    const end = maxMs === undefined ? Infinity : this.now() + maxMs;
+    for (;;) {
+      const event = await this.next(Math.min(end, this.now() + silenceTimeoutMs));
+      if (!event) return;
+      if (event.type === 'speech') {
+        this.recording.push(event.text);
+        this.options.note?.('recording', event.text);
+      }
+    }
+  }
+
+  /** The next heard event, or null when `deadline` (clock ms) passes first. */
+  private async next(deadline: number | undefined): Promise<Heard | null> {
+    for (;;) {
+      this.checkStopped();
+      const event = this.inbox.shift();
+      if (event) return event;
+      const remaining = deadline === undefined ? undefined : deadline - this.now();
+      if (remaining !== undefined && remaining <= 0) return null;
+      await new Promise<void>((resolve) => {
+        const cancel = remaining === undefined ? undefined : this.options.clock.setTimer(resolve, remaining);
+        this.wake = () => {
+          cancel?.();
+          resolve();
+        };
+      });
+      this.wake = null;
+    }
+  }
+
+  private async sleep(ms: number): Promise<void> {
+    if (ms <= 0) return;
+    try {
+      await this.options.clock.sleep(ms, this.stopped.signal);
+    } catch {
+      throw new Stopped('line closed');
+    }
+  }
+
+  private checkStopped(): void {
+    if (this.stopped.signal.aborted) throw new Stopped('line closed');
+  }
+
+  private now(): number {
+    return this.options.clock.now().getTime();
+  }
+}
+
+/** Starts `persona` on `leg` (the far end of a line); it runs until the line ends. */
+export function runPersona(leg: SandboxLegEnd, persona: Persona, options: PersonaRunOptions): PersonaSession {
+  return new PersonaRunner(leg, persona, options);
+}
