@@ -1,0 +1,266 @@
+/**
+ * The sandbox telephone network: a Carrier whose numbers are answered by personas (data files)
+ * instead of phones. Calls ring, are answered or not, carry speech and keys both ways, transfer
+ * and hang up on the injected clock, so the engine drives them exactly like real carrier legs.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../clock.js';
+import type { CallLeg, Carrier, DialRequest, DialResult, LegEvent, TransferResult } from '../types.js';
+import { createLegPair, type LegPairOptions, type LegTiming, type SandboxLegEnd } from './leg-pair.js';
+import { runPersona, type PersonaSession } from './persona.js';
+import { loadPersonas, type Persona, type PersonaSet } from './persona-format.js';
+
+export interface CallLogEntry {
+  at: Date;
+  /** Who did it: 'agent' (our end), 'persona', 'transfer target', 'agent B', or 'network'. */
+  by: string;
+  kind:
+    | 'dial'
+    | 'ringing'
+    | 'answered'
+    | 'no-answer'
+    | 'busy'
+    | 'failed'
+    | 'speech'
+    | 'dtmf'
+    | 'tone'
+    | 'hangup'
+    | 'transfer'
+    | 'recording'
+    | 'persona'
+    | 'error';
+  /** The words, the digit, the tone, the reason or the number, as fits the kind. */
+  text?: string;
+}
+
+export interface TransferRecord {
+  callId: string;
+  at: Date;
+  to: string;
+  /** The persona that was dialed for the transfer. */
+  personaId: string;
+  result: TransferResult;
+}
+
+export interface SandboxCall {
+  callId: string;
+  direction: 'outbound' | 'inbound' | 'agents';
+  from: string | null;
+  to: string | null;
+  /** What happened on the call, oldest first; the oldest entries go once the log is full. */
+  readonly log: CallLogEntry[];
+  droppedLogEntries: number;
+  /** The persona at the far end, if any. */
+  remote?: PersonaSession;
+  /** The persona that answered a transfer, if any. */
+  transferTarget?: PersonaSession;
+  /** Our end of the line (the engine's leg). */
+  leg?: SandboxLegEnd;
+}
+
+export interface SandboxNetworkOptions {
+  clock: Clock;
+  /** Personas to use; default: the built-in ones plus those of `personaDirs`. */
+  personas?: PersonaSet;
+  /** Extra persona directories, loaded after the built-in personas (ignored with `personas`). */
+  personaDirs?: string[];
+  /** How long a transfer target may ring before the transfer fails. Default 30000. */
+  transferRingTimeoutMs?: number;
+  /** Calls whose logs are kept; the oldest go first. Default 200. */
+  maxCalls?: number;
+  /** Log entries kept per call. Default 1000. */
+  maxLogEntries?: number;
+  /** Line timing (speaking rate, DTMF lengths). Default: DEFAULT_TIMING. */
+  timing?: Partial<LegTiming>;
+}
+
+/** Time the network takes to report a busy line or an unreachable area. */
+const BUSY_AFTER_MS = 1500;
+const UNREACHABLE_AFTER_MS = 800;
+
+type RingOutcome =
+  { status: 'answered' } | { status: 'no-answer' } | { status: 'busy' } | { status: 'failed'; reason: string };
+
+export class SandboxNetwork implements Carrier {
+  readonly name = 'sandbox';
+  readonly personas: PersonaSet;
+  /** Every transfer asked on this network, oldest first (bounded like the call logs). */
+  readonly transfers: TransferRecord[] = [];
+  private readonly clock: Clock;
+  private readonly calls = new Map<string, SandboxCall>();
+  private readonly maxCalls: number;
+  private readonly maxLogEntries: number;
+  private readonly transferRingTimeoutMs: number;
+  private readonly timing: Partial<LegTiming>;
+
+  constructor(options: SandboxNetworkOptions) {
+    this.clock = options.clock;
+    this.personas = options.personas ?? loadPersonas(options.personaDirs ?? []);
+    this.maxCalls = options.maxCalls ?? 200;
+    this.maxLogEntries = options.maxLogEntries ?? 1000;
+    this.transferRingTimeoutMs = options.transferRingTimeoutMs ?? 30_000;
+    this.timing = options.timing ?? {};
+  }
+
+  async dial(request: DialRequest): Promise<DialResult> {
+    const call = this.openCall(request.callId, 'outbound', request.from, request.to);
+    const persona = this.personas.forNumber(request.to);
+    this.note(call, 'network', 'dial', `${request.to} (${persona.id})`);
+    const outcome = await this.ring(persona, request.ringTimeoutMs, request.signal);
+    if (outcome.status !== 'answered') {
+      this.note(call, 'network', outcome.status, outcome.status === 'failed' ? outcome.reason : undefined);
+      return outcome;
+    }
+    this.note(call, 'network', 'answered', persona.id);
+    return { status: 'answered', leg: this.connect(call, persona, ['agent', 'persona']) };
+  }
+
+  /** An inbound call: `from`'s persona calls us; returns our end of the line. */
+  connectInbound(call: { from: string; to: string; callId?: string }): SandboxLegEnd {
+    const record = this.openCall(call.callId ?? randomUUID(), 'inbound', call.from, call.to);
+    let persona: Persona = this.personas.forNumber(call.from);
+    // A number that never answers outbound still places calls: its caller is the default person.
+    if (!persona.start) persona = this.personas.forNumber('');
+    this.note(record, 'network', 'answered', persona.id);
+    return this.connect(record, persona, ['agent', 'persona']);
+  }
+
+  /** A call between two agents (two numbers of one account): both ends are engine legs. */
+  connectAgents(call: { callId?: string; from?: string; to?: string } = {}): [CallLeg, CallLeg] {
+    const record = this.openCall(call.callId ?? randomUUID(), 'agents', call.from ?? null, call.to ?? null);
+    const { a, b } = createLegPair(this.clock, this.lineOptions(record, ['agent', 'agent B']));
+    record.leg = a;
+    this.note(record, 'network', 'answered');
+    return [a, b];
+  }
+
+  /** The record of a call (its log, the persona sessions), while it is among the kept calls. */
+  call(callId: string): SandboxCall | undefined {
+    return this.calls.get(callId);
+  }
+
+  /** Drops every call still up (both ends hear a `network` hangup) and stops the personas. */
+  close(): void {
+    for (const call of this.calls.values()) {
+      call.leg?.drop();
+      call.remote?.stop();
+      call.transferTarget?.stop();
+    }
+  }
+
+  private openCall(callId: string, direction: SandboxCall['direction'], from: string | null, to: string | null) {
+    const call: SandboxCall = { callId, direction, from, to, log: [], droppedLogEntries: 0 };
+    this.calls.delete(callId);
+    this.calls.set(callId, call);
+    for (const oldest of this.calls.keys()) {
+      if (this.calls.size <= this.maxCalls) break;
+      this.calls.delete(oldest);
+    }
+    return call;
+  }
+
+  private note(call: SandboxCall, by: string, kind: CallLogEntry['kind'], text?: string): void {
+    call.log.push({ at: this.clock.now(), by, kind, ...(text === undefined ? {} : { text }) });
+    if (call.log.length > this.maxLogEntries) {
+      call.log.shift();
+      call.droppedLogEntries += 1;
+    }
+  }
+
+  private lineOptions(call: SandboxCall, labels: [string, string]): LegPairOptions {
+    return {
+      ...this.timing,
+      labels,
+      observe: (from, event) => this.observe(call, from.label, event),
+      onTransfer: (end, to) => this.transfer(call, end, to),
+    };
+  }
+
+  private observe(call: SandboxCall, by: string, event: LegEvent): void {
+    switch (event.type) {
+      case 'speech':
+        return this.note(call, by, 'speech', event.text);
+      case 'dtmf':
+        return this.note(call, by, 'dtmf', event.digit);
+      case 'tone':
+        return this.note(call, by, 'tone', `${event.frequencyHz} Hz, ${event.durationMs} ms`);
+      case 'hangup':
+        return this.note(call, by, 'hangup');
+      default:
+        return;
+    }
+  }
+
+  /** Opens a line for `call` with `persona` driving the far end; returns our end. */
+  private connect(call: SandboxCall, persona: Persona, labels: [string, string]): SandboxLegEnd {
+    const { a, b } = createLegPair(this.clock, this.lineOptions(call, labels));
+    call.leg = a;
+    call.remote = this.startPersona(call, b, persona);
+    return a;
+  }
+
+  private startPersona(call: SandboxCall, end: SandboxLegEnd, persona: Persona): PersonaSession {
+    const session = runPersona(end, persona, {
+      clock: this.clock,
+      resolve: (id) => this.personas.get(id),
+      note: (kind, text) => this.note(call, end.label, kind, text),
+    });
+    session.done.catch((error: unknown) => this.note(call, end.label, 'error', (error as Error).message));
+    return session;
+  }
+
+  /** Rings `persona` until it answers, gives up, or `signal` aborts (which counts as no answer). */
+  private async ring(persona: Persona, timeoutMs: number, signal: AbortSignal): Promise<RingOutcome> {
+    const ring = persona.ring;
+    const [waitMs, outcome]: [number, RingOutcome] =
+      ring.kind === 'answer'
+        ? ring.afterMs <= timeoutMs
+          ? [ring.afterMs, { status: 'answered' }]
+          : [timeoutMs, { status: 'no-answer' }]
+        : ring.kind === 'no-answer'
+          ? [Math.min(ring.ringMs, timeoutMs), { status: 'no-answer' }]
+          : ring.kind === 'busy'
+            ? [BUSY_AFTER_MS, { status: 'busy' }]
+            : [UNREACHABLE_AFTER_MS, { status: 'failed', reason: ring.reason }];
+    try {
+      await this.clock.sleep(waitMs, signal);
+    } catch {
+      return { status: 'no-answer' };
+    }
+    return outcome;
+  }
+
+  /**
+   * Our end asks to hand the far end to `to`: the network dials `to`'s persona; if it answers,
+   * the far end is connected to it and our end is done.
+   */
+  private async transfer(call: SandboxCall, end: SandboxLegEnd, to: string): Promise<TransferResult> {
+    const persona = this.personas.forNumber(to);
+    this.note(call, end.label, 'transfer', `${to} (${persona.id})`);
+    const hungUp = new AbortController();
+    void end.closed.then(() => hungUp.abort());
+    const outcome = await this.ring(persona, this.transferRingTimeoutMs, hungUp.signal);
+    const far = end.far;
+    let result: TransferResult;
+    if (end.finished || !far || far.finished) {
+      result = { ok: false, reason: 'The call ended before the transfer completed' };
+    } else if (outcome.status === 'answered') {
+      result = { ok: true };
+    } else if (outcome.status === 'failed') {
+      result = { ok: false, reason: outcome.reason };
+    } else {
+      result = {
+        ok: false,
+        reason: outcome.status === 'busy' ? 'The transfer target is busy' : 'The transfer target did not answer',
+      };
+    }
+    this.transfers.push({ callId: call.callId, at: this.clock.now(), to, personaId: persona.id, result });
+    if (this.transfers.length > this.maxCalls) this.transfers.shift();
+    this.note(call, 'network', 'transfer', result.ok ? `connected to ${to}` : `failed: ${result.reason}`);
+    if (result.ok && far) {
+      const target = far.rebind('transfer target');
+      call.transferTarget = this.startPersona(call, target, persona);
+    }
+    return result;
+  }
+}
