@@ -26,6 +26,12 @@ export interface Config {
   sandboxPricePerMinute: number;
   /** Host reported as endpoint_url in call records; defaults to the public URL. */
   endpointUrl: string;
+  /** Extra folders of sandbox persona files (OPENLINE_SANDBOX_PERSONAS, separated by ":"). */
+  personaDirs: string[];
+  /** Seconds before a sandbox A2P registration is decided. Default 60. */
+  sandboxA2pDelaySeconds: number;
+  /** Run the call engine and job workers in this process. Default true. */
+  workers: boolean;
 }
 
 export class ConfigError extends Error {
@@ -107,5 +113,12 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: integer(env, 'OPENLINE_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     sandboxPricePerMinute: decimal(env, 'OPENLINE_SANDBOX_PRICE_PER_MINUTE', 0),
     endpointUrl: url(env, 'OPENLINE_ENDPOINT_URL', ['http:', 'https:']) ?? publicUrl,
+    personaDirs: (env.OPENLINE_SANDBOX_PERSONAS ?? '')
+      .split(':')
+      .filter(Boolean)
+      .map((dir) => path.resolve(dir)),
+    sandboxA2pDelaySeconds: integer(env, 'OPENLINE_SANDBOX_A2P_DELAY_SECONDS', 60, 0, 365 * 24 * 3600),
+    workers:
+      env.OPENLINE_WORKERS === undefined || env.OPENLINE_WORKERS === '' ? true : boolean(env, 'OPENLINE_WORKERS'),
   };
 }

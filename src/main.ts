@@ -35,6 +35,7 @@ async function main(): Promise<void> {
   const services = await buildServices(config, { logger: log });
   await bootstrapAccount(config, services, log);
   const app = await buildApp(services, { logger: log });
+  if (config.workers) await services.startWorkers();
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

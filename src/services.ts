@@ -14,6 +14,10 @@ import { PathwayStore } from './store/pathways.js';
 import { A2pStore } from './store/a2p.js';
 import type { JobQueue } from './jobs/queue.js';
 import { SqlJobQueue } from './jobs/sql-queue.js';
+import type { Carrier } from './carriers/types.js';
+import { SandboxNetwork } from './carriers/sandbox/network.js';
+import { CallEngine } from './calls/engine.js';
+import { OfflineAgent } from './agent/offline.js';
 
 /** The typed bag of services built once at start-up and passed to every part that needs them. */
 export interface Services {
@@ -31,6 +35,13 @@ export interface Services {
   campaigns: CampaignStore;
   pathways: PathwayStore;
   a2p: A2pStore;
+  /** The sandbox telephone network (CONTRACT.md section 6), always present. */
+  sandbox: SandboxNetwork;
+  /** The carrier outbound calls are placed on. */
+  carrier: Carrier;
+  engine: CallEngine;
+  /** Starts the job workers and the call engine (the HTTP server does not need them). */
+  startWorkers(): Promise<void>;
   /** Storage and queue reachable (GET /readyz). */
   ready(): Promise<void>;
   close(): Promise<void>;
@@ -49,6 +60,19 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
   const secrets = new SecretBox(loadMasterKey(config));
   const { db } = storage;
   const queue = new SqlJobQueue(db, clock, storage.dialect, options.logger);
+  const calls = new CallStore(db, clock);
+  const sandbox = new SandboxNetwork({ clock, personaDirs: config.personaDirs });
+  const offline = new OfflineAgent();
+  const engine = new CallEngine({
+    calls,
+    queue,
+    clock,
+    carrier: sandbox,
+    agentFor: () => offline,
+    pricePerMinute: config.sandboxPricePerMinute,
+    ...(options.logger ? { log: options.logger } : {}),
+  });
+  let working = false;
   return {
     config,
     clock,
@@ -57,18 +81,29 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     queue,
     accounts: new AccountStore(db, secrets, clock),
     credentials: new CredentialStore(db, secrets, clock),
-    calls: new CallStore(db, clock),
+    calls,
     tools: new ToolStore(db, clock),
     agents: new AgentStore(db, clock),
     inbound: new InboundStore(db, clock),
     campaigns: new CampaignStore(db, clock),
     pathways: new PathwayStore(db, clock),
     a2p: new A2pStore(db, clock),
+    sandbox,
+    carrier: sandbox,
+    engine,
+    async startWorkers() {
+      if (working) return;
+      working = true;
+      await engine.recover();
+      engine.start();
+      queue.work({ dial: (job) => engine.dial(job.call_id) });
+    },
     async ready() {
       await ping(storage);
       await queue.ping();
     },
     async close() {
+      await engine.stopAll();
       await queue.stop();
       await storage.close();
     },

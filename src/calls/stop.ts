@@ -6,7 +6,8 @@ export type StopResult = 'stopped' | 'ended';
 
 /**
  * Stops a call that has not ended. A queued or scheduled call is canceled before it dials: it
- * completes with status `canceled` and length 0 (CONTRACT.md section 5).
+ * completes with status `canceled` and length 0 (CONTRACT.md section 5); a ringing or live call is
+ * hung up by the process running it, which then writes its final state.
  * Returns `ended` when the call had already ended.
  */
 export async function stopCall(services: Services, call: CallRow): Promise<StopResult> {
@@ -24,5 +25,11 @@ export async function stopCall(services: Services, call: CallRow): Promise<StopR
     });
     if (canceled) return 'stopped';
   }
-  return 'ended';
+  const live = await services.calls.transition(call.id, ['queued', 'allocated', 'started'], {
+    stop_requested_at: services.clock.now().toISOString(),
+  });
+  if (!live) return 'ended';
+  // In this process the call hangs up at once; another process notices the request within a second.
+  services.engine.stop(call.id);
+  return 'stopped';
 }

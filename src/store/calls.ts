@@ -87,6 +87,7 @@ export class CallStore {
       carrier: call.carrier ?? 'sandbox',
       carrier_call_id: null,
       retry_of: call.retry_of ?? null,
+      stop_requested_at: null,
     };
     await this.db.insertInto('calls').values(row).execute();
     return row;
@@ -99,6 +100,29 @@ export class CallStore {
       .where('account_id', '=', accountId)
       .where('id', '=', id)
       .executeTakeFirst();
+  }
+
+  /** Any account's call: for the engine, which acts on behalf of the call's owner. */
+  async byId(id: string): Promise<CallRow | undefined> {
+    return this.db.selectFrom('calls').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /** Of these live calls, the ones whose stop was requested. */
+  async stopRequested(ids: string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db
+      .selectFrom('calls')
+      .select('id')
+      .where('id', 'in', ids)
+      .where('stop_requested_at', 'is not', null)
+      .execute();
+    return rows.map((r) => r.id);
+  }
+
+  /** Queued calls, for re-enqueueing their dial jobs after a crash. */
+  async queuedIds(): Promise<string[]> {
+    const rows = await this.db.selectFrom('calls').select('id').where('queue_status', '=', 'queued').execute();
+    return rows.map((r) => r.id);
   }
 
   async transcripts(callId: string): Promise<TranscriptRow[]> {

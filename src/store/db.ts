@@ -5,6 +5,7 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import type { Database } from './types.js';
 import * as m001 from './migrations/001_initial.js';
+import * as m002 from './migrations/002_call_control.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -18,6 +19,7 @@ export interface Storage {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const MIGRATIONS: Record<string, { up: (db: Kysely<any>, dialect: Dialect) => Promise<void> }> = {
   '001_initial': m001,
+  '002_call_control': m002,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -81,6 +81,8 @@ export interface CallsTable {
   carrier_call_id: string | null;
   /** The call this one retries (retry after voicemail). */
   retry_of: string | null;
+  /** Set by the stop endpoint for a live call; the process running it hangs up. */
+  stop_requested_at: string | null;
 }
 
 export interface TranscriptsTable {

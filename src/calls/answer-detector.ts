@@ -1,0 +1,111 @@
+import type { LegEvent } from '../carriers/types.js';
+
+/** What picked up, as far as the start of the call tells. */
+export type Answerer = 'human' | 'voicemail' | 'ivr' | 'screener' | 'unknown';
+
+const IVR =
+  /\bpress\s+(?:[0-9*#]|one|two|three|zero)\b|\bfor\s+[\w\s]+,?\s+press\b|\bmain menu\b|\bdial (?:the|your) extension\b/i;
+const MACHINE =
+  /\b(leave (?:a|your) (?:message|name)|after the (?:tone|beep)|at the tone|not available|unavailable|can(?:'|no)t (?:take|come to) (?:your|the) (?:call|phone)|you(?:'ve| have) reached|voice ?mail|mailbox|record your message)\b/i;
+const SCREENER = /\b(screening service|say your name|state your name|why you are calling|call assist)\b/i;
+
+const HUMAN_OPENING = /^(hello|hi|hey|yes|yeah|speaking|this is \w+ speaking)\b.*\?|^[^.]*\?/i;
+
+/** A beep: a single tone in the band answering machines use. */
+export function isBeep(event: { frequencyHz: number; durationMs: number }): boolean {
+  return event.frequencyHz >= 300 && event.frequencyHz <= 2500 && event.durationMs >= 150 && event.durationMs <= 2000;
+}
+
+/** Classifies one utterance by its words: menus, machine greetings, screeners. */
+export function utteranceKind(text: string): 'ivr' | 'voicemail' | 'screener' | undefined {
+  if (IVR.test(text)) return 'ivr';
+  if (SCREENER.test(text)) return 'screener';
+  if (MACHINE.test(text)) return 'voicemail';
+  return undefined;
+}
+
+/**
+ * Decides who answered from what the first five seconds carry: a beep, the length of the first
+ * greeting and its pauses, machine phrases, menus, or silence. It sees only leg events, never a
+ * sandbox persona's label, so it classifies Twilio and SIP calls the same way.
+ *
+ * - a beep: voicemail;
+ * - a menu ("press 1 for ..."): ivr; a screening prompt: screener; machine phrases: voicemail;
+ * - a short greeting ("Hello?", under 2 s) followed by a pause of a second: human;
+ * - one long greeting (over 3 s without a pause): voicemail (the classic AMD rule);
+ * - nothing heard in five seconds: unknown; speech still going on at five seconds is judged when it ends.
+ */
+export class AnswerDetector {
+  static readonly WINDOW_MS = 5000;
+  /** A short greeting counts as a person's only when a pause follows it. */
+  static readonly PAUSE_MS = 1000;
+  private decided: Answerer | undefined;
+  private heardSpeech = false;
+  private speakingSince: number | undefined;
+  private deferred = false;
+  /** A short greeting waits for its pause. */
+  pending = false;
+
+  constructor(private readonly answeredAt: Date) {}
+
+  get result(): Answerer | undefined {
+    return this.decided;
+  }
+
+  /** Feeds one event; returns the answer the first time it is decided. */
+  observe(event: LegEvent): Answerer | undefined {
+    if (this.decided) return undefined;
+    const at = event.at.getTime() - this.answeredAt.getTime();
+    if (event.type === 'tone' && isBeep(event)) return this.decide('voicemail');
+    if (event.type === 'speech_start') {
+      // More speech right after a short greeting: not a person waiting for us (a menu, a machine).
+      this.pending = false;
+      this.speakingSince = at;
+      return undefined;
+    }
+    if (event.type !== 'speech') return undefined;
+    this.speakingSince = undefined;
+    this.heardSpeech = true;
+    const kind = utteranceKind(event.text);
+    if (kind) return this.decide(kind);
+    const startedMs = at - event.durationMs;
+    if (startedMs > AnswerDetector.WINDOW_MS && !this.deferred) return undefined;
+    // The classic rule: one long greeting is a machine's. A person who starts talking at length
+    // still greets or asks ("Hello? Yes, listen, ..."), which a recorded greeting does not.
+    if (event.durationMs > 3000) return this.decide(HUMAN_OPENING.test(event.text) ? 'human' : 'voicemail');
+    if (event.durationMs <= 2000 && event.text.split(/\s+/).filter(Boolean).length <= 6) {
+      if (this.deferred) return this.decide('human');
+      this.pending = true;
+    }
+    return undefined;
+  }
+
+  /** The pause after a short greeting passed with no more speech: a person. */
+  confirmPause(): Answerer | undefined {
+    if (this.decided || !this.pending) return undefined;
+    return this.decide('human');
+  }
+
+  /** The five-second window closed. Speech still going on is judged when it ends. */
+  timeout(): Answerer | undefined {
+    if (this.decided) return undefined;
+    if (this.speakingSince !== undefined) {
+      this.deferred = true;
+      return undefined;
+    }
+    return this.decide(this.heardSpeech ? 'human' : 'unknown');
+  }
+
+  private decide(answer: Answerer): Answerer {
+    this.decided = answer;
+    this.pending = false;
+    return answer;
+  }
+}
+
+/** The seed's answered_by for each detected answerer. */
+export function answeredByOf(answer: Answerer | undefined): 'human' | 'voicemail' | 'unknown' {
+  if (answer === 'human' || answer === 'screener') return 'human';
+  if (answer === 'voicemail') return 'voicemail';
+  return 'unknown';
+}

@@ -1,0 +1,260 @@
+import type { Clock } from '../clock.js';
+import type { Carrier, CallLeg } from '../carriers/types.js';
+import type { Agent } from '../agent/types.js';
+import type { CallRequest } from '../domain/call-request.js';
+import { systemVariables } from '../domain/template.js';
+import type { CallRow, CallStore } from '../store/calls.js';
+import type { JobQueue } from '../jobs/queue.js';
+import { CallSession, type SessionOutcome } from './session.js';
+
+export interface EngineLogger {
+  info(object: object, message: string): void;
+  error(object: object, message: string): void;
+}
+
+export interface EngineDeps {
+  calls: CallStore;
+  queue: JobQueue;
+  clock: Clock;
+  carrier: Carrier;
+  /** The agent for a call (offline model, LLM, pathway runner). */
+  agentFor(request: CallRequest): Agent;
+  pricePerMinute: number;
+  log?: EngineLogger;
+}
+
+/** How long a call may ring before it counts as unanswered. */
+export const RING_TIMEOUT_MS = 45_000;
+/** How often a process checks whether another one asked it to stop one of its live calls. */
+const STOP_POLL_MS = 1000;
+
+/**
+ * Runs calls: the `dial` job's handler. Dials through the carrier, runs the CallSession, and
+ * writes every state change of seed 3.1 to the call's record. The job is idempotent: replayed
+ * after a crash, it finds the call allocated or started and ends it as call_error instead of
+ * dialing again.
+ */
+export class CallEngine {
+  private readonly live = new Map<string, AbortController>();
+  private stopPoll: NodeJS.Timeout | undefined;
+
+  constructor(private readonly d: EngineDeps) {}
+
+  /** Live calls in this process. */
+  get activeCount(): number {
+    return this.live.size;
+  }
+
+  start(): void {
+    this.stopPoll = setInterval(() => void this.pollStops(), STOP_POLL_MS);
+    this.stopPoll.unref();
+  }
+
+  /** Re-enqueues the dial job of every queued call (a crash between storing a call and enqueueing it). */
+  async recover(): Promise<void> {
+    for (const id of await this.d.calls.queuedIds()) await this.d.queue.enqueue('dial', { call_id: id });
+  }
+
+  /** Hangs up a call running in this process; false when it runs elsewhere or not at all. */
+  stop(callId: string): boolean {
+    const controller = this.live.get(callId);
+    if (!controller) return false;
+    controller.abort(new Error('stopped'));
+    return true;
+  }
+
+  /** Ends every live call (shutdown). */
+  async stopAll(): Promise<void> {
+    clearInterval(this.stopPoll);
+    for (const controller of this.live.values()) controller.abort(new Error('shutdown'));
+  }
+
+  private async pollStops(): Promise<void> {
+    if (this.live.size === 0) return;
+    try {
+      for (const id of await this.d.calls.stopRequested([...this.live.keys()])) this.stop(id);
+    } catch (error) {
+      this.d.log?.error({ err: error }, 'stop poll failed');
+    }
+  }
+
+  private now(): string {
+    return this.d.clock.now().toISOString();
+  }
+
+  async dial(callId: string): Promise<void> {
+    const call = await this.d.calls.byId(callId);
+    if (!call) return;
+    if (call.queue_status === 'allocated' || call.queue_status === 'started') {
+      // A replay: the process that ran this call died with it.
+      await this.d.calls.transition(call.id, ['allocated', 'started'], {
+        queue_status: 'call_error',
+        status: 'call_error',
+        completed: 1,
+        error_message: 'The call was interrupted because the server restarted',
+        ended_at: this.now(),
+      });
+      return;
+    }
+    if (call.queue_status !== 'queued') return;
+    if (!(await this.d.calls.transition(call.id, ['queued'], { queue_status: 'allocated', status: 'allocated' })))
+      return;
+
+    const request = JSON.parse(call.request) as CallRequest;
+    const controller = new AbortController();
+    this.live.set(call.id, controller);
+    try {
+      await this.connect(call, request, controller);
+    } catch (error) {
+      this.d.log?.error({ err: error, call_id: call.id }, 'call failed');
+      await this.d.calls.transition(call.id, ['allocated', 'started'], {
+        queue_status: 'call_error',
+        status: 'call_error',
+        completed: 1,
+        error_message: 'The call failed unexpectedly',
+        ended_at: this.now(),
+      });
+    } finally {
+      this.live.delete(call.id);
+    }
+  }
+
+  private async connect(call: CallRow, request: CallRequest, controller: AbortController): Promise<void> {
+    const result = await this.d.carrier.dial({
+      callId: call.id,
+      to: call.to_number,
+      from: call.from_number,
+      ringTimeoutMs: RING_TIMEOUT_MS,
+      signal: controller.signal,
+    });
+    const ended = { completed: 1, call_length: 0, corrected_duration: 0, price: 0, ended_at: this.now() };
+    if (result.status === 'failed') {
+      await this.d.calls.transition(call.id, ['allocated'], {
+        queue_status: 'queue_error',
+        status: 'queue_error',
+        completed: 1,
+        error_message: result.reason,
+        ended_at: this.now(),
+      });
+      return;
+    }
+    if (result.status !== 'answered') {
+      const stopped = controller.signal.aborted;
+      await this.d.calls.transition(call.id, ['allocated'], {
+        ...ended,
+        queue_status: 'complete',
+        status: stopped ? 'canceled' : 'completed',
+        answered_by: stopped ? null : 'no-answer',
+        error_message: result.status === 'busy' ? 'The line was busy' : null,
+      });
+      return;
+    }
+    await this.converse(call, request, result.leg, controller);
+  }
+
+  private async converse(
+    call: CallRow,
+    request: CallRequest,
+    leg: CallLeg,
+    controller: AbortController,
+  ): Promise<void> {
+    const startedAt = this.d.clock.now();
+    const agent = this.d.agentFor(request);
+    const variables = {
+      ...systemVariables({
+        id: call.id,
+        from: call.from_number,
+        to: call.to_number,
+        inbound: call.inbound === 1,
+        timezone: request.timezone,
+        now: startedAt,
+      }),
+      ...request.request_data,
+    };
+    // The offline model is labelled as such in the record, never presented as AI.
+    const shown: CallRequest & { requested_model?: string } =
+      agent.label === 'offline'
+        ? { ...request, model: 'offline' as CallRequest['model'], requested_model: request.model }
+        : request;
+    const began = await this.d.calls.transition(call.id, ['allocated'], {
+      queue_status: 'started',
+      status: 'started',
+      started_at: startedAt.toISOString(),
+      end_at: new Date(startedAt.getTime() + request.max_duration * 60_000).toISOString(),
+      variables: JSON.stringify(variables),
+      request: JSON.stringify(shown),
+    });
+    if (!began) {
+      await leg.hangup();
+      return;
+    }
+    const lines: string[] = [];
+    const session = new CallSession({
+      callId: call.id,
+      request,
+      inbound: call.inbound === 1,
+      variables,
+      leg,
+      agent,
+      clock: this.d.clock,
+      signal: controller.signal,
+      recorder: {
+        transcript: async (turn) => {
+          if (turn.role !== 'agent-action') lines.push(`${turn.role}: ${turn.text}`);
+          await this.d.calls.addTranscript(call.id, { text: turn.text, user: turn.role });
+        },
+      },
+    });
+    const outcome = await session.run();
+    await this.finish(call, request, startedAt, outcome, lines);
+  }
+
+  private async finish(
+    call: CallRow,
+    request: CallRequest,
+    startedAt: Date,
+    outcome: SessionOutcome,
+    lines: string[],
+  ): Promise<void> {
+    const seconds = Math.max(0, (outcome.endedAt.getTime() - startedAt.getTime()) / 1000);
+    const minutes = seconds / 60;
+    await this.d.calls.transition(call.id, ['started'], {
+      queue_status: outcome.error ? 'call_error' : 'complete',
+      status: outcome.error ? 'call_error' : 'completed',
+      completed: 1,
+      error_message: outcome.error,
+      ended_at: outcome.endedAt.toISOString(),
+      call_length: Math.round(minutes * 10000) / 10000,
+      corrected_duration: seconds,
+      price: Math.round(minutes * this.d.pricePerMinute * 10000) / 10000,
+      call_ended_by: outcome.endedBy,
+      answered_by: request.answered_by_enabled ? outcome.answeredBy : null,
+      transferred_to: outcome.transferredTo,
+      concatenated_transcript: lines.join('\n'),
+    });
+    this.d.log?.info({ call_id: call.id, ended_by: outcome.endedBy, seconds }, 'call ended');
+    if (outcome.reachedVoicemail && request.retry) await this.retry(call, request);
+  }
+
+  /** Retry after voicemail: a new call, linked to this one, with the retry's voicemail settings. */
+  private async retry(call: CallRow, request: CallRequest): Promise<void> {
+    if (call.retry_of) return;
+    const retry = request.retry!;
+    const runAt = new Date(this.d.clock.now().getTime() + retry.wait * 1000);
+    const next = await this.d.calls.create(call.account_id, {
+      request: {
+        ...request,
+        voicemail_action: retry.voicemail_action,
+        voicemail_message: retry.voicemail_message ?? request.voicemail_message,
+        retry: null,
+        start_time: runAt.toISOString(),
+      },
+      batch_id: call.batch_id,
+      campaign_id: call.campaign_id,
+      credential_id: call.credential_id,
+      carrier: call.carrier,
+      retry_of: call.id,
+    });
+    await this.d.queue.enqueue('dial', { call_id: next.id }, { runAt });
+  }
+}

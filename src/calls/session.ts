@@ -1,0 +1,445 @@
+import type { Clock } from '../clock.js';
+import type { CallLeg, LegEvent, SpeakResult } from '../carriers/types.js';
+import type { Agent, AgentAction, AgentContext, AgentInput, AgentReply, Turn } from '../agent/types.js';
+import type { CallRequest } from '../domain/call-request.js';
+import { decideVoicemail } from '../domain/voicemail-rules.js';
+import { renderTemplate } from '../domain/template.js';
+import { AnswerDetector, answeredByOf, utteranceKind, type Answerer } from './answer-detector.js';
+import { EventQueue } from './event-queue.js';
+
+type Internal =
+  | LegEvent
+  | { type: 'spoken'; text: string; result: SpeakResult; then: AgentAction | 'hangup' | null; by: AbortController }
+  | {
+      type: 'timer';
+      name: 'respond' | 'silence' | 'barge_in' | 'detect' | 'detect_pause' | 'voicemail_fallback' | 'greeting_wait';
+    }
+  | { type: 'max_duration' }
+  | { type: 'stop' };
+
+export interface SessionRecorder {
+  /** Persists one transcript line as it happens, so call details show a live transcript. */
+  transcript(turn: Turn): Promise<void>;
+}
+
+export interface SessionOutcome {
+  endedBy: 'USER' | 'ASSISTANT';
+  answeredBy: 'human' | 'voicemail' | 'unknown';
+  answerer: Answerer;
+  transferredTo: string | null;
+  /** A failure during the live call (call_error), e.g. a failed transfer. */
+  error: string | null;
+  /** The call reached a voicemail (retry after voicemail applies). */
+  reachedVoicemail: boolean;
+  endedAt: Date;
+}
+
+export interface SessionOptions {
+  callId: string;
+  request: CallRequest;
+  inbound: boolean;
+  variables: Record<string, unknown>;
+  leg: CallLeg;
+  agent: Agent;
+  clock: Clock;
+  recorder: SessionRecorder;
+  /** Aborting it ends the call from our side (stop endpoint, shutdown). */
+  signal: AbortSignal;
+}
+
+/** How long the agent waits after the other side stops before answering, from interruption_threshold. */
+export function endOfTurnMs(threshold: number): number {
+  return Math.min(2000, Math.max(100, threshold * 4));
+}
+
+const SILENCE_MS = 7000;
+const BARGE_IN_MS = 600;
+const GREETING_WAIT_MS = 5000;
+const VOICEMAIL_FALLBACK_MS = 2500;
+
+/**
+ * One live call: turn-taking between the far end and the agent, built-in actions, voicemail and
+ * IVR rules, max_duration. It knows the carrier only through its CallLeg.
+ */
+export class CallSession {
+  private readonly events = new EventQueue<Internal>();
+  private readonly transcript: Turn[] = [];
+  private readonly timers = new Map<string, () => void>();
+  private readonly detector: AnswerDetector;
+  private speaking: AbortController | undefined;
+  private theySpeaking = false;
+  private heard: string[] = [];
+  private overlapped = false;
+  private silences = 0;
+  private phase: 'conversation' | 'voicemail' | 'ivr' | 'ending' = 'conversation';
+  private ivrNavigate = false;
+  private greeted = false;
+  private reachedVoicemail = false;
+  private transferredTo: string | null = null;
+  private error: string | null = null;
+  private endedBy: 'USER' | 'ASSISTANT' = 'ASSISTANT';
+  private done = false;
+
+  constructor(private readonly o: SessionOptions) {
+    this.detector = new AnswerDetector(o.clock.now());
+  }
+
+  async run(): Promise<SessionOutcome> {
+    const { leg, clock, request } = this.o;
+    const unsubscribe = leg.on((event) => this.events.push(event));
+    const onStop = () => this.events.push({ type: 'stop' });
+    this.o.signal.addEventListener('abort', onStop, { once: true });
+    if (this.o.signal.aborted) onStop();
+    this.timers.set(
+      'max',
+      clock.setTimer(() => this.events.push({ type: 'max_duration' }), request.max_duration * 60_000),
+    );
+    this.arm('detect', AnswerDetector.WINDOW_MS);
+    if (request.wait_for_greeting) this.arm('greeting_wait', GREETING_WAIT_MS);
+    else await this.greet();
+
+    try {
+      while (!this.done) await this.handle(await this.events.next());
+    } finally {
+      for (const cancel of this.timers.values()) cancel();
+      this.speaking?.abort();
+      unsubscribe();
+      this.o.signal.removeEventListener('abort', onStop);
+    }
+    const answerer = this.detector.result ?? 'unknown';
+    return {
+      endedBy: this.endedBy,
+      answeredBy: answeredByOf(answerer),
+      answerer,
+      transferredTo: this.transferredTo,
+      error: this.error,
+      reachedVoicemail: this.reachedVoicemail,
+      endedAt: clock.now(),
+    };
+  }
+
+  private arm(name: Extract<Internal, { type: 'timer' }>['name'], ms: number): void {
+    this.timers.get(name)?.();
+    this.timers.set(
+      name,
+      this.o.clock.setTimer(() => {
+        this.timers.delete(name);
+        this.events.push({ type: 'timer', name });
+      }, ms),
+    );
+  }
+
+  private disarm(name: string): void {
+    this.timers.get(name)?.();
+    this.timers.delete(name);
+  }
+
+  private async record(role: Turn['role'], text: string): Promise<void> {
+    const turn = { role, text };
+    this.transcript.push(turn);
+    await this.o.recorder.transcript(turn);
+  }
+
+  private context(): AgentContext {
+    return {
+      callId: this.o.callId,
+      request: this.o.request,
+      inbound: this.o.inbound,
+      variables: this.o.variables,
+      transcript: this.transcript,
+    };
+  }
+
+  private async ask(input: AgentInput): Promise<AgentReply> {
+    return this.o.agent.respond(input, this.context());
+  }
+
+  private async greet(): Promise<void> {
+    if (this.greeted) return;
+    this.greeted = true;
+    this.disarm('greeting_wait');
+    await this.act(await this.ask({ kind: 'start' }));
+  }
+
+  /** Says the reply's words (if any), then carries out its action once they have been played. */
+  private async act(reply: AgentReply): Promise<void> {
+    if (reply.say && reply.say.trim() !== '') {
+      this.say(reply.say, reply.action);
+    } else if (reply.action) {
+      await this.perform(reply.action);
+    } else {
+      this.arm('silence', SILENCE_MS);
+    }
+  }
+
+  private say(text: string, then: AgentAction | 'hangup' | null): void {
+    this.speaking?.abort();
+    const controller = new AbortController();
+    this.speaking = controller;
+    this.disarm('silence');
+    void this.o.leg.speak(text, { signal: controller.signal }).then(
+      (result) => this.events.push({ type: 'spoken', text, result, then, by: controller }),
+      () => this.events.push({ type: 'spoken', text, result: { played: '', interrupted: true }, then, by: controller }),
+    );
+  }
+
+  private async handle(event: Internal): Promise<void> {
+    switch (event.type) {
+      case 'hangup':
+        this.endedBy = this.phase === 'ending' ? this.endedBy : 'USER';
+        this.done = true;
+        return;
+      case 'stop':
+        await this.record('agent-action', 'Call stopped through the API');
+        return this.end();
+      case 'max_duration':
+        await this.record('agent-action', `Call ended: max_duration of ${this.o.request.max_duration} minutes reached`);
+        this.phase = 'ending';
+        this.say("I'm sorry, we have reached the time limit for this call. Goodbye!", 'hangup');
+        return;
+      case 'speech_start':
+        this.detector.observe(event);
+        this.disarm('detect_pause');
+        this.theySpeaking = true;
+        this.disarm('respond');
+        this.disarm('silence');
+        if (this.speaking && !this.o.request.block_interruptions && this.phase === 'conversation')
+          this.arm('barge_in', BARGE_IN_MS);
+        return;
+      case 'speech':
+        return this.onSpeech(event.text, event);
+      case 'tone':
+        return this.onDetected(this.detector.observe(event), event.type);
+      case 'dtmf':
+        await this.record('agent-action', `Caller pressed ${event.digit}`);
+        return;
+      case 'audio':
+        return;
+      case 'spoken':
+        return this.onSpoken(event);
+      case 'timer':
+        return this.onTimer(event.name);
+    }
+  }
+
+  private async onSpeech(text: string, event: LegEvent): Promise<void> {
+    this.theySpeaking = false;
+    this.disarm('barge_in');
+    const kind = utteranceKind(text);
+    const machine =
+      this.phase === 'voicemail' ||
+      this.phase === 'ivr' ||
+      kind === 'ivr' ||
+      kind === 'voicemail' ||
+      kind === 'screener';
+    await this.record(machine ? 'robot' : 'user', text);
+    const answer = this.detector.observe(event);
+    await this.onDetected(answer, 'speech');
+    // A machine just detected on this utterance: the rules above have handled it.
+    if (answer === 'ivr' || answer === 'voicemail') return;
+    if (this.detector.pending) this.arm('detect_pause', AnswerDetector.PAUSE_MS);
+    if (this.done || this.phase === 'ending') return;
+    if (this.phase === 'voicemail') {
+      // No beep yet: act once the greeting has been followed by a pause.
+      this.arm('voicemail_fallback', VOICEMAIL_FALLBACK_MS);
+      return;
+    }
+    if (this.phase === 'ivr') {
+      if (kind === 'ivr') {
+        if (this.ivrNavigate) await this.act(await this.ask({ kind: 'ivr_menu', text }));
+        return;
+      }
+      this.phase = 'conversation';
+    }
+    if (!this.greeted) {
+      await this.greet();
+      return;
+    }
+    this.heard.push(text);
+    // Said over our own words: they will answer what we are saying, so wait for that instead.
+    if (this.speaking) this.overlapped = true;
+    else this.arm('respond', endOfTurnMs(this.o.request.interruption_threshold));
+  }
+
+  private async onDetected(answer: Answerer | undefined, via: 'speech' | 'tone'): Promise<void> {
+    if (answer === undefined) {
+      if (via === 'tone' && this.phase === 'voicemail') await this.onVoicemailReady();
+      return;
+    }
+    this.disarm('detect');
+    if (answer === 'voicemail') {
+      this.reachedVoicemail = true;
+      this.phase = 'voicemail';
+      this.heard = [];
+      this.disarm('respond');
+      this.disarm('silence');
+      // Stop talking over the greeting; the message is left after the beep.
+      this.speaking?.abort();
+      if (via === 'tone') await this.onVoicemailReady();
+      else this.arm('voicemail_fallback', VOICEMAIL_FALLBACK_MS);
+      return;
+    }
+    if (answer === 'ivr') {
+      const decision = decideVoicemail('ivr', this.voicemailSettings());
+      await this.record('agent-action', `IVR detected (rule ${decision.rule}): ${decision.action}`);
+      this.speaking?.abort();
+      this.heard = [];
+      this.disarm('respond');
+      if (decision.action === 'continue') {
+        this.phase = decision.navigate ? 'ivr' : 'conversation';
+        this.ivrNavigate = decision.navigate;
+        if (decision.navigate) {
+          const menu = this.transcript.filter((t) => t.role === 'robot').at(-1)?.text ?? '';
+          await this.act(await this.ask({ kind: 'ivr_menu', text: menu }));
+        } else {
+          this.heard.push(this.transcript.at(-1)?.text ?? '');
+          this.arm('respond', endOfTurnMs(this.o.request.interruption_threshold));
+        }
+      } else if (decision.action === 'leave_message_and_end') {
+        await this.leaveMessage(decision.message);
+      } else {
+        await this.end();
+      }
+    }
+  }
+
+  /** The beep sounded (or the greeting ended and a pause followed): apply the voicemail rules. */
+  private async onVoicemailReady(): Promise<void> {
+    if (this.phase !== 'voicemail') return;
+    this.disarm('voicemail_fallback');
+    const decision = decideVoicemail('voicemail', this.voicemailSettings());
+    if (decision.action === 'leave_message_and_end') {
+      await this.record('agent-action', 'Voicemail detected: leaving a message');
+      await this.leaveMessage(decision.message);
+    } else {
+      await this.record('agent-action', 'Voicemail detected: hanging up');
+      await this.end();
+    }
+  }
+
+  private async leaveMessage(message: string | null): Promise<void> {
+    this.phase = 'ending';
+    const text =
+      message !== null
+        ? renderTemplate(message, this.o.variables)
+        : (await this.ask({ kind: 'compose_voicemail' })).say;
+    if (text) this.say(text, 'hangup');
+    else await this.end();
+  }
+
+  private voicemailSettings() {
+    const r = this.o.request;
+    return { voicemail_message: r.voicemail_message, voicemail_action: r.voicemail_action, amd: r.answered_by_enabled };
+  }
+
+  private async onSpoken(event: Extract<Internal, { type: 'spoken' }>): Promise<void> {
+    const current = this.speaking === event.by;
+    if (current) this.speaking = undefined;
+    const played = event.result.played.trim();
+    if (played)
+      await this.record(
+        'assistant',
+        event.result.interrupted && played !== event.text.trim() ? `${played}...` : played,
+      );
+    // A turn replaced by a newer one (or cut by the end of the call) carries out nothing more.
+    if (this.done || !current) return;
+    if (event.result.interrupted && event.then !== 'hangup' && this.phase !== 'ending') {
+      // Barged in on: listen to what they say instead of carrying out the rest of the turn.
+      return;
+    }
+    if (event.then === 'hangup') return this.end();
+    if (event.then) return this.perform(event.then);
+    if (this.heard.length > 0 && !this.theySpeaking)
+      this.arm('respond', endOfTurnMs(this.o.request.interruption_threshold));
+    else this.arm('silence', SILENCE_MS);
+  }
+
+  private async onTimer(name: Extract<Internal, { type: 'timer' }>['name']): Promise<void> {
+    switch (name) {
+      case 'respond': {
+        if (this.speaking || this.heard.length === 0 || this.phase !== 'conversation') return;
+        const text = this.heard.join(' ');
+        this.heard = [];
+        this.silences = 0;
+        return this.act(await this.ask({ kind: 'heard', text }));
+      }
+      case 'silence': {
+        if (this.speaking || this.theySpeaking || this.phase !== 'conversation') return;
+        if (this.heard.length > 0) {
+          const text = this.heard.join(' ');
+          this.heard = [];
+          return this.act(await this.ask({ kind: 'heard', text }));
+        }
+        this.silences++;
+        return this.act(
+          await this.ask({ kind: 'silence', silentMs: SILENCE_MS * this.silences, times: this.silences }),
+        );
+      }
+      case 'barge_in':
+        if (this.theySpeaking && this.speaking) this.speaking.abort();
+        return;
+      case 'detect':
+        return this.onDetected(this.detector.timeout(), 'speech');
+      case 'detect_pause':
+        return this.onDetected(this.detector.confirmPause(), 'speech');
+      case 'voicemail_fallback':
+        return this.onVoicemailReady();
+      case 'greeting_wait':
+        return this.greet();
+    }
+  }
+
+  private async perform(action: AgentAction): Promise<void> {
+    switch (action.type) {
+      case 'finish':
+        return this.end();
+      case 'wait':
+        this.arm('silence', SILENCE_MS * 3);
+        return;
+      case 'press_buttons': {
+        const digits = action.digits.replace(/[^0-9*#w]/gi, '');
+        await this.record('agent-action', `Pressed buttons: ${digits}`);
+        await this.o.leg.sendDtmf(digits);
+        return;
+      }
+      case 'transfer':
+        return this.transfer(action.target);
+    }
+  }
+
+  /** transfer_list.default overrides transfer_phone_number; a label picks its own number. */
+  private async transfer(target: string | undefined): Promise<void> {
+    const r = this.o.request;
+    const list = r.transfer_list ?? {};
+    const number =
+      (target && list[target]) ||
+      (target && /^\+\d+$/.test(target) ? target : undefined) ||
+      list.default ||
+      r.transfer_phone_number;
+    if (!number) {
+      await this.record('agent-action', 'Transfer requested but no transfer number is configured');
+      return;
+    }
+    await this.record('agent-action', `Transferring to ${number}`);
+    const result = await this.o.leg.transfer(number);
+    if (result.ok) {
+      this.transferredTo = number;
+      this.endedBy = 'ASSISTANT';
+      this.phase = 'ending';
+      this.done = true;
+      return;
+    }
+    this.error = `Transfer to ${number} failed: ${result.reason}`;
+    await this.record('agent-action', this.error);
+    await this.end();
+  }
+
+  private async end(): Promise<void> {
+    if (this.done) return;
+    this.phase = 'ending';
+    this.endedBy = 'ASSISTANT';
+    this.speaking?.abort();
+    await this.o.leg.hangup();
+    this.done = true;
+  }
+}
