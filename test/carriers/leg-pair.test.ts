@@ -3,15 +3,9 @@ import assert from 'node:assert/strict';
 import { ScaledClock } from '../../src/clock.js';
 import { createLegPair, speakingTimeMs, DEFAULT_TIMING } from '../../src/carriers/sandbox/leg-pair.js';
 import type { LegEvent } from '../../src/carriers/types.js';
-import { ScriptedAgent, clockMs } from './scripted-agent.js';
+import { ScriptedAgent, assertBetween, clockMs } from './scripted-agent.js';
 
 const SCALE = 200;
-/** Real timers drift a few milliseconds, i.e. up to a second or two of clock time at this scale. */
-const SLACK_MS = 2000;
-
-function near(actual: number, expected: number, slack = SLACK_MS): void {
-  assert.ok(Math.abs(actual - expected) <= slack, `expected about ${expected} ms, got ${actual} ms`);
-}
 
 describe('leg pair: speech', () => {
   it('speaking time is words at 165 a minute plus 300 ms', () => {
@@ -29,9 +23,9 @@ describe('leg pair: speech', () => {
     const result = await a.speak(text);
     const spokeFor = clockMs(clock) - startedAt;
     assert.deepEqual(result, { played: text, interrupted: false });
-    near(spokeFor, 4300);
+    assertBetween(spokeFor, 4300, 4300, 'speaking time');
     const start = await far.next('speech_start');
-    near(start.at.getTime() - startedAt, 0);
+    assertBetween(start.at.getTime() - startedAt, 0, 0, 'speech_start delay');
     const speech = await far.next('speech');
     assert.equal(speech.text, text);
     assert.equal(speech.durationMs, 4300);
@@ -45,14 +39,13 @@ describe('leg pair: speech', () => {
     const clock = new ScaledClock(SCALE);
     const { a, b } = createLegPair(clock);
     const seen: LegEvent['type'][] = [];
-    const spoken = a.speak('hello there');
+    await a.speak('hello there');
     await a.sendDtmf('5');
-    await spoken;
     // Nobody listened yet: nothing is lost.
     b.on((event) => seen.push(event.type));
     assert.deepEqual(seen, []);
     await Promise.resolve();
-    assert.deepEqual(seen, ['speech_start', 'dtmf', 'speech']);
+    assert.deepEqual(seen, ['speech_start', 'speech', 'dtmf']);
 
     const late: string[] = [];
     const { a: a2, b: b2 } = createLegPair(clock);
@@ -86,11 +79,12 @@ describe('leg pair: speech', () => {
     clock.setTimer(() => barge.abort(), full / 2);
     const startedAt = clockMs(clock);
     const result = await a.speak(text, { signal: barge.signal });
-    near(clockMs(clock) - startedAt, full / 2);
+    assertBetween(clockMs(clock) - startedAt, full / 2, full / 2, 'time to the cut');
     assert.equal(result.interrupted, true);
     assert.ok(text.startsWith(result.played), 'played is the start of the text');
     const count = result.played.split(' ').length;
-    assert.ok(count >= 12 && count <= 28, `about half the words, got ${count}`);
+    // The cut comes at half time or (on a loaded machine) later, never at the end.
+    assert.ok(count >= 18 && count < 40, `about half the words or more, got ${count}`);
     const speech = await far.next('speech');
     assert.equal(speech.text, result.played);
     assert.ok(speech.durationMs < full);
@@ -108,9 +102,8 @@ describe('leg pair: keys and tones', () => {
     const far = new ScriptedAgent(b, clock);
     const startedAt = clockMs(clock);
     await a.sendDtmf('12w#*9');
-    // Real timers fire after at least 1 ms, i.e. 200 ms of clock time per digit at this scale.
-    const took = clockMs(clock) - startedAt;
-    assert.ok(took >= 5 * 100 + 500 - 50 && took <= 3000, `took ${took} ms`);
+    // Real timers wait at least 1 ms, i.e. 200 ms of clock time per digit at this scale.
+    assertBetween(clockMs(clock) - startedAt, 5 * 100 + 500, 5 * 200 + 500, 'keying time');
     const digits = far.events.map((e) => (e.type === 'dtmf' ? e.digit : e.type));
     assert.deepEqual(digits, ['1', '2', '#', '*', '9']);
     const times = far.events.map((e) => e.at.getTime());

@@ -2,6 +2,7 @@
  * A tiny scripted agent for sandbox tests: it records what it hears on a leg and waits for
  * events on the test's clock, so a test reads like the call it places.
  */
+import assert from 'node:assert/strict';
 import type { Clock } from '../../src/clock.js';
 import type { CallLeg, LegEvent } from '../../src/carriers/types.js';
 
@@ -75,4 +76,18 @@ export class ScriptedAgent {
 
 export function clockMs(clock: Clock): number {
   return clock.now().getTime();
+}
+
+/**
+ * Asserts a clock duration lies in [min, max], with slack for real timers: the scaled clock
+ * follows real time, where a timer may fire a millisecond early and, on a loaded machine, tens of
+ * milliseconds late (seconds of clock time at the scales tests use). The slack stays well below
+ * the differences the tests tell apart.
+ */
+export function assertBetween(actual: number, min: number, max: number, what = 'duration'): void {
+  const early = 1000;
+  const late = 10_000;
+  if (actual < min - early || actual > max + late) {
+    throw new assert.AssertionError({ message: `${what}: ${actual} ms, expected ${min} to ${max} ms` });
+  }
 }
