@@ -16,7 +16,6 @@ export interface CallLogEntry {
   by: string;
   kind:
     | 'dial'
-    | 'ringing'
     | 'answered'
     | 'no-answer'
     | 'busy'
