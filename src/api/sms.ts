@@ -15,7 +15,6 @@ import {
 } from '../schemas/a2p.js';
 import { notFound, validationError } from '../errors.js';
 import { assertValid, isRecord } from './validation.js';
-import { sandboxA2pDelaySeconds } from '../store/a2p.js';
 import { normalizePathNumber } from '../domain/phone.js';
 
 const tags = ['SMS'];
@@ -41,8 +40,7 @@ const registerSchema = {
 };
 
 function registerHandler(services: Services) {
-  // Read when the route is registered, so that a bad value stops start-up.
-  const delay = sandboxA2pDelaySeconds(services.config);
+  const delay = services.config.sandboxA2pDelaySeconds;
   return async (request: FastifyRequest<{ Body: A2pRegistrationRequest }>) => {
     assertValid(request, positionProblems(request.body));
     const registration = await services.a2p.create(request.account.id, normalizeRegistration(request.body), delay);

@@ -26,7 +26,12 @@ function withKeywords(ajv: Ajv, context: CheckContext): Ajv {
     keyword: 'x-check',
     schemaType: 'string',
     errors: true,
-    validate: function check(this: unknown, name: CheckName, data: unknown, parentSchema?: { type?: unknown }): boolean {
+    validate: function check(
+      this: unknown,
+      name: CheckName,
+      data: unknown,
+      parentSchema?: { type?: unknown },
+    ): boolean {
       // Nullable(checked(...)) allows null: the rule is about the value, not its absence.
       if (data === null && Array.isArray(parentSchema?.type) && parentSchema.type.includes('null')) return true;
       const problem = CHECKS[name](data, context);

@@ -3,7 +3,7 @@ import { resolveVoice } from './voices.js';
 import { parseStartTime } from './start-time.js';
 import { isRecord } from '../api/validation.js';
 import { normalizeTool, type CustomTool, type StoredTool } from '../schemas/tool.js';
-import type { CallSettings, DynamicDataItem } from '../schemas/call.js';
+import { normalizeDynamicData, type CallSettings, type StoredDynamicDataItem } from '../schemas/call.js';
 
 export type Model = 'base' | 'enhanced' | 'turbo';
 export type VoicemailAction = 'hangup' | 'leave_message' | 'ignore';
@@ -39,7 +39,7 @@ export interface CallRequest {
   timezone: string;
   request_data: Record<string, unknown>;
   tools: CallTool[];
-  dynamic_data: DynamicDataItem[];
+  dynamic_data: StoredDynamicDataItem[];
   start_time: string | null;
   voicemail_message: string | null;
   voicemail_action: VoicemailAction;
@@ -66,6 +66,11 @@ export const CALL_DEFAULTS = {
   voicemail_action: 'hangup',
   max_duration: 30,
 } as const;
+
+/** The object items of a list that may not have passed validation (the result is then discarded). */
+function records<T>(list: T[] | undefined): T[] {
+  return Array.isArray(list) ? list.filter((item) => isRecord(item)) : [];
+}
 
 const boolLike = (v: unknown, fallback: boolean): boolean => (v === undefined ? fallback : v === true || v === 'true');
 
@@ -152,7 +157,7 @@ export async function normalizeCallSettings(
     interruption_threshold: body.interruption_threshold ?? CALL_DEFAULTS.interruption_threshold,
     temperature: body.temperature ?? CALL_DEFAULTS.temperature,
     keywords: body.keywords ?? [],
-    pronunciation_guide: (body.pronunciation_guide ?? []).map((p) => ({
+    pronunciation_guide: records(body.pronunciation_guide).map((p) => ({
       word: p.word,
       pronunciation: p.pronunciation,
       case_sensitive: boolLike(p.case_sensitive, false),
@@ -164,7 +169,7 @@ export async function normalizeCallSettings(
     timezone: body.timezone ?? CALL_DEFAULTS.timezone,
     request_data: body.request_data ?? {},
     tools,
-    dynamic_data: body.dynamic_data ?? [],
+    dynamic_data: normalizeDynamicData(records(body.dynamic_data).filter((d) => Array.isArray(d.response_data))),
     start_time: startTime ? startTime.toISOString() : null,
     voicemail_message: body.voicemail_message ?? null,
     voicemail_action: voicemailAction,

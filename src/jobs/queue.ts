@@ -1,6 +1,5 @@
 import type { JobName, JobPayloads } from './catalog.js';
 
-
 export interface EnqueueOptions {
   /** Not before this time (scheduled calls). Default: now. */
   runAt?: Date;
@@ -19,7 +18,10 @@ export interface QueuedJob<N extends JobName = JobName> {
 /** pending -> running -> done | (pending again, with backoff) | dead; or canceled before it ran. */
 export type JobState = 'pending' | 'running' | 'done' | 'dead' | 'canceled';
 
-export type JobHandler<N extends JobName> = (payload: JobPayloads[N], job: { id: string; attempt: number }) => Promise<void>;
+export type JobHandler<N extends JobName> = (
+  payload: JobPayloads[N],
+  job: { id: string; attempt: number },
+) => Promise<void>;
 
 export type JobHandlers = { [N in JobName]: JobHandler<N> };
 

@@ -189,7 +189,10 @@ export class SqlJobQueue implements JobQueue {
     this.running.set(row.id, run);
   }
 
-  private async finish(id: string, changes: { state: JobState; last_error: string | null; run_at?: string }): Promise<void> {
+  private async finish(
+    id: string,
+    changes: { state: JobState; last_error: string | null; run_at?: string },
+  ): Promise<void> {
     await this.db
       .updateTable('jobs')
       .set({ ...changes, locked_by: null, locked_until: null, updated_at: this.clock.now().toISOString() })

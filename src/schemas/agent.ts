@@ -1,114 +1,17 @@
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { FreeObject, Nullable, StringEnum, checked } from './common.js';
+import { Type, type Static } from '@sinclair/typebox';
+import { FreeObject, Nullable, checked } from './common.js';
 import { CustomTool, normalizeTool } from './tool.js';
+import {
+  DEFAULT_LANGUAGE,
+  DEFAULT_MAX_DURATION,
+  DEFAULT_MODEL,
+  DynamicDataItem,
+  Language,
+  Model,
+  StoredDynamicDataItem,
+  normalizeDynamicData,
+} from './call.js';
 import { DEFAULT_VOICE } from '../domain/voices.js';
-import type { CheckName } from '../domain/checks.js';
-
-/**
- * A checked value or null. Nullable() merges a plain type into `type: [t, "null"]`, which would run
- * the check on null too; a union keeps the check on the non-null branch only.
- */
-export function NullableChecked<T extends TSchema>(schema: T, check: CheckName) {
-  return Type.Union([checked(schema, check), Type.Null()]);
-}
-
-/** The seed's `language` values (2.1), shared by calls, inbound numbers and agents. */
-export const LANGUAGES = [
-  'en',
-  'en-US',
-  'en-GB',
-  'zh',
-  'zh-CN',
-  'zh-Hans',
-  'zh-TW',
-  'zh-Hant',
-  'es',
-  'fr',
-  'de',
-  'hi',
-  'ja',
-  'ko',
-  'pt',
-  'it',
-  'nl',
-  'pl',
-  'ru',
-  'sv',
-  'da',
-  'id',
-  'ms',
-  'tr',
-] as const;
-export const Language = StringEnum(LANGUAGES, { description: 'Language of the conversation; default en-US' });
-export type Language = Static<typeof Language>;
-export const DEFAULT_LANGUAGE: Language = 'en-US';
-
-/** Seed 2.4: base follows scripts most closely, enhanced is the default, turbo has no tools/transfers. */
-export const MODELS = ['base', 'enhanced', 'turbo'] as const;
-export const Model = StringEnum(MODELS, { description: 'base, enhanced (default) or turbo' });
-export type Model = Static<typeof Model>;
-export const DEFAULT_MODEL: Model = 'enhanced';
-
-export const DEFAULT_MAX_DURATION = 30;
-
-const DynamicMethod = Type.String({ enum: ['GET', 'POST', 'get', 'post'], 'x-message': 'must be GET or POST' });
-
-/** One `response_data` rule of seed 2.2: where a value sits in the response and how the agent learns it. */
-export const ResponseDataItem = Type.Object(
-  {
-    name: Type.String({ minLength: 1, description: 'Variable name, usable as {{name}}' }),
-    data: Type.String({ description: 'JSON path into the response, e.g. $.temperature' }),
-    context: Type.Optional(Type.String({ description: 'How the value enters the agent knowledge; may use {{name}}' })),
-  },
-  { additionalProperties: true },
-);
-
-/** Seed 2.2: an external request whose results enter the call (Send Call, inbound numbers, agents). */
-export const DynamicDataItem = Type.Object(
-  {
-    url: checked(Type.String({ description: 'External API URL' }), 'http_url'),
-    response_data: Type.Array(ResponseDataItem, { description: 'Parsing rules for the response' }),
-    method: Type.Optional(DynamicMethod),
-    cache: Type.Optional(
-      Type.Boolean({ description: 'true (default): fetch once at call start; false: re-check during the call' }),
-    ),
-    headers: Type.Optional(FreeObject({ description: 'Headers sent with the request' })),
-    body: Type.Optional(
-      FreeObject({ description: 'Request body; {{from}}, {{to}}, {{short_from}}, {{short_to}}, {{call_id}}' }),
-    ),
-  },
-  { additionalProperties: true },
-);
-export type DynamicDataItem = Static<typeof DynamicDataItem>;
-
-/** A stored dynamic_data item: the seed's fields only, defaults filled. */
-export const StoredDynamicDataItem = Type.Object({
-  url: Type.String(),
-  response_data: Type.Array(
-    Type.Object({ name: Type.String(), data: Type.String(), context: Type.Optional(Type.String()) }),
-  ),
-  method: StringEnum(['GET', 'POST'] as const),
-  cache: Type.Boolean(),
-  headers: Type.Optional(FreeObject()),
-  body: Type.Optional(FreeObject()),
-});
-export type StoredDynamicDataItem = Static<typeof StoredDynamicDataItem>;
-
-/** Keeps only the fields of seed 2.2 and fills its defaults (method GET, cache true). */
-export function normalizeDynamicData(items: DynamicDataItem[]): StoredDynamicDataItem[] {
-  return items.map(({ url, response_data, method, cache, headers, body }) => ({
-    url,
-    response_data: response_data.map(({ name, data, context }) => ({
-      name,
-      data,
-      ...(context !== undefined && { context }),
-    })),
-    method: (method ?? 'GET').toUpperCase() === 'POST' ? 'POST' : 'GET',
-    cache: cache ?? true,
-    ...(headers !== undefined && { headers }),
-    ...(body !== undefined && { body }),
-  }));
-}
 
 /** An item of `tools`: an inline custom tool (2.5) or the id of a tool created with POST /v1/tools. */
 export const ToolItem = Type.Union([CustomTool, Type.String({ minLength: 1, description: 'A tool id (TL-...)' })]);
@@ -131,7 +34,7 @@ export function toolIdsOf(tools: unknown): { index: number; id: string }[] {
 const agentFields = {
   prompt: Type.String({ minLength: 1, description: 'The agent instructions; recommended under 2,000 characters' }),
   voice: checked(Type.String({ description: 'Voice name or id (GET /v1/voices); default mason' }), 'voice'),
-  webhook: NullableChecked(Type.String({ description: 'End-of-call webhook URL' }), 'http_url'),
+  webhook: Nullable(checked(Type.String({ description: 'End-of-call webhook URL' }), 'http_url')),
   dynamic_data: Nullable(Type.Array(DynamicDataItem)),
   interruption_threshold: Nullable(Type.Number({ minimum: 0, description: 'Recommended 50-200' })),
   first_sentence: Nullable(Type.String()),

@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { FreeObject, Nullable, StringEnum, checked } from './common.js';
 import { CustomTool } from './tool.js';
 
+/** The seed's `language` values (2.1), shared by calls, inbound numbers and agents. */
 export const LANGUAGES = [
   'en',
   'en-US',
@@ -28,7 +29,76 @@ export const LANGUAGES = [
   'ms',
   'tr',
 ] as const;
-export const Language = StringEnum(LANGUAGES, { description: 'Default en-US' });
+export const Language = StringEnum(LANGUAGES, { description: 'Language of the conversation; default en-US' });
+export type Language = Static<typeof Language>;
+export const DEFAULT_LANGUAGE: Language = 'en-US';
+
+/** Seed 2.4: base follows scripts most closely, enhanced is the default, turbo has no tools/transfers. */
+export const MODELS = ['base', 'enhanced', 'turbo'] as const;
+export const Model = StringEnum(MODELS, { description: 'base, enhanced (default) or turbo' });
+export type Model = Static<typeof Model>;
+export const DEFAULT_MODEL: Model = 'enhanced';
+
+export const DEFAULT_MAX_DURATION = 30;
+
+const DynamicMethod = Type.String({ enum: ['GET', 'POST', 'get', 'post'], 'x-message': 'must be GET or POST' });
+
+/** One `response_data` rule of seed 2.2: where a value sits in the response and how the agent learns it. */
+export const ResponseDataItem = Type.Object(
+  {
+    name: Type.String({ minLength: 1, description: 'Variable name, usable as {{name}}' }),
+    data: Type.String({ description: 'JSON path into the response, e.g. $.temperature' }),
+    context: Type.Optional(Type.String({ description: 'How the value enters the agent knowledge; may use {{name}}' })),
+  },
+  { additionalProperties: true },
+);
+
+/** Seed 2.2: an external request whose results enter the call (Send Call, inbound numbers, agents). */
+export const DynamicDataItem = Type.Object(
+  {
+    url: checked(Type.String({ description: 'External API URL' }), 'http_url'),
+    response_data: Type.Array(ResponseDataItem, { description: 'Parsing rules for the response' }),
+    method: Type.Optional(DynamicMethod),
+    cache: Type.Optional(
+      Type.Boolean({ description: 'true (default): fetch once at call start; false: re-check during the call' }),
+    ),
+    headers: Type.Optional(FreeObject({ description: 'Headers sent with the request' })),
+    body: Type.Optional(
+      FreeObject({ description: 'Request body; {{from}}, {{to}}, {{short_from}}, {{short_to}}, {{call_id}}' }),
+    ),
+  },
+  { additionalProperties: true },
+);
+export type DynamicDataItem = Static<typeof DynamicDataItem>;
+
+/** A stored dynamic_data item: the seed's fields only, defaults filled. */
+export const StoredDynamicDataItem = Type.Object({
+  url: Type.String(),
+  response_data: Type.Array(
+    Type.Object({ name: Type.String(), data: Type.String(), context: Type.Optional(Type.String()) }),
+  ),
+  method: StringEnum(['GET', 'POST'] as const),
+  cache: Type.Boolean(),
+  headers: Type.Optional(FreeObject()),
+  body: Type.Optional(FreeObject()),
+});
+export type StoredDynamicDataItem = Static<typeof StoredDynamicDataItem>;
+
+/** Keeps only the fields of seed 2.2 and fills its defaults (method GET, cache true). */
+export function normalizeDynamicData(items: DynamicDataItem[]): StoredDynamicDataItem[] {
+  return items.map(({ url, response_data, method, cache, headers, body }) => ({
+    url,
+    response_data: response_data.map(({ name, data, context }) => ({
+      name,
+      data,
+      ...(context !== undefined && { context }),
+    })),
+    method: (method ?? 'GET').toUpperCase() === 'POST' ? 'POST' : 'GET',
+    cache: cache ?? true,
+    ...(headers !== undefined && { headers }),
+    ...(body !== undefined && { body }),
+  }));
+}
 
 export const BACKGROUND_TRACKS = ['office', 'cafe', 'restaurant', 'none'] as const;
 export const BackgroundTrack = Nullable(StringEnum(BACKGROUND_TRACKS), {
@@ -41,39 +111,11 @@ export const VoicemailAction = StringEnum(VOICEMAIL_ACTIONS, { description: 'Def
 
 export const WEBHOOK_EVENTS = ['queue', 'call', 'latency', 'webhook', 'tool', 'dynamic_data'] as const;
 
-export const MODELS = ['base', 'enhanced', 'turbo'] as const;
-export const Model = StringEnum(MODELS, { description: 'Default enhanced' });
-
-const HttpMethod = Type.String({ enum: ['GET', 'POST', 'get', 'post'], 'x-message': 'must be GET or POST' });
-
 /** A phone number in any form of the seed's Send Call rules (string, or digits as a JSON number). */
 export const PhoneInput = checked(
   Type.Union([Type.String(), Type.Number()], { 'x-message': 'must be a string or a number' }),
   'phone',
 );
-
-/** Seed 2.2. */
-export const DynamicDataItem = Type.Object(
-  {
-    url: checked(Type.String(), 'http_url'),
-    response_data: Type.Array(
-      Type.Object(
-        {
-          name: Type.String({ minLength: 1 }),
-          data: Type.String({ description: 'JSON path into the response' }),
-          context: Type.Optional(Type.String({ description: 'May reference {{<name>}}' })),
-        },
-        { additionalProperties: true },
-      ),
-    ),
-    method: Type.Optional(HttpMethod),
-    cache: Type.Optional(Type.Boolean({ description: 'true: fetch once at call start (default)' })),
-    headers: Type.Optional(FreeObject()),
-    body: Type.Optional(FreeObject()),
-  },
-  { additionalProperties: true },
-);
-export type DynamicDataItem = Static<typeof DynamicDataItem>;
 
 export const PronunciationItem = Type.Object(
   {

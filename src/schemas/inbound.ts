@@ -1,23 +1,19 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { FreeObject, Nullable, StringEnum, checked } from './common.js';
+import { StoredToolItem, ToolItem, normalizeTools } from './agent.js';
 import {
+  BACKGROUND_TRACKS,
   DEFAULT_LANGUAGE,
   DEFAULT_MAX_DURATION,
   DEFAULT_MODEL,
   DynamicDataItem,
   Language,
   Model,
-  NullableChecked,
   StoredDynamicDataItem,
-  StoredToolItem,
-  ToolItem,
   normalizeDynamicData,
-  normalizeTools,
-} from './agent.js';
+} from './call.js';
 import { DEFAULT_VOICE } from '../domain/voices.js';
 import { normalizePhone } from '../domain/phone.js';
-
-export const BACKGROUND_TRACKS = ['office', 'cafe', 'restaurant', 'none'] as const;
 
 /**
  * Seed 2.4, every field optional (Update Inbound Details is a partial update). null resets a
@@ -33,7 +29,7 @@ export const inboundFields = {
         'null or "" clears it',
     }),
   ),
-  voice: NullableChecked(Type.String({ description: 'A voice of GET /v1/voices; default mason' }), 'voice'),
+  voice: Nullable(checked(Type.String({ description: 'A voice of GET /v1/voices; default mason' }), 'voice')),
   background_track: Nullable(
     StringEnum(BACKGROUND_TRACKS, { description: 'null (default) is quiet phone static; none is minimal noise' }),
   ),
@@ -43,8 +39,8 @@ export const inboundFields = {
   model: Nullable(Model),
   tools: Nullable(Type.Array(ToolItem, { description: 'Inline custom tools or tool ids of the account' })),
   language: Nullable(Language),
-  timezone: NullableChecked(Type.String({ description: 'IANA time zone; default America/Los_Angeles' }), 'timezone'),
-  transfer_phone_number: NullableChecked(Type.String({ description: 'Stored in E.164; null removes it' }), 'phone'),
+  timezone: Nullable(checked(Type.String({ description: 'IANA time zone; default America/Los_Angeles' }), 'timezone')),
+  transfer_phone_number: Nullable(checked(Type.String({ description: 'Stored in E.164; null removes it' }), 'phone')),
   transfer_list: Nullable(
     Type.Record(Type.String(), checked(Type.String(), 'phone'), {
       description: 'Label (e.g. default, sales) -> phone number; stored in E.164',
@@ -55,7 +51,7 @@ export const inboundFields = {
   }),
   keywords: Nullable(Type.Array(checked(Type.String(), 'keyword'), { description: '"word" or "word:<boost>"' })),
   max_duration: Nullable(Type.Integer({ exclusiveMinimum: 0, description: 'Minutes; default 30' })),
-  webhook: NullableChecked(Type.String({ description: 'End-of-call webhook URL' }), 'http_url'),
+  webhook: Nullable(checked(Type.String({ description: 'End-of-call webhook URL' }), 'http_url')),
   analysis_schema: Nullable(FreeObject({ description: 'Output field name -> type hint' })),
   metadata: Nullable(FreeObject({ description: 'Returned with every call to this number' })),
   summary_prompt: Nullable(Type.String()),

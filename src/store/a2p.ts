@@ -1,29 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Database } from './types.js';
 import type { Clock } from '../clock.js';
-import { ConfigError } from '../config.js';
 import { newId } from '../security/secrets.js';
 import type { A2pRegistrationRequest, A2pStatus } from '../schemas/a2p.js';
-
-export const A2P_DELAY_VARIABLE = 'OPENLINE_SANDBOX_A2P_DELAY_SECONDS';
-const DEFAULT_A2P_DELAY_SECONDS = 60;
-
-/**
- * Seconds after which the sandbox decides a registration. Taken from the config when it has the
- * setting, else from the environment (until config.ts carries it); a bad value throws a
- * ConfigError naming the variable.
- */
-export function sandboxA2pDelaySeconds(config: object, env: Record<string, string | undefined> = process.env): number {
-  if ('sandboxA2pDelaySeconds' in config && typeof config.sandboxA2pDelaySeconds === 'number') {
-    return config.sandboxA2pDelaySeconds;
-  }
-  const raw = env[A2P_DELAY_VARIABLE];
-  if (raw === undefined || raw === '') return DEFAULT_A2P_DELAY_SECONDS;
-  if (!/^\d+$/.test(raw) || Number(raw) > 30 * 24 * 3600) {
-    throw new ConfigError(A2P_DELAY_VARIABLE, `must be a whole number of seconds up to 2592000, got "${raw}"`);
-  }
-  return Number(raw);
-}
 
 /**
  * The sandbox's deterministic verdicts, so that failures can be tested: the all-zero EIN, and a

@@ -1,7 +1,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../../src/testing/harness.js';
-import { LANGUAGES, MODELS } from '../../src/schemas/agent.js';
+import { LANGUAGES, MODELS } from '../../src/schemas/call.js';
 
 const AGENT_KEYS = [
   'agent_id',

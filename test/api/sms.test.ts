@@ -2,8 +2,6 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../../src/testing/harness.js';
 import { A2P_BUSINESS_TYPES, A2P_VERTICALS, isExecutivePosition } from '../../src/schemas/a2p.js';
-import { sandboxA2pDelaySeconds, A2P_DELAY_VARIABLE } from '../../src/store/a2p.js';
-import { ConfigError } from '../../src/config.js';
 import type { Account } from '../../src/store/accounts.js';
 import { ScaledClock } from '../../src/clock.js';
 
@@ -88,19 +86,6 @@ describe('A2P rules (no storage)', () => {
   for (const position of REJECTED_POSITIONS) {
     it(`rejects the position "${position}"`, () => assert.equal(isExecutivePosition(position), false));
   }
-
-  it('reads the sandbox delay from the config, else the environment, and rejects bad values', () => {
-    assert.equal(sandboxA2pDelaySeconds({}, {}), 60);
-    assert.equal(sandboxA2pDelaySeconds({}, { [A2P_DELAY_VARIABLE]: '0' }), 0);
-    assert.equal(sandboxA2pDelaySeconds({}, { [A2P_DELAY_VARIABLE]: '3600' }), 3600);
-    assert.equal(sandboxA2pDelaySeconds({ sandboxA2pDelaySeconds: 5 }, { [A2P_DELAY_VARIABLE]: '9' }), 5);
-    for (const bad of ['-1', 'soon', '1.5', '99999999']) {
-      assert.throws(
-        () => sandboxA2pDelaySeconds({}, { [A2P_DELAY_VARIABLE]: bad }),
-        (e: unknown) => e instanceof ConfigError && e.message.startsWith(A2P_DELAY_VARIABLE),
-      );
-    }
-  });
 });
 
 for (const storage of ['sqlite', 'postgres'] as const)
