@@ -16,7 +16,7 @@ const WRONG_VALUES: unknown[] = [null, [], {}, '', 'x', -1, 1e308, true, [null],
  */
 describe('robustness: wrong values in every field of every endpoint', () => {
   let t: TestApp;
-  let operations: Operation[] = [];
+  const operations: Operation[] = [];
   before(async () => {
     t = await createTestApp();
     await t.app.ready();
