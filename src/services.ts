@@ -60,7 +60,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
   const secrets = new SecretBox(loadMasterKey(config));
   const { db } = storage;
   const queue = new SqlJobQueue(db, clock, storage.dialect, options.logger);
-  const calls = new CallStore(db, clock);
+  const calls = new CallStore(db, clock, { soleWriter: storage.dialect === 'sqlite' });
   const sandbox = new SandboxNetwork({ clock, personaDirs: config.personaDirs });
   const offline = new OfflineAgent();
   const engine = new CallEngine({

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openStorage, migrate, type Storage } from '../src/store/db.js';
-import { AccountStore } from '../src/store/accounts.js';
+import { AccountStore, KEY_CACHE_MS } from '../src/store/accounts.js';
 import { SecretBox, loadMasterKey } from '../src/security/secrets.js';
 import { systemClock } from '../src/clock.js';
 import { createTestApp } from '../src/testing/harness.js';
@@ -119,7 +119,11 @@ describe('openline CLI (SQLite in DATA_DIR)', () => {
 
     const revoked = await openline(['keys', 'revoke', keyId], env);
     assert.equal(revoked.code, 0, revoked.stderr);
-    assert.equal(await accountStore.authenticate(key), undefined, 'a revoked key no longer authenticates');
+    const fresh = new AccountStore(storage!.db, new SecretBox(loadMasterKey({ dataDir: dir })), systemClock);
+    assert.equal(await fresh.authenticate(key), undefined, 'a revoked key no longer authenticates');
+    // A process that verified the key moments before trusts it for at most KEY_CACHE_MS more.
+    await new Promise((resolve) => setTimeout(resolve, KEY_CACHE_MS + 50));
+    assert.equal(await accountStore.authenticate(key), undefined, 'nor in a process that verified it before');
     const again = await openline(['keys', 'revoke', keyId], env);
     assert.equal(again.code, 1);
     assert.match(again.stderr, /already revoked/);

@@ -8,6 +8,21 @@ export function toCallRecord(
   transcripts: TranscriptRow[],
   options: { publicUrl: string; endpointUrl: string },
 ): CallRecord {
+  const hit = built.get(row);
+  if (hit && hit.transcripts === transcripts) return hit.record;
+  const record = buildRecord(row, transcripts, options);
+  built.set(row, { transcripts, record });
+  return record;
+}
+
+/** Records already built from an unchanged row (the call store hands out the same row until it changes). */
+const built = new WeakMap<CallRow, { transcripts: TranscriptRow[]; record: CallRecord }>();
+
+function buildRecord(
+  row: CallRow,
+  transcripts: TranscriptRow[],
+  options: { publicUrl: string; endpointUrl: string },
+): CallRecord {
   return {
     call_id: row.id,
     c_id: row.id,

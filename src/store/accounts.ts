@@ -16,8 +16,18 @@ export interface ApiKeyInfo {
   revoked_at: string | null;
 }
 
+/** How long a verified key is trusted without asking storage again (real milliseconds). */
+export const KEY_CACHE_MS = 2_000;
+
 /** Accounts, their API keys (stored as hashes) and their webhook signing secrets (encrypted). */
 export class AccountStore {
+  /**
+   * Every request authenticates: a short-lived cache of verified keys (by hash) keeps that off
+   * storage. A key revoked here is dropped at once; another process sharing PostgreSQL stops
+   * accepting it within KEY_CACHE_MS. Failed lookups are never cached.
+   */
+  private readonly verified = new Map<string, { account: Account; until: number }>();
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly box: SecretBox,
@@ -74,14 +84,31 @@ export class AccountStore {
   }
 
   /** The account whose live key this is, if any. */
+  /** The account of a key verified moments ago, without asking storage; undefined otherwise. */
+  recentlyVerified(key: string): Account | undefined {
+    const hit = this.verified.get(hashApiKey(key));
+    return hit && hit.until > performance.now() ? hit.account : undefined;
+  }
+
   async authenticate(key: string): Promise<Account | undefined> {
-    return this.db
+    const hash = hashApiKey(key);
+    const now = performance.now();
+    const hit = this.verified.get(hash);
+    if (hit && hit.until > now) return hit.account;
+    const account = await this.db
       .selectFrom('api_keys')
       .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
       .select(['accounts.id', 'accounts.name', 'accounts.created_at'])
-      .where('api_keys.key_hash', '=', hashApiKey(key))
+      .where('api_keys.key_hash', '=', hash)
       .where('api_keys.revoked_at', 'is', null)
       .executeTakeFirst();
+    if (account) {
+      if (this.verified.size >= 10_000) this.verified.clear();
+      this.verified.set(hash, { account, until: now + KEY_CACHE_MS });
+    } else {
+      this.verified.delete(hash);
+    }
+    return account;
   }
 
   /** Makes sure an account with this key exists (OPENLINE_API_KEY); returns it and whether it was created. */
@@ -117,6 +144,7 @@ export class AccountStore {
       .where('id', '=', keyId)
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
+    this.verified.clear();
     return Number(result.numUpdatedRows) > 0;
   }
 

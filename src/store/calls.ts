@@ -39,10 +39,34 @@ export interface NewCall {
 
 /** Calls and their transcripts. */
 export class CallStore {
+  /**
+   * Clients poll call details while a call runs. When this process is the database's only writer
+   * (SQLite), a call and its transcript are kept in memory between changes; every write below
+   * drops the call's entry. With PostgreSQL other processes write too, so nothing is kept.
+   */
+  private readonly cache: Map<string, { row: CallRow; transcripts: TranscriptRow[] | undefined }> | undefined;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
-  ) {}
+    options: { soleWriter?: boolean } = {},
+  ) {
+    this.cache = options.soleWriter ? new Map() : undefined;
+  }
+
+  /** Counts writes, so that a read that overlapped one does not cache what it read. */
+  private writes = 0;
+
+  private forget(id: string): void {
+    this.writes++;
+    this.cache?.delete(id);
+  }
+
+  private remember(row: CallRow, seen: number): void {
+    if (!this.cache || seen !== this.writes) return;
+    if (this.cache.size >= 5000) this.cache.clear();
+    this.cache.set(row.id, { row, transcripts: this.cache.get(row.id)?.transcripts });
+  }
 
   /** Stores an accepted call as queued (the seed's `new` lasts only for the request itself). */
   async create(accountId: string, call: NewCall): Promise<CallRow> {
@@ -94,12 +118,17 @@ export class CallStore {
   }
 
   async get(accountId: string, id: string): Promise<CallRow | undefined> {
-    return this.db
+    const cached = this.cache?.get(id)?.row;
+    if (cached) return cached.account_id === accountId ? cached : undefined;
+    const seen = this.writes;
+    const row = await this.db
       .selectFrom('calls')
       .selectAll()
       .where('account_id', '=', accountId)
       .where('id', '=', id)
       .executeTakeFirst();
+    if (row) this.remember(row, seen);
+    return row;
   }
 
   /** Any account's call: for the engine, which acts on behalf of the call's owner. */
@@ -126,7 +155,17 @@ export class CallStore {
   }
 
   async transcripts(callId: string): Promise<TranscriptRow[]> {
-    return this.db.selectFrom('transcripts').selectAll().where('call_id', '=', callId).orderBy('id').execute();
+    const entry = this.cache?.get(callId);
+    if (entry?.transcripts) return entry.transcripts;
+    const seen = this.writes;
+    const rows = await this.db
+      .selectFrom('transcripts')
+      .selectAll()
+      .where('call_id', '=', callId)
+      .orderBy('id')
+      .execute();
+    if (entry && seen === this.writes && this.cache?.get(callId) === entry) entry.transcripts = rows;
+    return rows;
   }
 
   async list(accountId: string, filter: CallFilter): Promise<CallRow[]> {
@@ -173,12 +212,15 @@ export class CallStore {
     from: readonly string[],
     changes: Partial<Omit<CallRow, 'id' | 'account_id'>>,
   ): Promise<boolean> {
+    this.forget(id);
     const result = await this.db
       .updateTable('calls')
       .set({ ...changes, updated_at: this.clock.now().toISOString() })
       .where('id', '=', id)
       .where('queue_status', 'in', [...from])
       .executeTakeFirst();
+    // Dropped after the write too: a read between the two may have cached the old row.
+    this.forget(id);
     return Number(result.numUpdatedRows) > 0;
   }
 
@@ -186,6 +228,7 @@ export class CallStore {
     callId: string,
     entry: { text: string; user: string; status?: string | null; transcript_id?: string | null },
   ): Promise<void> {
+    this.forget(callId);
     await this.db
       .insertInto('transcripts')
       .values({
@@ -197,5 +240,6 @@ export class CallStore {
         transcript_id: entry.transcript_id ?? newId(),
       })
       .execute();
+    this.forget(callId);
   }
 }
