@@ -9,11 +9,23 @@ import campaigns from './campaigns.js';
 import pathways from './pathways.js';
 import sms, { registerA2PAlias } from './sms.js';
 import accounts from './accounts.js';
+import sandbox from './sandbox.js';
 
 export type RouteModule = (app: Api, services: Services) => Promise<void>;
 
 /** One module per resource, each registered under /v1 and /api/v1. */
-export const API_ROUTES: RouteModule[] = [calls, tools, agents, voices, inbound, campaigns, pathways, sms, accounts];
+export const API_ROUTES: RouteModule[] = [
+  calls,
+  tools,
+  agents,
+  voices,
+  inbound,
+  campaigns,
+  pathways,
+  sms,
+  accounts,
+  sandbox,
+];
 
 /** Routes outside the /v1 prefix. */
 export async function registerTopLevelAliases(app: Api, services: Services): Promise<void> {

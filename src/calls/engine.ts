@@ -119,6 +119,37 @@ export class CallEngine {
     }
   }
 
+  /**
+   * Runs a call that arrived already connected (inbound, or one side of an agent-to-agent call):
+   * the carrier hands over the leg, the session starts at once.
+   */
+  async answer(callId: string, leg: CallLeg): Promise<void> {
+    const call = await this.d.calls.byId(callId);
+    if (
+      !call ||
+      !(await this.d.calls.transition(call.id, ['queued'], { queue_status: 'allocated', status: 'allocated' }))
+    ) {
+      await leg.hangup();
+      return;
+    }
+    const controller = new AbortController();
+    this.live.set(call.id, controller);
+    try {
+      await this.converse(call, JSON.parse(call.request) as CallRequest, leg, controller);
+    } catch (error) {
+      this.d.log?.error({ err: error, call_id: call.id }, 'call failed');
+      await this.d.calls.transition(call.id, ['allocated', 'started'], {
+        queue_status: 'call_error',
+        status: 'call_error',
+        completed: 1,
+        error_message: 'The call failed unexpectedly',
+        ended_at: this.now(),
+      });
+    } finally {
+      this.live.delete(call.id);
+    }
+  }
+
   private async connect(call: CallRow, request: CallRequest, controller: AbortController): Promise<void> {
     const result = await this.d.carrier.dial({
       callId: call.id,

@@ -33,7 +33,9 @@ export interface NewCall {
   campaign_id?: string | null;
   credential_id?: string | null;
   carrier?: string;
+  /** Inbound: the call came from request.phone_number to this number of ours. */
   inbound?: boolean;
+  ourNumber?: string;
   retry_of?: string | null;
 }
 
@@ -77,8 +79,8 @@ export class CallStore {
       account_id: accountId,
       created_at: now,
       updated_at: now,
-      to_number: request.phone_number,
-      from_number: request.from,
+      to_number: call.inbound ? (call.ourNumber ?? request.phone_number) : request.phone_number,
+      from_number: call.inbound ? request.phone_number : request.from,
       batch_id: call.batch_id ?? null,
       campaign_id: call.campaign_id ?? null,
       inbound: bool(call.inbound),
