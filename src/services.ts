@@ -59,7 +59,13 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
   await migrate(storage);
   const secrets = new SecretBox(loadMasterKey(config));
   const { db } = storage;
-  const queue = new SqlJobQueue(db, clock, storage.dialect, options.logger);
+  // PostgreSQL may be shared by several processes: pg-boss (loaded only there); else the embedded queue.
+  const queue: JobQueue =
+    storage.dialect === 'postgres' && config.databaseUrl
+      ? await (
+          await import('./jobs/pgboss-queue.js')
+        ).PgBossQueue.open({ url: config.databaseUrl, clock, log: options.logger })
+      : new SqlJobQueue(db, clock, storage.dialect, options.logger);
   const calls = new CallStore(db, clock, { soleWriter: storage.dialect === 'sqlite' });
   const sandbox = new SandboxNetwork({ clock, personaDirs: config.personaDirs });
   const offline = new OfflineAgent();

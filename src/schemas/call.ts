@@ -175,7 +175,7 @@ export const callSettingsProperties = {
       { additionalProperties: true },
     ),
   ),
-  max_duration: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1440, description: 'Minutes; default 30' })),
+  max_duration: Type.Optional(Type.Integer({ minimum: 1, maximum: 1440, description: 'Minutes; default 30' })),
   record: Type.Optional(Type.Boolean()),
   from: Type.Optional(checked(Type.String({ description: 'E.164 number to call from' }), 'from_number')),
   webhook: Type.Optional(checked(Type.String(), 'http_url')),

@@ -1,3 +1,4 @@
+import { pino } from 'pino';
 import { loadConfig, type Config } from '../config.js';
 import { buildServices, type Services } from '../services.js';
 import { buildApp } from '../app.js';
@@ -46,7 +47,12 @@ export async function createTestApp(
     databaseUrl: database?.url,
     ...options.config,
   };
-  const services = await buildServices(config, options.clock ? { clock: options.clock } : {});
+  // OPENLINE_TEST_LOG=debug (or any level) shows the service's own log while tests run.
+  const level = process.env.OPENLINE_TEST_LOG;
+  const services = await buildServices(config, {
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(level ? { logger: pino({ level }, process.stderr) } : {}),
+  });
   const app = await buildApp(services);
   const { key } = await services.accounts.create('test');
   const { key: otherKey } = await services.accounts.create('other');

@@ -1,6 +1,9 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../../src/testing/harness.js';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { ScaledClock } from '../../src/clock.js';
 
 type Record = { [k: string]: unknown };
@@ -21,6 +24,31 @@ async function place(t: TestApp, body: Record): Promise<Record> {
   return ended(t, String(r.body.call_id));
 }
 
+const personaDir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-personas-'));
+fs.writeFileSync(
+  path.join(personaDir, 'asker.json'),
+  JSON.stringify({
+    id: 'asker',
+    number: '0190',
+    name: 'Keeps asking',
+    description: 'Answers, then asks who is calling after everything the agent says.',
+    ring: { kind: 'answer', afterMs: 1000 },
+    start: 'ask',
+    states: {
+      ask: [
+        { say: 'Hello, who is this?' },
+        { listen: { timeoutMs: 30000, on: [{ any: true, do: [{ goto: 'ask' }] }], timeout: [{ goto: 'ask' }] } },
+      ],
+    },
+  }),
+);
+
+/** One line per sandbox number, printed at the end (the issue note quotes it). */
+const report: string[] = [];
+process.on('exit', () => {
+  if (report.length) console.log(`\nSandbox numbers through the engine:\n${report.join('\n')}`);
+});
+
 const roles = (call: Record) =>
   (call.transcripts as { user: string; text: string }[]).map((x) => `${x.user}: ${x.text}`);
 
@@ -28,10 +56,173 @@ for (const storage of ['sqlite', 'postgres'] as const)
   describe(`call engine on the sandbox (${storage})`, () => {
     let t: TestApp;
     before(async () => {
-      t = await createTestApp({ postgres: storage === 'postgres', clock: new ScaledClock(100) });
+      t = await createTestApp({
+        postgres: storage === 'postgres',
+        clock: new ScaledClock(100),
+        config: { personaDirs: [personaDir] },
+      });
       await t.services.startWorkers();
     });
     after(() => t.close());
+
+    // Every sandbox number of CONTRACT.md section 6, through the whole engine with the offline model.
+    const table: {
+      number: string;
+      body?: Record;
+      expect: {
+        queue_status: string;
+        answered_by: string | null;
+        ended_by?: string | null;
+        error?: RegExp;
+        transferred?: string;
+      };
+      says?: RegExp;
+    }[] = [
+      { number: '0101', expect: { queue_status: 'complete', answered_by: 'voicemail', ended_by: 'ASSISTANT' } },
+      {
+        number: '0101',
+        body: { voicemail_message: 'Hi, this is Openline. Please call us back.' },
+        expect: { queue_status: 'complete', answered_by: 'voicemail', ended_by: 'ASSISTANT' },
+        says: /assistant: Hi, this is Openline\. Please call us back\./,
+      },
+      { number: '0102', expect: { queue_status: 'complete', answered_by: 'voicemail', ended_by: 'ASSISTANT' } },
+      {
+        number: '0102',
+        body: { voicemail_message: 'Call us back.' },
+        expect: { queue_status: 'complete', answered_by: 'voicemail', ended_by: 'ASSISTANT' },
+        says: /assistant: Call us back\./,
+      },
+      {
+        number: '0103',
+        body: { task: 'Reach the support team about a broken order.' },
+        expect: { queue_status: 'complete', answered_by: 'unknown' },
+        says: /agent-action: Pressed buttons: 2/,
+      },
+      { number: '0104', expect: { queue_status: 'complete', answered_by: 'no-answer', ended_by: null } },
+      { number: '0105', expect: { queue_status: 'complete', answered_by: 'no-answer', error: /busy/ } },
+      { number: '0106', expect: { queue_status: 'queue_error', answered_by: null, error: /reach/ } },
+      { number: '0107', expect: { queue_status: 'complete', answered_by: 'human', ended_by: 'USER' } },
+      {
+        number: '0108',
+        expect: { queue_status: 'complete', answered_by: 'human', ended_by: 'ASSISTANT' },
+        says: /still there/,
+      },
+      {
+        number: '0109',
+        expect: { queue_status: 'complete', answered_by: 'human' },
+        says: /robot: The person you are calling is using a screening service[^]*assistant: This/,
+      },
+      {
+        number: '0100',
+        body: {
+          task: 'Ask if they want a demo, then transfer them to sales.',
+          transfer_list: { sales: '+14155550110' },
+        },
+        expect: { queue_status: 'complete', answered_by: 'human', ended_by: 'ASSISTANT', transferred: '+14155550110' },
+      },
+      {
+        number: '0100',
+        body: { task: 'Transfer the caller to billing.', transfer_phone_number: '+14155550111' },
+        expect: { queue_status: 'call_error', answered_by: 'human', error: /Transfer to \+14155550111 failed/ },
+      },
+      { number: '0112', expect: { queue_status: 'complete', answered_by: 'human' }, says: /user: .*meaning to call/ },
+    ];
+    for (const row of table) {
+      it(`+1 415 555 ${row.number}${row.body ? ` ${JSON.stringify(row.body)}` : ''}: ${row.expect.queue_status}, answered_by ${row.expect.answered_by}`, async () => {
+        const call = await place(t, {
+          phone_number: `+1415555${row.number}`,
+          task: 'Confirm the dentist appointment for tomorrow at 3pm.',
+          answered_by_enabled: true,
+          ...row.body,
+        });
+        const lines = roles(call).join('\n');
+        assert.equal(call.queue_status, row.expect.queue_status, `${String(call.error_message)}\n${lines}`);
+        assert.equal(call.answered_by, row.expect.answered_by, lines);
+        if (row.expect.ended_by !== undefined) assert.equal(call.call_ended_by, row.expect.ended_by, lines);
+        if (row.expect.error) assert.match(String(call.error_message), row.expect.error);
+        else assert.equal(call.error_message, null);
+        if (row.expect.transferred) assert.equal(call.transferred_to, row.expect.transferred);
+        if (row.says) assert.match(lines, row.says);
+        assert.equal(call.completed, true);
+        report.push(
+          `${row.number}${row.body ? '*' : ' '} ${String(call.queue_status).padEnd(11)} answered_by=${String(call.answered_by).padEnd(9)} ended_by=${String(call.call_ended_by).padEnd(9)} transcript=${(call.transcripts as unknown[]).length} ${call.error_message ?? ''}`,
+        );
+      });
+    }
+
+    it('answered_by stays null when answered_by_enabled is off, and amd is its legacy name', async () => {
+      const off = await place(t, { phone_number: '+14155550107', task: 'Say hi.' });
+      assert.equal(off.answered_by, null);
+      const legacy = await place(t, { phone_number: '+14155550107', task: 'Say hi.', amd: true });
+      assert.equal(legacy.answered_by, 'human');
+    });
+
+    it('IVR without amd: hangs up (rule 2), or leaves the message, or with ignore talks on', async () => {
+      const ends = await place(t, { phone_number: '+14155550103', task: 'Reach sales.' });
+      assert.match(roles(ends).join('\n'), /IVR detected \(rule 2\): end/);
+      assert.equal(
+        (ends.transcripts as { user: string }[]).filter(
+          (x) => x.user === 'agent-action' && /Pressed/.test(String((x as { text?: string }).text)),
+        ).length,
+        0,
+      );
+      const message = await place(t, {
+        phone_number: '+14155550103',
+        task: 'Reach sales.',
+        voicemail_message: 'Please call back.',
+      });
+      assert.match(roles(message).join('\n'), /assistant: Please call back\./);
+      const ignore = await place(t, { phone_number: '+14155550103', task: 'Reach sales.', voicemail_action: 'ignore' });
+      assert.match(roles(ignore).join('\n'), /IVR detected \(rule 2\): continue/);
+    });
+
+    it('max_duration ends a call that is still going, by the assistant', async () => {
+      // A user persona (personas are data) that keeps asking, so only max_duration can end the call.
+      const call = await place(t, { phone_number: '+14155550190', task: 'Answer their questions.', max_duration: 1 });
+      assert.equal(call.call_ended_by, 'ASSISTANT');
+      assert.match(roles(call).join('\n'), /max_duration of 1 minutes reached/);
+      const seconds = Number(call.corrected_duration);
+      assert.ok(seconds >= 60 && seconds <= 80, String(seconds));
+      assert.ok(Math.abs(Date.parse(String(call.end_at)) - Date.parse(String(call.started_at)) - 60_000) < 1000);
+    });
+
+    it('stops a live call through the API', async () => {
+      const r = await t.request('POST', '/v1/calls', { phone_number: '+14155550108', task: 'Wait on the line.' });
+      const id = String(r.body.call_id);
+      for (let i = 0; i < 200; i++) {
+        if ((await t.request('GET', `/v1/calls/${id}`)).body.queue_status === 'started') break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const stop = await t.request('POST', `/v1/calls/${id}/stop`);
+      assert.equal(stop.status, 200);
+      const call = await ended(t, id);
+      assert.equal(call.queue_status, 'complete');
+      assert.equal(call.call_ended_by, 'ASSISTANT');
+      assert.match(roles(call).join('\n'), /stopped through the API/);
+    });
+
+    it('retries after voicemail with the retry settings, linked to the first call', async () => {
+      const first = await place(t, {
+        phone_number: '+14155550101',
+        task: 'Remind them of the appointment.',
+        retry: { wait: 5, voicemail_action: 'leave_message', voicemail_message: 'Second try: please call back.' },
+      });
+      assert.equal(first.answered_by, null);
+      const list = await t.request('GET', '/v1/calls?to_number=%2B14155550101&limit=50');
+      const calls = list.body.calls as { call_id: string; created_at: string }[];
+      const retried = [];
+      for (const c of calls) {
+        const row = await t.services.storage.db
+          .selectFrom('calls')
+          .select(['id', 'retry_of'])
+          .where('id', '=', c.call_id)
+          .executeTakeFirst();
+        if (row && row.retry_of === first.call_id) retried.push(row.id);
+      }
+      assert.equal(retried.length, 1);
+      const second = await ended(t, retried[0]!);
+      assert.match(roles(second).join('\n'), /assistant: Second try: please call back\./);
+    });
 
     it('0100: a person answers, the offline model states the task, they agree and both say goodbye', async () => {
       const call = await place(t, {

@@ -1,0 +1,101 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { ScaledClock } from '../../src/clock.js';
+import { EXPIRE_IN_SECONDS, PGBOSS_SCHEMA, PgBossQueue, uuidV5 } from '../../src/jobs/pgboss-queue.js';
+import { createTestDatabase, postgresAvailable } from '../../src/testing/postgres.js';
+import { jobQueueContract, waitFor } from './queue-contract.js';
+
+const available = await postgresAvailable();
+const skip = available ? undefined : 'no PostgreSQL';
+
+jobQueueContract(
+  'PgBossQueue on PostgreSQL',
+  async () => {
+    const database = await createTestDatabase();
+    return {
+      open: (clock) => PgBossQueue.open({ url: database.url, clock }),
+      pollMs: 500,
+      close: () => database.drop(),
+    };
+  },
+  skip ? { skip } : {},
+);
+
+describe('uuidV5', () => {
+  it('matches the RFC 4122 version 5 example (www.example.com in the DNS namespace)', () => {
+    assert.equal(
+      uuidV5('www.example.com', '6ba7b810-9dad-11d1-80b4-00c04fd430c8'),
+      '2ed6657d-e927-568b-95e1-2665a8aea6a2',
+    );
+  });
+
+  it('gives each job id one UUID of its own', () => {
+    assert.equal(uuidV5('dial:a'), uuidV5('dial:a'));
+    assert.notEqual(uuidV5('dial:a'), uuidV5('dial:b'));
+    assert.match(uuidV5('dial:a'), /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+});
+
+describe('PgBossQueue on PostgreSQL, beyond the contract', { skip: skip ?? false }, () => {
+  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  before(async () => {
+    database = await createTestDatabase();
+  });
+  after(() => database?.drop());
+
+  it('shares the jobs of one database among several processes: each job runs once', async () => {
+    const clock = new ScaledClock(1);
+    const queues = await Promise.all([1, 2, 3].map(() => PgBossQueue.open({ url: database.url, clock })));
+    try {
+      const runs: string[] = [];
+      const ran = new Set<number>();
+      queues.forEach((q, i) =>
+        q.work(
+          {
+            dial: async (payload) => {
+              runs.push(payload.call_id);
+              ran.add(i);
+              await new Promise((resolve) => setTimeout(resolve, 100));
+            },
+          },
+          { concurrency: 2 },
+        ),
+      );
+      const calls = Array.from({ length: 12 }, () => randomUUID());
+      // Enqueued twice, from different processes: still one job each.
+      for (const call of calls) await queues[0]!.enqueue('dial', { call_id: call });
+      for (const call of calls) await queues[1]!.enqueue('dial', { call_id: call });
+      await waitFor('all done', async () => {
+        for (const call of calls) if ((await queues[2]!.get(`dial:${call}`))?.state !== 'done') return undefined;
+        return true;
+      });
+      assert.deepEqual([...runs].sort(), [...calls].sort());
+      assert.ok(ran.size >= 2, 'more than one process took jobs');
+    } finally {
+      await Promise.all(queues.map((q) => q.stop()));
+    }
+  });
+
+  it(`keeps its tables in the ${PGBOSS_SCHEMA} schema, and lets a job run ${EXPIRE_IN_SECONDS / 3600} h before expiry`, async () => {
+    const q = await PgBossQueue.open({ url: database.url, clock: new ScaledClock(1) });
+    const call = randomUUID();
+    try {
+      await q.enqueue('dial', { call_id: call });
+    } finally {
+      await q.stop();
+    }
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ expire: number; retry_limit: number }>(
+        `select extract(epoch from expire_in)::int as expire, retry_limit from ${PGBOSS_SCHEMA}.job where id = $1`,
+        [uuidV5(`dial:${call}`)],
+      );
+      assert.deepEqual(rows, [{ expire: EXPIRE_IN_SECONDS, retry_limit: 2 }]);
+    } finally {
+      await client.end();
+    }
+  });
+});
