@@ -1,0 +1,324 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { AnswerDetector, answeredByOf, isBeep, utteranceKind, type Answerer } from '../../src/calls/answer-detector.js';
+import { endOfTurnMs } from '../../src/calls/session.js';
+import type { LegEvent } from '../../src/carriers/types.js';
+
+const ANSWERED = new Date('2026-03-04T17:00:00.000Z');
+const at = (ms: number): Date => new Date(ANSWERED.getTime() + ms);
+
+/** The far end begins speaking `ms` after the answer. */
+const speechStart = (ms: number): LegEvent => ({ type: 'speech_start', at: at(ms) });
+/** An utterance spoken from `startMs` for `durationMs` (the event arrives when it ends). */
+const speech = (text: string, startMs: number, durationMs: number): LegEvent => ({
+  type: 'speech',
+  text,
+  at: at(startMs + durationMs),
+  durationMs,
+});
+const tone = (ms: number, frequencyHz: number, durationMs: number): LegEvent => ({
+  type: 'tone',
+  at: at(ms),
+  frequencyHz,
+  durationMs,
+});
+
+/** Feeds events in order; returns what each returned. */
+function feed(detector: AnswerDetector, events: LegEvent[]): (Answerer | undefined)[] {
+  return events.map((e) => detector.observe(e));
+}
+
+/** An utterance with its speech_start before it, as carriers deliver them. */
+const utter = (text: string, startMs: number, durationMs: number): LegEvent[] => [
+  speechStart(startMs),
+  speech(text, startMs, durationMs),
+];
+
+describe('answer detector: a beep is a voicemail', () => {
+  it('a 1000 Hz, 500 ms tone after a greeting decides voicemail at once', () => {
+    const d = new AnswerDetector(ANSWERED);
+    assert.equal(d.observe(tone(4200, 1000, 500)), 'voicemail');
+    assert.equal(d.result, 'voicemail');
+  });
+
+  it('a tone outside the beep band decides nothing', () => {
+    const d = new AnswerDetector(ANSWERED);
+    assert.equal(d.observe(tone(1000, 100, 500)), undefined);
+    assert.equal(d.observe(tone(1200, 1000, 5000)), undefined);
+    assert.equal(d.result, undefined);
+  });
+
+  it('a DTMF key or a frame of audio decides nothing', () => {
+    const d = new AnswerDetector(ANSWERED);
+    assert.equal(d.observe({ type: 'dtmf', at: at(500), digit: '1' }), undefined);
+    assert.equal(d.observe({ type: 'audio', at: at(520), payload: Buffer.alloc(160) }), undefined);
+    assert.equal(d.result, undefined);
+  });
+});
+
+describe('answer detector: the words of one utterance', () => {
+  const rows: [string, string, Answerer][] = [
+    ['the sandbox IVR menu', 'Press 1 for sales, 2 for support, 0 for the operator.', 'ivr'],
+    ['"For X, press N"', 'For billing, press 2.', 'ivr'],
+    ['"press one" in words', 'To continue in English, press one.', 'ivr'],
+    ['a main menu', 'Returning to the main menu.', 'ivr'],
+    ['dial your extension', "If you know your party's extension, dial the extension now.", 'ivr'],
+    [
+      'the sandbox screener',
+      'The person you are calling is using a screening service. Please say your name and why you are calling.',
+      'screener',
+    ],
+    ['a short screener prompt', 'Please state your name.', 'screener'],
+    ['the sandbox voicemail greeting', "Hi, you've reached Sam. Please leave a message after the tone.", 'voicemail'],
+    [
+      'the sandbox voicemail without beep',
+      'You have reached the voicemail of Alex Morgan. Please leave a message.',
+      'voicemail',
+    ],
+    ['"not available"', 'I am not available right now.', 'voicemail'],
+    ['"mailbox"', 'The mailbox is full.', 'voicemail'],
+    ['"can\'t take your call"', "Sorry I can't take your call.", 'voicemail'],
+  ];
+  for (const [what, text, kind] of rows) {
+    it(`${what} decides ${kind}, even when short`, () => {
+      const d = new AnswerDetector(ANSWERED);
+      assert.equal(utteranceKind(text), kind);
+      const results = feed(d, utter(text, 200, 1500));
+      assert.deepEqual(results, [undefined, kind]);
+      assert.equal(d.result, kind);
+    });
+  }
+
+  for (const text of ['Hello?', 'Hi, this is Dana.', 'Yes, speaking.']) {
+    it(`${JSON.stringify(text)} is not classified by its words`, () => assert.equal(utteranceKind(text), undefined));
+  }
+});
+
+describe('answer detector: a short greeting and a pause is a person', () => {
+  it('"Hello?" then confirmPause decides human', () => {
+    const d = new AnswerDetector(ANSWERED);
+    assert.deepEqual(feed(d, utter('Hello?', 400, 600)), [undefined, undefined]);
+    assert.equal(d.pending, true);
+    assert.equal(d.confirmPause(), 'human');
+    assert.equal(d.result, 'human');
+    assert.equal(d.pending, false);
+  });
+
+  it('confirmPause without a pending greeting decides nothing', () => {
+    const d = new AnswerDetector(ANSWERED);
+    assert.equal(d.confirmPause(), undefined);
+    assert.equal(d.result, undefined);
+  });
+
+  it('speech_start right after a short greeting cancels the pending human', () => {
+    const d = new AnswerDetector(ANSWERED);
+    feed(d, utter('Hello.', 300, 700));
+    assert.equal(d.pending, true);
+    assert.equal(d.observe(speechStart(1300)), undefined);
+    assert.equal(d.pending, false);
+    assert.equal(d.confirmPause(), undefined);
+    assert.equal(d.result, undefined);
+  });
+
+  it('a short greeting, then a long recorded one, is a voicemail', () => {
+    const d = new AnswerDetector(ANSWERED);
+    feed(d, utter('Hello.', 300, 700));
+    const results = feed(d, utter('Thanks for calling the Morgan family, we will get back to you soon', 1200, 3600));
+    assert.deepEqual(results, [undefined, 'voicemail']);
+  });
+
+  it('a short greeting of more than six words waits for more', () => {
+    const d = new AnswerDetector(ANSWERED);
+    feed(d, utter('Good morning this is the front desk speaking', 300, 1800));
+    assert.equal(d.pending, false);
+    assert.equal(d.confirmPause(), undefined);
+  });
+
+  it('a greeting between 2 and 3 s is neither short nor long: it waits', () => {
+    const d = new AnswerDetector(ANSWERED);
+    assert.deepEqual(feed(d, utter('Good afternoon', 300, 2500)), [undefined, undefined]);
+    assert.equal(d.pending, false);
+  });
+});
+
+describe('answer detector: one long greeting (over 3 s) is a machine unless it opens like a person', () => {
+  const rows: [string, string, Answerer][] = [
+    [
+      'a recorded greeting without machine words',
+      'Thanks for calling the Morgan family, we will get back to you soon',
+      'voicemail',
+    ],
+    ['"Hello? ..." opening', "Hello? Yes, listen, I'm driving right now so make it quick", 'human'],
+    ['a question before any full stop', 'Who on earth is calling me at this hour of the morning?', 'human'],
+    ['"Hi ... ?" opening', 'Hi, sorry, I was in the garden, who is it?', 'human'],
+  ];
+  for (const [what, text, kind] of rows) {
+    it(`${what} (3.5 s) -> ${kind}`, () => {
+      const d = new AnswerDetector(ANSWERED);
+      assert.deepEqual(feed(d, utter(text, 200, 3500)), [undefined, kind]);
+    });
+  }
+
+  it('exactly 3 s is not yet long', () => {
+    const d = new AnswerDetector(ANSWERED);
+    assert.deepEqual(feed(d, utter('Thanks for calling the Morgan family', 200, 3000)), [undefined, undefined]);
+  });
+});
+
+describe('answer detector: the five-second window', () => {
+  it('nothing heard in five seconds: timeout() decides unknown', () => {
+    const d = new AnswerDetector(ANSWERED);
+    assert.equal(d.timeout(), 'unknown');
+    assert.equal(d.result, 'unknown');
+  });
+
+  it('a short greeting whose pause was not yet confirmed: timeout() decides human', () => {
+    const d = new AnswerDetector(ANSWERED);
+    feed(d, utter('Hello?', 4000, 500));
+    assert.equal(d.timeout(), 'human');
+  });
+
+  it('speech heard but undecided (a 2.5 s greeting): timeout() decides human', () => {
+    const d = new AnswerDetector(ANSWERED);
+    feed(d, utter('Good afternoon', 300, 2500));
+    assert.equal(d.timeout(), 'human');
+  });
+
+  it('speech still going on at five seconds: deferred, then a short utterance decides human', () => {
+    const d = new AnswerDetector(ANSWERED);
+    d.observe(speechStart(4500));
+    assert.equal(d.timeout(), undefined);
+    assert.equal(d.result, undefined);
+    assert.equal(d.observe(speech('Hello, who is it?', 4500, 1500)), 'human');
+  });
+
+  it('speech still going on at five seconds: deferred, then a long recorded greeting decides voicemail', () => {
+    const d = new AnswerDetector(ANSWERED);
+    d.observe(speechStart(4000));
+    assert.equal(d.timeout(), undefined);
+    assert.equal(
+      d.observe(speech('Thanks for calling the Morgan family, we will be back soon', 4000, 4000)),
+      'voicemail',
+    );
+  });
+
+  it('speech still going on at five seconds: deferred, then machine words decide voicemail', () => {
+    const d = new AnswerDetector(ANSWERED);
+    d.observe(speechStart(4800));
+    d.timeout();
+    assert.equal(d.observe(speech('Please leave a message.', 4800, 1500)), 'voicemail');
+  });
+
+  it(
+    'a deferred window is decided by the utterance that was going on at five seconds, whatever its length',
+    {
+      todo:
+        'src/calls/answer-detector.ts:72-79 (deferred set at :93): after timeout() deferred, an utterance of 2-3 s (or over six words) decides ' +
+        'nothing and `deferred` stays set, so any later utterance, however late in the call, is still classified ' +
+        '(e.g. a person talking 4 s without a question 30 s in is taken for a voicemail); seed 3.2 and 2.3: answered_by ' +
+        '"is determined from the first five seconds of audio"',
+    },
+    () => {
+      const d = new AnswerDetector(ANSWERED);
+      d.observe(speechStart(4500));
+      assert.equal(d.timeout(), undefined);
+      d.observe(speech('Good afternoon to you', 4500, 2500));
+      assert.notEqual(d.result, undefined, 'the utterance in progress at five seconds decides');
+      d.observe(speechStart(30_000));
+      d.observe(speech('So let me tell you about the trouble we had with the last delivery', 30_000, 4000));
+      assert.notEqual(d.result, 'voicemail', 'speech 30 s into the call does not reclassify a person');
+    },
+  );
+
+  it('speech that starts after the window, without a deferral, is not judged', () => {
+    const d = new AnswerDetector(ANSWERED);
+    assert.deepEqual(feed(d, utter('Thanks for calling the Morgan family, we will be back soon', 5500, 3500)), [
+      undefined,
+      undefined,
+    ]);
+    assert.equal(d.result, undefined);
+  });
+});
+
+describe('answer detector: decides once', () => {
+  it('after a decision, later events, confirmPause and timeout return nothing and the result stays', () => {
+    const d = new AnswerDetector(ANSWERED);
+    feed(d, utter('Hello?', 300, 500));
+    assert.equal(d.confirmPause(), 'human');
+    assert.equal(d.observe(tone(3000, 1000, 500)), undefined);
+    assert.deepEqual(feed(d, utter('Please leave a message.', 3600, 1200)), [undefined, undefined]);
+    assert.equal(d.timeout(), undefined);
+    assert.equal(d.confirmPause(), undefined);
+    assert.equal(d.result, 'human');
+  });
+
+  it('a beep after a voicemail greeting already decided changes nothing', () => {
+    const d = new AnswerDetector(ANSWERED);
+    feed(d, utter("Hi, you've reached Sam. Please leave a message after the tone.", 100, 3800));
+    assert.equal(d.observe(tone(4000, 1000, 500)), undefined);
+    assert.equal(d.result, 'voicemail');
+  });
+});
+
+describe('answeredByOf: the seed 2.3 answered_by of each detected answerer', () => {
+  const rows: [Answerer | undefined, 'human' | 'voicemail' | 'unknown'][] = [
+    ['human', 'human'],
+    ['screener', 'human'],
+    ['voicemail', 'voicemail'],
+    ['ivr', 'unknown'],
+    ['unknown', 'unknown'],
+    [undefined, 'unknown'],
+  ];
+  for (const [answer, answeredBy] of rows) {
+    it(`${String(answer)} -> ${answeredBy}`, () => assert.equal(answeredByOf(answer), answeredBy));
+  }
+});
+
+describe('isBeep: a single tone of 300-2500 Hz lasting 150-2000 ms', () => {
+  const rows: [number, number, boolean][] = [
+    [1000, 500, true],
+    [300, 500, true],
+    [299, 500, false],
+    [2500, 500, true],
+    [2501, 500, false],
+    [1000, 150, true],
+    [1000, 149, false],
+    [1000, 2000, true],
+    [1000, 2001, false],
+    [60, 3000, false],
+  ];
+  for (const [frequencyHz, durationMs, beep] of rows) {
+    it(`${frequencyHz} Hz for ${durationMs} ms is ${beep ? '' : 'not '}a beep`, () =>
+      assert.equal(isBeep({ frequencyHz, durationMs }), beep));
+  }
+});
+
+describe('endOfTurnMs: the wait after the other side stops, from interruption_threshold', () => {
+  const rows: [number, number][] = [
+    [0, 100],
+    [10, 100],
+    [25, 100],
+    [50, 200],
+    [100, 400],
+    [200, 800],
+    [500, 2000],
+    [10_000, 2000],
+  ];
+  for (const [threshold, ms] of rows) {
+    it(`threshold ${threshold} -> ${ms} ms`, () => assert.equal(endOfTurnMs(threshold), ms));
+  }
+
+  it('stays within 100..2000 ms and never shrinks as the threshold grows (lower = faster, seed 2.1)', () => {
+    let previous = -Infinity;
+    for (let threshold = -50; threshold <= 1000; threshold += 5) {
+      const ms = endOfTurnMs(threshold);
+      assert.ok(ms >= 100 && ms <= 2000, `threshold ${threshold}: ${ms}`);
+      assert.ok(ms >= previous, `threshold ${threshold}: ${ms} < ${previous}`);
+      previous = ms;
+    }
+  });
+
+  it('the recommended range 50-200 is strictly increasing', () => {
+    assert.ok(endOfTurnMs(50) < endOfTurnMs(100) && endOfTurnMs(100) < endOfTurnMs(200));
+  });
+});
