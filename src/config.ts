@@ -32,6 +32,8 @@ export interface Config {
   sandboxA2pDelaySeconds: number;
   /** Run the call engine and job workers in this process. Default true. */
   workers: boolean;
+  /** How many times faster than real time the service's clock runs (tests and demos). Default 1. */
+  timeScale: number;
 }
 
 export class ConfigError extends Error {
@@ -120,5 +122,6 @@ export function loadConfig(env: Env = process.env): Config {
     sandboxA2pDelaySeconds: integer(env, 'OPENLINE_SANDBOX_A2P_DELAY_SECONDS', 60, 0, 365 * 24 * 3600),
     workers:
       env.OPENLINE_WORKERS === undefined || env.OPENLINE_WORKERS === '' ? true : boolean(env, 'OPENLINE_WORKERS'),
+    timeScale: integer(env, 'OPENLINE_TIME_SCALE', 1, 1, 10_000),
   };
 }

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.js';
-import { systemClock, type Clock } from './clock.js';
+import { ScaledClock, systemClock, type Clock } from './clock.js';
 import { migrate, openStorage, ping, type Storage } from './store/db.js';
 import { loadMasterKey, SecretBox } from './security/secrets.js';
 import { AccountStore } from './store/accounts.js';
@@ -54,7 +54,7 @@ export interface BuildOptions {
 
 /** Opens storage, migrates it, and wires every store and the job queue. */
 export async function buildServices(config: Config, options: BuildOptions = {}): Promise<Services> {
-  const clock = options.clock ?? systemClock;
+  const clock = options.clock ?? (config.timeScale === 1 ? systemClock : new ScaledClock(config.timeScale));
   const storage = await openStorage(config);
   await migrate(storage);
   const secrets = new SecretBox(loadMasterKey(config));

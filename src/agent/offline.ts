@@ -30,7 +30,9 @@ export function purposeOf(task: string | null): string {
     .split(/(?<=[.!?])\s+/)
     .map((s) => s.trim())
     .filter(Boolean);
-  const useful = sentences.find((s) => !/^(you are|you're|your name is|act as|be )/i.test(s)) ?? sentences[0] ?? '';
+  const useful = sentences.find((s) => !/^(you are|you're|your name is|act as|be )/i.test(s));
+  // A task that only describes the agent ("You are a helpful assistant.") says nothing of the call.
+  if (!useful) return 'follow up with you';
   const clean = useful.replace(/[.!?]+$/, '');
   if (ACTION_VERBS.test(clean)) return clean.charAt(0).toLowerCase() + clean.slice(1);
   return `talk with you about the following: ${clean}`;
@@ -124,9 +126,12 @@ export class OfflineAgent implements Agent {
     if (!task || !/\btransfer(?:ring|red)?\b/i.test(task)) return undefined;
     if (!phone && !(list && Object.keys(list).length > 0)) return undefined;
     if (list) {
-      const text = `${heard} ${task}`.toLowerCase();
-      const label = Object.keys(list).find((l) => l !== 'default' && text.includes(l.toLowerCase()));
-      if (label) return label;
+      // What the caller asks for wins over what the task mentions.
+      const labels = Object.keys(list).filter((l) => l !== 'default');
+      for (const text of [heard, task]) {
+        const label = labels.find((l) => text.toLowerCase().includes(l.toLowerCase()));
+        if (label) return label;
+      }
     }
     return '';
   }

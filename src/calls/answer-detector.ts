@@ -72,11 +72,11 @@ export class AnswerDetector {
     if (startedMs > AnswerDetector.WINDOW_MS && !this.deferred) return undefined;
     // The classic rule: one long greeting is a machine's. A person who starts talking at length
     // still greets or asks ("Hello? Yes, listen, ..."), which a recorded greeting does not.
-    if (event.durationMs > 3000) return this.decide(HUMAN_OPENING.test(event.text) ? 'human' : 'voicemail');
-    if (event.durationMs <= 2000 && event.text.split(/\s+/).filter(Boolean).length <= 6) {
-      if (this.deferred) return this.decide('human');
-      this.pending = true;
-    }
+    const long = event.durationMs > 3000;
+    if (long) return this.decide(HUMAN_OPENING.test(event.text) ? 'human' : 'voicemail');
+    // The utterance that ran past the window is the last word: whatever it was, it is decided now.
+    if (this.deferred) return this.decide('human');
+    if (event.durationMs <= 2000 && event.text.split(/\s+/).filter(Boolean).length <= 6) this.pending = true;
     return undefined;
   }
 

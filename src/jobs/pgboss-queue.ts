@@ -143,8 +143,14 @@ export class PgBossQueue implements JobQueue {
     boss.on('error', (error) => options.log?.error({ err: error }, 'pg-boss error'));
     await boss.start();
     const queue = new PgBossQueue(boss, options.clock, options.log);
-    // createQueue leaves an existing queue as it is; the policy also travels with every job.
-    for (const name of JOB_NAMES) await boss.createQueue(name, { name, ...queue.policy[name] });
+    try {
+      // createQueue leaves an existing queue as it is; the policy also travels with every job.
+      for (const name of JOB_NAMES) await boss.createQueue(name, { name, ...queue.policy[name] });
+    } catch (error) {
+      // Its pool and maintenance timers would otherwise keep the process alive.
+      await boss.stop({ graceful: false });
+      throw error;
+    }
     return queue;
   }
 

@@ -269,24 +269,16 @@ describe('offline agent: transfer only when the task says so and a number is con
     assert.deepEqual((await respond(heard('Fine.'), ctx)).action, { type: 'transfer' });
   });
 
-  it(
-    'a label the person names wins over another label the task names',
-    {
-      todo:
-        'src/agent/offline.ts:127-128 (not a seed/contract rule, a defect of label choice) searches heard + task together and returns the first transfer_list key found in ' +
-        'either, so a task naming "sales" sends a caller who asks for billing to sales',
-    },
-    async () => {
-      const ctx = context(
-        {
-          task: 'Transfer callers to sales, or to billing if they ask for it.',
-          transfer_list: { sales: '+14155550111', billing: '+14155550112' },
-        },
-        { spoken: 1 },
-      );
-      assert.deepEqual((await respond(heard('Billing, please.'), ctx)).action, { type: 'transfer', target: 'billing' });
-    },
-  );
+  it('a label the person names wins over another label the task names', async () => {
+    const ctx = context(
+      {
+        task: 'Transfer callers to sales, or to billing if they ask for it.',
+        transfer_list: { sales: '+14155550111', billing: '+14155550112' },
+      },
+      { spoken: 1 },
+    );
+    assert.deepEqual((await respond(heard('Billing, please.'), ctx)).action, { type: 'transfer', target: 'billing' });
+  });
 });
 
 describe('offline agent: IVR menus', () => {
@@ -414,9 +406,9 @@ describe('purposeOf: what the call is for, from the task', () => {
       'talk with you about the following: The customer ordered a sofa',
     ],
     [
-      'only persona lines: the first one',
+      'only persona lines: nothing of the call, a neutral purpose',
       'You are a helpful assistant.',
-      'talk with you about the following: You are a helpful assistant',
+      'follow up with you',
     ],
   ];
   for (const [what, task, purpose] of rows) {
