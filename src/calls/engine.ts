@@ -63,10 +63,20 @@ export class CallEngine {
     return true;
   }
 
-  /** Ends every live call (shutdown). */
+  /** Ends every live call (shutdown) and waits until each has written its final state. */
   async stopAll(): Promise<void> {
     clearInterval(this.stopPoll);
     for (const controller of this.live.values()) controller.abort(new Error('shutdown'));
+    await Promise.allSettled([...this.running]);
+  }
+
+  /** Calls under way in this process, dialed or answered, until their records are final. */
+  private readonly running = new Set<Promise<void>>();
+
+  private track(work: Promise<void>): Promise<void> {
+    this.running.add(work);
+    void work.finally(() => this.running.delete(work));
+    return work;
   }
 
   private async pollStops(): Promise<void> {
@@ -82,7 +92,20 @@ export class CallEngine {
     return this.d.clock.now().toISOString();
   }
 
-  async dial(callId: string): Promise<void> {
+  /** The `dial` job: places a queued call and runs it to its end. */
+  dial(callId: string): Promise<void> {
+    return this.track(this.placeCall(callId));
+  }
+
+  /**
+   * Runs a call that arrived already connected (inbound, or one side of an agent-to-agent call):
+   * the carrier hands over the leg, the session starts at once.
+   */
+  answer(callId: string, leg: CallLeg): Promise<void> {
+    return this.track(this.answerCall(callId, leg));
+  }
+
+  private async placeCall(callId: string): Promise<void> {
     const call = await this.d.calls.byId(callId);
     if (!call) return;
     if (call.queue_status === 'allocated' || call.queue_status === 'started') {
@@ -119,11 +142,7 @@ export class CallEngine {
     }
   }
 
-  /**
-   * Runs a call that arrived already connected (inbound, or one side of an agent-to-agent call):
-   * the carrier hands over the leg, the session starts at once.
-   */
-  async answer(callId: string, leg: CallLeg): Promise<void> {
+  private async answerCall(callId: string, leg: CallLeg): Promise<void> {
     const call = await this.d.calls.byId(callId);
     if (
       !call ||
