@@ -106,15 +106,32 @@ export class OfflineAgent implements Agent {
         action: { type: 'finish' },
       };
     }
-    if (AGREE.test(heard) && spoken >= 2) {
+    if (ctx.inbound) return this.inboundReply(heard, spoken);
+    const saidPurpose = ctx.transcript.some((t) => t.role === 'assistant' && t.text.includes(purpose));
+    if (AGREE.test(heard) && (spoken >= 2 || saidPurpose)) {
       return {
         say: 'Wonderful, thank you! That is all I needed. Have a great day. Goodbye!',
         action: { type: 'finish' },
       };
     }
     if (spoken >= 5) return { say: 'Thank you for your time. Goodbye!', action: { type: 'finish' } };
-    if (spoken <= 1) return { say: `I'm calling to ${purpose}. Would that work for you?`, action: null };
+    if (spoken <= 1) {
+      return {
+        say: saidPurpose ? 'Would that work for you?' : `I'm calling to ${purpose}. Would that work for you?`,
+        action: null,
+      };
+    }
     return { say: 'I see. Could you tell me if that works for you?', action: null };
+  }
+
+  /** Answering a call: the caller has the purpose, the agent listens and notes it. */
+  private inboundReply(heard: string, spoken: number): AgentReply {
+    if (spoken >= 4)
+      return { say: "Thank you, I've noted everything. Have a good day. Goodbye!", action: { type: 'finish' } };
+    if (DECLINE.test(heard) && spoken >= 2)
+      return { say: 'All right. Thank you for calling. Goodbye!', action: { type: 'finish' } };
+    if (spoken <= 1) return { say: 'Sure, I can help with that. Could you tell me a little more?', action: null };
+    return { say: 'Thank you. Is there anything else I can note for you?', action: null };
   }
 
   /**

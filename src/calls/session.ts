@@ -53,7 +53,27 @@ export function endOfTurnMs(threshold: number): number {
 }
 
 const SILENCE_MS = 7000;
-const BARGE_IN_MS = 600;
+/** Without interim transcripts, speech this long over the agent counts as an interruption. */
+const BARGE_IN_MS = 1500;
+
+const BACKCHANNEL = new Set(
+  'uh huh uhhuh mm hmm mhm mmhmm yeah yes yep okay ok right sure go on i see got it alright uh um hm hmm oh wow really'.split(
+    ' ',
+  ),
+);
+
+/**
+ * Words heard over the agent that make it stop: enough of them (more with a higher
+ * interruption_threshold), and not just a backchannel ("uh huh", "okay", "go on").
+ */
+export function isInterruption(partial: string, threshold: number): boolean {
+  const said = partial
+    .toLowerCase()
+    .split(/[^a-z']+/)
+    .filter(Boolean);
+  const minWords = Math.max(2, Math.round(threshold / 35));
+  return said.length >= minWords && !said.every((w) => BACKCHANNEL.has(w));
+}
 const GREETING_WAIT_MS = 5000;
 const VOICEMAIL_FALLBACK_MS = 2500;
 
@@ -205,6 +225,18 @@ export class CallSession {
         this.disarm('silence');
         if (this.speaking && !this.o.request.block_interruptions && this.phase === 'conversation')
           this.arm('barge_in', BARGE_IN_MS);
+        return;
+      case 'speech_partial':
+        // The interim transcript decides, not the mere sound of a voice.
+        this.disarm('barge_in');
+        if (
+          this.speaking &&
+          !this.o.request.block_interruptions &&
+          this.phase === 'conversation' &&
+          isInterruption(event.text, this.o.request.interruption_threshold)
+        ) {
+          this.speaking.abort();
+        }
         return;
       case 'speech':
         return this.onSpeech(event.text, event);

@@ -11,6 +11,11 @@
 export type LegEvent =
   /** The far end began speaking (barge-in and turn-taking react to this). */
   | { type: 'speech_start'; at: Date }
+  /**
+   * What the far end has said so far in the utterance under way (an interim transcript, as
+   * streaming STT gives one): lets barge-in tell a real interruption from a backchannel.
+   */
+  | { type: 'speech_partial'; text: string; at: Date }
   /** The far end finished an utterance. durationMs is how long it spoke. */
   | { type: 'speech'; text: string; at: Date; durationMs: number }
   /** A single tone such as an answering machine's beep. */

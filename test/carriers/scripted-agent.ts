@@ -10,6 +10,8 @@ export type EventOf<T extends LegEvent['type']> = Extract<LegEvent, { type: T }>
 
 export class ScriptedAgent {
   readonly events: LegEvent[] = [];
+  /** Interim transcripts, kept apart so that `events` reads as the turn structure. */
+  readonly partials: string[] = [];
   /** Events before this index have been consumed by `next`. */
   private cursor = 0;
   private wake: (() => void) | null = null;
@@ -19,6 +21,10 @@ export class ScriptedAgent {
     private readonly clock: Clock,
   ) {
     leg.on((event) => {
+      if (event.type === 'speech_partial') {
+        this.partials.push(event.text);
+        return;
+      }
       this.events.push(event);
       this.wake?.();
     });

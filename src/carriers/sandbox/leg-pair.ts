@@ -192,7 +192,14 @@ export class SandboxLegEnd implements CallLeg {
     const durationMs = speakingTimeMs(text, this.settings.timing);
     const startedAt = this.now().getTime();
     this.send({ type: 'speech_start', at: this.now() });
-    const completed = await this.wait(durationMs, signal);
+    // Word by word, with an interim transcript after each, as a streaming recogniser would hear it.
+    const stepMs = durationMs / all.length;
+    let completed = true;
+    for (let i = 1; i <= all.length && completed; i++) {
+      completed = await this.wait(stepMs, signal);
+      if (completed && i < all.length)
+        this.send({ type: 'speech_partial', text: all.slice(0, i).join(' '), at: this.now() });
+    }
     if (completed) {
       this.send({ type: 'speech', text, at: this.now(), durationMs });
       return { played: text, interrupted: false };

@@ -108,7 +108,8 @@ class PersonaRunner implements PersonaSession {
 
   private hear(event: LegEvent): void {
     if (event.type === 'hangup') return this.stop();
-    if (event.type === 'audio') return;
+    // Personas react to whole utterances; interim transcripts are for the engine's barge-in.
+    if (event.type === 'audio' || event.type === 'speech_partial') return;
     if (event.type === 'speech') {
       // Once an utterance is complete, its start is no longer something to talk over.
       const pending = this.inbox.findIndex((e) => e.type === 'speech_start');
