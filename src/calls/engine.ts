@@ -27,6 +27,9 @@ export interface EngineDeps {
 export const RING_TIMEOUT_MS = 45_000;
 /** How often a process checks whether another one asked it to stop one of its live calls. */
 const STOP_POLL_MS = 1000;
+/** A live call's lease (clock ms): renewed every third of it while the call runs. */
+const LEASE_MS = 60_000;
+const ORPHANED = 'The call was interrupted because the server running it stopped';
 
 /**
  * Runs calls: the `dial` job's handler. Dials through the carrier, runs the CallSession, and
@@ -48,11 +51,37 @@ export class CallEngine {
   start(): void {
     this.stopPoll = setInterval(() => void this.pollStops(), STOP_POLL_MS);
     this.stopPoll.unref();
+    this.leaseTimer = setInterval(() => void this.tendLeases(), Math.max(200, LEASE_MS / 3 / this.d.clock.scale));
+    this.leaseTimer.unref();
   }
 
-  /** Re-enqueues the dial job of every queued call (a crash between storing a call and enqueueing it). */
-  async recover(): Promise<void> {
+  private leaseTimer: NodeJS.Timeout | undefined;
+
+  /**
+   * After a crash: calls that were live end as call_error (on SQLite all of them, as this is the
+   * only process; on PostgreSQL those whose lease ran out), and every queued call gets its dial
+   * job back (a crash between storing a call and enqueueing it).
+   */
+  async recover(options: { soleProcess: boolean }): Promise<void> {
+    await this.closeOrphans(options.soleProcess);
     for (const id of await this.d.calls.queuedIds()) await this.d.queue.enqueue('dial', { call_id: id });
+  }
+
+  private async closeOrphans(all: boolean): Promise<void> {
+    for (const id of await this.d.calls.orphaned(this.now(), all)) {
+      if (!this.live.has(id)) await this.fail(id, ORPHANED);
+    }
+  }
+
+  /** Renews this process's leases and closes calls whose process stopped renewing theirs. */
+  private async tendLeases(): Promise<void> {
+    try {
+      const until = new Date(this.d.clock.now().getTime() + LEASE_MS).toISOString();
+      await this.d.calls.renewLeases([...this.live.keys()], until);
+      await this.closeOrphans(false);
+    } catch (error) {
+      this.d.log?.error({ err: error }, 'lease upkeep failed');
+    }
   }
 
   /** Hangs up a call running in this process; false when it runs elsewhere or not at all. */
@@ -66,6 +95,7 @@ export class CallEngine {
   /** Ends every live call (shutdown) and waits until each has written its final state. */
   async stopAll(): Promise<void> {
     clearInterval(this.stopPoll);
+    clearInterval(this.leaseTimer);
     for (const controller of this.live.values()) controller.abort(new Error('shutdown'));
     await Promise.allSettled([...this.running]);
   }
@@ -110,63 +140,55 @@ export class CallEngine {
     if (!call) return;
     if (call.queue_status === 'allocated' || call.queue_status === 'started') {
       // A replay: the process that ran this call died with it.
-      await this.d.calls.transition(call.id, ['allocated', 'started'], {
-        queue_status: 'call_error',
-        status: 'call_error',
-        completed: 1,
-        error_message: 'The call was interrupted because the server restarted',
-        ended_at: this.now(),
-      });
+      await this.fail(call.id, ORPHANED);
       return;
     }
-    if (call.queue_status !== 'queued') return;
-    if (!(await this.d.calls.transition(call.id, ['queued'], { queue_status: 'allocated', status: 'allocated' })))
-      return;
-
-    const request = JSON.parse(call.request) as CallRequest;
-    const controller = new AbortController();
-    this.live.set(call.id, controller);
-    try {
-      await this.connect(call, request, controller);
-    } catch (error) {
-      this.d.log?.error({ err: error, call_id: call.id }, 'call failed');
-      await this.d.calls.transition(call.id, ['allocated', 'started'], {
-        queue_status: 'call_error',
-        status: 'call_error',
-        completed: 1,
-        error_message: 'The call failed unexpectedly',
-        ended_at: this.now(),
-      });
-    } finally {
-      this.live.delete(call.id);
-    }
+    if (call.queue_status !== 'queued' || !(await this.allocate(call.id))) return;
+    await this.run(call.id, (controller) => this.connect(call, JSON.parse(call.request) as CallRequest, controller));
   }
 
   private async answerCall(callId: string, leg: CallLeg): Promise<void> {
     const call = await this.d.calls.byId(callId);
-    if (
-      !call ||
-      !(await this.d.calls.transition(call.id, ['queued'], { queue_status: 'allocated', status: 'allocated' }))
-    ) {
+    if (!call || !(await this.allocate(call.id))) {
       await leg.hangup();
       return;
     }
+    await this.run(call.id, (controller) =>
+      this.converse(call, JSON.parse(call.request) as CallRequest, leg, controller),
+    );
+  }
+
+  /** queued -> allocated, taking the call's lease for this process. */
+  private allocate(id: string): Promise<boolean> {
+    return this.d.calls.transition(id, ['queued'], {
+      queue_status: 'allocated',
+      status: 'allocated',
+      lease_until: new Date(this.d.clock.now().getTime() + LEASE_MS).toISOString(),
+    });
+  }
+
+  /** Runs a live call of this process; an unexpected failure still leaves a final record. */
+  private async run(id: string, work: (controller: AbortController) => Promise<void>): Promise<void> {
     const controller = new AbortController();
-    this.live.set(call.id, controller);
+    this.live.set(id, controller);
     try {
-      await this.converse(call, JSON.parse(call.request) as CallRequest, leg, controller);
+      await work(controller);
     } catch (error) {
-      this.d.log?.error({ err: error, call_id: call.id }, 'call failed');
-      await this.d.calls.transition(call.id, ['allocated', 'started'], {
-        queue_status: 'call_error',
-        status: 'call_error',
-        completed: 1,
-        error_message: 'The call failed unexpectedly',
-        ended_at: this.now(),
-      });
+      this.d.log?.error({ err: error, call_id: id }, 'call failed');
+      await this.fail(id, 'The call failed unexpectedly');
     } finally {
-      this.live.delete(call.id);
+      this.live.delete(id);
     }
+  }
+
+  private async fail(id: string, message: string): Promise<void> {
+    await this.d.calls.transition(id, ['allocated', 'started'], {
+      queue_status: 'call_error',
+      status: 'call_error',
+      completed: 1,
+      error_message: message,
+      ended_at: this.now(),
+    });
   }
 
   private async connect(call: CallRow, request: CallRequest, controller: AbortController): Promise<void> {

@@ -114,6 +114,7 @@ export class CallStore {
       carrier_call_id: null,
       retry_of: call.retry_of ?? null,
       stop_requested_at: null,
+      lease_until: null,
     };
     await this.db.insertInto('calls').values(row).execute();
     return row;
@@ -148,6 +149,23 @@ export class CallStore {
       .where('stop_requested_at', 'is not', null)
       .execute();
     return rows.map((r) => r.id);
+  }
+
+  /** Renews the lease of the live calls this process runs. */
+  async renewLeases(ids: string[], until: string): Promise<void> {
+    if (ids.length === 0) return;
+    for (const id of ids) this.forget(id);
+    await this.db.updateTable('calls').set({ lease_until: until }).where('id', 'in', ids).execute();
+  }
+
+  /**
+   * Live calls whose process is gone: their lease ran out before `now` (or, with `all`, every
+   * live call: on SQLite the only process that could run them is the one starting up).
+   */
+  async orphaned(now: string, all: boolean): Promise<string[]> {
+    let query = this.db.selectFrom('calls').select('id').where('queue_status', 'in', ['allocated', 'started']);
+    if (!all) query = query.where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]));
+    return (await query.execute()).map((r) => r.id);
   }
 
   /** Queued calls, for re-enqueueing their dial jobs after a crash. */

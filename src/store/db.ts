@@ -6,6 +6,7 @@ import pg from 'pg';
 import type { Database } from './types.js';
 import * as m001 from './migrations/001_initial.js';
 import * as m002 from './migrations/002_call_control.js';
+import * as m003 from './migrations/003_call_leases.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -20,6 +21,7 @@ export interface Storage {
 const MIGRATIONS: Record<string, { up: (db: Kysely<any>, dialect: Dialect) => Promise<void> }> = {
   '001_initial': m001,
   '002_call_control': m002,
+  '003_call_leases': m003,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -83,6 +83,8 @@ export interface CallsTable {
   retry_of: string | null;
   /** Set by the stop endpoint for a live call; the process running it hangs up. */
   stop_requested_at: string | null;
+  /** Until when the process running this live call vouches for it (renewed while it runs). */
+  lease_until: string | null;
 }
 
 export interface TranscriptsTable {

@@ -186,6 +186,38 @@ for (const storage of ['sqlite', 'postgres'] as const)
       assert.ok(Math.abs(Date.parse(String(call.end_at)) - Date.parse(String(call.started_at)) - 60_000) < 1000);
     });
 
+    it('closes live calls whose process stopped renewing their lease, and only those', async () => {
+      const accountId = (await t.services.accounts.authenticate(t.key))!.id;
+      const make = async (lease: string) => {
+        const r = await t.request('POST', '/v1/calls', {
+          phone_number: '+14155550100',
+          task: 'x',
+          start_time: '2099-01-01 00:00:00',
+        });
+        const id = String(r.body.call_id);
+        await t.services.queue.cancel(`dial:${id}`);
+        await t.services.calls.transition(id, ['queued'], {
+          queue_status: 'started',
+          status: 'started',
+          lease_until: lease,
+        });
+        return id;
+      };
+      const now = t.services.clock.now().getTime();
+      const orphan = await make(new Date(now - 1000).toISOString());
+      const alive = await make(new Date(now + 3_600_000).toISOString());
+      await t.services.engine.recover({ soleProcess: false });
+      const closed = await t.services.calls.get(accountId, orphan);
+      assert.equal(closed?.queue_status, 'call_error');
+      assert.match(String(closed?.error_message), /server running it stopped/);
+      assert.equal((await t.services.calls.get(accountId, alive))?.queue_status, 'started');
+      await t.services.calls.transition(alive, ['started'], {
+        queue_status: 'complete',
+        status: 'completed',
+        completed: 1,
+      });
+    });
+
     it('stops a live call through the API', async () => {
       const r = await t.request('POST', '/v1/calls', { phone_number: '+14155550108', task: 'Wait on the line.' });
       const id = String(r.body.call_id);

@@ -148,7 +148,7 @@ describe('restart recovery (a real server process killed with SIGKILL)', () => {
     await server.start();
     const interrupted = await server.until(live, (c) => c.queue_status !== 'started');
     assert.equal(interrupted.queue_status, 'call_error');
-    assert.match(String(interrupted.error_message), /server restarted/);
+    assert.match(String(interrupted.error_message), /server running it stopped/);
     const later = await server.until(scheduled, (c) => c.completed === true);
     assert.equal(later.queue_status, 'complete');
   });
