@@ -100,7 +100,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     async startWorkers() {
       if (working) return;
       working = true;
-      await engine.recover();
+      await engine.recover({ soleProcess: storage.dialect === 'sqlite' });
       engine.start();
       queue.work({ dial: (job) => engine.dial(job.call_id) });
     },
