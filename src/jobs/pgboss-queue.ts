@@ -88,6 +88,27 @@ function errorOf(output: unknown): string | null {
   return 'value' in output ? errorOf(output.value) : null;
 }
 
+/** PostgreSQL's code for a transaction chosen as the victim of a deadlock. */
+const DEADLOCK = '40P01';
+
+/**
+ * Creates a queue unless it exists (an existing one is left as it is: the policy also travels
+ * with every job). Processes starting at once on a fresh database can deadlock in pg-boss's
+ * create_queue (it creates and attaches a partition): the loser finds the queue made on retry.
+ */
+async function createQueue(boss: PgBoss, name: JobName, policy: Policy): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    if (await boss.getQueue(name)) return;
+    try {
+      return await boss.createQueue(name, { name, ...policy });
+    } catch (error) {
+      const code = error instanceof Error && 'code' in error ? error.code : undefined;
+      if (code !== DEADLOCK || attempt >= 5) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt * Math.random()));
+    }
+  }
+}
+
 export interface PgBossQueueOptions {
   /** The PostgreSQL database (OPENLINE_DATABASE_URL); pg-boss keeps to its own schema in it. */
   url: string;
@@ -144,8 +165,7 @@ export class PgBossQueue implements JobQueue {
     await boss.start();
     const queue = new PgBossQueue(boss, options.clock, options.log);
     try {
-      // createQueue leaves an existing queue as it is; the policy also travels with every job.
-      for (const name of JOB_NAMES) await boss.createQueue(name, { name, ...queue.policy[name] });
+      for (const name of JOB_NAMES) await createQueue(boss, name, queue.policy[name]);
     } catch (error) {
       // Its pool and maintenance timers would otherwise keep the process alive.
       await boss.stop({ graceful: false });
