@@ -70,11 +70,6 @@ export class OfflineAgent implements Agent {
         if (ctx.inbound) return { say: 'Hello, thanks for calling! How can I help you today?', action: null };
         return { say: `Hello! This is an automated call. I'm calling to ${purpose}.`, action: null };
       }
-      case 'compose_voicemail':
-        return {
-          say: `Hi, this is an automated call. I'm calling to ${purpose}. Please call us back when you can. Thank you!`,
-          action: null,
-        };
       case 'ivr_menu':
         return { say: null, action: { type: 'press_buttons', digits: this.chooseKey(input.text, task, ctx) } };
       case 'silence':

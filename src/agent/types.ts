@@ -15,9 +15,7 @@ export type AgentInput =
   /** An IVR menu is playing and the agent should navigate it. */
   | { kind: 'ivr_menu'; text: string }
   /** The other side has been silent for a while. */
-  | { kind: 'silence'; silentMs: number; times: number }
-  /** A voicemail beep: compose the message to leave (voicemail_action leave_message without a message). */
-  | { kind: 'compose_voicemail' };
+  | { kind: 'silence'; silentMs: number; times: number };
 
 /** Built-in actions of seed 1.2: transfer, press buttons, wait, finish. */
 export type AgentAction =

@@ -349,14 +349,9 @@ export class CallSession {
     }
   }
 
-  private async leaveMessage(message: string | null): Promise<void> {
+  private async leaveMessage(message: string): Promise<void> {
     this.phase = 'ending';
-    const text =
-      message !== null
-        ? renderTemplate(message, this.o.variables)
-        : (await this.ask({ kind: 'compose_voicemail' })).say;
-    if (text) this.say(text, 'hangup');
-    else await this.end();
+    this.say(renderTemplate(message, this.o.variables), 'hangup');
   }
 
   private voicemailSettings() {

@@ -15,8 +15,7 @@ export interface VoicemailSettings {
  * `end`: hang up at once. `continue`: the agent goes on (navigates the IVR, or ignores it).
  */
 export type VoicemailDecision =
-  /** message null: the agent composes one from its task (voicemail_action leave_message without a message). */
-  | { action: 'leave_message_and_end'; message: string | null; rule: number }
+  | { action: 'leave_message_and_end'; message: string; rule: number }
   | { action: 'end'; rule: number }
   | { action: 'continue'; navigate: boolean; rule: number };
 
@@ -31,11 +30,9 @@ export type VoicemailDecision =
 export function decideVoicemail(answerer: Answerer, s: VoicemailSettings): VoicemailDecision {
   const message = s.voicemail_message && s.voicemail_message.trim() !== '' ? s.voicemail_message : null;
   if (answerer === 'voicemail') {
-    if (message) return { action: 'leave_message_and_end', message, rule: 1 };
-    // Rule 1 ends at once without a message; asking for leave_message without one is read as
-    // "let the agent say it", the only way that setting can mean something.
-    if (s.voicemail_action === 'leave_message') return { action: 'leave_message_and_end', message: null, rule: 1 };
-    return { action: 'end', rule: 1 };
+    // To the letter of rule 1: without a voicemail_message the call ends at once, whatever
+    // voicemail_action says (leave_message needs the message to leave).
+    return message ? { action: 'leave_message_and_end', message, rule: 1 } : { action: 'end', rule: 1 };
   }
   if (s.amd) return { action: 'continue', navigate: true, rule: 2 };
   if (s.voicemail_action === 'ignore') return { action: 'continue', navigate: false, rule: 2 };

@@ -377,15 +377,6 @@ describe('offline agent: silence', () => {
   }
 });
 
-describe('offline agent: compose_voicemail', () => {
-  it('composes a message stating the purpose and asking for a call back, without an action', async () => {
-    assert.deepEqual(await respond({ kind: 'compose_voicemail' }, context()), {
-      say: `Hi, this is an automated call. I'm calling to ${PURPOSE}. Please call us back when you can. Thank you!`,
-      action: null,
-    });
-  });
-});
-
 describe('purposeOf: what the call is for, from the task', () => {
   const rows: [string, string | null, string][] = [
     ['no task', null, 'follow up with you'],
