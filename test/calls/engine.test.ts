@@ -59,7 +59,7 @@ for (const storage of ['sqlite', 'postgres'] as const)
       t = await createTestApp({
         postgres: storage === 'postgres',
         clock: new ScaledClock(100),
-        config: { personaDirs: [personaDir] },
+        config: { personaDirs: [personaDir], sandboxPricePerMinute: 0.09 },
       });
       await t.services.startWorkers();
     });
@@ -267,6 +267,8 @@ for (const storage of ['sqlite', 'postgres'] as const)
       assert.equal(call.answered_by, 'human');
       assert.ok(['USER', 'ASSISTANT'].includes(String(call.call_ended_by)));
       assert.ok(Number(call.call_length) > 0);
+      // OPENLINE_SANDBOX_PRICE_PER_MINUTE: the price follows the length.
+      assert.ok(Math.abs(Number(call.price) - Number(call.call_length) * 0.09) < 0.001, String(call.price));
       assert.ok(Number(call.corrected_duration) > 0);
       assert.ok(call.started_at && call.end_at);
       const lines = roles(call);

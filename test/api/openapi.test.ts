@@ -1,0 +1,75 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import SwaggerParser from '@apidevtools/swagger-parser';
+import type { OpenAPI } from 'openapi-types';
+import { createTestApp, type TestApp } from '../../src/testing/harness.js';
+
+describe('OpenAPI document', () => {
+  let t: TestApp;
+  let doc: OpenAPI.Document & { openapi?: string; paths?: Record<string, Record<string, unknown>> };
+  before(async () => {
+    t = await createTestApp();
+    const r = await t.app.inject({ method: 'GET', url: '/openapi.json' });
+    assert.equal(r.statusCode, 200);
+    doc = JSON.parse(r.body) as typeof doc;
+  });
+  after(() => t.close());
+
+  it('is a valid OpenAPI 3.1 document (checked by an OpenAPI validator)', async () => {
+    assert.equal(doc.openapi, '3.1.0');
+    await SwaggerParser.validate(structuredClone(doc) as OpenAPI.Document);
+  });
+
+  it('documents every endpoint of the seed and of CONTRACT.md section 9, once, under /v1', () => {
+    const operations = Object.entries(doc.paths ?? {}).flatMap(([path, methods]) =>
+      Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    const expected = [
+      'POST /v1/calls',
+      'GET /v1/calls',
+      'GET /v1/calls/{id}',
+      'POST /v1/calls/{id}/stop',
+      'POST /v1/calls/active/stop',
+      'GET /v1/calls/{id}/recording',
+      'POST /v1/calls/{id}/analyze',
+      'GET /v1/inbound',
+      'POST /v1/inbound/purchase',
+      'POST /v1/tools',
+      'GET /v1/tools',
+      'GET /v1/agents',
+      'POST /v1/agents',
+      'GET /v1/voices',
+      'GET /v1/campaigns',
+      'POST /v1/campaigns',
+      'POST /v1/pathway/create',
+      'GET /v1/pathway',
+      'POST /v1/sms/register',
+      'POST /v1/sms/register/status',
+      'POST /v1/sms/webhook/update',
+      'GET /v1/me',
+      'POST /v1/accounts',
+      'POST /v1/webhook-secret',
+    ];
+    for (const op of expected) assert.ok(operations.includes(op), `${op} is not documented`);
+    assert.ok(
+      operations.some((op) => /^POST \/v1\/inbound\/\{/.test(op)),
+      'Update Inbound Details',
+    );
+    assert.ok(
+      operations.some((op) => /^POST \/v1\/pathway\/\{[^}]+\}\/version$/.test(op)),
+      'Create Pathway Version',
+    );
+    assert.ok(
+      operations.some((op) => /^POST \/v1\/campaigns\/\{[^}]+\}$/.test(op)),
+      'Campaign Details',
+    );
+    assert.ok(!operations.some((op) => op.includes(' /api/v1/')), 'the /api/v1 copies are not documented twice');
+    assert.equal(new Set(operations).size, operations.length);
+  });
+
+  it('serves the rendered documentation at /docs without a key', async () => {
+    const r = await t.app.inject({ method: 'GET', url: '/docs/' });
+    assert.equal(r.statusCode, 200);
+    assert.match(String(r.headers['content-type']), /html/);
+  });
+});
