@@ -34,6 +34,23 @@ export interface Config {
   workers: boolean;
   /** How many times faster than real time the service's clock runs (tests and demos). Default 1. */
   timeScale: number;
+  /**
+   * The language model (CONTRACT.md section 7): set when OPENLINE_LLM_BASE_URL or OPENAI_API_KEY
+   * is; undefined keeps the offline model.
+   */
+  llm: LlmConfig | undefined;
+}
+
+/** Any OpenAI-compatible chat completions endpoint (OpenAI, Groq, Ollama, vLLM, ...). */
+export interface LlmConfig {
+  /** OPENAI_API_KEY; local servers (Ollama, llama.cpp) need none. */
+  apiKey: string | undefined;
+  /** OPENLINE_LLM_BASE_URL, e.g. http://localhost:11434/v1; undefined = api.openai.com. */
+  baseUrl: string | undefined;
+  /** Model ids for the seed's model names (OPENLINE_LLM_MODEL_BASE, _ENHANCED, _TURBO). */
+  models: { base: string; enhanced: string; turbo: string };
+  /** OPENLINE_LLM_TIMEOUT_MS: longest wait for a reply before the caller hears a fallback line. */
+  timeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -90,6 +107,29 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   return raw.replace(/\/+$/, '');
 }
 
+function modelId(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (/\s/.test(raw) || raw.length > 200)
+    throw new ConfigError(name, `must be a model id without spaces, got "${raw}"`);
+  return raw;
+}
+
+/** The LLM settings, or undefined when neither a base URL nor an API key is set. */
+function llmConfig(env: Env): LlmConfig | undefined {
+  const baseUrl = url(env, 'OPENLINE_LLM_BASE_URL', ['http:', 'https:']);
+  const apiKey = env.OPENAI_API_KEY || undefined;
+  const model = modelId(env, 'OPENLINE_LLM_MODEL', 'gpt-4o-mini');
+  const models = {
+    base: modelId(env, 'OPENLINE_LLM_MODEL_BASE', model),
+    enhanced: modelId(env, 'OPENLINE_LLM_MODEL_ENHANCED', model),
+    turbo: modelId(env, 'OPENLINE_LLM_MODEL_TURBO', model),
+  };
+  const timeoutMs = integer(env, 'OPENLINE_LLM_TIMEOUT_MS', 8000, 100, 600_000);
+  if (baseUrl === undefined && apiKey === undefined) return undefined;
+  return { apiKey, baseUrl, models, timeoutMs };
+}
+
 /** Reads and validates the environment. Throws ConfigError naming the variable on a bad value. */
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
@@ -123,5 +163,6 @@ export function loadConfig(env: Env = process.env): Config {
     workers:
       env.OPENLINE_WORKERS === undefined || env.OPENLINE_WORKERS === '' ? true : boolean(env, 'OPENLINE_WORKERS'),
     timeScale: integer(env, 'OPENLINE_TIME_SCALE', 1, 1, 10_000),
+    llm: llmConfig(env),
   };
 }

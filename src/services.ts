@@ -18,6 +18,12 @@ import type { Carrier } from './carriers/types.js';
 import { SandboxNetwork } from './carriers/sandbox/network.js';
 import { CallEngine } from './calls/engine.js';
 import { OfflineAgent } from './agent/offline.js';
+import { OutboundClient } from './outbound/http.js';
+import { WebhookService } from './outbound/webhooks.js';
+import { WebhookStore } from './store/webhooks.js';
+import { CampaignDialer } from './campaigns/dialer.js';
+import { LlmAgent } from './agent/llm.js';
+import { OpenAiProvider } from './providers/llm/openai.js';
 
 /** The typed bag of services built once at start-up and passed to every part that needs them. */
 export interface Services {
@@ -40,6 +46,8 @@ export interface Services {
   /** The carrier outbound calls are placed on. */
   carrier: Carrier;
   engine: CallEngine;
+  /** End-of-call webhooks, their delivery log, and streamed events (CONTRACT.md section 8). */
+  webhooks: WebhookService;
   /** Starts the job workers and the call engine (the HTTP server does not need them). */
   startWorkers(): Promise<void>;
   /** Storage and queue reachable (GET /readyz). */
@@ -67,15 +75,48 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
         ).PgBossQueue.open({ url: config.databaseUrl, clock, log: options.logger })
       : new SqlJobQueue(db, clock, storage.dialect, options.logger);
   const calls = new CallStore(db, clock, { soleWriter: storage.dialect === 'sqlite' });
+  const accounts = new AccountStore(db, secrets, clock);
+  // Every request to a user's URL leaves through this one guarded client (CONTRACT.md section 8).
+  const webhooks = new WebhookService({
+    calls,
+    store: new WebhookStore(db, clock),
+    queue,
+    clock,
+    client: new OutboundClient({ allowPrivate: config.allowPrivateUrls }),
+    secret: (accountId) => accounts.webhookSecret(accountId),
+    recordOptions: { publicUrl: config.publicUrl, endpointUrl: config.endpointUrl },
+    log: options.logger,
+  });
   const sandbox = new SandboxNetwork({ clock, personaDirs: config.personaDirs });
   const offline = new OfflineAgent();
+  // With an LLM configured (CONTRACT.md section 7) every call gets its own LlmAgent; else offline.
+  const llm = config.llm;
+  const provider = llm && new OpenAiProvider({ apiKey: llm.apiKey, baseUrl: llm.baseUrl, timeoutMs: llm.timeoutMs });
   const engine = new CallEngine({
     calls,
     queue,
     clock,
     carrier: sandbox,
-    agentFor: () => offline,
+    agentFor: (request) =>
+      llm && provider
+        ? new LlmAgent({
+            provider,
+            model: llm.models[request.model],
+            now: () => clock.now(),
+            ...(options.logger ? { log: options.logger } : {}),
+          })
+        : offline,
     pricePerMinute: config.sandboxPricePerMinute,
+    afterEnd: (callId) => webhooks.callEnded(callId),
+    onEvent: (callId, category, message) => webhooks.event(callId, category, message),
+    ...(options.logger ? { log: options.logger } : {}),
+  });
+  // Every worker process runs the campaign dialer; claims are atomic, so several may share a database.
+  const dialer = new CampaignDialer({
+    db,
+    dialect: storage.dialect,
+    clock,
+    queue,
     ...(options.logger ? { log: options.logger } : {}),
   });
   let working = false;
@@ -85,7 +126,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     storage,
     secrets,
     queue,
-    accounts: new AccountStore(db, secrets, clock),
+    accounts,
     credentials: new CredentialStore(db, secrets, clock),
     calls,
     tools: new ToolStore(db, clock),
@@ -97,19 +138,23 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     sandbox,
     carrier: sandbox,
     engine,
+    webhooks,
     async startWorkers() {
       if (working) return;
       working = true;
       await engine.recover({ soleProcess: storage.dialect === 'sqlite' });
       engine.start();
-      queue.work({ dial: (job) => engine.dial(job.call_id) });
+      queue.work({ dial: (job) => engine.dial(job.call_id), webhook: (job) => webhooks.deliver(job) });
+      dialer.start();
     },
     async ready() {
       await ping(storage);
       await queue.ping();
     },
     async close() {
+      await dialer.stop();
       await engine.stopAll();
+      await webhooks.drain();
       await queue.stop();
       await storage.close();
     },

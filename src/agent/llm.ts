@@ -1,0 +1,248 @@
+import { renderTemplate } from '../domain/template.js';
+import type { CallRequest } from '../domain/call-request.js';
+import {
+  complete,
+  LlmError,
+  type ChatMessage,
+  type LlmProvider,
+  type LlmTool,
+  type LlmToolCall,
+} from '../providers/llm/types.js';
+import type { Agent, AgentAction, AgentContext, AgentInput, AgentReply, Turn } from './types.js';
+
+/** What the caller hears when the model fails or is too slow: short, and it keeps the turn alive. */
+export const FALLBACK_LINE = "Sorry, I'm having trouble right now. Could you say that again?";
+/** After this many failed turns in a row the call ends politely instead of looping on apologies. */
+const MAX_FAILURES = 3;
+const GIVE_UP_LINE = "Sorry, I'm having technical difficulties. I'll have to end the call now. Goodbye!";
+/** Silences after which the call ends even if the model keeps waiting: a call never hangs. */
+const MAX_SILENCES = 3;
+
+export interface AgentLog {
+  warn(object: object, message: string): void;
+}
+
+export interface LlmAgentOptions {
+  provider: LlmProvider;
+  /** The model id sent to the endpoint (and the agent's label in call records). */
+  model: string;
+  /** Current time, for the prompt (the service clock, so scaled test clocks agree). */
+  now: () => Date;
+  log?: AgentLog;
+}
+
+const END_CALL: LlmTool = {
+  name: 'end_call',
+  description:
+    'Hang up. Call it when the conversation is over, after saying goodbye in the same reply, or when you reached voicemail or the wrong person.',
+  parameters: { type: 'object', properties: {}, additionalProperties: false },
+};
+const WAIT: LlmTool = {
+  name: 'wait',
+  description: 'Stay silent and keep listening, e.g. when asked to hold on or while on hold.',
+  parameters: { type: 'object', properties: {}, additionalProperties: false },
+};
+const PRESS_BUTTONS: LlmTool = {
+  name: 'press_buttons',
+  description:
+    'Press telephone keys (DTMF) to navigate an automated phone menu. Digits 0-9, * and #; "w" waits half a second.',
+  parameters: {
+    type: 'object',
+    properties: { digits: { type: 'string', description: 'Keys to press, e.g. "2" or "1234#"' } },
+    required: ['digits'],
+    additionalProperties: false,
+  },
+};
+
+function transferTool(request: CallRequest): LlmTool | undefined {
+  const labels = Object.keys(request.transfer_list ?? {});
+  // Offered only when there is somewhere to transfer to: otherwise the model could only fail.
+  if (labels.length === 0 && !request.transfer_phone_number) return undefined;
+  const choices = labels.filter((l) => l !== 'default');
+  return {
+    name: 'transfer',
+    description:
+      'Transfer the call to a person, after telling the other side you are transferring them.' +
+      (choices.length ? ` Destinations: ${choices.join(', ')}; omit label for the default one.` : ''),
+    parameters: {
+      type: 'object',
+      properties: choices.length ? { label: { type: 'string', enum: choices, description: 'Where to transfer' } } : {},
+      additionalProperties: false,
+    },
+  };
+}
+
+/**
+ * The seed's built-in actions as functions. `turbo` has no transferring and no IVR navigation
+ * (seed 2.1 and 2.4), so those two are not offered to it at all.
+ */
+export function toolsFor(request: CallRequest): LlmTool[] {
+  const tools = [END_CALL, WAIT];
+  if (request.model === 'turbo') return tools;
+  const transfer = transferTool(request);
+  return [...tools, PRESS_BUTTONS, ...(transfer ? [transfer] : [])];
+}
+
+function localTime(now: Date, timezone: string): string {
+  try {
+    return now.toLocaleString('en-US', { timeZone: timezone, dateStyle: 'full', timeStyle: 'long' });
+  } catch {
+    return now.toUTCString();
+  }
+}
+
+/** The system prompt: who the agent is on this call, its task, and what it knows. */
+export function systemPrompt(ctx: AgentContext, now: Date): string {
+  const r = ctx.request;
+  const task = r.task ? renderTemplate(r.task, ctx.variables).trim() : '';
+  const lines = [
+    ctx.inbound
+      ? 'You are a voice agent answering an incoming phone call.'
+      : 'You are a voice agent on a phone call you placed.',
+    'Everything you write is spoken aloud by text-to-speech: answer in one to three short, natural sentences; no lists, markdown, emojis or stage directions.',
+    `Speak the language ${r.language} (BCP 47 tag) unless the other person clearly uses another one.`,
+    `Timezone: ${r.timezone}. Current time there: ${localTime(now, r.timezone)}.`,
+    'Use the functions to act: end_call to hang up once the conversation is done (say goodbye first, in the same reply).',
+    '',
+    'Your task:',
+    task || (ctx.inbound ? 'Help the caller and note what they need.' : 'Follow up with the person you called.'),
+  ];
+  if (Object.keys(r.request_data).length > 0) {
+    lines.push('', 'Call data (request_data), facts you may use:', JSON.stringify(r.request_data));
+  }
+  // System variables (phone numbers, call id, local time, place) without what request_data repeats.
+  const system = Object.fromEntries(Object.entries(ctx.variables).filter(([k]) => !(k in r.request_data)));
+  lines.push('', 'Call variables:', JSON.stringify(system));
+  return lines.join('\n');
+}
+
+/** The transcript as chat turns: robots are voices too, agent actions become short notes. */
+export function historyOf(transcript: readonly Turn[]): ChatMessage[] {
+  return transcript.map((turn): ChatMessage => {
+    switch (turn.role) {
+      case 'user':
+        return { role: 'user', content: turn.text };
+      case 'assistant':
+        return { role: 'assistant', content: turn.text };
+      case 'robot':
+        return { role: 'user', content: `[automated voice] ${turn.text}` };
+      case 'agent-action':
+        return { role: 'system', content: `Note: ${turn.text}` };
+    }
+  });
+}
+
+/** The instruction for this turn, when the transcript alone does not say what to do. */
+function instruction(input: AgentInput, ctx: AgentContext): string | undefined {
+  switch (input.kind) {
+    case 'start':
+      return ctx.inbound
+        ? 'The call just connected. Greet the caller and ask how you can help.'
+        : 'The call just connected and a person answered. Say your opening line: who you are and why you call.';
+    case 'ivr_menu':
+      return `An automated phone menu is playing: "${input.text}". Choose the keys that best serve your task and call press_buttons; do not talk to the menu.`;
+    case 'silence':
+      return `The other side has said nothing for ${Math.round(input.silentMs / 1000)} seconds (silence number ${input.times}). Check briefly whether they are still there; if this keeps happening, say goodbye and call end_call.`;
+    case 'heard':
+      return undefined;
+  }
+}
+
+function parseArguments(call: LlmToolCall): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(call.arguments || '{}');
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** One tool call as an action of the seed; null for a function this agent does not know. */
+function actionOf(call: LlmToolCall, request: CallRequest): AgentAction | null {
+  const args = parseArguments(call);
+  switch (call.name) {
+    case 'end_call':
+      return { type: 'finish' };
+    case 'wait':
+      return { type: 'wait' };
+    case 'press_buttons': {
+      const digits = typeof args.digits === 'string' ? args.digits.replace(/[^0-9*#w]/gi, '') : '';
+      return digits ? { type: 'press_buttons', digits } : null;
+    }
+    case 'transfer': {
+      const label = typeof args.label === 'string' ? args.label : undefined;
+      const known = label && (label in (request.transfer_list ?? {}) || /^\+\d+$/.test(label));
+      return known ? { type: 'transfer', target: label } : { type: 'transfer' };
+    }
+    default:
+      return null;
+  }
+}
+
+/**
+ * The agent's mind on any OpenAI-compatible model. Each turn sends the system prompt, the call's
+ * transcript so far and the built-in actions as functions; the reply's text is said and its
+ * first known function call becomes the action. A failing or slow model never hangs the call:
+ * the caller hears FALLBACK_LINE, the failure is logged, and after MAX_FAILURES in a row the
+ * call ends politely. One instance serves one call (agentFor builds it per call).
+ */
+export class LlmAgent implements Agent {
+  readonly label: string;
+  private failures = 0;
+
+  constructor(private readonly o: LlmAgentOptions) {
+    this.label = o.model;
+  }
+
+  async respond(input: AgentInput, ctx: AgentContext): Promise<AgentReply> {
+    // first_sentence is said verbatim (seed 2.1), with no round trip to the model.
+    if (input.kind === 'start' && ctx.request.first_sentence)
+      return { say: renderTemplate(ctx.request.first_sentence, ctx.variables), action: null };
+    const messages: ChatMessage[] = [
+      { role: 'system', content: systemPrompt(ctx, this.o.now()) },
+      ...historyOf(ctx.transcript),
+    ];
+    // The session records what was heard before asking; add it only if it is not there yet.
+    if (input.kind === 'heard' && !ctx.transcript.some((t) => t.role === 'user' && t.text === input.text))
+      messages.push({ role: 'user', content: input.text });
+    const note = instruction(input, ctx);
+    if (note) messages.push({ role: 'system', content: note });
+    let reply: AgentReply;
+    try {
+      const answer = await complete(this.o.provider, {
+        model: this.o.model,
+        messages,
+        tools: toolsFor(ctx.request),
+        temperature: ctx.request.temperature,
+      });
+      this.failures = 0;
+      const action =
+        answer.toolCalls.map((c) => actionOf(c, ctx.request)).find((a): a is AgentAction => a !== null) ?? null;
+      const unknown = answer.toolCalls.filter((c) => actionOf(c, ctx.request) === null);
+      if (unknown.length)
+        this.o.log?.warn({ call_id: ctx.callId, tools: unknown.map((c) => c.name) }, 'model called unknown functions');
+      const say = answer.text.trim() === '' ? null : answer.text.trim();
+      reply = { say, action };
+    } catch (error) {
+      const failure = error instanceof LlmError ? error : new LlmError(String(error), false);
+      this.failures++;
+      this.o.log?.warn(
+        {
+          call_id: ctx.callId,
+          model: this.o.model,
+          err: failure,
+          retryable: failure.retryable,
+          failures: this.failures,
+        },
+        'language model failed: the caller hears the fallback line',
+      );
+      reply =
+        this.failures >= MAX_FAILURES
+          ? { say: GIVE_UP_LINE, action: { type: 'finish' } }
+          : { say: FALLBACK_LINE, action: null };
+    }
+    if (input.kind === 'silence' && input.times >= MAX_SILENCES && reply.action?.type !== 'finish')
+      return { say: "I can't hear you, so I'll end the call now. Goodbye!", action: { type: 'finish' } };
+    return reply;
+  }
+}

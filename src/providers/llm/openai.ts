@@ -1,0 +1,162 @@
+import OpenAI from 'openai';
+import type {
+  ChatCompletionChunk,
+  ChatCompletionFunctionTool,
+  ChatCompletionMessageParam,
+} from 'openai/resources/chat/completions';
+import {
+  LlmError,
+  type ChatMessage,
+  type ChatRequest,
+  type LlmEvent,
+  type LlmProvider,
+  type LlmToolCall,
+} from './types.js';
+
+export interface OpenAiOptions {
+  /** Local servers (Ollama, llama.cpp, LM Studio) accept any key; the SDK insists on one. */
+  apiKey: string | undefined;
+  /** Any OpenAI-compatible endpoint; undefined = api.openai.com. */
+  baseUrl: string | undefined;
+  /** Longest wait for a whole reply, stream included. */
+  timeoutMs: number;
+  /** Retries of 429, 5xx and connection errors by the SDK (it honours Retry-After). Default 1. */
+  maxRetries?: number;
+}
+
+function toSdkMessage(message: ChatMessage): ChatCompletionMessageParam {
+  switch (message.role) {
+    case 'system':
+    case 'user':
+      return { role: message.role, content: message.content };
+    case 'tool':
+      return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
+    case 'assistant':
+      return {
+        role: 'assistant',
+        content: message.content,
+        ...(message.toolCalls?.length
+          ? {
+              tool_calls: message.toolCalls.map((c) => ({
+                id: c.id,
+                type: 'function' as const,
+                function: { name: c.name, arguments: c.arguments },
+              })),
+            }
+          : {}),
+      };
+  }
+}
+
+/**
+ * Puts streamed tool-call pieces back together. The API sends, per call, an `index`, then the id
+ * and function name in the call's first delta, and the arguments split over many deltas; parallel
+ * calls interleave by index. Some compatible servers repeat the id or name in later deltas, or
+ * send a whole call in one delta: the first non-empty id and name win, arguments concatenate.
+ */
+export class ToolCallAssembler {
+  private readonly calls = new Map<number, { id: string; name: string; arguments: string }>();
+
+  add(deltas: ChatCompletionChunk.Choice.Delta.ToolCall[]): void {
+    deltas.forEach((delta, position) => {
+      // `index` is required by the spec; a server that omits it sends one call per position.
+      const index = typeof delta.index === 'number' ? delta.index : position;
+      const call = this.calls.get(index) ?? { id: '', name: '', arguments: '' };
+      if (delta.id && !call.id) call.id = delta.id;
+      if (delta.function?.name && !call.name) call.name = delta.function.name;
+      if (delta.function?.arguments) call.arguments += delta.function.arguments;
+      this.calls.set(index, call);
+    });
+  }
+
+  /** The calls in index order; a call without an id gets one, as the reply must echo it. */
+  finish(): LlmToolCall[] {
+    return [...this.calls.entries()]
+      .sort(([a], [b]) => a - b)
+      .filter(([, c]) => c.name !== '')
+      .map(([index, c]) => ({ id: c.id || `call_${index}`, name: c.name, arguments: c.arguments }));
+  }
+}
+
+/** Maps what the SDK throws to LlmError, keeping whether a retry could help. */
+export function toLlmError(error: unknown, timedOut: boolean): LlmError {
+  if (timedOut || error instanceof OpenAI.APIConnectionTimeoutError)
+    return new LlmError('The language model did not answer in time', true, undefined, { cause: error });
+  if (error instanceof LlmError) return error;
+  if (error instanceof OpenAI.APIUserAbortError)
+    return new LlmError('The request was cancelled', false, undefined, { cause: error });
+  if (error instanceof OpenAI.APIConnectionError)
+    return new LlmError(`Cannot reach the language model: ${error.message}`, true, undefined, { cause: error });
+  if (error instanceof OpenAI.APIError) {
+    const status = error.status;
+    const retryable = status === undefined || status === 408 || status === 409 || status === 429 || status >= 500;
+    return new LlmError(`The language model answered ${status ?? 'an error'}: ${error.message}`, retryable, status, {
+      cause: error,
+    });
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return new LlmError(`The language model failed: ${message}`, false, undefined, { cause: error });
+}
+
+/** Any OpenAI-compatible chat completions endpoint, through the official SDK. */
+export class OpenAiProvider implements LlmProvider {
+  readonly name = 'openai-compatible';
+  private readonly client: OpenAI;
+
+  constructor(private readonly options: OpenAiOptions) {
+    this.client = new OpenAI({
+      apiKey: options.apiKey ?? 'unused',
+      ...(options.baseUrl ? { baseURL: options.baseUrl } : {}),
+      timeout: options.timeoutMs,
+      maxRetries: options.maxRetries ?? 1,
+    });
+  }
+
+  async *stream(request: ChatRequest): AsyncIterable<LlmEvent> {
+    // The SDK's timeout stops at the response headers; a stream that stalls afterwards must still
+    // end, so the whole reply has one deadline of our own, joined with the caller's signal.
+    const deadline = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      deadline.abort(new Error('timeout'));
+    }, this.options.timeoutMs);
+    const signal = request.signal ? AbortSignal.any([request.signal, deadline.signal]) : deadline.signal;
+    const tools: ChatCompletionFunctionTool[] | undefined = request.tools?.length
+      ? request.tools.map((t) => ({
+          type: 'function',
+          function: { name: t.name, description: t.description, parameters: t.parameters },
+        }))
+      : undefined;
+    const assembler = new ToolCallAssembler();
+    let finishReason: string | null = null;
+    try {
+      const stream = await this.client.chat.completions.create(
+        {
+          model: request.model,
+          messages: request.messages.map(toSdkMessage),
+          stream: true,
+          ...(tools ? { tools } : {}),
+          ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+          ...(request.json ? { response_format: { type: 'json_object' as const } } : {}),
+        },
+        { signal },
+      );
+      for await (const chunk of stream) {
+        const choice = chunk.choices[0];
+        if (!choice) continue;
+        if (choice.delta?.content) yield { type: 'text', delta: choice.delta.content };
+        if (choice.delta?.tool_calls) assembler.add(choice.delta.tool_calls);
+        if (choice.finish_reason) finishReason = choice.finish_reason;
+      }
+      // The SDK ends an aborted stream quietly, as if it were complete: a cut reply is a failure.
+      if (signal.aborted) throw new LlmError('aborted', false);
+    } catch (error) {
+      throw toLlmError(error, timedOut);
+    } finally {
+      clearTimeout(timer);
+    }
+    for (const call of assembler.finish()) yield { type: 'tool_call', call };
+    yield { type: 'done', finishReason };
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * The language-model port (ARCHITECTURE.md rule 5): chat messages in, a stream of text deltas and
+ * whole tool calls out. Vendor files stay thin; whatever they throw becomes an LlmError that says
+ * whether trying again could help.
+ */
+
+/** A tool call as the model made it: `arguments` is the JSON text the model wrote. */
+export interface LlmToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+export type ChatMessage =
+  | { role: 'system' | 'user'; content: string }
+  | { role: 'assistant'; content: string | null; toolCalls?: LlmToolCall[] }
+  | { role: 'tool'; toolCallId: string; content: string };
+
+/** A function the model may call; `parameters` is a JSON Schema object. */
+export interface LlmTool {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+export interface ChatRequest {
+  model: string;
+  messages: ChatMessage[];
+  tools?: LlmTool[];
+  temperature?: number;
+  /** Ask for a JSON object as the reply (post-call analysis). */
+  json?: boolean;
+  /** Cancels the request (the call ended, or a newer turn replaced this one). */
+  signal?: AbortSignal;
+}
+
+/**
+ * What a stream yields. Tool calls come whole, once their streamed pieces are assembled, so a
+ * consumer never sees half of a call's arguments.
+ */
+export type LlmEvent =
+  | { type: 'text'; delta: string }
+  | { type: 'tool_call'; call: LlmToolCall }
+  | { type: 'done'; finishReason: string | null };
+
+/** A whole reply, for callers that do not stream (summaries, analysis). */
+export interface LlmReply {
+  text: string;
+  toolCalls: LlmToolCall[];
+  finishReason: string | null;
+}
+
+export interface LlmProvider {
+  /** Shown in logs, e.g. "openai-compatible". */
+  readonly name: string;
+  stream(request: ChatRequest): AsyncIterable<LlmEvent>;
+}
+
+/** Every failure of a provider: `retryable` says whether the same request may succeed later. */
+export class LlmError extends Error {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+    readonly status?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'LlmError';
+  }
+}
+
+/** Collects a stream into one reply. */
+export async function complete(provider: LlmProvider, request: ChatRequest): Promise<LlmReply> {
+  let text = '';
+  const toolCalls: LlmToolCall[] = [];
+  let finishReason: string | null = null;
+  for await (const event of provider.stream(request)) {
+    if (event.type === 'text') text += event.delta;
+    else if (event.type === 'tool_call') toolCalls.push(event.call);
+    else finishReason = event.finishReason;
+  }
+  return { text, toolCalls, finishReason };
+}

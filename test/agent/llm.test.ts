@@ -1,0 +1,290 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { after, before } from 'node:test';
+import { LlmAgent, FALLBACK_LINE, toolsFor } from '../../src/agent/llm.js';
+import type { AgentContext, Turn } from '../../src/agent/types.js';
+import { CALL_DEFAULTS, type CallRequest } from '../../src/domain/call-request.js';
+import { OpenAiProvider } from '../../src/providers/llm/openai.js';
+import { complete, LlmError, type LlmEvent } from '../../src/providers/llm/types.js';
+import { FakeOpenAi } from '../../src/testing/fake-openai.js';
+import { loadConfig } from '../../src/config.js';
+
+/** A normalized call request with the seed's defaults, overridden by `fields`. */
+function callRequest(fields: Partial<CallRequest> = {}): CallRequest {
+  return {
+    phone_number: '+14155550100',
+    task: 'Confirm the dental appointment for Tuesday at 3 pm.',
+    pathway_id: null,
+    pathway_version: null,
+    start_node_id: null,
+    model: CALL_DEFAULTS.model,
+    voice: 'mason',
+    reduce_latency: false,
+    high_fidelity: false,
+    background_track: null,
+    first_sentence: null,
+    wait_for_greeting: false,
+    block_interruptions: false,
+    interruption_threshold: CALL_DEFAULTS.interruption_threshold,
+    temperature: CALL_DEFAULTS.temperature,
+    keywords: [],
+    pronunciation_guide: [],
+    transfer_phone_number: null,
+    transfer_list: null,
+    language: CALL_DEFAULTS.language,
+    timezone: CALL_DEFAULTS.timezone,
+    request_data: {},
+    tools: [],
+    dynamic_data: [],
+    start_time: null,
+    voicemail_message: null,
+    voicemail_action: CALL_DEFAULTS.voicemail_action,
+    retry: null,
+    max_duration: CALL_DEFAULTS.max_duration,
+    record: false,
+    from: null,
+    webhook: null,
+    webhook_events: [],
+    metadata: null,
+    summary_prompt: null,
+    analysis_prompt: null,
+    analysis_schema: null,
+    answered_by_enabled: false,
+    ...fields,
+  };
+}
+
+function context(request: Partial<CallRequest> = {}, transcript: Turn[] = []): AgentContext {
+  const r = callRequest(request);
+  return {
+    callId: 'call-1',
+    request: r,
+    inbound: false,
+    variables: { call_id: 'call-1', phone_number: '+14155550100', ...r.request_data },
+    transcript,
+  };
+}
+
+async function failure(promise: Promise<unknown>): Promise<LlmError> {
+  try {
+    await promise;
+  } catch (error) {
+    assert.ok(error instanceof LlmError, String(error));
+    return error;
+  }
+  throw new Error('expected a failure');
+}
+
+describe('LLM configuration', () => {
+  it('is off without a base URL or API key, and the model names default to OPENLINE_LLM_MODEL', () => {
+    assert.equal(loadConfig({}).llm, undefined);
+    const llm = loadConfig({ OPENLINE_LLM_BASE_URL: 'http://localhost:11434/v1', OPENLINE_LLM_MODEL: 'llama3.1' }).llm;
+    assert.deepEqual(llm?.models, { base: 'llama3.1', enhanced: 'llama3.1', turbo: 'llama3.1' });
+    assert.equal(llm?.timeoutMs, 8000);
+    const openai = loadConfig({ OPENAI_API_KEY: 'sk-x', OPENLINE_LLM_MODEL_TURBO: 'gpt-4.1-nano' }).llm;
+    assert.deepEqual(openai?.models, { base: 'gpt-4o-mini', enhanced: 'gpt-4o-mini', turbo: 'gpt-4.1-nano' });
+  });
+
+  it('names the variable of a bad value', () => {
+    assert.throws(
+      () => loadConfig({ OPENLINE_LLM_BASE_URL: 'localhost:11434' }),
+      /OPENLINE_LLM_BASE_URL must start with http/,
+    );
+    assert.throws(
+      () => loadConfig({ OPENAI_API_KEY: 'k', OPENLINE_LLM_TIMEOUT_MS: 'soon' }),
+      /OPENLINE_LLM_TIMEOUT_MS/,
+    );
+    assert.throws(() => loadConfig({ OPENAI_API_KEY: 'k', OPENLINE_LLM_MODEL: 'a b' }), /OPENLINE_LLM_MODEL /);
+  });
+});
+
+describe('OpenAI-compatible adapter (official SDK against the fake server)', () => {
+  let fake: FakeOpenAi;
+  let provider: OpenAiProvider;
+  before(async () => {
+    fake = await FakeOpenAi.start();
+    provider = new OpenAiProvider({ apiKey: 'sk-test', baseUrl: fake.url, timeoutMs: 400 });
+  });
+  after(() => fake.close());
+
+  it('streams text deltas and assembles split, parallel tool calls', async () => {
+    fake.script({
+      text: 'Let me do two things.',
+      chunkSize: 3,
+      toolCalls: [
+        { name: 'press_buttons', arguments: { digits: '1234#' } },
+        { name: 'transfer', arguments: { label: 'sales' } },
+      ],
+    });
+    const events: LlmEvent[] = [];
+    for await (const e of provider.stream({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] }))
+      events.push(e);
+    assert.ok(events.filter((e) => e.type === 'text').length > 3, 'text came in several deltas');
+    const text = events.map((e) => (e.type === 'text' ? e.delta : '')).join('');
+    assert.equal(text, 'Let me do two things.');
+    const calls = events.flatMap((e) => (e.type === 'tool_call' ? [e.call] : []));
+    assert.deepEqual(
+      calls.map((c) => [c.name, JSON.parse(c.arguments)]),
+      [
+        ['press_buttons', { digits: '1234#' }],
+        ['transfer', { label: 'sales' }],
+      ],
+    );
+    assert.ok(calls.every((c) => c.id.startsWith('call_')));
+    assert.deepEqual(events.at(-1), { type: 'done', finishReason: 'tool_calls' });
+    const sent = fake.requests.at(-1)!;
+    assert.equal(sent.body.stream, true);
+    assert.equal(sent.authorization, 'Bearer sk-test');
+  });
+
+  it('a 500 is a retryable LlmError after the SDK retried once; a 400 is not retryable', async () => {
+    const before = fake.requests.length;
+    fake.script({ status: 500 }, { status: 500 });
+    const error = await failure(complete(provider, { model: 'm', messages: [{ role: 'user', content: 'x' }] }));
+    assert.equal(error.status, 500);
+    assert.equal(error.retryable, true);
+    assert.equal(fake.requests.length - before, 2);
+    fake.script({ status: 400, message: 'bad' });
+    const bad = await failure(complete(provider, { model: 'm', messages: [{ role: 'user', content: 'x' }] }));
+    assert.equal(bad.retryable, false);
+  });
+
+  it('a 429 with Retry-After is retried and then succeeds', async () => {
+    fake.script({ status: 429, retryAfterMs: 20 }, { text: 'Back again.' });
+    const reply = await complete(provider, { model: 'm', messages: [{ role: 'user', content: 'x' }] });
+    assert.equal(reply.text, 'Back again.');
+  });
+
+  it('a server that hangs, before or in the middle of the stream, times out as a retryable error', async () => {
+    const quick = new OpenAiProvider({ apiKey: 'k', baseUrl: fake.url, timeoutMs: 200, maxRetries: 0 });
+    for (const hang of ['before-headers', 'mid-stream'] as const) {
+      fake.script({ hang });
+      const started = Date.now();
+      const error = await failure(complete(quick, { model: 'm', messages: [{ role: 'user', content: 'x' }] }));
+      assert.match(error.message, /in time/, hang);
+      assert.equal(error.retryable, true);
+      assert.ok(Date.now() - started < 2000, `${hang} took ${Date.now() - started} ms`);
+    }
+  });
+});
+
+describe('LlmAgent', () => {
+  let fake: FakeOpenAi;
+  let agent: LlmAgent;
+  const now = new Date('2025-03-04T17:30:00Z');
+  before(async () => {
+    fake = await FakeOpenAi.start();
+    agent = new LlmAgent({
+      provider: new OpenAiProvider({ apiKey: 'k', baseUrl: fake.url, timeoutMs: 300, maxRetries: 0 }),
+      model: 'gpt-test',
+      now: () => now,
+    });
+  });
+  after(() => fake.close());
+
+  it('is labelled with the model id', () => {
+    assert.equal(agent.label, 'gpt-test');
+  });
+
+  it('prompts with the task rendered with variables, language, timezone, time, request_data; sends temperature and model', async () => {
+    fake.script({ text: 'Hi Alice, this is Dr. Smith’s office.' });
+    const reply = await agent.respond(
+      { kind: 'start' },
+      context({
+        task: 'Confirm the appointment of {{name}} on {{day}}.',
+        request_data: { name: 'Alice', day: 'Tuesday' },
+        language: 'es-ES',
+        timezone: 'Europe/Madrid',
+        temperature: 0.2,
+        transfer_list: { sales: '+14155550110' },
+      }),
+    );
+    assert.deepEqual(reply, { say: 'Hi Alice, this is Dr. Smith’s office.', action: null });
+    const { body } = fake.requests.at(-1)!;
+    const system = String(body.messages[0]!.content);
+    assert.equal(body.messages[0]!.role, 'system');
+    assert.match(system, /Confirm the appointment of Alice on Tuesday\./);
+    assert.match(system, /es-ES/);
+    assert.match(system, /Europe\/Madrid/);
+    assert.match(system, /Tuesday, March 4, 2025 at 6:30:00/);
+    assert.match(system, /"name":"Alice"/);
+    assert.equal(body.temperature, 0.2);
+    assert.equal(body.model, 'gpt-test');
+    assert.deepEqual(
+      body.tools?.map((t) => t.function.name),
+      ['end_call', 'wait', 'press_buttons', 'transfer'],
+    );
+  });
+
+  it('turbo gets no transfer and no press_buttons', () => {
+    const names = toolsFor(callRequest({ model: 'turbo', transfer_list: { sales: '+14155550110' } })).map(
+      (t) => t.name,
+    );
+    assert.deepEqual(names, ['end_call', 'wait']);
+  });
+
+  it('says first_sentence verbatim without asking the model', async () => {
+    const before = fake.requests.length;
+    const reply = await agent.respond(
+      { kind: 'start' },
+      context({ first_sentence: 'Hello {{name}}!', request_data: { name: 'Bo' } }),
+    );
+    assert.deepEqual(reply, { say: 'Hello Bo!', action: null });
+    assert.equal(fake.requests.length, before);
+  });
+
+  it('maps the conversation to chat roles and the tool calls to actions', async () => {
+    fake.script({ text: 'Transferring you now.', toolCalls: [{ name: 'transfer', arguments: { label: 'sales' } }] });
+    const transcript: Turn[] = [
+      { role: 'assistant', text: 'Hello!' },
+      { role: 'robot', text: 'Please hold.' },
+      { role: 'agent-action', text: 'Pressed buttons: 1' },
+      { role: 'user', text: 'Put me through to sales.' },
+    ];
+    const reply = await agent.respond(
+      { kind: 'heard', text: 'Put me through to sales.' },
+      context({ transfer_list: { sales: '+14155550110' } }, transcript),
+    );
+    assert.deepEqual(reply, { say: 'Transferring you now.', action: { type: 'transfer', target: 'sales' } });
+    const roles = fake.requests.at(-1)!.body.messages.map((m) => `${m.role}: ${m.content}`);
+    assert.deepEqual(roles.slice(1), [
+      'assistant: Hello!',
+      'user: [automated voice] Please hold.',
+      'system: Note: Pressed buttons: 1',
+      'user: Put me through to sales.',
+    ]);
+  });
+
+  it('asks for keys on an IVR menu and ends on end_call', async () => {
+    fake.script({ toolCalls: [{ name: 'press_buttons', arguments: '{"digits": "2"}' }] });
+    const ivr = await agent.respond({ kind: 'ivr_menu', text: 'Press 1 for sales, press 2 for support.' }, context());
+    assert.deepEqual(ivr, { say: null, action: { type: 'press_buttons', digits: '2' } });
+    assert.match(String(fake.requests.at(-1)!.body.messages.at(-1)!.content), /press_buttons/);
+    fake.script({ text: 'Goodbye!', toolCalls: [{ name: 'end_call' }] });
+    const bye = await agent.respond({ kind: 'heard', text: 'bye' }, context());
+    assert.deepEqual(bye, { say: 'Goodbye!', action: { type: 'finish' } });
+  });
+
+  it('a failing or hanging model gives the fallback line; three failures in a row end the call', async () => {
+    const own = new LlmAgent({
+      provider: new OpenAiProvider({ apiKey: 'k', baseUrl: fake.url, timeoutMs: 200, maxRetries: 0 }),
+      model: 'gpt-test',
+      now: () => now,
+    });
+    fake.script({ status: 500 }, { hang: 'mid-stream' }, { status: 503 });
+    assert.deepEqual(await own.respond({ kind: 'heard', text: 'hi' }, context()), { say: FALLBACK_LINE, action: null });
+    assert.deepEqual(await own.respond({ kind: 'heard', text: 'hi' }, context()), { say: FALLBACK_LINE, action: null });
+    const last = await own.respond({ kind: 'heard', text: 'hi' }, context());
+    assert.deepEqual(last.action, { type: 'finish' });
+  });
+
+  it('silence: re-prompts, and ends the call at the third silence whatever the model says', async () => {
+    fake.script({ text: 'Are you still there?' }, { text: 'Hello?' });
+    assert.deepEqual(await agent.respond({ kind: 'silence', silentMs: 5000, times: 1 }, context()), {
+      say: 'Are you still there?',
+      action: null,
+    });
+    const third = await agent.respond({ kind: 'silence', silentMs: 15000, times: 3 }, context());
+    assert.deepEqual(third.action, { type: 'finish' });
+  });
+});
