@@ -144,6 +144,8 @@ export interface CampaignsTable {
   from_number: string | null;
   current_step: number;
   number_count: number;
+  /** Pacing: the dialer's next even slot for a call of this campaign (migration 005). */
+  next_dial_at: string | null;
 }
 
 export interface CampaignNumbersTable {
@@ -160,6 +162,8 @@ export interface CampaignNumbersTable {
   attempts: number;
   next_at: string | null;
   updated_at: string;
+  /** The call of the current attempt, set when the dialer claims the number (migration 005). */
+  call_id: string | null;
 }
 
 export interface PathwaysTable {
