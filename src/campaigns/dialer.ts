@@ -309,11 +309,15 @@ export class CampaignDialer {
       .select((eb) => eb.fn.countAll().as('n'))
       .where('campaign_id', '=', campaign.id)
       .where('created_at', '>', new Date(now.getTime() - MINUTE_MS).toISOString())
+      // Calls stamped after now come from a clock that ran ahead (a scaled clock before a restart).
+      .where('created_at', '<=', now.toISOString())
       .executeTakeFirstOrThrow();
     const perMinute = config.pacing.calls_per_minute;
     const interval = MINUTE_MS / perMinute;
     const span = Math.min(MINUTE_MS, this.tickMs * this.d.clock.scale);
-    const stored = campaign.next_dial_at ? Date.parse(campaign.next_dial_at) : -Infinity;
+    // A slot further ahead than one tick was set by a clock that ran ahead: start from now.
+    const ahead = campaign.next_dial_at ? Date.parse(campaign.next_dial_at) : -Infinity;
+    const stored = ahead > now.getTime() + span ? now.getTime() : ahead;
     const first = Math.max(stored, now.getTime() - span);
     const slots = first > now.getTime() ? 0 : Math.floor((now.getTime() - first) / interval) + 1;
     const count = Math.min(
