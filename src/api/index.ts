@@ -10,6 +10,7 @@ import pathways from './pathways.js';
 import sms, { registerA2PAlias } from './sms.js';
 import accounts from './accounts.js';
 import sandbox from './sandbox.js';
+import webhooks from './webhooks.js';
 
 export type RouteModule = (app: Api, services: Services) => Promise<void>;
 
@@ -25,6 +26,7 @@ export const API_ROUTES: RouteModule[] = [
   sms,
   accounts,
   sandbox,
+  webhooks,
 ];
 
 /** Routes outside the /v1 prefix. */

@@ -21,6 +21,10 @@ export interface EngineDeps {
   agentFor(request: CallRequest): Agent;
   pricePerMinute: number;
   log?: EngineLogger;
+  /** After a call wrote its final state (end-of-call webhook, src/outbound/webhooks.ts). Does not throw. */
+  afterEnd?(callId: string): Promise<void>;
+  /** A streamed event of seed 6.2 (queue, call); fire-and-forget, never delays the call. */
+  onEvent?(callId: string, category: 'queue' | 'call', message: string): void;
 }
 
 /** How long a call may ring before it counts as unanswered. */
@@ -159,12 +163,14 @@ export class CallEngine {
   }
 
   /** queued -> allocated, taking the call's lease for this process. */
-  private allocate(id: string): Promise<boolean> {
-    return this.d.calls.transition(id, ['queued'], {
+  private async allocate(id: string): Promise<boolean> {
+    const allocated = await this.d.calls.transition(id, ['queued'], {
       queue_status: 'allocated',
       status: 'allocated',
       lease_until: new Date(this.d.clock.now().getTime() + LEASE_MS).toISOString(),
     });
+    if (allocated) this.d.onEvent?.(id, 'queue', 'Call allocated');
+    return allocated;
   }
 
   /** Runs a live call of this process; an unexpected failure still leaves a final record. */
@@ -182,13 +188,14 @@ export class CallEngine {
   }
 
   private async fail(id: string, message: string): Promise<void> {
-    await this.d.calls.transition(id, ['allocated', 'started'], {
+    const failed = await this.d.calls.transition(id, ['allocated', 'started'], {
       queue_status: 'call_error',
       status: 'call_error',
       completed: 1,
       error_message: message,
       ended_at: this.now(),
     });
+    if (failed) await this.d.afterEnd?.(id);
   }
 
   private async connect(call: CallRow, request: CallRequest, controller: AbortController): Promise<void> {
@@ -208,6 +215,7 @@ export class CallEngine {
         error_message: result.reason,
         ended_at: this.now(),
       });
+      await this.d.afterEnd?.(call.id);
       return;
     }
     if (result.status !== 'answered') {
@@ -219,6 +227,7 @@ export class CallEngine {
         answered_by: stopped ? null : 'no-answer',
         error_message: result.status === 'busy' ? 'The line was busy' : null,
       });
+      await this.d.afterEnd?.(call.id);
       return;
     }
     await this.converse(call, request, result.leg, controller);
@@ -260,6 +269,8 @@ export class CallEngine {
       await leg.hangup();
       return;
     }
+    this.d.onEvent?.(call.id, 'queue', 'Call started');
+    this.d.onEvent?.(call.id, 'call', 'Call connected');
     const lines: string[] = [];
     const session = new CallSession({
       callId: call.id,
@@ -305,6 +316,7 @@ export class CallEngine {
       concatenated_transcript: lines.join('\n'),
     });
     this.d.log?.info({ call_id: call.id, ended_by: outcome.endedBy, seconds }, 'call ended');
+    await this.d.afterEnd?.(call.id);
     if (outcome.reachedVoicemail && request.retry) await this.retry(call, request);
   }
 

@@ -5,15 +5,24 @@
 export interface JobPayloads {
   /** Place an outbound call that is queued (or scheduled). */
   dial: { call_id: string };
+  /**
+   * One delivery attempt of a call's end-of-call webhook. Automatic attempts are numbered 1, 2, ...
+   * and each failed one enqueues the next at its time (src/outbound/webhooks.ts); a resend is
+   * numbered by the resends before it.
+   */
+  webhook: { call_id: string; attempt: number; send_type: 'automatic' | 'resend' };
 }
 
 export type JobName = keyof JobPayloads;
 
 export const JOB_IDS: { [N in JobName]: (payload: JobPayloads[N]) => string } = {
   dial: (p) => `dial:${p.call_id}`,
+  webhook: (p) => `webhook:${p.call_id}:${p.send_type === 'resend' ? 'resend:' : ''}${p.attempt}`,
 };
 
 /** Retry policy per job: attempts, and the backoff before attempt n (1-based) in ms. */
 export const JOB_POLICY: { [N in JobName]: { maxAttempts: number; backoffMs: (attempt: number) => number } } = {
   dial: { maxAttempts: 3, backoffMs: (n) => 1000 * 2 ** (n - 1) },
+  // Only storage failures throw here: a failed delivery schedules its own next attempt instead.
+  webhook: { maxAttempts: 5, backoffMs: (n) => 5000 * 2 ** (n - 1) },
 };

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import PgBoss from 'pg-boss';
 import type { Clock } from '../clock.js';
 import { JOB_IDS, JOB_POLICY, type JobName, type JobPayloads } from './catalog.js';
-import type { EnqueueOptions, JobHandlers, JobQueue, JobState, QueuedJob, WorkOptions } from './queue.js';
+import type { EnqueueOptions, JobHandler, JobHandlers, JobQueue, JobState, QueuedJob, WorkOptions } from './queue.js';
 import type { SqlQueueLogger } from './sql-queue.js';
 
 /** The PostgreSQL schema pg-boss keeps its tables in, beside Openline's own tables. */
@@ -292,7 +292,8 @@ export class PgBossQueue implements JobQueue {
   }
 
   private start(name: JobName, job: BossJob): void {
-    const handler = this.handlers?.[name];
+    // One job's handler, typed for any payload: the name was read from storage with its payload.
+    const handler = this.handlers?.[name] as JobHandler<JobName> | undefined;
     const id = job.data.key;
     const attempt = job.retryCount + 1;
     const run = (async () => {

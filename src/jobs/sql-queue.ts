@@ -4,7 +4,7 @@ import type { Database, JobsTable } from '../store/types.js';
 import type { Clock } from '../clock.js';
 import type { Dialect } from '../store/db.js';
 import { JOB_IDS, JOB_POLICY, type JobName, type JobPayloads } from './catalog.js';
-import type { EnqueueOptions, JobHandlers, JobQueue, JobState, QueuedJob, WorkOptions } from './queue.js';
+import type { EnqueueOptions, JobHandler, JobHandlers, JobQueue, JobState, QueuedJob, WorkOptions } from './queue.js';
 
 export interface SqlQueueLogger {
   error(object: object, message: string): void;
@@ -166,7 +166,8 @@ export class SqlJobQueue implements JobQueue {
 
   private start(row: Selectable<JobsTable>): void {
     const name = row.name as JobName;
-    const handler = this.handlers?.[name];
+    // One job's handler, typed for any payload: the name was read from storage with its payload.
+    const handler = this.handlers?.[name] as JobHandler<JobName> | undefined;
     const run = (async () => {
       try {
         if (!handler) throw new Error(`no handler for job ${name}`);

@@ -7,6 +7,7 @@ import type { Database } from './types.js';
 import * as m001 from './migrations/001_initial.js';
 import * as m002 from './migrations/002_call_control.js';
 import * as m003 from './migrations/003_call_leases.js';
+import * as m004 from './migrations/004_webhooks.js';
 import * as m005 from './migrations/005_campaign_dialer.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -23,6 +24,7 @@ const MIGRATIONS: Record<string, { up: (db: Kysely<any>, dialect: Dialect) => Pr
   '001_initial': m001,
   '002_call_control': m002,
   '003_call_leases': m003,
+  '004_webhooks': m004,
   '005_campaign_dialer': m005,
 };
 

@@ -222,6 +222,34 @@ export interface JobsTable {
   updated_at: string;
 }
 
+/** One end-of-call webhook message per call (migration 004). */
+export interface WebhookMessagesTable {
+  call_id: string;
+  /** The Standard Webhooks `webhook-id`: the same on every attempt of this message. */
+  id: string;
+  account_id: string;
+  url: string;
+  /** The JSON body, stored once and sent unchanged on every attempt. */
+  payload: string;
+  created_at: string;
+  /** When an attempt last succeeded; null while undelivered. */
+  delivered_at: string | null;
+}
+
+/** One row per delivery attempt (migration 004). */
+export interface WebhookDeliveriesTable {
+  id: string;
+  call_id: string;
+  account_id: string;
+  url: string;
+  attempt: number;
+  sent_at: string;
+  response_code: number | null;
+  response_time_ms: number | null;
+  error: string | null;
+  send_type: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -237,4 +265,6 @@ export interface Database {
   pathway_versions: PathwayVersionsTable;
   a2p_registrations: A2pRegistrationsTable;
   jobs: JobsTable;
+  webhook_messages: WebhookMessagesTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }

@@ -62,6 +62,7 @@ describe('PgBossQueue on PostgreSQL, beyond the contract', { skip: skip ?? false
               ran.add(i);
               await new Promise((resolve) => setTimeout(resolve, 100));
             },
+            webhook: async () => {},
           },
           { concurrency: 2 },
         ),

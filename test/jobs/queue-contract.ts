@@ -47,7 +47,7 @@ export function jobQueueContract(label: string, subject: () => Promise<QueueSubj
       opened.push(queue);
       return queue;
     };
-    const handlers = (dial: JobHandlers['dial']): JobHandlers => ({ dial });
+    const handlers = (dial: JobHandlers['dial']): JobHandlers => ({ dial, webhook: async () => {} });
 
     before(async () => {
       s = await subject();
