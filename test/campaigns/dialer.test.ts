@@ -261,7 +261,7 @@ describe('campaign dialer crash safety', () => {
       await b.close();
       // pg-boss ends its connections shortly after stop() resolves; dropping the database first
       // would kill them mid-query.
-      await sleep(1000);
+      await sleep(3000);
       await a.close();
     }
   });
