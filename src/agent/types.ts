@@ -42,7 +42,7 @@ export interface AgentContext {
 
 /** The mind of a call: the offline rule model, an LLM, or a pathway runner. */
 export interface Agent {
-  /** Labelled in call records (request_data.model_provider); the offline model says "offline". */
+  /** Shown in call records: request_data.model is "offline" for the offline model, else model_provider is this label. */
   readonly label: string;
   respond(input: AgentInput, context: AgentContext): Promise<AgentReply>;
 }

@@ -253,10 +253,12 @@ export class CallEngine {
       ...request.request_data,
     };
     // The offline model is labelled as such in the record, never presented as AI.
-    const shown: CallRequest & { requested_model?: string } =
+    // The record names the mind of the call: the offline model is labelled as such, never as AI;
+    // an LLM's actual model id is shown beside the requested base/enhanced/turbo.
+    const shown: CallRequest & { requested_model?: string; model_provider?: string } =
       agent.label === 'offline'
         ? { ...request, model: 'offline' as CallRequest['model'], requested_model: request.model }
-        : request;
+        : { ...request, model_provider: agent.label };
     const began = await this.d.calls.transition(call.id, ['allocated'], {
       queue_status: 'started',
       status: 'started',

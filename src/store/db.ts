@@ -46,6 +46,9 @@ class StaticProvider implements MigrationProvider {
 export async function openStorage(options: { dataDir: string; databaseUrl?: string | undefined }): Promise<Storage> {
   if (options.databaseUrl) {
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10 });
+    // An idle connection the server closes (restart, failover) is replaced on the next query; left
+    // unheard, the pool's 'error' event would end the process.
+    pool.on('error', () => undefined);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, dialect: 'postgres', close: () => db.destroy() };
   }
