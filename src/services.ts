@@ -24,6 +24,7 @@ import { WebhookStore } from './store/webhooks.js';
 import { CampaignDialer } from './campaigns/dialer.js';
 import { LlmAgent } from './agent/llm.js';
 import { OpenAiProvider } from './providers/llm/openai.js';
+import { PostCallService } from './postcall/summary.js';
 
 /** The typed bag of services built once at start-up and passed to every part that needs them. */
 export interface Services {
@@ -48,6 +49,8 @@ export interface Services {
   engine: CallEngine;
   /** End-of-call webhooks, their delivery log, and streamed events (CONTRACT.md section 8). */
   webhooks: WebhookService;
+  /** Post-call summary and analysis (seed 2.1/2.3), and the analyze endpoint's questions. */
+  postCall: PostCallService;
   /** Starts the job workers and the call engine (the HTTP server does not need them). */
   startWorkers(): Promise<void>;
   /** Storage and queue reachable (GET /readyz). */
@@ -92,6 +95,19 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
   // With an LLM configured (CONTRACT.md section 7) every call gets its own LlmAgent; else offline.
   const llm = config.llm;
   const provider = llm && new OpenAiProvider({ apiKey: llm.apiKey, baseUrl: llm.baseUrl, timeoutMs: llm.timeoutMs });
+  // Post-call work is not latency-bound like a turn of conversation: it may wait longer for a reply.
+  const postCall = new PostCallService({
+    calls,
+    llm: llm && {
+      provider: new OpenAiProvider({
+        apiKey: llm.apiKey,
+        baseUrl: llm.baseUrl,
+        timeoutMs: Math.max(llm.timeoutMs, 30_000),
+      }),
+      models: llm.models,
+    },
+    log: options.logger,
+  });
   const engine = new CallEngine({
     calls,
     queue,
@@ -107,7 +123,12 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
           })
         : offline,
     pricePerMinute: config.sandboxPricePerMinute,
-    afterEnd: (callId) => webhooks.callEnded(callId),
+    // Summary and analysis first, so the webhook body carries them; neither step throws, so a
+    // failed summary never costs the webhook.
+    afterEnd: async (callId) => {
+      await postCall.callEnded(callId);
+      await webhooks.callEnded(callId);
+    },
     onEvent: (callId, category, message) => webhooks.event(callId, category, message),
     ...(options.logger ? { log: options.logger } : {}),
   });
@@ -139,6 +160,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     carrier: sandbox,
     engine,
     webhooks,
+    postCall,
     async startWorkers() {
       if (working) return;
       working = true;
@@ -153,6 +175,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     },
     async close() {
       await dialer.stop();
+      postCall.close();
       await engine.stopAll();
       await webhooks.drain();
       await queue.stop();

@@ -301,14 +301,32 @@ export default async function routes(app: Api, services: Services): Promise<void
         description: 'Answers questions about an ended call: {goal, questions:[[question, type]]}.',
         params: IdParams,
         body: AnalyzeBody,
-        response: { 409: ErrorResponse, ...errorResponses },
+        response: {
+          200: Type.Object({
+            status: Type.String(),
+            message: Type.String(),
+            answers: Type.Array(Type.Unknown(), { description: 'One per question, in order, typed as asked' }),
+            credits_used: Type.Number(),
+          }),
+          409: ErrorResponse,
+          ...errorResponses,
+        },
       },
     },
     async (request) => {
       const call = await services.calls.get(request.account.id, request.params.id);
       if (!call) throw notFound('Call');
       if ((OPEN_STATES as readonly string[]).includes(call.queue_status)) throw conflict('Call has not ended yet');
-      throw conflict('Call analysis needs a language model: configure OPENAI_API_KEY or OPENLINE_LLM_BASE_URL');
+      if (!services.postCall.hasModel)
+        throw conflict('Call analysis needs a language model: configure OPENAI_API_KEY or OPENLINE_LLM_BASE_URL');
+      try {
+        const answers = await services.postCall.analyze(call, request.body.goal, request.body.questions);
+        // Self-hosted: no credits are consumed; the field stays for wire compatibility.
+        return { status: 'success', message: 'Call analyzed successfully', answers, credits_used: 0 };
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        throw new ApiError('INTERNAL_ERROR', `Call analysis failed: ${reason}`);
+      }
     },
   );
 }

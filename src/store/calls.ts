@@ -244,6 +244,20 @@ export class CallStore {
     return Number(result.numUpdatedRows) > 0;
   }
 
+  /**
+   * Stores what post-call work produced for an ended call. Not a transition: the call's state is
+   * final already and this must not change it; it only fills summary and analysis.
+   */
+  async setPostCall(id: string, results: { summary: string | null; analysis: string | null }): Promise<void> {
+    this.forget(id);
+    await this.db
+      .updateTable('calls')
+      .set({ ...results, updated_at: this.clock.now().toISOString() })
+      .where('id', '=', id)
+      .execute();
+    this.forget(id);
+  }
+
   async addTranscript(
     callId: string,
     entry: { text: string; user: string; status?: string | null; transcript_id?: string | null },

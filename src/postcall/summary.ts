@@ -1,0 +1,290 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { CallRow, CallStore, TranscriptRow } from '../store/calls.js';
+import type { CallRequest } from '../domain/call-request.js';
+import { complete, LlmError, type ChatMessage, type LlmProvider } from '../providers/llm/types.js';
+import { fromJson } from '../store/json.js';
+import { coerce, schemaForType, schemaFromHints, type JsonSchema } from './schema.js';
+
+export interface PostCallLogger {
+  info(object: object, message: string): void;
+  warn(object: object, message: string): void;
+  error(object: object, message: string): void;
+}
+
+export interface PostCallDeps {
+  calls: CallStore;
+  /** Absent without an LLM: summaries are extractive and labelled, analysis stays null. */
+  llm?: { provider: LlmProvider; models: Record<CallRequest['model'], string> } | undefined;
+  log?: PostCallLogger | undefined;
+}
+
+/** How an offline summary starts, so no reader takes it for a model's work (CONTRACT.md section 7). */
+export const OFFLINE_SUMMARY_LABEL = 'Offline summary (no language model configured):';
+
+/** Thrown by analyze when the model's answer cannot be used. */
+export class AnalysisError extends Error {
+  override name = 'AnalysisError';
+}
+
+const ajv = new Ajv({ allErrors: true, strict: false, removeAdditional: true, coerceTypes: false });
+addFormats.default(ajv, ['date', 'date-time', 'email']);
+
+/** Transcript lines as spoken (agent actions such as transfers are facts, listed separately). */
+function spoken(transcripts: TranscriptRow[]): TranscriptRow[] {
+  return transcripts.filter((t) => t.user === 'user' || t.user === 'assistant');
+}
+
+function transcriptText(transcripts: TranscriptRow[]): string {
+  return transcripts.map((t) => `${t.user}: ${t.text}`).join('\n');
+}
+
+function duration(row: CallRow): string {
+  const seconds = row.corrected_duration ?? (row.call_length === null ? null : row.call_length * 60);
+  return seconds === null ? 'unknown' : `${Math.round(seconds)} s`;
+}
+
+/** What the record says about the call, given to the model and used by the offline summary. */
+function facts(row: CallRow): string[] {
+  const out = [
+    `Direction: ${row.inbound ? 'inbound' : 'outbound'} (from ${row.from_number ?? 'unknown'} to ${row.to_number})`,
+    `Duration: ${duration(row)}`,
+  ];
+  if (row.call_ended_by) out.push(`Ended by: ${row.call_ended_by === 'USER' ? 'the person called' : 'the agent'}`);
+  if (row.answered_by) out.push(`Answered by: ${row.answered_by}`);
+  if (row.transferred_to) out.push(`Transferred to: ${row.transferred_to}`);
+  if (row.error_message) out.push(`Error: ${row.error_message}`);
+  return out;
+}
+
+function clip(text: string, max = 200): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/**
+ * The summary without a model: extractive (the first lines of each side and the record's facts),
+ * labelled so that nobody mistakes it for a model's summary.
+ */
+export function offlineSummary(row: CallRow, transcripts: TranscriptRow[]): string {
+  const lines = spoken(transcripts);
+  const firstAssistant = lines.find((t) => t.user === 'assistant');
+  const firstUser = lines.find((t) => t.user === 'user');
+  const parts = [OFFLINE_SUMMARY_LABEL];
+  parts.push(
+    `${row.inbound ? 'Inbound' : 'Outbound'} call ${row.inbound ? 'from' : 'to'} ${row.inbound ? (row.from_number ?? 'unknown') : row.to_number}, ${duration(row)}, ${lines.length} spoken line${lines.length === 1 ? '' : 's'}.`,
+  );
+  if (firstAssistant) parts.push(`The agent opened: "${clip(firstAssistant.text)}".`);
+  if (firstUser) parts.push(`The person said: "${clip(firstUser.text)}".`);
+  if (row.answered_by) parts.push(`Answered by: ${row.answered_by}.`);
+  if (row.transferred_to) parts.push(`Transferred to ${row.transferred_to}.`);
+  if (row.call_ended_by) parts.push(`Ended by ${row.call_ended_by === 'USER' ? 'the person called' : 'the agent'}.`);
+  if (row.error_message) parts.push(`Error: ${row.error_message}.`);
+  return parts.join(' ');
+}
+
+/** The first JSON object in a reply: models without a JSON mode wrap it in prose or code fences. */
+export function parseJsonObject(text: string): Record<string, unknown> | undefined {
+  const candidates = [text.trim()];
+  const fenced = /```(?:json)?\s*([^]*?)```/i.exec(text);
+  if (fenced?.[1]) candidates.push(fenced[1].trim());
+  const start = text.indexOf('{');
+  const end = text.lastIndexOf('}');
+  if (start >= 0 && end > start) candidates.push(text.slice(start, end + 1));
+  for (const candidate of candidates) {
+    try {
+      const value: unknown = JSON.parse(candidate);
+      if (value !== null && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+    } catch {
+      // try the next candidate
+    }
+  }
+  return undefined;
+}
+
+function describeErrors(errors: ErrorObject[] | null | undefined): string {
+  return (errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`).join('; ');
+}
+
+/**
+ * Post-call work (seed 2.1 summary_prompt, analysis_prompt, analysis_schema; 2.3 summary,
+ * analysis): runs from the engine's afterEnd hook, after the call's final state is written and
+ * before its webhook is built, so that the webhook body carries both.
+ */
+export class PostCallService {
+  /** Aborts model requests under way at shutdown: a summary is not worth holding the process. */
+  private readonly shutdown = new AbortController();
+  /** Set once the endpoint refused response_format: later requests parse JSON from text instead. */
+  private jsonModeRefused = false;
+
+  constructor(private readonly d: PostCallDeps) {}
+
+  get hasModel(): boolean {
+    return this.d.llm !== undefined;
+  }
+
+  close(): void {
+    this.shutdown.abort(new Error('shutdown'));
+  }
+
+  /** The afterEnd step. Never throws: the call is over and its webhook must still go out. */
+  async callEnded(callId: string): Promise<void> {
+    try {
+      const row = await this.d.calls.byId(callId);
+      // Only calls that connected have a conversation to summarise.
+      if (!row || row.started_at === null) return;
+      const transcripts = await this.d.calls.transcripts(callId);
+      const request = fromJson<Partial<CallRequest>>(row.request, {});
+      let summary: string | null;
+      let analysis: Record<string, unknown> | null = null;
+      if (!this.d.llm) {
+        summary = offlineSummary(row, transcripts);
+      } else {
+        summary = await this.summarize(row, transcripts, request).catch((error: unknown) => {
+          this.d.log?.warn({ err: error, call_id: callId }, 'post-call summary failed; summary left empty');
+          return null;
+        });
+        const hints = fromJson<Record<string, unknown> | null>(row.analysis_schema, null);
+        if (hints && Object.keys(hints).length > 0) {
+          analysis = await this.analyzeSchema(row, transcripts, request, hints).catch((error: unknown) => {
+            this.d.log?.warn({ err: error, call_id: callId }, 'post-call analysis failed; analysis left null');
+            return null;
+          });
+        }
+      }
+      await this.d.calls.setPostCall(callId, {
+        summary,
+        analysis: analysis === null ? null : JSON.stringify(analysis),
+      });
+    } catch (error) {
+      this.d.log?.error({ err: error, call_id: callId }, 'post-call work failed');
+    }
+  }
+
+  private model(request: Partial<CallRequest>): string {
+    const models = this.d.llm!.models;
+    return models[request.model ?? 'enhanced'] ?? models.enhanced;
+  }
+
+  private async ask(messages: ChatMessage[], model: string, json: boolean): Promise<string> {
+    const provider = this.d.llm!.provider;
+    const base = { model, messages, temperature: 0, signal: this.shutdown.signal };
+    if (json && !this.jsonModeRefused) {
+      try {
+        return (await complete(provider, { ...base, json: true })).text;
+      } catch (error) {
+        // Some compatible servers reject response_format with a 400/422: ask again without it
+        // and parse the JSON from the text (the prompt asks for JSON either way).
+        if (!(error instanceof LlmError) || (error.status !== 400 && error.status !== 422)) throw error;
+        this.jsonModeRefused = true;
+        this.d.log?.info({ err: error }, 'the language model refused JSON mode; parsing JSON from text');
+      }
+    }
+    return (await complete(provider, base)).text;
+  }
+
+  private transcriptMessage(row: CallRow, transcripts: TranscriptRow[]): ChatMessage {
+    const text = spoken(transcripts).length ? transcriptText(transcripts) : '(nothing was said)';
+    return { role: 'user', content: `Call facts:\n${facts(row).join('\n')}\n\nTranscript:\n${text}` };
+  }
+
+  private async summarize(
+    row: CallRow,
+    transcripts: TranscriptRow[],
+    request: Partial<CallRequest>,
+  ): Promise<string | null> {
+    const system = [
+      'You summarize phone calls made by an AI voice agent for the business that placed them.',
+      'Write a concise plain-text summary (two to four sentences): who was reached, what was said and agreed, and how the call ended.',
+      'Do not invent details that are not in the transcript.',
+    ];
+    if (request.summary_prompt) system.push(`Instructions from the business: ${request.summary_prompt}`);
+    const text = await this.ask(
+      [{ role: 'system', content: system.join('\n') }, this.transcriptMessage(row, transcripts)],
+      this.model(request),
+      false,
+    );
+    return text.trim() || null;
+  }
+
+  /**
+   * Fills analysis_schema: asks for JSON, validates it against the schema derived from the hints,
+   * and asks once more (with the validation errors) when it does not fit. Null if it still fails.
+   */
+  private async analyzeSchema(
+    row: CallRow,
+    transcripts: TranscriptRow[],
+    request: Partial<CallRequest>,
+    hints: Record<string, unknown>,
+  ): Promise<Record<string, unknown> | null> {
+    const schema = schemaFromHints(hints);
+    const validate: ValidateFunction = ajv.compile(schema);
+    const system = [
+      'You extract structured data from a phone call made by an AI voice agent.',
+      'Reply with one JSON object only, no prose, that matches this JSON Schema:',
+      JSON.stringify(schema),
+      'Use null for a field the call does not tell.',
+    ];
+    if (request.analysis_prompt) system.push(`Guidance from the business: ${request.analysis_prompt}`);
+    const messages: ChatMessage[] = [
+      { role: 'system', content: system.join('\n') },
+      this.transcriptMessage(row, transcripts),
+    ];
+    let reason = '';
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      const text = await this.ask(messages, this.model(request), true);
+      const value = parseJsonObject(text);
+      if (value && validate(value)) return value;
+      reason = value ? `does not match the schema: ${describeErrors(validate.errors)}` : 'is not a JSON object';
+      messages.push(
+        { role: 'assistant', content: text },
+        { role: 'user', content: `That reply ${reason}. Reply again with only the corrected JSON object.` },
+      );
+    }
+    this.d.log?.warn(
+      { call_id: row.id, reason },
+      `post-call analysis discarded: the model's answer ${reason} (after one retry); analysis is null`,
+    );
+    return null;
+  }
+
+  /**
+   * POST /v1/calls/{id}/analyze: answers the questions about an ended call, in order, each coerced
+   * to the type its question asked for. Throws LlmError or AnalysisError when no answer is usable.
+   */
+  async analyze(row: CallRow, goal: string, questions: string[][]): Promise<unknown[]> {
+    if (!this.d.llm) throw new AnalysisError('no language model configured');
+    const transcripts = await this.d.calls.transcripts(row.id);
+    const request = fromJson<Partial<CallRequest>>(row.request, {});
+    const schemas: JsonSchema[] = questions.map((q) => schemaForType(q[1]));
+    const keys = questions.map((_q, i) => `answer_${i + 1}`);
+    const list = questions
+      .map((q, i) => {
+        const hint = schemaForType(q[1]);
+        const kind = Array.isArray(hint.type) ? hint.type[0] : hint.type;
+        const described = typeof hint.description === 'string' ? ` (${hint.description})` : '';
+        return `${keys[i]}: ${q[0]} — answer as ${String(kind)}${described}`;
+      })
+      .join('\n');
+    const system = [
+      'You answer questions about a phone call made by an AI voice agent, from its transcript.',
+      `Goal of the analysis: ${goal}`,
+      `Reply with one JSON object only, no prose, with these keys:\n${list}`,
+      'Use null when the call does not tell.',
+    ];
+    const messages: ChatMessage[] = [
+      { role: 'system', content: system.join('\n') },
+      this.transcriptMessage(row, transcripts),
+    ];
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      const text = await this.ask(messages, this.model(request), true);
+      const value = parseJsonObject(text);
+      if (value) return keys.map((key, i) => coerce(value[key], schemas[i]!));
+      messages.push(
+        { role: 'assistant', content: text },
+        { role: 'user', content: 'That reply is not a JSON object. Reply again with only the JSON object.' },
+      );
+    }
+    throw new AnalysisError('the language model did not answer with a JSON object');
+  }
+}
