@@ -123,6 +123,8 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
           })
         : offline,
     pricePerMinute: config.sandboxPricePerMinute,
+    // Custom tools and dynamic_data leave through the guarded client too (CONTRACT.md section 8).
+    http: new OutboundClient({ allowPrivate: config.allowPrivateUrls }),
     // Summary and analysis first, so the webhook body carries them; neither step throws, so a
     // failed summary never costs the webhook.
     afterEnd: async (callId) => {

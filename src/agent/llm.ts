@@ -8,6 +8,7 @@ import {
   type LlmTool,
   type LlmToolCall,
 } from '../providers/llm/types.js';
+import { findTool, functionName, looseSchema } from './tools.js';
 import type { Agent, AgentAction, AgentContext, AgentInput, AgentReply, Turn } from './types.js';
 
 /** What the caller hears when the model fails or is too slow: short, and it keeps the turn alive. */
@@ -80,7 +81,25 @@ export function toolsFor(request: CallRequest): LlmTool[] {
   const tools = [END_CALL, WAIT];
   if (request.model === 'turbo') return tools;
   const transfer = transferTool(request);
-  return [...tools, PRESS_BUTTONS, ...(transfer ? [transfer] : [])];
+  return [...tools, PRESS_BUTTONS, ...(transfer ? [transfer] : []), ...customTools(request)];
+}
+
+const BUILT_IN = new Set(['end_call', 'wait', 'press_buttons', 'transfer']);
+
+/**
+ * The call's custom tools (seed 2.5) as functions: the name made valid for function calling, the
+ * parameters from input_schema (its loose forms made standard, as a model endpoint validates
+ * them) or any object. turbo gets none, like the other actions beyond speaking and hanging up.
+ */
+function customTools(request: CallRequest): LlmTool[] {
+  return request.tools
+    .filter((t) => !BUILT_IN.has(functionName(t.name)))
+    .map((t) => {
+      const schema = t.input_schema ? looseSchema(t.input_schema) : undefined;
+      const parameters =
+        schema && schema.type === 'object' ? schema : { type: 'object', properties: {}, additionalProperties: true };
+      return { name: functionName(t.name), description: t.description, parameters };
+    });
 }
 
 function localTime(now: Date, timezone: string): string {
@@ -113,6 +132,7 @@ export function systemPrompt(ctx: AgentContext, now: Date): string {
   // System variables (phone numbers, call id, local time, place) without what request_data repeats.
   const system = Object.fromEntries(Object.entries(ctx.variables).filter(([k]) => !(k in r.request_data)));
   lines.push('', 'Call variables:', JSON.stringify(system));
+  if (ctx.knowledge && ctx.knowledge.length > 0) lines.push('', 'What you know (live data):', ...ctx.knowledge);
   return lines.join('\n');
 }
 
@@ -144,6 +164,7 @@ function instruction(input: AgentInput, ctx: AgentContext): string | undefined {
     case 'silence':
       return `The other side has said nothing for ${Math.round(input.silentMs / 1000)} seconds (silence number ${input.times}). Check briefly whether they are still there; if this keeps happening, say goodbye and call end_call.`;
     case 'heard':
+    case 'tool_result':
       return undefined;
   }
 }
@@ -174,8 +195,10 @@ function actionOf(call: LlmToolCall, request: CallRequest): AgentAction | null {
       const known = label && (label in (request.transfer_list ?? {}) || /^\+\d+$/.test(label));
       return known ? { type: 'transfer', target: label } : { type: 'transfer' };
     }
-    default:
-      return null;
+    default: {
+      const tool = request.model === 'turbo' ? undefined : findTool(request.tools, call.name);
+      return tool ? { type: 'tool', name: tool.name, input: args } : null;
+    }
   }
 }
 
@@ -189,6 +212,8 @@ function actionOf(call: LlmToolCall, request: CallRequest): AgentAction | null {
 export class LlmAgent implements Agent {
   readonly label: string;
   private failures = 0;
+  /** The model's last custom-tool call, answered with a tool message once the result is in. */
+  private pendingTool: { call: LlmToolCall; text: string | null } | undefined;
 
   constructor(private readonly o: LlmAgentOptions) {
     this.label = o.model;
@@ -207,6 +232,18 @@ export class LlmAgent implements Agent {
       messages.push({ role: 'user', content: input.text });
     const note = instruction(input, ctx);
     if (note) messages.push({ role: 'system', content: note });
+    if (input.kind === 'tool_result') {
+      const pending = this.pendingTool;
+      this.pendingTool = undefined;
+      const content = JSON.stringify(input.ok ? input.result : { error: input.error ?? 'failed' });
+      if (pending) {
+        // The function call and its answer, as the chat protocol pairs them.
+        messages.push({ role: 'assistant', content: pending.text, toolCalls: [pending.call] });
+        messages.push({ role: 'tool', toolCallId: pending.call.id, content });
+      } else {
+        messages.push({ role: 'system', content: `Result of the tool ${input.name}: ${content}` });
+      }
+    }
     let reply: AgentReply;
     try {
       const answer = await complete(this.o.provider, {
@@ -216,12 +253,16 @@ export class LlmAgent implements Agent {
         temperature: ctx.request.temperature,
       });
       this.failures = 0;
-      const action =
-        answer.toolCalls.map((c) => actionOf(c, ctx.request)).find((a): a is AgentAction => a !== null) ?? null;
+      const actions = answer.toolCalls.map((c) => ({ call: c, action: actionOf(c, ctx.request) }));
+      const first = actions.find((a): a is { call: LlmToolCall; action: AgentAction } => a.action !== null);
+      const action = first?.action ?? null;
       const unknown = answer.toolCalls.filter((c) => actionOf(c, ctx.request) === null);
       if (unknown.length)
         this.o.log?.warn({ call_id: ctx.callId, tools: unknown.map((c) => c.name) }, 'model called unknown functions');
       const say = answer.text.trim() === '' ? null : answer.text.trim();
+      if (action?.type === 'tool') {
+        this.pendingTool = first && { call: first.call, text: say };
+      }
       reply = { say, action };
     } catch (error) {
       const failure = error instanceof LlmError ? error : new LlmError(String(error), false);

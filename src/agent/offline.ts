@@ -1,4 +1,6 @@
 import { renderTemplate } from '../domain/template.js';
+import type { CallTool } from '../domain/call-request.js';
+import { summarize } from './tools.js';
 import type { Agent, AgentContext, AgentInput, AgentReply } from './types.js';
 
 const GOODBYE = /\b(good ?bye|bye|farewell|have a (?:good|great|nice) (?:day|one|evening))\b/i;
@@ -80,6 +82,17 @@ export class OfflineAgent implements Agent {
         };
       case 'heard':
         return this.reply(input.text, task, purpose, ctx);
+      case 'tool_result': {
+        if (!input.ok)
+          return { say: "I'm sorry, I couldn't get that done right now. Is that all right?", action: null };
+        const got = summarize(input.result);
+        return {
+          say: got
+            ? `All done. ${got.replace(/[.!?]*$/, '.')} Does that work for you?`
+            : 'All done. Does that work for you?',
+          action: null,
+        };
+      }
     }
   }
 
@@ -101,6 +114,9 @@ export class OfflineAgent implements Agent {
         action: { type: 'finish' },
       };
     }
+    // A custom tool the task names is used once, after the first exchange, with request_data.
+    const tool = spoken >= 1 ? this.namedTool(task, ctx) : undefined;
+    if (tool) return { say: null, action: { type: 'tool', name: tool.name, input: ctx.request.request_data } };
     if (ctx.inbound) return this.inboundReply(heard, spoken);
     const saidPurpose = ctx.transcript.some((t) => t.role === 'assistant' && t.text.includes(purpose));
     if (AGREE.test(heard) && (spoken >= 2 || saidPurpose)) {
@@ -117,6 +133,18 @@ export class OfflineAgent implements Agent {
       };
     }
     return { say: 'I see. Could you tell me if that works for you?', action: null };
+  }
+
+  /** The first of the call's tools whose name the task mentions and that has not run yet. */
+  private namedTool(task: string | null, ctx: AgentContext): CallTool | undefined {
+    if (!task) return undefined;
+    const lower = task.toLowerCase();
+    return ctx.request.tools.find(
+      (t) =>
+        t.name.trim() !== '' &&
+        lower.includes(t.name.trim().toLowerCase()) &&
+        !ctx.transcript.some((turn) => turn.role === 'agent-action' && turn.text.startsWith(`Tool ${t.name} `)),
+    );
   }
 
   /** Answering a call: the caller has the purpose, the agent listens and notes it. */

@@ -15,7 +15,12 @@ export type AgentInput =
   /** An IVR menu is playing and the agent should navigate it. */
   | { kind: 'ivr_menu'; text: string }
   /** The other side has been silent for a while. */
-  | { kind: 'silence'; silentMs: number; times: number };
+  | { kind: 'silence'; silentMs: number; times: number }
+  /**
+   * A custom tool the agent asked for has finished: `result` holds the new variables it produced
+   * (ok) or why it failed or was skipped (`error`), so the agent can say what came back.
+   */
+  | { kind: 'tool_result'; name: string; ok: boolean; result: Record<string, unknown>; error?: string };
 
 /** Built-in actions of seed 1.2: transfer, press buttons, wait, finish. */
 export type AgentAction =
@@ -23,7 +28,9 @@ export type AgentAction =
   | { type: 'transfer'; target?: string }
   | { type: 'press_buttons'; digits: string }
   | { type: 'wait' }
-  | { type: 'finish' };
+  | { type: 'finish' }
+  /** A custom tool of the call (seed 2.5), by its name; `input` is checked against input_schema. */
+  | { type: 'tool'; name: string; input: unknown };
 
 export interface AgentReply {
   /** Words to say, or null to stay silent. */
@@ -38,6 +45,8 @@ export interface AgentContext {
   /** System variables, request_data and what tools or dynamic_data added. */
   variables: Record<string, unknown>;
   transcript: readonly Turn[];
+  /** dynamic_data `context` lines (seed 2.2): facts the agent knows; refreshed in place. */
+  knowledge?: readonly string[];
 }
 
 /** The mind of a call: the offline rule model, an LLM, or a pathway runner. */

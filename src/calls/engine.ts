@@ -6,6 +6,9 @@ import { systemVariables } from '../domain/template.js';
 import type { CallRow, CallStore } from '../store/calls.js';
 import type { JobQueue } from '../jobs/queue.js';
 import { CallSession, type SessionOutcome } from './session.js';
+import type { OutboundClient } from '../outbound/http.js';
+import { runTool } from '../agent/tools.js';
+import { DynamicData } from '../agent/dynamic-data.js';
 
 export interface EngineLogger {
   info(object: object, message: string): void;
@@ -20,7 +23,9 @@ export interface EngineDeps {
   /** The agent for a call (offline model, LLM, pathway runner). */
   agentFor(request: CallRequest): Agent;
   pricePerMinute: number;
-  log?: EngineLogger;
+  log?: EngineLogger & { warn(object: object, message: string): void };
+  /** The guarded client for custom tools and dynamic_data (CONTRACT.md section 8); without it they fail. */
+  http?: OutboundClient;
   /** After a call wrote its final state (end-of-call webhook, src/outbound/webhooks.ts). Does not throw. */
   afterEnd?(callId: string): Promise<void>;
   /** A streamed event of seed 6.2 (queue, call); fire-and-forget, never delays the call. */
@@ -252,6 +257,12 @@ export class CallEngine {
       }),
       ...request.request_data,
     };
+    // dynamic_data (seed 2.2) is fetched before the first words; failures are logged, never fatal.
+    const dynamic = new DynamicData(request.dynamic_data, variables, this.d.http, {
+      callId: call.id,
+      ...(this.d.log && { log: this.d.log }),
+    });
+    await dynamic.load();
     // The offline model is labelled as such in the record, never presented as AI.
     // The record names the mind of the call: the offline model is labelled as such, never as AI;
     // an LLM's actual model id is shown beside the requested base/enhanced/turbo.
@@ -283,6 +294,11 @@ export class CallEngine {
       agent,
       clock: this.d.clock,
       signal: controller.signal,
+      knowledge: dynamic.knowledge,
+      runTool: (tool, input) =>
+        this.d.http
+          ? runTool(tool, input, variables, this.d.http)
+          : Promise.resolve({ ok: false, variables: {}, spokenResult: '', error: 'no outbound client' }),
       recorder: {
         transcript: async (turn) => {
           if (turn.role !== 'agent-action') lines.push(`${turn.role}: ${turn.text}`);
@@ -290,8 +306,9 @@ export class CallEngine {
         },
       },
     });
-    const outcome = await session.run();
-    await this.finish(call, request, startedAt, outcome, lines);
+    const stopRefresh = dynamic.refresh(this.d.clock);
+    const outcome = await session.run().finally(stopRefresh);
+    await this.finish(call, request, startedAt, outcome, lines, variables);
   }
 
   private async finish(
@@ -300,6 +317,7 @@ export class CallEngine {
     startedAt: Date,
     outcome: SessionOutcome,
     lines: string[],
+    variables?: Record<string, unknown>,
   ): Promise<void> {
     const seconds = Math.max(0, (outcome.endedAt.getTime() - startedAt.getTime()) / 1000);
     const minutes = seconds / 60;
@@ -316,6 +334,8 @@ export class CallEngine {
       answered_by: request.answered_by_enabled ? outcome.answeredBy : null,
       transferred_to: outcome.transferredTo,
       concatenated_transcript: lines.join('\n'),
+      // Tools and dynamic_data add variables during the call.
+      ...(variables && { variables: JSON.stringify(variables) }),
     });
     this.d.log?.info({ call_id: call.id, ended_by: outcome.endedBy, seconds }, 'call ended');
     await this.d.afterEnd?.(call.id);

@@ -1,7 +1,8 @@
 import type { Clock } from '../clock.js';
 import type { CallLeg, LegEvent, SpeakResult } from '../carriers/types.js';
 import type { Agent, AgentAction, AgentContext, AgentInput, AgentReply, Turn } from '../agent/types.js';
-import type { CallRequest } from '../domain/call-request.js';
+import type { CallRequest, CallTool } from '../domain/call-request.js';
+import { findTool, type ToolResult } from '../agent/tools.js';
 import { decideVoicemail } from '../domain/voicemail-rules.js';
 import { renderTemplate } from '../domain/template.js';
 import { AnswerDetector, answeredByOf, utteranceKind, type Answerer } from './answer-detector.js';
@@ -15,6 +16,7 @@ type Internal =
       name: 'respond' | 'silence' | 'barge_in' | 'detect' | 'detect_pause' | 'voicemail_fallback' | 'greeting_wait';
     }
   | { type: 'max_duration' }
+  | { type: 'tool_done'; tool: CallTool; result: ToolResult }
   | { type: 'stop' };
 
 export interface SessionRecorder {
@@ -45,6 +47,10 @@ export interface SessionOptions {
   recorder: SessionRecorder;
   /** Aborting it ends the call from our side (stop endpoint, shutdown). */
   signal: AbortSignal;
+  /** dynamic_data context lines, updated in place while the call runs. */
+  knowledge?: readonly string[];
+  /** Runs a custom tool through the guarded client (src/agent/tools.ts); without it tools fail. */
+  runTool?(tool: CallTool, input: unknown): Promise<ToolResult>;
 }
 
 /** How long the agent waits after the other side stops before answering, from interruption_threshold. */
@@ -99,6 +105,10 @@ export class CallSession {
   private error: string | null = null;
   private endedBy: 'USER' | 'ASSISTANT' = 'ASSISTANT';
   private done = false;
+  /** A custom tool is running: silence and answer timers wait for its result. */
+  private toolRunning = false;
+  /** A tool's result that arrived while words were still being played. */
+  private toolResult: Extract<Internal, { type: 'tool_done' }> | null = null;
 
   constructor(private readonly o: SessionOptions) {
     this.detector = new AnswerDetector(o.clock.now());
@@ -167,6 +177,7 @@ export class CallSession {
       inbound: this.o.inbound,
       variables: this.o.variables,
       transcript: this.transcript,
+      ...(this.o.knowledge && { knowledge: this.o.knowledge }),
     };
   }
 
@@ -251,6 +262,12 @@ export class CallSession {
         return this.onSpoken(event);
       case 'timer':
         return this.onTimer(event.name);
+      case 'tool_done':
+        this.toolRunning = false;
+        // Let the tool's speech finish before saying what came back.
+        if (this.speaking) this.toolResult = event;
+        else await this.onToolDone(event);
+        return;
     }
   }
 
@@ -370,6 +387,11 @@ export class CallSession {
       );
     // A turn replaced by a newer one (or cut by the end of the call) carries out nothing more.
     if (this.done || !current) return;
+    if (this.toolResult && this.phase === 'conversation') {
+      const result = this.toolResult;
+      this.toolResult = null;
+      return this.onToolDone(result);
+    }
     if (event.result.interrupted && event.then !== 'hangup' && this.phase !== 'ending') {
       // Barged in on: listen to what they say instead of carrying out the rest of the turn.
       return;
@@ -384,6 +406,7 @@ export class CallSession {
   private async onTimer(name: Extract<Internal, { type: 'timer' }>['name']): Promise<void> {
     switch (name) {
       case 'respond': {
+        if (this.toolRunning || this.toolResult) return;
         if (this.speaking || this.heard.length === 0 || this.phase !== 'conversation') return;
         const text = this.heard.join(' ');
         this.heard = [];
@@ -391,6 +414,7 @@ export class CallSession {
         return this.act(await this.ask({ kind: 'heard', text }));
       }
       case 'silence': {
+        if (this.toolRunning || this.toolResult) return;
         if (this.speaking || this.theySpeaking || this.phase !== 'conversation') return;
         if (this.heard.length > 0) {
           const text = this.heard.join(' ');
@@ -431,7 +455,76 @@ export class CallSession {
       }
       case 'transfer':
         return this.transfer(action.target);
+      case 'tool':
+        return this.startTool(action.name, action.input);
     }
+  }
+
+  /**
+   * Starts a custom tool without blocking the call: its `speech` (or a `speech` the agent put in
+   * the input, seed 2.5) is said while it runs, and its result comes back as an event, so a
+   * hangup, stop or max_duration is still handled meanwhile.
+   */
+  private async startTool(name: string, input: unknown): Promise<void> {
+    const tool = findTool(this.o.request.tools, name);
+    if (!tool) {
+      await this.record('agent-action', `Tool ${name} failed: no such tool on this call`);
+      return this.act(
+        await this.ask({ kind: 'tool_result', name, ok: false, result: {}, error: 'no such tool on this call' }),
+      );
+    }
+    await this.record('agent-action', `Tool ${tool.name} called`);
+    const dynamic =
+      input && typeof input === 'object' && typeof (input as { speech?: unknown }).speech === 'string'
+        ? (input as { speech: string }).speech
+        : undefined;
+    const speech = dynamic ?? (tool.speech ? renderTemplate(tool.speech, this.o.variables) : undefined);
+    this.toolRunning = true;
+    this.disarm('silence');
+    this.disarm('respond');
+    if (speech && speech.trim() !== '') this.say(speech, null);
+    const run = this.o.runTool
+      ? this.o.runTool(tool, input)
+      : Promise.resolve<ToolResult>({
+          ok: false,
+          variables: {},
+          spokenResult: '',
+          error: 'custom tools are not available',
+        });
+    void run.then(
+      (result) => this.events.push({ type: 'tool_done', tool, result }),
+      (error: unknown) =>
+        this.events.push({
+          type: 'tool_done',
+          tool,
+          result: { ok: false, variables: {}, spokenResult: '', error: String(error) },
+        }),
+    );
+  }
+
+  /** Notes the outcome, merges the new variables into the call's, and lets the agent go on. */
+  private async onToolDone(event: Extract<Internal, { type: 'tool_done' }>): Promise<void> {
+    if (this.done || this.phase !== 'conversation') return;
+    const { tool, result } = event;
+    if (result.ok) {
+      Object.assign(this.o.variables, result.variables);
+      const got = result.spokenResult ? `: ${result.spokenResult}` : '';
+      await this.record('agent-action', `Tool ${tool.name} returned${got}`);
+    } else {
+      await this.record(
+        'agent-action',
+        `Tool ${tool.name} ${result.skipped ? 'skipped' : 'failed'}: ${result.error ?? 'unknown error'}`,
+      );
+    }
+    await this.act(
+      await this.ask({
+        kind: 'tool_result',
+        name: tool.name,
+        ok: result.ok,
+        result: result.variables,
+        ...(result.error !== null && { error: result.error }),
+      }),
+    );
   }
 
   /** transfer_list.default overrides transfer_phone_number; a label picks its own number. */
