@@ -104,8 +104,9 @@ export function coerce(value: unknown, schema: JsonSchema): unknown {
     }
     case 'number':
     case 'integer': {
-      const n = typeof value === 'number' ? value : Number(String(value).replace(/[^0-9.+-eE]/g, ''));
-      if (typeof value !== 'number' && String(value).trim() === '') return null;
+      // "3 seats", "$1,200": the first number written in the answer.
+      const found = typeof value === 'number' ? null : /[-+]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?/i.exec(String(value));
+      const n = typeof value === 'number' ? value : found ? Number(found[0].replace(/,/g, '')) : NaN;
       if (!Number.isFinite(n)) return null;
       return type === 'integer' ? Math.round(n) : n;
     }
