@@ -196,7 +196,8 @@ export class SandboxLegEnd implements CallLeg {
     const stepMs = durationMs / all.length;
     let completed = true;
     for (let i = 1; i <= all.length && completed; i++) {
-      completed = await this.wait(stepMs, signal);
+      // Each word is due at a fixed offset from the start, so a late timer does not delay the rest.
+      completed = await this.wait(Math.max(0, startedAt + i * stepMs - this.now().getTime()), signal);
       if (completed && i < all.length)
         this.send({ type: 'speech_partial', text: all.slice(0, i).join(' '), at: this.now() });
     }
