@@ -5,7 +5,7 @@ import { createLegPair, speakingTimeMs, DEFAULT_TIMING } from '../../src/carrier
 import type { LegEvent } from '../../src/carriers/types.js';
 import { ScriptedAgent, assertBetween, clockMs } from './scripted-agent.js';
 
-const SCALE = 200;
+const SCALE = 50;
 
 describe('leg pair: speech', () => {
   it('speaking time is words at 165 a minute plus 300 ms', () => {

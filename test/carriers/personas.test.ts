@@ -190,7 +190,7 @@ describe('personas: a user directory', () => {
       },
       'README.txt': 'not a persona',
     });
-    const clock = new ScaledClock(200);
+    const clock = new ScaledClock(50);
     const network = new SandboxNetwork({ clock, personaDirs: [dir] });
     try {
       assert.equal(network.personas.forNumber('+13035550108').name, 'Someone who whispers');

@@ -5,7 +5,7 @@ import { SandboxNetwork } from '../../src/carriers/sandbox/network.js';
 import type { CallLeg, DialRequest, DialResult } from '../../src/carriers/types.js';
 import { ScriptedAgent, assertBetween, clockMs } from './scripted-agent.js';
 
-const SCALE = 200;
+const SCALE = 50;
 const networks: SandboxNetwork[] = [];
 
 afterEach(() => {
