@@ -74,8 +74,8 @@ export function offlineSummary(row: CallRow, transcripts: TranscriptRow[]): stri
   parts.push(
     `${row.inbound ? 'Inbound' : 'Outbound'} call ${row.inbound ? 'from' : 'to'} ${row.inbound ? (row.from_number ?? 'unknown') : row.to_number}, ${duration(row)}, ${lines.length} spoken line${lines.length === 1 ? '' : 's'}.`,
   );
-  if (firstAssistant) parts.push(`The agent opened: "${clip(firstAssistant.text)}".`);
-  if (firstUser) parts.push(`The person said: "${clip(firstUser.text)}".`);
+  if (firstAssistant) parts.push(`The agent opened: "${clip(firstAssistant.text)}"`);
+  if (firstUser) parts.push(`The person said: "${clip(firstUser.text)}"`);
   if (row.answered_by) parts.push(`Answered by: ${row.answered_by}.`);
   if (row.transferred_to) parts.push(`Transferred to ${row.transferred_to}.`);
   if (row.call_ended_by) parts.push(`Ended by ${row.call_ended_by === 'USER' ? 'the person called' : 'the agent'}.`);
