@@ -74,6 +74,18 @@ describe('post-call summary without a language model', () => {
     assert.deepEqual(call.analysis_schema, { confirmed: 'boolean' });
   });
 
+  it('a call that never connected gets no summary', async () => {
+    const id = await place(t, { task: 'Confirm the appointment.', phone_number: '+14155550105' });
+    const call = await until('the busy call to end', async () => {
+      const r = await t.request('GET', `/v1/calls/${id}`);
+      return r.body.completed === true || String(r.body.queue_status).endsWith('error') ? r.body : undefined;
+    });
+    // Post-call work runs before the webhook step, which runs right after the final state: give it a moment.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal((await t.request('GET', `/v1/calls/${id}`)).body.summary, null);
+    assert.equal(call.answered_by, 'no-answer');
+  });
+
   it('analyze answers 409 naming the settings that enable a model; 404 for unknown calls', async () => {
     const id = await place(t, { task: 'Confirm the appointment.' });
     await summarized(t, id);
@@ -280,5 +292,45 @@ describe('post-call summary and analysis with a language model (fake OpenAI serv
     } finally {
       fake.handler = handler;
     }
+  });
+});
+
+describe('an endpoint without JSON mode (fake OpenAI server refusing response_format)', () => {
+  let fake: FakeOpenAi;
+  let t: TestApp;
+  before(async () => {
+    fake = await FakeOpenAi.start();
+    fake.handler = (r) => {
+      if (r.body.response_format) return { status: 400, message: 'response_format is not supported by this model' };
+      if (kind(r) === 'summary') return { text: 'Confirmed.' };
+      if (kind(r) === 'analysis') return { text: 'Here is the data:\n```json\n{"confirmed": true}\n```' };
+      return conversation(r);
+    };
+    t = await createTestApp({
+      clock: new ScaledClock(25),
+      config: {
+        llm: {
+          apiKey: undefined,
+          baseUrl: fake.url,
+          models: { base: 'local', enhanced: 'local', turbo: 'local' },
+          timeoutMs: 2000,
+        },
+      },
+    });
+    await t.services.startWorkers();
+  });
+  after(async () => {
+    await t.close();
+    await fake.close();
+  });
+
+  it('asks again without response_format and takes the JSON from the text', async () => {
+    const id = await place(t, { task: 'Confirm the appointment.', analysis_schema: { confirmed: 'boolean' } });
+    const call = await summarized(t, id);
+    assert.deepEqual(call.analysis, { confirmed: true });
+    const analysis = fake.requests.filter((r) => kind(r) === 'analysis');
+    assert.equal(analysis.length, 2);
+    assert.deepEqual(analysis[0]!.body.response_format, { type: 'json_object' });
+    assert.equal(analysis[1]!.body.response_format, undefined);
   });
 });
