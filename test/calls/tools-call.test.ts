@@ -87,6 +87,8 @@ describe('custom tools and dynamic_data in sandbox calls', () => {
     const before = s.seen.length;
     const { call, lines } = await place(t, {
       task: 'Book an appointment for {{day}} using Book Appointment.',
+      // The person answers each of our lines, so the result could be talked over; keep it whole.
+      block_interruptions: true,
       request_data: { day: 'Friday' },
       tools: [bookTool(s.url)],
       dynamic_data: [
@@ -165,20 +167,20 @@ describe('custom tools called by a language model (fake OpenAI server)', () => {
 
   it('a function call with arguments reaches the tool server and the result is fed back as a tool message', async () => {
     const seen = fake.requests.length;
+    // Decided from what the request carries, not from a turn count: the person may talk over
+    // the agent, which adds turns.
     fake.handler = (r): FakeReply => {
       const tool = r.body.messages.find((m) => m.role === 'tool');
-      if (tool)
-        return {
-          text: `You're booked, reference ${JSON.parse(String(tool.content)).booking_id}. Goodbye!`,
-          toolCalls: [{ name: 'end_call' }],
-        };
+      const booked = r.body.messages.some((m) => /Tool Book Appointment returned/.test(String(m.content)));
+      if (tool || booked) return { text: "You're booked, reference B-42. Goodbye!", toolCalls: [{ name: 'end_call' }] };
       if (r.body.messages.some((m) => m.role === 'user'))
-        return { text: 'Let me book that.', toolCalls: [{ name: 'Book_Appointment', arguments: { day: 'Friday' } }] };
+        return { toolCalls: [{ name: 'Book_Appointment', arguments: { day: 'Friday' } }] };
       return { text: 'Hi, this is Openline. Shall I book your appointment for Friday?' };
     };
     const before = s.seen.length;
     const { call, lines } = await place(t, {
       task: 'Book an appointment for Friday.',
+      block_interruptions: true,
       tools: [bookTool(s.url)],
       dynamic_data: [
         {
@@ -201,7 +203,8 @@ describe('custom tools called by a language model (fake OpenAI server)', () => {
     const toolMessage = fed.body.messages.find((m) => m.role === 'tool')!;
     assert.deepEqual(JSON.parse(String(toolMessage.content)), { booking_id: 'B-42', booked_time: 'Friday at 3pm' });
     assert.ok(fed.body.messages.some((m) => m.role === 'assistant' && Array.isArray(m.tool_calls)));
-    assert.match(lines, /assistant: You're booked, reference B-42\. Goodbye!/);
+    assert.match(lines, /agent-action: Tool Book Appointment called/);
+    assert.match(lines, /assistant: You're booked, reference B-42/);
     assert.equal((call.variables as Row).booking_id, 'B-42');
     assert.equal((call.variables as Row).plan, 'gold');
   });
