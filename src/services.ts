@@ -108,6 +108,8 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     },
     log: options.logger,
   });
+  /** Post-call work and webhook scheduling under way; shutdown waits for them. */
+  const afterEnds = new Set<Promise<void>>();
   const engine = new CallEngine({
     calls,
     queue,
@@ -126,10 +128,13 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     // Custom tools and dynamic_data leave through the guarded client too (CONTRACT.md section 8).
     http: new OutboundClient({ allowPrivate: config.allowPrivateUrls }),
     // Summary and analysis first, so the webhook body carries them; neither step throws, so a
-    // failed summary never costs the webhook.
-    afterEnd: async (callId) => {
-      await postCall.callEnded(callId);
-      await webhooks.callEnded(callId);
+    // failed summary never costs the webhook. Detached from the engine: a model taking its time
+    // over a summary must not hold up what follows the call (a retry after voicemail).
+    afterEnd: (callId) => {
+      const work = postCall.callEnded(callId).then(() => webhooks.callEnded(callId));
+      afterEnds.add(work);
+      void work.finally(() => afterEnds.delete(work));
+      return Promise.resolve();
     },
     onEvent: (callId, category, message) => webhooks.event(callId, category, message),
     ...(options.logger ? { log: options.logger } : {}),
@@ -179,6 +184,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
       await dialer.stop();
       postCall.close();
       await engine.stopAll();
+      await Promise.allSettled([...afterEnds]);
       await webhooks.drain();
       await queue.stop();
       await storage.close();
