@@ -6,6 +6,7 @@ import { OutboundClient } from '../../src/outbound/http.js';
 import { inputMismatch, jsonPath, runTool, functionName, findTool } from '../../src/agent/tools.js';
 import { DynamicData } from '../../src/agent/dynamic-data.js';
 import type { CallTool } from '../../src/domain/call-request.js';
+import { ScaledClock } from '../../src/clock.js';
 
 interface Seen {
   method: string;
@@ -222,5 +223,38 @@ describe('custom tools at run time (src/agent/tools.ts)', () => {
     assert.equal(variables.booking_ref, 'B-42');
     assert.deepEqual(dynamic.knowledge, ['The booking reference is B-42.']);
     assert.equal(warnings.length, 1);
+  });
+
+  it('dynamic_data with cache false is fetched again every 30 s of clock time until stopped', async () => {
+    let n = 0;
+    const counter = await server(() => ({ body: JSON.stringify({ queue: ++n }) }));
+    try {
+      const variables: Record<string, unknown> = {};
+      const dynamic = new DynamicData(
+        [
+          { url: `${counter.url}/q`, method: 'GET', cache: false, response_data: [{ name: 'queue', data: '$.queue' }] },
+          {
+            url: `${counter.url}/once`,
+            method: 'GET',
+            cache: true,
+            response_data: [{ name: 'once', data: '$.queue' }],
+          },
+        ],
+        variables,
+        client,
+      );
+      await dynamic.load();
+      // 1000x: 30 s of clock time is 30 ms.
+      const stop = dynamic.refresh(new ScaledClock(1000));
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      stop();
+      const fetched = n;
+      assert.ok(Number(variables.queue) > 2, `refreshed: ${String(variables.queue)}`);
+      assert.ok(counter.seen.filter((x) => x.url === '/once').length === 1, 'cache: true is fetched once');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.ok(n <= fetched + 1, 'no more fetches once stopped');
+    } finally {
+      await counter.close();
+    }
   });
 });
