@@ -9,6 +9,9 @@ const MACHINE =
   /\b(leave (?:a|your) (?:message|name)|after the (?:tone|beep)|at the tone|not available|unavailable|can(?:'|no)t (?:take|come to) (?:your|the) (?:call|phone)|you(?:'ve| have) reached|voice ?mail|mailbox|record your message)\b/i;
 const SCREENER = /\b(screening service|say your name|state your name|why you are calling|call assist)\b/i;
 
+/** Until when a menu can still correct a "human" decision. */
+const REVISE_MS = 12_000;
+
 const HUMAN_OPENING = /^(hello|hi|hey|yes|yeah|speaking|this is \w+ speaking)\b.*\?|^[^.]*\?/i;
 
 /** A beep: a single tone in the band answering machines use. */
@@ -54,8 +57,13 @@ export class AnswerDetector {
 
   /** Feeds one event; returns the answer the first time it is decided. */
   observe(event: LegEvent): Answerer | undefined {
-    if (this.decided) return undefined;
     const at = event.at.getTime() - this.answeredAt.getTime();
+    // "Thank you for calling." then a menu: the greeting looked like a person's, the menu says
+    // otherwise. A menu heard early overrides that first judgement.
+    if (this.decided === 'human' && event.type === 'speech' && at <= REVISE_MS && utteranceKind(event.text) === 'ivr') {
+      return this.decide('ivr');
+    }
+    if (this.decided) return undefined;
     if (event.type === 'tone' && isBeep(event)) return this.decide('voicemail');
     if (event.type === 'speech_start') {
       // More speech right after a short greeting: not a person waiting for us (a menu, a machine).

@@ -312,3 +312,23 @@ describe('endOfTurnMs: the wait after the other side stops, from interruption_th
     assert.ok(endOfTurnMs(50) < endOfTurnMs(100) && endOfTurnMs(100) < endOfTurnMs(200));
   });
 });
+
+describe('answer detector: a menu corrects an early "human"', () => {
+  it('"Thank you for calling" judged a person, then a menu within seconds: ivr', () => {
+    const d = new AnswerDetector(ANSWERED);
+    d.observe(speechStart(500));
+    d.observe(speech('Thank you for calling Acme.', 500, 1500));
+    assert.equal(d.confirmPause(), 'human');
+    assert.equal(d.observe(speech('Press 1 for sales, 2 for support.', 3500, 2500)), 'ivr');
+    assert.equal(d.result, 'ivr');
+  });
+
+  it('a menu long after the start does not change the answer', () => {
+    const d = new AnswerDetector(ANSWERED);
+    d.observe(speechStart(500));
+    d.observe(speech('Hello?', 500, 600));
+    assert.equal(d.confirmPause(), 'human');
+    assert.equal(d.observe(speech('Press 1 for sales.', 30_000, 2000)), undefined);
+    assert.equal(d.result, 'human');
+  });
+});
