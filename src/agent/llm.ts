@@ -277,10 +277,11 @@ export class LlmAgent implements Agent {
         },
         'language model failed: the caller hears the fallback line',
       );
+      const note = `Language model failed (${failure.message}): ${this.failures >= MAX_FAILURES ? 'gave up' : 'fallback line said'}`;
       reply =
         this.failures >= MAX_FAILURES
-          ? { say: GIVE_UP_LINE, action: { type: 'finish' } }
-          : { say: FALLBACK_LINE, action: null };
+          ? { say: GIVE_UP_LINE, action: { type: 'finish' }, note }
+          : { say: FALLBACK_LINE, action: null, note };
     }
     if (input.kind === 'silence' && input.times >= MAX_SILENCES && reply.action?.type !== 'finish')
       return { say: "I can't hear you, so I'll end the call now. Goodbye!", action: { type: 'finish' } };

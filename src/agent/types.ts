@@ -36,6 +36,8 @@ export interface AgentReply {
   /** Words to say, or null to stay silent. */
   say: string | null;
   action: AgentAction | null;
+  /** Something the record should show about this turn (e.g. why a fallback line was said). */
+  note?: string;
 }
 
 export interface AgentContext {

@@ -29,7 +29,7 @@ export interface EngineDeps {
   /** After a call wrote its final state (end-of-call webhook, src/outbound/webhooks.ts). Does not throw. */
   afterEnd?(callId: string): Promise<void>;
   /** A streamed event of seed 6.2 (queue, call); fire-and-forget, never delays the call. */
-  onEvent?(callId: string, category: 'queue' | 'call', message: string): void;
+  onEvent?(callId: string, category: 'queue' | 'call' | 'tool' | 'dynamic_data', message: string): void;
 }
 
 /** How long a call may ring before it counts as unanswered. */
@@ -258,11 +258,26 @@ export class CallEngine {
       ...request.request_data,
     };
     // dynamic_data (seed 2.2) is fetched before the first words; failures are logged, never fatal.
+    const log = this.d.log;
     const dynamic = new DynamicData(request.dynamic_data, variables, this.d.http, {
       callId: call.id,
-      ...(this.d.log && { log: this.d.log }),
+      log: {
+        warn: (object, message) => {
+          log?.warn(object, message);
+          this.d.onEvent?.(call.id, 'dynamic_data', message);
+        },
+      },
     });
+    const known = new Set(Object.keys(variables));
     await dynamic.load();
+    if (request.dynamic_data.length > 0) {
+      const added = Object.keys(variables).filter((k) => !known.has(k));
+      this.d.onEvent?.(
+        call.id,
+        'dynamic_data',
+        `dynamic_data fetched: ${added.length ? added.join(', ') : 'no new variables'}`,
+      );
+    }
     // The offline model is labelled as such in the record, never presented as AI.
     // The record names the mind of the call: the offline model is labelled as such, never as AI;
     // an LLM's actual model id is shown beside the requested base/enhanced/turbo.
@@ -295,10 +310,18 @@ export class CallEngine {
       clock: this.d.clock,
       signal: controller.signal,
       knowledge: dynamic.knowledge,
-      runTool: (tool, input) =>
-        this.d.http
-          ? runTool(tool, input, variables, this.d.http)
-          : Promise.resolve({ ok: false, variables: {}, spokenResult: '', error: 'no outbound client' }),
+      runTool: async (tool, input) => {
+        this.d.onEvent?.(call.id, 'tool', `Tool ${tool.name} called`);
+        const result = this.d.http
+          ? await runTool(tool, input, variables, this.d.http)
+          : { ok: false, variables: {}, spokenResult: '', error: 'no outbound client' };
+        this.d.onEvent?.(
+          call.id,
+          'tool',
+          result.ok ? `Tool ${tool.name} returned` : `Tool ${tool.name} failed: ${result.error ?? 'unknown error'}`,
+        );
+        return result;
+      },
       recorder: {
         transcript: async (turn) => {
           if (turn.role !== 'agent-action') lines.push(`${turn.role}: ${turn.text}`);

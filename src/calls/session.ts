@@ -194,6 +194,7 @@ export class CallSession {
 
   /** Says the reply's words (if any), then carries out its action once they have been played. */
   private async act(reply: AgentReply): Promise<void> {
+    if (reply.note) await this.record('agent-action', reply.note);
     if (reply.say && reply.say.trim() !== '') {
       this.say(reply.say, reply.action);
     } else if (reply.action) {

@@ -93,6 +93,7 @@ describe('a call conducted by a language model, end to end', () => {
       ],
       analysis_schema: { booked: 'boolean', booking_id: 'string' },
       webhook: `${hooks.url}/end-of-call`,
+      webhook_events: ['tool', 'dynamic_data'],
       metadata: { crm_id: 7 },
     });
     assert.equal(placed.status, 200, JSON.stringify(placed.body));
@@ -100,7 +101,11 @@ describe('a call conducted by a language model, end to end', () => {
 
     let hook: (typeof hooks.received)[number] | undefined;
     for (let i = 0; i < 800 && !hook; i++) {
-      hook = hooks.received.find((r) => r.url === '/end-of-call' && (JSON.parse(r.body) as Row).call_id === id);
+      hook = hooks.received.find((r) => {
+        const sent = JSON.parse(r.body) as Row;
+        // Streamed events go to the same URL; the end-of-call body is the record.
+        return sent.call_id === id && !('category' in sent);
+      });
       if (!hook) await new Promise((resolve) => setTimeout(resolve, 25));
     }
     assert.ok(hook, 'the end-of-call webhook arrived');
@@ -130,6 +135,18 @@ describe('a call conducted by a language model, end to end', () => {
     const secret = await t.services.accounts.webhookSecret(accountId);
     assert.ok(verifyWebhook(hook.headers, hook.body, secret), 'signature verifies');
     assert.ok(!verifyWebhook(hook.headers, hook.body.replace('B-42', 'B-43'), secret), 'a changed body does not');
+
+    // Streamed during the call: the chosen categories only, in the seed's event shape.
+    const events = hooks.received
+      .map((r) => JSON.parse(r.body) as Row)
+      .filter((e) => e.call_id === id && 'category' in e);
+    const said = events.map((e) => `${String(e.category)}: ${String(e.message)}`);
+    assert.ok(said.includes('tool: Tool Book Appointment called'), said.join('\n'));
+    assert.ok(said.includes('tool: Tool Book Appointment returned'), said.join('\n'));
+    assert.ok(said.includes('dynamic_data: dynamic_data fetched: plan'), said.join('\n'));
+    assert.ok(
+      events.every((e) => ['tool', 'dynamic_data'].includes(String(e.category)) && typeof e.log_level === 'string'),
+    );
 
     const log = await t.request('GET', `/v1/postcall/webhooks/${id}`);
     assert.equal(log.status, 200);

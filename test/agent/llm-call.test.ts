@@ -108,6 +108,11 @@ describe('calls conducted by a language model (fake OpenAI server, sandbox, cloc
       assert.equal(call.error_message, null, lines);
       if (name === 'answers 500') {
         assert.ok(lines.includes(`assistant: ${FALLBACK_LINE}`), lines);
+        assert.match(
+          lines,
+          /agent-action: Language model failed \(.+\): (fallback line said|gave up)/,
+          'the record says what failed',
+        );
         // Three failed turns in a row: the agent ends the call itself rather than apologising forever.
         assert.match(lines, /assistant: .*technical difficulties/, lines);
         assert.equal(call.call_ended_by, 'ASSISTANT');

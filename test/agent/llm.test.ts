@@ -272,10 +272,14 @@ describe('LlmAgent', () => {
       now: () => now,
     });
     fake.script({ status: 500 }, { hang: 'mid-stream' }, { status: 503 });
-    assert.deepEqual(await own.respond({ kind: 'heard', text: 'hi' }, context()), { say: FALLBACK_LINE, action: null });
-    assert.deepEqual(await own.respond({ kind: 'heard', text: 'hi' }, context()), { say: FALLBACK_LINE, action: null });
+    const first = await own.respond({ kind: 'heard', text: 'hi' }, context());
+    assert.deepEqual([first.say, first.action], [FALLBACK_LINE, null]);
+    assert.match(String(first.note), /^Language model failed \(.*500.*\): fallback line said$/);
+    const second = await own.respond({ kind: 'heard', text: 'hi' }, context());
+    assert.deepEqual([second.say, second.action], [FALLBACK_LINE, null]);
     const last = await own.respond({ kind: 'heard', text: 'hi' }, context());
     assert.deepEqual(last.action, { type: 'finish' });
+    assert.match(String(last.note), /gave up$/);
   });
 
   it('silence: re-prompts, and ends the call at the third silence whatever the model says', async () => {
