@@ -197,3 +197,13 @@ export class FakeOpenAi {
     );
   }
 }
+
+/** The `llm` setting of a test app whose language model is this fake server. */
+export function fakeLlmConfig(fake: { url: string }, timeoutMs = 2000) {
+  return {
+    apiKey: 'sk-test',
+    baseUrl: fake.url,
+    models: { base: 'm-base', enhanced: 'm-enhanced', turbo: 'm-turbo' },
+    timeoutMs,
+  };
+}

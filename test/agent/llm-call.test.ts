@@ -2,7 +2,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../../src/testing/harness.js';
 import { ScaledClock } from '../../src/clock.js';
-import { FakeOpenAi, type FakeReply, type RecordedRequest } from '../../src/testing/fake-openai.js';
+import { FakeOpenAi, type FakeReply, type RecordedRequest, fakeLlmConfig } from '../../src/testing/fake-openai.js';
 import { FALLBACK_LINE } from '../../src/agent/llm.js';
 
 type Row = { [k: string]: unknown };
@@ -37,12 +37,7 @@ describe('calls conducted by a language model (fake OpenAI server, sandbox, cloc
       // request (connection set-up under a loaded test run) is already 15 s of silence to the person.
       clock: new ScaledClock(25),
       config: {
-        llm: {
-          apiKey: 'sk-test',
-          baseUrl: fake.url,
-          models: { base: 'm-base', enhanced: 'm-enhanced', turbo: 'm-turbo' },
-          timeoutMs: 300,
-        },
+        llm: fakeLlmConfig(fake, 300),
       },
     });
     await t.services.startWorkers();

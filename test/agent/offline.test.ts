@@ -2,52 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { OfflineAgent, menuOptions, purposeOf } from '../../src/agent/offline.js';
 import type { AgentContext, AgentInput, AgentReply, Turn } from '../../src/agent/types.js';
-import { CALL_DEFAULTS, type CallRequest } from '../../src/domain/call-request.js';
-
-/** A normalized call request with the seed's defaults, overridden by `fields`. */
-function callRequest(fields: Partial<CallRequest> = {}): CallRequest {
-  return {
-    phone_number: '+14155550100',
-    task: 'Confirm the dental appointment for Tuesday at 3 pm.',
-    pathway_id: null,
-    pathway_version: null,
-    start_node_id: null,
-    model: CALL_DEFAULTS.model,
-    voice: 'mason',
-    reduce_latency: false,
-    high_fidelity: false,
-    background_track: null,
-    first_sentence: null,
-    wait_for_greeting: false,
-    block_interruptions: false,
-    interruption_threshold: CALL_DEFAULTS.interruption_threshold,
-    temperature: CALL_DEFAULTS.temperature,
-    keywords: [],
-    pronunciation_guide: [],
-    transfer_phone_number: null,
-    transfer_list: null,
-    language: CALL_DEFAULTS.language,
-    timezone: CALL_DEFAULTS.timezone,
-    request_data: {},
-    tools: [],
-    dynamic_data: [],
-    start_time: null,
-    voicemail_message: null,
-    voicemail_action: CALL_DEFAULTS.voicemail_action,
-    retry: null,
-    max_duration: CALL_DEFAULTS.max_duration,
-    record: false,
-    from: null,
-    webhook: null,
-    webhook_events: [],
-    metadata: null,
-    summary_prompt: null,
-    analysis_prompt: null,
-    analysis_schema: null,
-    answered_by_enabled: false,
-    ...fields,
-  };
-}
+import type { CallRequest } from '../../src/domain/call-request.js';
+import { callRequest } from '../../src/testing/call-request.js';
 
 /** The assistant has spoken `n` times (with a user line after each). */
 function turns(n: number): Turn[] {

@@ -4,7 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createTestApp, type TestApp } from '../../src/testing/harness.js';
 import { ScaledClock } from '../../src/clock.js';
-import { FakeOpenAi, type FakeReply } from '../../src/testing/fake-openai.js';
+import { FakeOpenAi, type FakeReply, fakeLlmConfig } from '../../src/testing/fake-openai.js';
 
 type Row = { [k: string]: unknown };
 interface Seen {
@@ -149,12 +149,7 @@ describe('custom tools called by a language model (fake OpenAI server)', () => {
     t = await createTestApp({
       clock: new ScaledClock(25),
       config: {
-        llm: {
-          apiKey: 'sk-test',
-          baseUrl: fake.url,
-          models: { base: 'm-base', enhanced: 'm-enhanced', turbo: 'm-turbo' },
-          timeoutMs: 300,
-        },
+        llm: fakeLlmConfig(fake, 300),
       },
     });
     await t.services.startWorkers();

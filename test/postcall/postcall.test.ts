@@ -2,7 +2,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../../src/testing/harness.js';
 import { ScaledClock } from '../../src/clock.js';
-import { FakeOpenAi, type FakeReply, type RecordedRequest } from '../../src/testing/fake-openai.js';
+import { FakeOpenAi, type FakeReply, type RecordedRequest, fakeLlmConfig } from '../../src/testing/fake-openai.js';
 import { OFFLINE_SUMMARY_LABEL } from '../../src/postcall/summary.js';
 import { startReceiver } from '../outbound/receiver.js';
 
@@ -138,12 +138,7 @@ describe('post-call summary and analysis with a language model (fake OpenAI serv
     t = await createTestApp({
       clock: new ScaledClock(25),
       config: {
-        llm: {
-          apiKey: 'sk-test',
-          baseUrl: fake.url,
-          models: { base: 'm-base', enhanced: 'm-enhanced', turbo: 'm-turbo' },
-          timeoutMs: 2000,
-        },
+        llm: fakeLlmConfig(fake, 2000),
       },
     });
     await t.services.startWorkers();
