@@ -32,6 +32,30 @@ const asNumber = (value: unknown): number | null => (value === null || value ===
  * the pathways row; each version is a snapshot with a number 1, 2, 3, ... per pathway; the
  * production and staging pointers name one version each.
  */
+/** The listing fields of a pathway row (list and get share them). */
+function toSummary(row: {
+  id: string;
+  name: string;
+  description: string | null;
+  created_at: string;
+  updated_at: string;
+  production_version: unknown;
+  staging_version: unknown;
+  latest_version: unknown;
+}): PathwaySummary {
+  return {
+    id: row.id,
+    pathway_id: row.id,
+    name: row.name,
+    description: row.description,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    production_version: asNumber(row.production_version),
+    staging_version: asNumber(row.staging_version),
+    latest_version: asNumber(row.latest_version),
+  };
+}
+
 export class PathwayStore {
   constructor(
     private readonly db: Kysely<Database>,
@@ -87,17 +111,7 @@ export class PathwayStore {
 
   async list(accountId: string): Promise<PathwaySummary[]> {
     const rows = await this.summaries(accountId).orderBy('p.created_at').orderBy('p.id').execute();
-    return rows.map((row) => ({
-      id: row.id,
-      pathway_id: row.id,
-      name: row.name,
-      description: row.description,
-      created_at: row.created_at,
-      updated_at: row.updated_at,
-      production_version: asNumber(row.production_version),
-      staging_version: asNumber(row.staging_version),
-      latest_version: asNumber(row.latest_version),
-    }));
+    return rows.map(toSummary);
   }
 
   /** The pathway with its draft graph, or undefined (also when it belongs to another account). */
@@ -108,15 +122,7 @@ export class PathwayStore {
       .executeTakeFirst();
     if (!row) return undefined;
     return {
-      id: row.id,
-      pathway_id: row.id,
-      name: row.name,
-      description: row.description,
-      created_at: row.created_at,
-      updated_at: row.updated_at,
-      production_version: asNumber(row.production_version),
-      staging_version: asNumber(row.staging_version),
-      latest_version: asNumber(row.latest_version),
+      ...toSummary(row),
       nodes: fromJson<PathwayNode[]>(row.nodes, []),
       edges: fromJson<PathwayEdge[]>(row.edges, []),
     };

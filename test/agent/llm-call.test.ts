@@ -1,21 +1,13 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, type TestApp } from '../../src/testing/harness.js';
+import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
 import { ScaledClock } from '../../src/clock.js';
 import { FakeOpenAi, type FakeReply, type RecordedRequest, fakeLlmConfig } from '../../src/testing/fake-openai.js';
 import { FALLBACK_LINE } from '../../src/agent/llm.js';
 
 type Row = { [k: string]: unknown };
 
-/** Polls call details until the call has ended (the clock runs 25x, so real time is short). */
-async function ended(t: TestApp, id: string): Promise<Row> {
-  for (let i = 0; i < 600; i++) {
-    const r = await t.request('GET', `/v1/calls/${id}`);
-    if (r.body.completed === true || String(r.body.queue_status).endsWith('error')) return r.body;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`call ${id} did not end`);
-}
+const ended = waitForCall;
 
 async function place(t: TestApp, body: Row): Promise<{ call: Row; lines: string }> {
   const r = await t.request('POST', '/v1/calls', { phone_number: '+14155550100', ...body });

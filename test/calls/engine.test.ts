@@ -1,6 +1,6 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, type TestApp } from '../../src/testing/harness.js';
+import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,15 +8,7 @@ import { ScaledClock } from '../../src/clock.js';
 
 type Record = { [k: string]: unknown };
 
-/** Polls call details until the call has ended (real time is short: the clock runs 100x). */
-async function ended(t: TestApp, id: string, key = t.key): Promise<Record> {
-  for (let i = 0; i < 600; i++) {
-    const r = await t.request('GET', `/v1/calls/${id}`, undefined, { as: key });
-    if (r.body.completed === true || String(r.body.queue_status).endsWith('error')) return r.body;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`call ${id} did not end`);
-}
+const ended = waitForCall;
 
 async function place(t: TestApp, body: Record): Promise<Record> {
   const r = await t.request('POST', '/v1/calls', body);
