@@ -280,7 +280,7 @@ export class LlmAgent implements Agent {
       const note = `Language model failed (${failure.message}): ${this.failures >= MAX_FAILURES ? 'gave up' : 'fallback line said'}`;
       reply =
         this.failures >= MAX_FAILURES
-          ? { say: GIVE_UP_LINE, action: { type: 'finish' }, note }
+          ? { say: GIVE_UP_LINE, action: { type: 'finish', force: true }, note }
           : { say: FALLBACK_LINE, action: null, note };
     }
     if (input.kind === 'silence' && input.times >= MAX_SILENCES && reply.action?.type !== 'finish')

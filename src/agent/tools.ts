@@ -172,24 +172,31 @@ export function prepareToolRequest(tool: CallTool, input: unknown, variables: Js
   }
   const method = tool.method === 'POST' ? 'POST' : 'GET';
   if (method === 'GET' || tool.body === undefined) return { method, url: url.toString(), headers };
+  return { method, url: url.toString(), headers, body: templatedBody(tool.body, scope, headers) };
+}
+
+/**
+ * A request body from its template (custom tools, pathway webhook nodes): a string is rendered as
+ * text, anything else value by value as JSON. Sets `content-type` when the user did not: JSON when
+ * the rendered text parses as JSON, else plain text.
+ */
+export function templatedBody(template: unknown, variables: Json, headers: Record<string, string>): string {
   const hasType = Object.keys(headers).some((k) => k.toLowerCase() === 'content-type');
-  let body: string;
-  if (typeof tool.body === 'string') {
-    body = renderTemplate(tool.body, scope);
-    if (!hasType) {
-      let json = true;
-      try {
-        JSON.parse(body);
-      } catch {
-        json = false;
-      }
-      headers['content-type'] = json ? 'application/json' : 'text/plain; charset=utf-8';
-    }
-  } else {
-    body = JSON.stringify(renderValue(tool.body, scope));
+  if (typeof template !== 'string') {
     if (!hasType) headers['content-type'] = 'application/json';
+    return JSON.stringify(renderValue(template, variables));
   }
-  return { method, url: url.toString(), headers, body };
+  const body = renderTemplate(template, variables);
+  if (!hasType) {
+    let json = true;
+    try {
+      JSON.parse(body);
+    } catch {
+      json = false;
+    }
+    headers['content-type'] = json ? 'application/json' : 'text/plain; charset=utf-8';
+  }
+  return body;
 }
 
 function failure(error: string, skipped = false): ToolResult {

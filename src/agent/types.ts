@@ -28,7 +28,8 @@ export type AgentAction =
   | { type: 'transfer'; target?: string }
   | { type: 'press_buttons'; digits: string }
   | { type: 'wait' }
-  | { type: 'finish' }
+  /** `force`: end the call even if the goodbye is talked over (the agent cannot go on). */
+  | { type: 'finish'; force?: boolean }
   /** A custom tool of the call (seed 2.5), by its name; `input` is checked against input_schema. */
   | { type: 'tool'; name: string; input: unknown };
 

@@ -67,6 +67,7 @@ function buildRecord(
       status: t.status,
       transcript_id: t.transcript_id,
     })),
+    latency: fromJson<CallRecord['latency']>(row.latency, null),
   };
 }
 

@@ -7,6 +7,7 @@ import { decideVoicemail } from '../domain/voicemail-rules.js';
 import { renderTemplate } from '../domain/template.js';
 import { AnswerDetector, answeredByOf, utteranceKind, type Answerer } from './answer-detector.js';
 import { EventQueue } from './event-queue.js';
+import { hasInboundAudio, watchAnsweringMachine } from '../media/amd.js';
 
 type Internal =
   | LegEvent
@@ -51,6 +52,8 @@ export interface SessionOptions {
   knowledge?: readonly string[];
   /** Runs a custom tool through the guarded client (src/agent/tools.ts); without it tools fail. */
   runTool?(tool: CallTool, input: unknown): Promise<ToolResult>;
+  /** The agent answered (latency of audio legs: src/media/latency.ts). */
+  onReply?(): void;
 }
 
 /** How long the agent waits after the other side stops before answering, from interruption_threshold. */
@@ -111,12 +114,25 @@ export class CallSession {
   private toolResult: Extract<Internal, { type: 'tool_done' }> | null = null;
 
   constructor(private readonly o: SessionOptions) {
-    this.detector = new AnswerDetector(o.clock.now());
+    // Audio legs: who answered comes from answering-machine detection on the audio (src/media/amd.ts).
+    this.detector = new AnswerDetector(o.clock.now(), { acoustic: hasInboundAudio(o.leg) });
   }
 
   async run(): Promise<SessionOutcome> {
     const { leg, clock, request } = this.o;
     const unsubscribe = leg.on((event) => this.events.push(event));
+    const stopAmd = hasInboundAudio(leg)
+      ? watchAnsweringMachine(leg, (amd) => {
+          // Undecided after five seconds (dead air): who answered stays unknown.
+          if (amd.decision === 'unknown') return;
+          this.events.push({
+            type: 'answered_by',
+            at: clock.now(),
+            answeredBy: amd.decision === 'machine' ? 'voicemail' : 'human',
+            messageEnded: amd.reason === 'beep',
+          });
+        })
+      : undefined;
     const onStop = () => this.events.push({ type: 'stop' });
     this.o.signal.addEventListener('abort', onStop, { once: true });
     if (this.o.signal.aborted) onStop();
@@ -134,6 +150,7 @@ export class CallSession {
       for (const cancel of this.timers.values()) cancel();
       this.speaking?.abort();
       unsubscribe();
+      stopAmd?.();
       this.o.signal.removeEventListener('abort', onStop);
     }
     const answerer = this.detector.result ?? 'unknown';
@@ -146,6 +163,14 @@ export class CallSession {
       reachedVoicemail: this.reachedVoicemail,
       endedAt: clock.now(),
     };
+  }
+
+  /**
+   * The pause before answering what was heard. An audio leg has already waited the turn's trailing
+   * silence (the same endOfTurnMs) before handing over the utterance, so it adds none.
+   */
+  private respondDelayMs(): number {
+    return this.o.leg.mode === 'audio' ? 0 : endOfTurnMs(this.o.request.interruption_threshold);
   }
 
   private arm(name: Extract<Internal, { type: 'timer' }>['name'], ms: number): void {
@@ -182,7 +207,9 @@ export class CallSession {
   }
 
   private async ask(input: AgentInput): Promise<AgentReply> {
-    return this.o.agent.respond(input, this.context());
+    const reply = await this.o.agent.respond(input, this.context());
+    this.o.onReply?.();
+    return reply;
   }
 
   private async greet(): Promise<void> {
@@ -254,6 +281,9 @@ export class CallSession {
         return this.onSpeech(event.text, event);
       case 'tone':
         return this.onDetected(this.detector.observe(event), event.type);
+      case 'answered_by':
+        // The carrier's AMD: a greeting known to be over counts like the beep (leave the message now).
+        return this.onDetected(this.detector.observe(event), event.messageEnded ? 'tone' : 'speech');
       case 'dtmf':
         await this.record('agent-action', `Caller pressed ${event.digit}`);
         return;
@@ -275,6 +305,11 @@ export class CallSession {
   private async onSpeech(text: string, event: LegEvent): Promise<void> {
     this.theySpeaking = false;
     this.disarm('barge_in');
+    // An audio leg heard a voice but no words came of it (a cough, line noise): nothing to answer.
+    if (text.trim() === '') {
+      if (!this.speaking && this.phase === 'conversation' && this.heard.length === 0) this.arm('silence', SILENCE_MS);
+      return;
+    }
     const kind = utteranceKind(text);
     const machine =
       this.phase === 'voicemail' ||
@@ -308,7 +343,7 @@ export class CallSession {
     this.heard.push(text);
     // Said over our own words: they will answer what we are saying, so wait for that instead.
     if (this.speaking) this.overlapped = true;
-    else this.arm('respond', endOfTurnMs(this.o.request.interruption_threshold));
+    else this.arm('respond', this.respondDelayMs());
   }
 
   private async onDetected(answer: Answerer | undefined, via: 'speech' | 'tone'): Promise<void> {
@@ -343,7 +378,7 @@ export class CallSession {
           await this.act(await this.ask({ kind: 'ivr_menu', text: menu }));
         } else {
           this.heard.push(this.transcript.at(-1)?.text ?? '');
-          this.arm('respond', endOfTurnMs(this.o.request.interruption_threshold));
+          this.arm('respond', this.respondDelayMs());
         }
       } else if (decision.action === 'leave_message_and_end') {
         await this.leaveMessage(decision.message);
@@ -393,14 +428,19 @@ export class CallSession {
       this.toolResult = null;
       return this.onToolDone(result);
     }
-    if (event.result.interrupted && event.then !== 'hangup' && this.phase !== 'ending') {
-      // Barged in on: listen to what they say instead of carrying out the rest of the turn.
+    // A forced finish ends the call even when its goodbye is talked over (a language model that
+    // gave up must not be asked again and again); an ordinary goodbye talked over listens first.
+    const finishing = event.then === 'hangup' || (event.then?.type === 'finish' && event.then.force === true);
+    if (event.result.interrupted && !finishing && this.phase !== 'ending') {
+      // Barged in on: listen to what they say instead of carrying out the rest of the turn. Their
+      // words may be in already (the end of their turn came before this event): answer them, or
+      // the call would wait forever.
+      if (this.heard.length > 0 && !this.theySpeaking) this.arm('respond', this.respondDelayMs());
       return;
     }
     if (event.then === 'hangup') return this.end();
     if (event.then) return this.perform(event.then);
-    if (this.heard.length > 0 && !this.theySpeaking)
-      this.arm('respond', endOfTurnMs(this.o.request.interruption_threshold));
+    if (this.heard.length > 0 && !this.theySpeaking) this.arm('respond', this.respondDelayMs());
     else this.arm('silence', SILENCE_MS);
   }
 

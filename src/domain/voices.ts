@@ -7,9 +7,20 @@ export interface Voice {
   tags: string[];
   /** The number a legacy `voice_id` (and the digits after `RL` / `HQ`) selects. */
   legacy_id: number;
-  /** Local espeak-ng voice used when no cloud TTS is configured. */
+  /** Local espeak-ng voice (`language+variant`) used when no cloud TTS is configured. */
   espeak: string;
+  /**
+   * OpenAI speech voice. Only the six voices every OpenAI-compatible speech server knows (alloy,
+   * echo, fable, onyx, nova, shimmer), so some presets share one.
+   */
+  openai: string;
+  /** ElevenLabs premade voice id (the voice's name in ElevenLabs' library in the comment). */
+  elevenlabs: string;
 }
+
+/** The text-to-speech vendors the catalogue maps its voices to (OPENLINE_TTS). */
+export const TTS_VENDORS = ['espeak', 'openai', 'elevenlabs'] as const;
+export type TtsVendor = (typeof TTS_VENDORS)[number];
 
 /** The curated voices of the seed. Ids are stable UUIDs so that clients may store either form. */
 export const VOICES: readonly Voice[] = [
@@ -18,6 +29,8 @@ export const VOICES: readonly Voice[] = [
     legacy_id: 0,
     id: '2f9fdbc7-4bf2-4792-8a18-21ce3c93978f',
     espeak: 'en-us+f3',
+    openai: 'nova',
+    elevenlabs: 'cgSgspJ2msm6clMCkdW9', // Jessica
     description: 'Young American female, warm and upbeat',
     tags: ['english', 'female', 'american', 'curated'],
   },
@@ -26,6 +39,8 @@ export const VOICES: readonly Voice[] = [
     legacy_id: 1,
     id: '1ee98e55-8fb4-4d5a-9fe1-dbfa0c2a7de2',
     espeak: 'en-us+m3',
+    openai: 'echo',
+    elevenlabs: 'nPczCjzI2devNBz1zQrb', // Brian
     description: 'American male, calm and clear',
     tags: ['english', 'male', 'american', 'curated'],
   },
@@ -34,6 +49,8 @@ export const VOICES: readonly Voice[] = [
     legacy_id: 2,
     id: '37b3f1c8-a01e-4d70-b251-294733f08371',
     espeak: 'en-us+m1',
+    openai: 'onyx',
+    elevenlabs: 'cjVigY5qzO86Huf0OWal', // Eric
     description: 'Professional American male',
     tags: ['english', 'male', 'american', 'curated'],
   },
@@ -42,6 +59,8 @@ export const VOICES: readonly Voice[] = [
     legacy_id: 3,
     id: '1d054475-3908-4f64-9158-9d3911fe9597',
     espeak: 'en-us+f2',
+    openai: 'alloy',
+    elevenlabs: 'EXAVITQu4vr4xnSDxMaL', // Sarah
     description: 'Professional American female',
     tags: ['english', 'female', 'american', 'curated'],
   },
@@ -50,6 +69,8 @@ export const VOICES: readonly Voice[] = [
     legacy_id: 4,
     id: '3c24a2c3-4a2b-4c4b-9a4e-8a0b7f1d2e55',
     espeak: 'en-us+f4',
+    openai: 'shimmer',
+    elevenlabs: 'FGY2WhTYpPnrIDTdsKH5', // Laura
     description: 'Gentle American female',
     tags: ['english', 'female', 'american', 'curated'],
   },
@@ -58,6 +79,8 @@ export const VOICES: readonly Voice[] = [
     legacy_id: 5,
     id: 'a3d43393-dacb-43d3-91d7-b4cb913a5908',
     espeak: 'en-us+m2',
+    openai: 'echo',
+    elevenlabs: 'TX3LPaxmHKxFdv7VOQHJ', // Liam
     description: 'Friendly American male',
     tags: ['english', 'male', 'american', 'curated'],
   },
@@ -66,6 +89,8 @@ export const VOICES: readonly Voice[] = [
     legacy_id: 6,
     id: '7d132ef5-7dd6-4a3f-9ad2-6a2f5c4f7b3b',
     espeak: 'en-gb+f1',
+    openai: 'fable',
+    elevenlabs: 'Xb7hH8MSUJpSbSDYk0k2', // Alice
     description: 'British female, composed',
     tags: ['english', 'female', 'british', 'curated'],
   },
@@ -142,4 +167,14 @@ export function resolveVoice(params: {
     resolved = { ...resolved, reduce_latency: params.reduce_latency };
   }
   return { ok: true, value: resolved };
+}
+
+/**
+ * The vendor's own voice id for a call's `voice` (curated name, voice id or RL/HQ legacy form, as
+ * resolveVoice accepts them). A voice the catalogue does not know gets the vendor's default voice,
+ * which is the default preset's (mason) voice at that vendor.
+ */
+export function providerVoiceId(vendor: TtsVendor, voice: string | null | undefined): string {
+  const name = (voice ? parseVoice(voice)?.voice : undefined) ?? DEFAULT_VOICE;
+  return (byName(name) ?? byName(DEFAULT_VOICE)!)[vendor];
 }

@@ -25,6 +25,36 @@ export const TranscriptItem = Type.Object({
   transcript_id: Nullable(Type.String()),
 });
 
+const Ms = (description: string) => Type.Number({ description: `${description} (milliseconds)` });
+
+/** One answered turn of an audio call (src/media/latency.ts). */
+export const TurnLatency = Type.Object({
+  turn: Type.Integer({ description: '1 for the first answered turn' }),
+  speech_end_at: Type.String({ description: "When the caller's speech ended (VAD), ISO 8601" }),
+  stt_ms: Nullable(Ms('End of speech to the final transcript; includes the trailing silence of the turn')),
+  turn_ms: Ms('End of speech to the end of the turn (trailing silence set by interruption_threshold, STT final)'),
+  llm_ms: Ms("End of turn to the agent's reply"),
+  tts_ms: Ms('Reply to the first synthesised audio'),
+  send_ms: Ms('First synthesised audio to the first frame sent to the carrier'),
+  total_ms: Ms('End of speech to the first frame of the answer: what the caller waited'),
+});
+
+/** Openline extension: per-turn latency of audio calls, null for text (sandbox) calls. */
+export const CallLatency = Type.Object(
+  {
+    turns: Type.Array(TurnLatency),
+    summary: Type.Object({
+      turns: Type.Integer(),
+      total_ms_p50: Nullable(Type.Number()),
+      total_ms_max: Nullable(Type.Number()),
+      stt_ms_p50: Nullable(Type.Number()),
+      llm_ms_p50: Nullable(Type.Number()),
+      tts_ms_p50: Nullable(Type.Number()),
+    }),
+  },
+  { description: 'Per-turn latency of an audio call (Openline extension); null for calls without audio' },
+);
+
 /** Seed 2.3: every field is always present, null where nothing is known yet. */
 export const CallRecord = Type.Object(
   {
@@ -62,6 +92,7 @@ export const CallRecord = Type.Object(
     analysis: Nullable(FreeObject()),
     concatenated_transcript: Nullable(Type.String()),
     transcripts: Type.Array(TranscriptItem),
+    latency: Nullable(CallLatency),
   },
   { additionalProperties: true },
 );

@@ -101,6 +101,7 @@ export class CallStore {
       max_duration: request.max_duration,
       record: bool(request.record),
       recording_path: null,
+      latency: null,
       summary: null,
       request: JSON.stringify(request),
       metadata: request.metadata === null ? null : JSON.stringify(request.metadata),
@@ -253,6 +254,17 @@ export class CallStore {
     await this.db
       .updateTable('calls')
       .set({ ...results, updated_at: this.clock.now().toISOString() })
+      .where('id', '=', id)
+      .execute();
+    this.forget(id);
+  }
+
+  /** Stores a pathway call's step log (a JSON array, seed `pathway_logs`); written after each turn. */
+  async setPathwayLogs(id: string, logs: string): Promise<void> {
+    this.forget(id);
+    await this.db
+      .updateTable('calls')
+      .set({ pathway_logs: logs, updated_at: this.clock.now().toISOString() })
       .where('id', '=', id)
       .execute();
     this.forget(id);

@@ -9,6 +9,9 @@ import * as m002 from './migrations/002_call_control.js';
 import * as m003 from './migrations/003_call_leases.js';
 import * as m004 from './migrations/004_webhooks.js';
 import * as m005 from './migrations/005_campaign_dialer.js';
+import * as m006 from './migrations/006_sms_messages.js';
+import * as m007 from './migrations/007_campaign_pacing.js';
+import * as m008 from './migrations/008_call_latency.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -26,6 +29,9 @@ const MIGRATIONS: Record<string, { up: (db: Kysely<any>, dialect: Dialect) => Pr
   '003_call_leases': m003,
   '004_webhooks': m004,
   '005_campaign_dialer': m005,
+  '006_sms_messages': m006,
+  '007_campaign_pacing': m007,
+  '008_call_latency': m008,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -62,6 +62,8 @@ export interface CallsTable {
   max_duration: number;
   record: number;
   recording_path: string | null;
+  /** JSON: per-turn latency of audio calls (src/media/latency.ts LatencyReport; migration 008). */
+  latency: string | null;
   summary: string | null;
   /** JSON: the normalized parameters of the request (the record's request_data). */
   request: string;
@@ -250,6 +252,21 @@ export interface WebhookDeliveriesTable {
   send_type: string;
 }
 
+/** Inbound SMS (migration 006). */
+export interface SmsMessagesTable {
+  id: string;
+  account_id: string;
+  to_number: string;
+  from_number: string;
+  body: string;
+  carrier: string;
+  carrier_message_id: string | null;
+  received_at: string;
+  created_at: string;
+  /** The SMS webhook the message was sent to; null when the number had none. */
+  webhook: string | null;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -267,4 +284,5 @@ export interface Database {
   jobs: JobsTable;
   webhook_messages: WebhookMessagesTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  sms_messages: SmsMessagesTable;
 }

@@ -234,7 +234,7 @@ describe('LlmAgent', () => {
     const second = await own.respond({ kind: 'heard', text: 'hi' }, context());
     assert.deepEqual([second.say, second.action], [FALLBACK_LINE, null]);
     const last = await own.respond({ kind: 'heard', text: 'hi' }, context());
-    assert.deepEqual(last.action, { type: 'finish' });
+    assert.deepEqual(last.action, { type: 'finish', force: true }, 'the call ends even if the goodbye is talked over');
     assert.match(String(last.note), /gave up$/);
   });
 

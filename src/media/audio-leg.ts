@@ -1,0 +1,661 @@
+/**
+ * The audio call leg: turns a MediaTransport (20 ms mu-law frames, marks, clear, DTMF) into the
+ * CallLeg the call session drives, so the session never knows audio from text.
+ *
+ * Inbound, every frame is decoded and goes to the VAD (speech start and end with hysteresis, the
+ * turn's trailing silence set by interruption_threshold), to the streaming STT (interim and final
+ * transcripts), to the beep detector and, with record=true, to the recording. The leg emits
+ * `speech_start` when the VAD hears speech begin, `speech_partial` from interim transcripts, and
+ * `speech` once the VAD has heard the turn's trailing silence and the STT has settled the words
+ * (`finalize()` is asked for at that moment).
+ *
+ * Outbound, `speak` applies the pronunciation guide, streams TTS audio, resamples it to 8 kHz,
+ * cuts 20 ms frames, mixes the background track under them and paces them out, with a transport
+ * mark after every word (placed by the word's share of the text's characters). A barge-in (the
+ * session aborts the signal) stops synthesis, drops queued frames, sends the carrier's `clear`,
+ * and reports as played only the words whose marks came back.
+ */
+
+import fs from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { CallLeg, LegEvent, LegListener, SpeakResult, TransferResult } from '../carriers/types.js';
+import type { CallRequest } from '../domain/call-request.js';
+import type { SttEvent, SttProvider, SttStream } from '../providers/stt/types.js';
+import type { TtsProvider } from '../providers/tts/types.js';
+import type { MediaEvent, MediaTransport } from './transport.js';
+import type { Vad } from './vad.js';
+import { FRAME_MS, FRAME_SAMPLES, SAMPLE_RATE, decodeMulaw, encodeMulaw, resample, toFrames } from './audio.js';
+import type { FrameFill, FramePacer, FrameScheduler } from './pacer.js';
+import { CallRecorder } from './wav.js';
+import { dtmfTones } from './dtmf.js';
+import { ToneDetector } from './tone-detector.js';
+import { EnergyVad } from './vad-energy.js';
+import { backgroundMixer } from './background.js';
+import { applyPronunciationGuide } from '../providers/tts/pronunciation.js';
+import { TurnDetector } from './turn-detector.js';
+import { LatencyTracker, type LatencySource } from './latency.js';
+
+/** The call's settings an audio leg uses. */
+export interface AudioLegSettings {
+  callId: string;
+  /** interruption_threshold: patience before answering (trailing silence, see trailingSilenceMs). */
+  interruptionThreshold: number;
+  /** BCP-47 language for STT and TTS. */
+  language: string;
+  /** keywords for the STT ("word" or "word:boost"). */
+  keywords: readonly string[];
+  /** The TTS provider's own voice id (createSpeech(...).ttsVoiceFor(request)). */
+  voice: string;
+  pronunciationGuide: CallRequest['pronunciation_guide'];
+  /** background_track: office, cafe, restaurant, none, or null (light line static). */
+  backgroundTrack: string | null;
+  /** record: both tracks go to DATA_DIR/recordings/<call_id>.wav. */
+  record: boolean;
+}
+
+/** An audio leg's settings from a call's normalized request. */
+export function audioLegSettings(callId: string, request: CallRequest, voice: string): AudioLegSettings {
+  return {
+    callId,
+    interruptionThreshold: request.interruption_threshold,
+    language: request.language,
+    keywords: request.keywords,
+    voice,
+    pronunciationGuide: request.pronunciation_guide,
+    backgroundTrack: request.background_track,
+    record: request.record,
+  };
+}
+
+export interface AudioLegDeps {
+  /** Streaming STT; null = none configured (turns are still taken, but carry no words). */
+  stt: SttProvider | null;
+  tts: TtsProvider;
+  /** The call's VAD (createVad, which is asynchronous: frames wait for it, in order). */
+  vad: Vad | Promise<Vad>;
+  /** The process's 20 ms grid (one per process, in the service bag): the leg's frames are paced on it. */
+  scheduler: FrameScheduler;
+  /** The background under the agent; default the call's background_track (src/media/background.ts), null = none. */
+  background?: FrameFill | null;
+  /** DATA_DIR: record=true calls are recorded to DATA_DIR/recordings/<call_id>.wav (no recording without it). */
+  dataDir?: string;
+  /** Listen for beeps (answering machines) and emit `tone` events. Default true. */
+  detectTones?: boolean;
+  /** Hands the call over (the carrier's API); without it transfers fail. */
+  transfer?(to: string): Promise<TransferResult>;
+  /** Ends the call at the carrier (beyond closing the media stream). */
+  hangup?(): Promise<void>;
+  /** Event timestamps; default the system time. */
+  now?(): Date;
+  /** Also emit an `audio` event for every inbound frame (answering-machine detection). Default false. */
+  audioEvents?: boolean;
+  log?: { warn(object: object, message: string): void };
+}
+
+/** The CallLeg of an audio carrier, with what the engine reads beyond the port. */
+export interface AudioLeg extends CallLeg {
+  readonly mode: 'audio';
+  readonly latency: LatencySource;
+  /** Finishes the recording (if any) and says where it is, relative to DATA_DIR. */
+  recording(): Promise<string | null>;
+  /** Receives every inbound frame, raw and decoded; returns the unsubscribe function. */
+  onAudio(listener: (payload: Buffer, pcm: Int16Array) => void): () => void;
+  /** Inbound frames waiting for the VAD (0 when keeping up). */
+  readonly backlog: number;
+  /**
+   * Inbound frames the VAD fell too far behind to score (more than VAD_BACKLOG_MAX frames queued):
+   * they count with the previous frame's score, so turn timing stays right, but go unheard.
+   */
+  readonly skippedFrames?: number;
+}
+
+/** Characters per second of typical synthesised speech: places marks before the audio's length is known. */
+const CHARS_PER_SECOND = 14;
+/** Inbound frames that may wait for a slow VAD (1 s); older ones are skipped. */
+const VAD_BACKLOG_MAX = 50;
+/** ... and for a VAD still loading its model at the start of the call (5 s). */
+const VAD_LOADING_MAX = 250;
+/** After the VAD ends a turn, how long (in inbound frames) to wait for the STT's final words. */
+const FINAL_WAIT_FRAMES = 40;
+/** Frames held for an STT stream still opening (5 s); older ones are dropped from the STT only. */
+const STT_PENDING_MAX = 250;
+
+interface Word {
+  /** Offset just past the word in the spoken text. */
+  end: number;
+}
+
+function wordsOf(text: string): Word[] {
+  const words: Word[] = [];
+  for (const match of text.matchAll(/\S+/g)) words.push({ end: match.index + match[0].length });
+  return words;
+}
+
+interface Utterance {
+  startFrame: number;
+  lastVoicedFrame: number;
+  /** performance.now() of the last voiced frame. */
+  lastVoicedAt: number;
+  finals: string[];
+  partial: string;
+  /** The STT said the speaker finished (endOfUtterance) for what it has settled. */
+  sttEnded: boolean;
+  sttFinalAt: number | null;
+  /** Frame at which the VAD ended the turn (finalize asked), or null while speaking. */
+  vadEndedFrame: number | null;
+  /** A final came after finalize() was asked. */
+  settled: boolean;
+}
+
+interface Speaking {
+  prefix: string;
+  text: string;
+  words: Word[];
+  /** Index of the last word whose mark came back. */
+  echoed: number;
+  finish(interrupted: boolean): void;
+}
+
+/** The leg's audio extras when `leg` is an audio leg (latency, recording); undefined for text legs. */
+export function audioLegOf(leg: CallLeg): AudioLeg | undefined {
+  return leg.mode === 'audio' && 'latency' in leg && 'recording' in leg ? (leg as AudioLeg) : undefined;
+}
+
+/** Builds the audio leg of one call over `transport`. */
+export function createAudioLeg(transport: MediaTransport, settings: AudioLegSettings, deps: AudioLegDeps): AudioLeg {
+  return new AudioCallLeg(transport, settings, deps);
+}
+
+class AudioCallLeg implements AudioLeg {
+  readonly mode = 'audio' as const;
+  readonly latency: LatencyTracker;
+  private readonly listeners = new Set<LegListener>();
+  private readonly audioListeners = new Set<(payload: Buffer, pcm: Int16Array) => void>();
+  private readonly markHandlers = new Map<string, () => void>();
+  private readonly turns: TurnDetector;
+  private readonly pacer: FramePacer;
+  private readonly recorder: CallRecorder | undefined;
+  private readonly recordingFile: string | null;
+  private readonly tones: ToneDetector | undefined;
+  private readonly unsubscribe: () => void;
+  private stt: SttStream | undefined;
+  private vad: Vad | undefined;
+  private sttPending: Buffer[] | null = [];
+  private sttUnsubscribe: (() => void) | undefined;
+  private utterance: Utterance | null = null;
+  /** Frames waiting while an asynchronous VAD scores an earlier one. */
+  private readonly vadQueue: (Int16Array | null)[] = [];
+  private lastScore = 0;
+  skippedFrames = 0;
+  private vadBusy = false;
+  private speaking: Speaking | null = null;
+  private seq = 0;
+  private ended = false;
+  private recordingDone: Promise<string | null> | undefined;
+
+  constructor(
+    private readonly transport: MediaTransport,
+    private readonly settings: AudioLegSettings,
+    private readonly deps: AudioLegDeps,
+  ) {
+    this.latency = new LatencyTracker();
+    this.turns = new TurnDetector({ interruptionThreshold: settings.interruptionThreshold });
+    this.tones = deps.detectTones === false ? undefined : new ToneDetector();
+    if (settings.record && deps.dataDir) {
+      this.recordingFile = path.join('recordings', `${settings.callId}.wav`);
+      const file = path.resolve(deps.dataDir, this.recordingFile);
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      // On the call's clock, so a sandbox call on an accelerated clock records at its own pace.
+      const now = deps.now;
+      this.recorder = new CallRecorder(file, now ? { now: () => now().getTime() } : {});
+    } else {
+      this.recordingFile = null;
+    }
+    let spoken = 0;
+    const pacer = deps.scheduler.createPacer(
+      {
+        sendMedia: (payload) => {
+          transport.sendMedia(payload);
+          this.recorder?.outbound(payload);
+          // A frame from the queue (not the background alone): the agent's voice went out.
+          if (pacer.framesSent !== spoken) {
+            spoken = pacer.framesSent;
+            this.latency.frameSent();
+          }
+        },
+        sendMark: (name) => transport.sendMark(name),
+      },
+      {
+        fill: deps.background === undefined ? backgroundMixer(settings.backgroundTrack) : deps.background,
+        onError: (error) => this.deps.log?.warn({ err: error, call_id: settings.callId }, 'sending audio failed'),
+      },
+    );
+    this.pacer = pacer;
+    const vad = deps.vad;
+    if (vad instanceof Promise) {
+      this.vadBusy = true;
+      void vad.then(
+        (ready) => this.vadReady(ready),
+        (error: unknown) => {
+          this.deps.log?.warn({ err: error, call_id: settings.callId }, 'voice activity detection unavailable');
+          this.vadReady(new EnergyVad());
+        },
+      );
+    } else {
+      this.vad = vad;
+    }
+    this.unsubscribe = transport.on((event) => this.onMedia(event));
+    void this.openStt();
+  }
+
+  get backlog(): number {
+    return this.vadQueue.length;
+  }
+
+  on(listener: LegListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  onAudio(listener: (payload: Buffer, pcm: Int16Array) => void): () => void {
+    this.audioListeners.add(listener);
+    return () => this.audioListeners.delete(listener);
+  }
+
+  private now(): Date {
+    return this.deps.now?.() ?? new Date();
+  }
+
+  private emit(event: LegEvent): void {
+    for (const listener of this.listeners) listener(event);
+  }
+
+  // ---- inbound -------------------------------------------------------------------------------
+
+  private vadReady(vad: Vad): void {
+    this.vad = vad;
+    if (this.ended) {
+      void Promise.resolve(vad.close?.()).catch(() => undefined);
+      return;
+    }
+    void this.runVad(null);
+  }
+
+  private async openStt(): Promise<void> {
+    if (!this.deps.stt) {
+      this.sttPending = null;
+      return;
+    }
+    try {
+      const stream = await this.deps.stt.open({
+        language: this.settings.language,
+        keywords: this.settings.keywords,
+        encoding: 'mulaw',
+        sampleRate: SAMPLE_RATE,
+      });
+      if (this.ended) {
+        await stream.close();
+        return;
+      }
+      this.stt = stream;
+      this.sttUnsubscribe = stream.on((event) => this.onStt(event));
+      for (const frame of this.sttPending ?? []) stream.write(frame);
+      this.sttPending = null;
+      if (this.utterance?.vadEndedFrame !== null && this.utterance?.vadEndedFrame !== undefined) stream.finalize();
+    } catch (error) {
+      this.sttPending = null;
+      this.deps.log?.warn({ err: error, call_id: this.settings.callId }, 'speech recognition unavailable');
+    }
+  }
+
+  private onMedia(event: MediaEvent): void {
+    if (this.ended) return;
+    switch (event.type) {
+      case 'media':
+        return this.inbound(event.payload);
+      case 'dtmf':
+        this.emit({ type: 'dtmf', at: this.now(), digit: event.digit });
+        return;
+      case 'mark': {
+        const handler = this.markHandlers.get(event.name);
+        if (handler) {
+          this.markHandlers.delete(event.name);
+          handler();
+        }
+        return;
+      }
+      case 'stop':
+        this.end();
+        this.emit({ type: 'hangup', at: this.now(), reason: event.reason });
+        return;
+    }
+  }
+
+  private inbound(payload: Buffer): void {
+    const pcm = decodeMulaw(payload);
+    for (const listener of this.audioListeners) listener(payload, pcm);
+    if (this.deps.audioEvents) this.emit({ type: 'audio', at: this.now(), payload });
+    this.recorder?.inbound(pcm);
+    if (this.stt) this.stt.write(payload);
+    else if (this.sttPending) {
+      this.sttPending.push(payload);
+      if (this.sttPending.length > STT_PENDING_MAX) this.sttPending.shift();
+    }
+    const tone = this.tones?.push(pcm);
+    if (tone) this.emit({ type: 'tone', at: this.now(), ...tone });
+    if (this.vadBusy || !this.vad) {
+      this.vadQueue.push(pcm);
+      // A VAD that cannot keep up must not make the call fall further and further behind.
+      const stale = this.vadQueue.length - (this.vad ? VAD_BACKLOG_MAX : VAD_LOADING_MAX) - 1;
+      if (stale >= 0 && this.vadQueue[stale] !== null) {
+        this.vadQueue[stale] = null;
+        this.skippedFrames++;
+      }
+      return;
+    }
+    const score = this.vad.process(pcm);
+    if (typeof score === 'number') this.onScore(score);
+    else void this.runVad(score);
+  }
+
+  /**
+   * Scores with an asynchronous VAD (Silero) or one still loading: later frames queue behind,
+   * in order, none dropped.
+   */
+  private async runVad(first: Promise<number> | null): Promise<void> {
+    this.vadBusy = true;
+    try {
+      if (first) this.onScore(await this.settle(first));
+      while (!this.ended && this.vad && this.vadQueue.length > 0) {
+        const next = this.vadQueue.shift();
+        const result = next ? this.vad.process(next) : this.lastScore;
+        this.onScore(typeof result === 'number' ? result : await this.settle(result));
+      }
+    } finally {
+      this.vadBusy = false;
+    }
+  }
+
+  private async settle(score: Promise<number>): Promise<number> {
+    try {
+      return await score;
+    } catch (error) {
+      this.deps.log?.warn({ err: error, call_id: this.settings.callId }, 'voice activity detection failed');
+      return 0;
+    }
+  }
+
+  private onScore(score: number): void {
+    if (this.ended) return;
+    this.lastScore = score;
+    const signal = this.turns.push(score);
+    const frame = this.turns.frameIndex;
+    const u = this.utterance;
+    if (signal?.type === 'start') {
+      if (u) {
+        // They went on before the STT settled: the same turn continues.
+        u.vadEndedFrame = null;
+        u.settled = false;
+        u.lastVoicedFrame = frame;
+        u.lastVoicedAt = performance.now();
+      } else {
+        this.utterance = {
+          startFrame: signal.startFrame,
+          lastVoicedFrame: frame,
+          lastVoicedAt: performance.now(),
+          finals: [],
+          partial: '',
+          sttEnded: false,
+          sttFinalAt: null,
+          vadEndedFrame: null,
+          settled: false,
+        };
+        this.emit({ type: 'speech_start', at: this.now() });
+      }
+      return;
+    }
+    if (!u) return;
+    if (this.turns.inSpeech && this.turns.silentFor === 0) {
+      u.lastVoicedFrame = frame;
+      u.lastVoicedAt = performance.now();
+      return;
+    }
+    if (signal?.type === 'end') {
+      u.vadEndedFrame = frame;
+      this.stt?.finalize();
+      if (u.settled || u.sttEnded) this.endTurn();
+      return;
+    }
+    if (u.vadEndedFrame !== null && frame - u.vadEndedFrame >= FINAL_WAIT_FRAMES) this.endTurn();
+  }
+
+  private onStt(event: SttEvent): void {
+    if (this.ended) return;
+    if (event.type === 'error') {
+      this.deps.log?.warn({ call_id: this.settings.callId, reason: event.message }, 'speech recognition failed');
+      return;
+    }
+    const text = event.text.trim();
+    if (event.type === 'partial') {
+      if (!text) return;
+      const u = this.utterance;
+      if (!u) return;
+      u.partial = text;
+      // More words after an end-of-utterance final: the turn is not over after all.
+      u.sttEnded = false;
+      this.emit({ type: 'speech_partial', text: [...u.finals, text].join(' '), at: this.now() });
+      return;
+    }
+    let u = this.utterance;
+    if (!u) {
+      if (!text) return;
+      // Words the VAD did not hear as speech (a quiet voice): the STT alone makes the turn.
+      const frame = this.turns.frameIndex;
+      u = this.utterance = {
+        startFrame: frame,
+        lastVoicedFrame: frame,
+        lastVoicedAt: performance.now(),
+        finals: [],
+        partial: '',
+        sttEnded: false,
+        sttFinalAt: null,
+        vadEndedFrame: frame,
+        settled: false,
+      };
+      this.emit({ type: 'speech_start', at: this.now() });
+    }
+    if (text) u.finals.push(text);
+    u.partial = '';
+    u.sttFinalAt = performance.now();
+    if (event.endOfUtterance) u.sttEnded = true;
+    if (u.vadEndedFrame !== null) {
+      u.settled = true;
+      this.endTurn();
+    } else if (text) {
+      this.emit({ type: 'speech_partial', text: u.finals.join(' '), at: this.now() });
+    }
+  }
+
+  private endTurn(): void {
+    const u = this.utterance;
+    if (!u) return;
+    this.utterance = null;
+    const text = [...u.finals, u.partial].filter(Boolean).join(' ');
+    const durationMs = (u.lastVoicedFrame - u.startFrame + 1) * FRAME_MS;
+    // Words said over the agent while it goes on talking (a backchannel, or a greeting crossing
+    // ours) are answered, if at all, once it has finished: not a response time, so not measured.
+    if (text && !this.speaking) this.latency.turnEnded(u.lastVoicedAt, u.sttFinalAt);
+    this.emit({ type: 'speech', text, at: this.now(), durationMs });
+  }
+
+  // ---- outbound ------------------------------------------------------------------------------
+
+  speak(text: string, options: { signal?: AbortSignal } = {}): Promise<SpeakResult> {
+    const signal = options.signal;
+    if (this.ended || signal?.aborted) return Promise.resolve({ played: '', interrupted: true });
+    // One thing is said at a time: a new utterance replaces one still playing.
+    this.speaking?.finish(true);
+    const prefix = `s${++this.seq}`;
+    const words = wordsOf(text);
+    const synthesis = new AbortController();
+    return new Promise<SpeakResult>((resolve) => {
+      const state: Speaking = {
+        prefix,
+        text,
+        words,
+        echoed: -1,
+        finish: (interrupted) => {
+          if (this.speaking !== state) return;
+          this.speaking = null;
+          signal?.removeEventListener('abort', onAbort);
+          synthesis.abort();
+          for (const name of [...this.markHandlers.keys()])
+            if (name.startsWith(`${prefix}:`)) this.markHandlers.delete(name);
+          if (interrupted && !this.ended) {
+            this.pacer.clear();
+            this.transport.clear();
+            this.latency.abandon();
+          }
+          const played = interrupted ? (state.echoed < 0 ? '' : text.slice(0, words[state.echoed]!.end)) : text;
+          resolve({ played, interrupted });
+        },
+      };
+      const onAbort = () => state.finish(true);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.speaking = state;
+      words.forEach((_, i) =>
+        this.markHandlers.set(`${prefix}:${i}`, () => (state.echoed = Math.max(state.echoed, i))),
+      );
+      this.markHandlers.set(`${prefix}:end`, () => state.finish(false));
+      void this.synthesize(state, synthesis.signal);
+    });
+  }
+
+  /** Streams the TTS into paced frames with a mark after each word. */
+  private async synthesize(state: Speaking, signal: AbortSignal): Promise<void> {
+    const { text, words, prefix } = state;
+    const spoken = applyPronunciationGuide(text, this.settings.pronunciationGuide);
+    const chars = Math.max(1, text.length);
+    const estimate = Math.max(1, Math.round((chars / CHARS_PER_SECOND) * (1000 / FRAME_MS)));
+    let carry = new Int16Array(0);
+    let frames = 0;
+    let nextWord = 0;
+    const placeMarks = (total: number, all: boolean) => {
+      while (nextWord < words.length && (all || frames >= Math.ceil((words[nextWord]!.end / chars) * total))) {
+        this.pacer.mark(`${prefix}:${nextWord}`);
+        nextWord++;
+      }
+    };
+    const pushFrames = (pcm: Int16Array, total: () => number) => {
+      for (let at = 0; at + FRAME_SAMPLES <= pcm.length; at += FRAME_SAMPLES) {
+        this.pacer.enqueue([encodeMulaw(pcm.subarray(at, at + FRAME_SAMPLES))]);
+        frames++;
+        placeMarks(total(), false);
+      }
+    };
+    let first = true;
+    try {
+      for await (const chunk of this.deps.tts.synthesize({
+        text: spoken,
+        voice: this.settings.voice,
+        language: this.settings.language,
+        signal,
+      })) {
+        if (signal.aborted) return;
+        if (chunk.pcm.length === 0) continue;
+        if (first) {
+          first = false;
+          this.latency.ttsAudio();
+        }
+        const pcm8k = resample(chunk.pcm, chunk.sampleRate, SAMPLE_RATE);
+        const joined = new Int16Array(carry.length + pcm8k.length);
+        joined.set(carry);
+        joined.set(pcm8k, carry.length);
+        const whole = joined.length - (joined.length % FRAME_SAMPLES);
+        pushFrames(joined.subarray(0, whole), () => Math.max(estimate, frames + 1));
+        carry = joined.slice(whole);
+      }
+    } catch (error) {
+      if (signal.aborted) return;
+      this.deps.log?.warn({ err: error, call_id: this.settings.callId }, 'speech synthesis failed');
+    }
+    if (signal.aborted) return;
+    if (carry.length > 0) {
+      const last = new Int16Array(FRAME_SAMPLES);
+      last.set(carry);
+      pushFrames(last, () => frames);
+    }
+    placeMarks(frames, true);
+    this.pacer.mark(`${prefix}:end`);
+  }
+
+  sendDtmf(digits: string): Promise<void> {
+    // Only what a keypad has; anything else is dropped rather than failing the call.
+    const keys = digits.replace(/[^0-9*#A-Dw]/gi, '');
+    if (this.ended || keys === '') return Promise.resolve();
+    const pcm = dtmfTones(keys);
+    const name = `d${++this.seq}:end`;
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        this.dtmfWaiters.delete(done);
+        resolve();
+      };
+      this.markHandlers.set(name, done);
+      this.pacer.enqueue(toFrames(pcm));
+      this.pacer.mark(name);
+      this.dtmfWaiters.add(done);
+    });
+  }
+
+  private readonly dtmfWaiters = new Set<() => void>();
+
+  async transfer(to: string): Promise<TransferResult> {
+    if (this.ended) return { ok: false, reason: 'the call has ended' };
+    if (!this.deps.transfer) return { ok: false, reason: 'this carrier cannot transfer calls' };
+    const result = await this.deps.transfer(to);
+    if (result.ok) this.end();
+    return result;
+  }
+
+  async hangup(): Promise<void> {
+    if (this.ended) return;
+    this.end();
+    try {
+      await this.deps.hangup?.();
+    } finally {
+      this.transport.close();
+    }
+  }
+
+  recording(): Promise<string | null> {
+    if (!this.recorder || !this.recordingFile) return Promise.resolve(null);
+    this.recordingDone ??= this.recorder.close().then(
+      () => this.recordingFile,
+      (error: unknown) => {
+        this.deps.log?.warn({ err: error, call_id: this.settings.callId }, 'recording failed');
+        return null;
+      },
+    );
+    return this.recordingDone;
+  }
+
+  /** The call is over for this leg: stop everything, settle what is pending. */
+  private end(): void {
+    if (this.ended) return;
+    const speaking = this.speaking;
+    this.ended = true;
+    speaking?.finish(true);
+    this.latency.abandon();
+    this.unsubscribe();
+    this.pacer.close();
+    this.markHandlers.clear();
+    for (const resolve of this.dtmfWaiters) resolve();
+    this.dtmfWaiters.clear();
+    this.vadQueue.length = 0;
+    this.sttUnsubscribe?.();
+    void this.stt?.close().catch(() => undefined);
+    if (this.vad) void Promise.resolve(this.vad.close?.()).catch(() => undefined);
+    void this.recording();
+  }
+}

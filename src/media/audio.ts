@@ -1,0 +1,187 @@
+/**
+ * Audio primitives every part of the voice pipeline shares: the telephone format (G.711 mu-law,
+ * 8 kHz, mono, 20 ms frames), conversions between mu-law and 16-bit linear PCM, resampling, and
+ * frame-level measurements. Pure functions over typed arrays; no I/O.
+ */
+
+/** Telephone audio: 8,000 samples a second. */
+export const SAMPLE_RATE = 8000;
+/** One media frame lasts 20 ms (Twilio media streams, RTP ptime 20). */
+export const FRAME_MS = 20;
+/** Samples (and mu-law bytes) in one 20 ms frame at 8 kHz. */
+export const FRAME_SAMPLES = (SAMPLE_RATE * FRAME_MS) / 1000;
+/** mu-law byte of digital silence (linear 0). */
+export const MULAW_SILENCE = 0xff;
+
+const BIAS = 0x84;
+const CLIP = 32635;
+
+/** Encodes one linear sample (-32768..32767) as a G.711 mu-law byte. */
+export function linearToMulaw(sample: number): number {
+  let s = Math.max(-32768, Math.min(32767, Math.round(sample)));
+  const sign = s < 0 ? 0x80 : 0;
+  if (s < 0) s = -s;
+  if (s > CLIP) s = CLIP;
+  s += BIAS;
+  let exponent = 7;
+  for (let mask = 0x4000; (s & mask) === 0 && exponent > 0; mask >>= 1) exponent--;
+  const mantissa = (s >> (exponent + 3)) & 0x0f;
+  return ~(sign | (exponent << 4) | mantissa) & 0xff;
+}
+
+/** Decodes one G.711 mu-law byte to a linear sample. */
+export function mulawToLinear(byte: number): number {
+  const u = ~byte & 0xff;
+  const exponent = (u >> 4) & 0x07;
+  const magnitude = ((((u & 0x0f) << 3) + BIAS) << exponent) - BIAS;
+  return u & 0x80 ? -magnitude : magnitude;
+}
+
+const DECODE_TABLE = Int16Array.from({ length: 256 }, (_, b) => mulawToLinear(b));
+const ENCODE_TABLE = Uint8Array.from({ length: 65536 }, (_, i) => linearToMulaw(i - 32768));
+
+/** mu-law bytes -> 16-bit linear PCM. */
+export function decodeMulaw(bytes: Uint8Array): Int16Array {
+  const out = new Int16Array(bytes.length);
+  for (let i = 0; i < bytes.length; i++) out[i] = DECODE_TABLE[bytes[i]!]!;
+  return out;
+}
+
+/** mu-law bytes -> 16-bit linear PCM into `out` (at least as long), without allocating: per-frame hot paths. */
+export function decodeMulawInto(bytes: Uint8Array, out: Int16Array): Int16Array {
+  for (let i = 0; i < bytes.length; i++) out[i] = DECODE_TABLE[bytes[i]!]!;
+  return out;
+}
+
+/** 16-bit linear PCM -> mu-law bytes into `out` (at least as long), without allocating. */
+export function encodeMulawInto(pcm: Int16Array, out: Uint8Array): Uint8Array {
+  for (let i = 0; i < pcm.length; i++) out[i] = ENCODE_TABLE[pcm[i]! + 32768]!;
+  return out;
+}
+
+/** 16-bit linear PCM -> mu-law bytes. */
+export function encodeMulaw(pcm: Int16Array): Buffer {
+  const out = Buffer.allocUnsafe(pcm.length);
+  for (let i = 0; i < pcm.length; i++) out[i] = ENCODE_TABLE[pcm[i]! + 32768]!;
+  return out;
+}
+
+/**
+ * Resamples 16-bit PCM between rates by linear interpolation. When lowering the rate, a moving
+ * average over the decimation span first removes most of what would alias (speech synthesised at
+ * 16 or 22.05 kHz brought down to the telephone's 8 kHz).
+ */
+export function resample(pcm: Int16Array, fromRate: number, toRate: number): Int16Array {
+  if (fromRate === toRate || pcm.length === 0) return pcm;
+  let source: Int16Array | Float32Array = pcm;
+  const ratio = fromRate / toRate;
+  if (ratio > 1) {
+    const span = Math.max(1, Math.round(ratio));
+    const smoothed = new Float32Array(pcm.length);
+    let sum = 0;
+    for (let i = 0; i < pcm.length; i++) {
+      sum += pcm[i]!;
+      if (i >= span) sum -= pcm[i - span]!;
+      smoothed[i] = sum / Math.min(i + 1, span);
+    }
+    source = smoothed;
+  }
+  const length = Math.floor(pcm.length / ratio);
+  const out = new Int16Array(length);
+  for (let i = 0; i < length; i++) {
+    const pos = i * ratio;
+    const left = Math.floor(pos);
+    const right = Math.min(left + 1, source.length - 1);
+    const frac = pos - left;
+    out[i] = Math.round(source[left]! * (1 - frac) + source[right]! * frac);
+  }
+  return out;
+}
+
+/** Root-mean-square level of PCM samples, 0..32768. */
+export function rms(pcm: Int16Array): number {
+  if (pcm.length === 0) return 0;
+  let sum = 0;
+  for (let i = 0; i < pcm.length; i++) sum += pcm[i]! * pcm[i]!;
+  return Math.sqrt(sum / pcm.length);
+}
+
+/** Level in dBFS (0 = full scale, about -90 for digital silence). */
+export function dbfs(pcm: Int16Array): number {
+  return 20 * Math.log10(Math.max(rms(pcm), 1) / 32768);
+}
+
+/**
+ * Goertzel power of one frequency over a block of samples: the cheap single-bin DFT used for DTMF
+ * and answering-machine beeps. Returned relative to the block's total energy (0..1), so that the
+ * result does not depend on loudness.
+ */
+export function goertzel(pcm: Int16Array, frequencyHz: number, sampleRate = SAMPLE_RATE): number {
+  const n = pcm.length;
+  if (n === 0) return 0;
+  // The exact frequency rather than the nearest DFT bin: DTMF tones fall between bins of short blocks.
+  const coeff = 2 * Math.cos((2 * Math.PI * frequencyHz) / sampleRate);
+  let s1 = 0;
+  let s2 = 0;
+  let energy = 0;
+  for (let i = 0; i < n; i++) {
+    const x = pcm[i]!;
+    energy += x * x;
+    const s0 = x + coeff * s1 - s2;
+    s2 = s1;
+    s1 = s0;
+  }
+  if (energy === 0) return 0;
+  const power = s1 * s1 + s2 * s2 - coeff * s1 * s2;
+  // A pure tone at the bin puts (n/2)^2 * A^2 / ... into power and n*A^2/2 into energy: normalise to 1.
+  return Math.min(1, (2 * power) / (n * energy));
+}
+
+/** A sine tone (or the sum of several, as DTMF is) as 16-bit PCM. */
+export function tone(
+  frequenciesHz: readonly number[],
+  durationMs: number,
+  amplitude = 8000,
+  sampleRate = SAMPLE_RATE,
+): Int16Array {
+  const length = Math.round((sampleRate * durationMs) / 1000);
+  const out = new Int16Array(length);
+  const each = amplitude / Math.max(1, frequenciesHz.length);
+  for (let i = 0; i < length; i++) {
+    let v = 0;
+    for (const f of frequenciesHz) v += each * Math.sin((2 * Math.PI * f * i) / sampleRate);
+    out[i] = Math.round(v);
+  }
+  return out;
+}
+
+/** Silence of the given length as 16-bit PCM. */
+export function silence(durationMs: number, sampleRate = SAMPLE_RATE): Int16Array {
+  return new Int16Array(Math.round((sampleRate * durationMs) / 1000));
+}
+
+/** Joins PCM chunks into one array. */
+export function concatPcm(chunks: readonly Int16Array[]): Int16Array {
+  const out = new Int16Array(chunks.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
+}
+
+/**
+ * Cuts PCM into 20 ms mu-law frames of exactly FRAME_SAMPLES bytes; the last frame is padded with
+ * silence.
+ */
+export function toFrames(pcm: Int16Array): Buffer[] {
+  const frames: Buffer[] = [];
+  for (let at = 0; at < pcm.length; at += FRAME_SAMPLES) {
+    const slice = pcm.subarray(at, at + FRAME_SAMPLES);
+    const frame = Buffer.alloc(FRAME_SAMPLES, MULAW_SILENCE);
+    encodeMulaw(slice).copy(frame);
+    frames.push(frame);
+  }
+  return frames;
+}

@@ -1,0 +1,161 @@
+/**
+ * Per-turn latency of an audio call (the call record's `latency` field and `latency` events):
+ * how long the caller waited between the end of their speech and the first frame of the agent's
+ * answer, and where that time went.
+ *
+ * Times are taken with a monotonic clock (performance.now) and stored both as offsets and as the
+ * wall-clock instants they correspond to. A turn opens when the leg hands the session a finished
+ * utterance, and closes when the first frame of the next thing the agent says has been sent.
+ */
+
+import { performance } from 'node:perf_hooks';
+
+/** One answered turn. Durations are milliseconds, rounded to 0.1 ms. */
+export interface TurnLatency {
+  /** 1 for the first answered turn of the call. */
+  turn: number;
+  /** When the caller's last voiced frame arrived (VAD end of speech), ISO 8601. */
+  speech_end_at: string;
+  /** End of speech -> the STT's final transcript (includes the turn's trailing silence). Null without a final. */
+  stt_ms: number | null;
+  /** End of speech -> the leg handed the utterance to the session (end of turn). */
+  turn_ms: number;
+  /**
+   * End of turn -> the agent's reply was ready (the language model's answer, or the offline
+   * model's; the session may first wait for a merged turn).
+   */
+  llm_ms: number;
+  /** Reply ready -> the first synthesised audio. */
+  tts_ms: number;
+  /** First synthesised audio -> the first frame sent to the carrier (framing, pacing). */
+  send_ms: number;
+  /** End of speech -> first frame sent: what the caller waited. */
+  total_ms: number;
+}
+
+export interface LatencySummary {
+  turns: number;
+  /** Medians and worst of total_ms over the turns (null with no turn). */
+  total_ms_p50: number | null;
+  total_ms_max: number | null;
+  stt_ms_p50: number | null;
+  llm_ms_p50: number | null;
+  tts_ms_p50: number | null;
+}
+
+export interface LatencyReport {
+  turns: TurnLatency[];
+  summary: LatencySummary;
+}
+
+/** What the session tells an audio leg, and what the engine reads from it. */
+export interface LatencySource {
+  /** The agent's reply to the open turn is ready (the session calls it right after the agent answers). */
+  replyReady(): void;
+  /** Called with each turn once its first answering frame has gone out; returns the unsubscribe function. */
+  onTurn(listener: (entry: TurnLatency) => void): () => void;
+  /** Every measured turn so far, with the summary. */
+  report(): LatencyReport;
+}
+
+interface OpenTurn {
+  speechEnd: number;
+  sttFinal: number | null;
+  turnEnd: number;
+  reply: number | null;
+  ttsFirst: number | null;
+}
+
+const round = (ms: number) => Math.round(ms * 10) / 10;
+
+function median(values: number[]): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return round(sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2);
+}
+
+export function summarize(turns: readonly TurnLatency[]): LatencySummary {
+  const pick = (f: (t: TurnLatency) => number | null) => turns.map(f).filter((v): v is number => typeof v === 'number');
+  const totals = pick((t) => t.total_ms);
+  return {
+    turns: turns.length,
+    total_ms_p50: median(totals),
+    total_ms_max: totals.length ? round(Math.max(...totals)) : null,
+    stt_ms_p50: median(pick((t) => t.stt_ms)),
+    llm_ms_p50: median(pick((t) => t.llm_ms)),
+    tts_ms_p50: median(pick((t) => t.tts_ms)),
+  };
+}
+
+/**
+ * Collects the instants of each turn as the leg and the session reach them. Only the steps of a
+ * turn in order count: a reply with no open turn (the greeting, a silence prompt) is not a turn,
+ * and a second utterance before the reply replaces the first (the session answers both at once).
+ */
+export class LatencyTracker implements LatencySource {
+  private readonly turns: TurnLatency[] = [];
+  private readonly listeners = new Set<(entry: TurnLatency) => void>();
+  private open: OpenTurn | null = null;
+  /** Maps the monotonic clock to wall-clock time. */
+  private readonly origin = Date.now() - performance.now();
+
+  constructor(private readonly now: () => number = () => performance.now()) {}
+
+  /** The caller's turn ended: their speech stopped at `speechEnd`, the STT final came at `sttFinal`. */
+  turnEnded(speechEnd: number, sttFinal: number | null): void {
+    this.open = { speechEnd, sttFinal, turnEnd: this.now(), reply: null, ttsFirst: null };
+  }
+
+  replyReady(): void {
+    if (this.open && this.open.reply === null) this.open.reply = this.now();
+  }
+
+  /** The first synthesised audio of something the agent says. */
+  ttsAudio(): void {
+    if (this.open && this.open.reply !== null && this.open.ttsFirst === null) this.open.ttsFirst = this.now();
+  }
+
+  /** A frame of the agent's speech went out: closes the open turn if it was waiting for it. */
+  frameSent(): void {
+    const t = this.open;
+    if (!t || t.reply === null || t.ttsFirst === null) return;
+    this.open = null;
+    const sent = this.now();
+    const entry: TurnLatency = {
+      turn: this.turns.length + 1,
+      speech_end_at: new Date(this.origin + t.speechEnd).toISOString(),
+      stt_ms: t.sttFinal === null ? null : round(t.sttFinal - t.speechEnd),
+      turn_ms: round(t.turnEnd - t.speechEnd),
+      llm_ms: round(t.reply - t.turnEnd),
+      tts_ms: round(t.ttsFirst - t.reply),
+      send_ms: round(sent - t.ttsFirst),
+      total_ms: round(sent - t.speechEnd),
+    };
+    this.turns.push(entry);
+    for (const listener of this.listeners) listener(entry);
+  }
+
+  /** The agent's speech was cut before any frame went out: the turn is not measured. */
+  abandon(): void {
+    if (this.open && this.open.ttsFirst !== null) this.open = null;
+  }
+
+  onTurn(listener: (entry: TurnLatency) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  report(): LatencyReport {
+    return { turns: [...this.turns], summary: summarize(this.turns) };
+  }
+}
+
+/** The one-line message of a `latency` event. */
+export function latencyMessage(entry: TurnLatency): string {
+  const part = (name: string, ms: number | null) => (ms === null ? '' : `, ${name} ${Math.round(ms)} ms`);
+  return (
+    `Turn ${entry.turn} latency: ${Math.round(entry.total_ms)} ms from end of speech to first audio` +
+    `${part('stt', entry.stt_ms)}${part('llm', entry.llm_ms)}${part('tts', entry.tts_ms)}${part('send', entry.send_ms)}`
+  );
+}

@@ -1,0 +1,464 @@
+/**
+ * Outbound frame pacing. A carrier plays what we send as it arrives, so audio must leave at the
+ * rate it plays: one 20 ms frame every 20 ms, neither in bursts (the far end's buffer grows and
+ * barge-in gets slow) nor late (the far end runs dry and the voice stutters).
+ *
+ * One FrameScheduler serves every call of the process with a single timer: slot n is due at
+ * origin + n * 20 ms (absolute deadlines, so timer lateness never accumulates into drift), and a
+ * timer that fires late runs the missed slots back to back. Build one per process (in the service
+ * bag) and give it to every call's FramePacer: 200 calls then cost one timer tick per 20 ms, not
+ * 200 timers.
+ *
+ * A FramePacer is one call's outbound queue: frames and marks in order, sent one frame per slot;
+ * a mark fires (transport mark + callback) once everything queued before it has been sent. When
+ * the queue is empty an optional FrameFill supplies frames (a background track), and it can mix
+ * itself under queued frames as they leave, so the background runs in real time whatever the
+ * agent does. After silence the first frame leaves at once rather than at the next slot, so a
+ * reply does not wait up to 20 ms for the grid.
+ */
+import type { Clock } from '../clock.js';
+import { FRAME_MS, FRAME_SAMPLES } from './audio.js';
+import type { MediaTransport } from './transport.js';
+
+/** The time source and timer the scheduler runs on; injected so tests step time by hand. */
+export interface PacerTimer {
+  /** Milliseconds, monotonic, fractional when the source allows. */
+  now(): number;
+  /** Runs `fn` after `ms`; returns the cancel function. */
+  setTimer(fn: () => void, ms: number): () => void;
+  /** Timer milliseconds per real millisecond (accelerated test clocks). Default 1. */
+  readonly scale?: number;
+}
+
+/** Real time: performance.now() and setTimeout. */
+export const realTimer: PacerTimer = {
+  now: () => performance.now(),
+  setTimer(fn, ms) {
+    const handle = setTimeout(fn, ms);
+    return () => clearTimeout(handle);
+  },
+};
+
+/** The scheduler on a service Clock (accelerated in tests; real time when its scale is 1). */
+export function clockTimer(clock: Clock): PacerTimer {
+  if (clock.scale === 1) return realTimer;
+  return { now: () => clock.now().getTime(), setTimer: (fn, ms) => clock.setTimer(fn, ms), scale: clock.scale };
+}
+
+/**
+ * Histogram of how late frames left versus their slot's deadline: 0.1 ms buckets up to 1 s, so
+ * recording is a counter increment (no allocation) and percentiles are exact to 0.1 ms.
+ */
+export class LatenessStats {
+  private static readonly BUCKET_MS = 0.1;
+  private readonly buckets = new Uint32Array(10_001);
+  frames = 0;
+  /** Frames later than `lateThresholdMs`. */
+  lateFrames = 0;
+  maxMs = 0;
+  private sumMs = 0;
+
+  constructor(readonly lateThresholdMs = FRAME_MS) {}
+
+  record(latenessMs: number): void {
+    const ms = latenessMs > 0 ? latenessMs : 0;
+    this.frames++;
+    this.sumMs += ms;
+    if (ms > this.maxMs) this.maxMs = ms;
+    if (ms > this.lateThresholdMs) this.lateFrames++;
+    const bucket = Math.min(this.buckets.length - 1, Math.floor(ms / LatenessStats.BUCKET_MS));
+    this.buckets[bucket]!++;
+  }
+
+  /** The lateness that `p` (0..1) of frames did not exceed, in ms (upper edge of its bucket). */
+  percentile(p: number): number {
+    if (this.frames === 0) return 0;
+    const rank = Math.max(1, Math.ceil(p * this.frames));
+    let seen = 0;
+    for (let i = 0; i < this.buckets.length; i++) {
+      seen += this.buckets[i]!;
+      if (seen >= rank) return Math.min(this.maxMs, (i + 1) * LatenessStats.BUCKET_MS);
+    }
+    return this.maxMs;
+  }
+
+  get meanMs(): number {
+    return this.frames === 0 ? 0 : this.sumMs / this.frames;
+  }
+
+  reset(): void {
+    this.buckets.fill(0);
+    this.frames = this.lateFrames = this.maxMs = this.sumMs = 0;
+  }
+}
+
+export interface FrameSchedulerOptions {
+  /** Default realTimer. */
+  timer?: PacerTimer;
+  /**
+   * After a stall, at most this many overdue slots run back to back; older ones are skipped
+   * (counted in `skippedSlots`) so a long pause does not leave the far end seconds behind.
+   * Default 10 (200 ms), times the timer's scale: an accelerated clock runs many slots per tick.
+   */
+  maxCatchUpSlots?: number;
+  /** A slot may run this early: node timers have 1 ms granularity. Default 1 ms. */
+  earlyMs?: number;
+}
+
+/** The process-wide 20 ms grid that drives every call's FramePacer from one timer. */
+export class FrameScheduler {
+  /** Lateness of every frame sent through this scheduler's pacers. */
+  readonly stats = new LatenessStats();
+  /** Slots not run because the event loop stalled longer than maxCatchUpSlots. */
+  skippedSlots = 0;
+  /** Slots run. */
+  slotsRun = 0;
+
+  readonly timer: PacerTimer;
+  private readonly maxCatchUp: number;
+  private readonly earlyMs: number;
+  private readonly pacers: FramePacer[] = [];
+  private needsCompaction = false;
+  private origin = 0;
+  private nextSlot = 0;
+  private cancel: (() => void) | null = null;
+  private inTimer = false;
+
+  constructor(options: FrameSchedulerOptions = {}) {
+    this.timer = options.timer ?? realTimer;
+    this.maxCatchUp = Math.max(1, options.maxCatchUpSlots ?? Math.ceil(10 * Math.max(1, this.timer.scale ?? 1)));
+    this.earlyMs = options.earlyMs ?? 1;
+  }
+
+  createPacer(sink: FrameSink, options: FramePacerOptions = {}): FramePacer {
+    return new FramePacer(this, sink, options);
+  }
+
+  /** Pacers with something to send (queued frames or a fill); the rest cost nothing per slot. */
+  get activeCount(): number {
+    let n = 0;
+    for (const p of this.pacers) if (p.scheduled) n++;
+    return n;
+  }
+
+  /** Whether the timer is armed. */
+  get running(): boolean {
+    return this.cancel !== null;
+  }
+
+  /** @internal A pacer has something to send. */
+  activate(pacer: FramePacer): void {
+    if (pacer.scheduled) return;
+    pacer.scheduled = true;
+    if (!pacer.listed) {
+      pacer.listed = true;
+      this.pacers.push(pacer);
+    }
+    if (this.cancel === null && !this.inTimer) {
+      // Idle until now: a fresh grid starts here.
+      this.origin = this.timer.now();
+      this.nextSlot = 1;
+      this.arm();
+    }
+  }
+
+  /** @internal A pacer has nothing left to send. Removal waits for the end of the slot. */
+  deactivate(pacer: FramePacer): void {
+    if (!pacer.scheduled) return;
+    pacer.scheduled = false;
+    this.needsCompaction = true;
+  }
+
+  private arm(): void {
+    const deadline = this.origin + this.nextSlot * FRAME_MS;
+    const delay = Math.max(0, deadline - this.earlyMs - this.timer.now());
+    this.cancel = this.timer.setTimer(this.onTimer, delay);
+  }
+
+  private readonly onTimer = (): void => {
+    this.cancel = null;
+    this.inTimer = true;
+    const now = this.timer.now();
+    // Slots whose deadline has come (allowing earlyMs): normally 1, more after a stall.
+    let due = Math.floor((now + this.earlyMs - this.origin) / FRAME_MS) - this.nextSlot + 1;
+    if (due > this.maxCatchUp) {
+      this.skippedSlots += due - this.maxCatchUp;
+      this.nextSlot += due - this.maxCatchUp;
+      due = this.maxCatchUp;
+    }
+    try {
+      for (let i = 0; i < due; i++) {
+        this.runSlot(this.origin + this.nextSlot * FRAME_MS);
+        this.nextSlot++;
+      }
+    } finally {
+      if (this.needsCompaction) this.compact();
+      this.inTimer = false;
+      if (this.pacers.length > 0) this.arm();
+    }
+  };
+
+  private runSlot(deadline: number): void {
+    this.slotsRun++;
+    // Pacers activated during the slot (by a callback) start at the next one.
+    const n = this.pacers.length;
+    for (let i = 0; i < n; i++) {
+      const pacer = this.pacers[i]!;
+      if (pacer.scheduled) pacer.runSlot(deadline);
+    }
+  }
+
+  private compact(): void {
+    let kept = 0;
+    for (let i = 0; i < this.pacers.length; i++) {
+      const pacer = this.pacers[i]!;
+      if (pacer.scheduled) this.pacers[kept++] = pacer;
+      else pacer.listed = false;
+    }
+    this.pacers.length = kept;
+    this.needsCompaction = false;
+  }
+
+  /** Stops the timer (pacers keep their queues; the next activation restarts it). */
+  stop(): void {
+    this.cancel?.();
+    this.cancel = null;
+    for (const pacer of this.pacers) {
+      pacer.scheduled = false;
+      pacer.listed = false;
+    }
+    this.pacers.length = 0;
+  }
+}
+
+/** Where a pacer sends: a MediaTransport, or a wrapper that also records what leaves. */
+export type FrameSink = Pick<MediaTransport, 'sendMedia'> & Partial<Pick<MediaTransport, 'sendMark'>>;
+
+/** Audio for slots with nothing queued (a background track), optionally mixed under queued frames. */
+export interface FrameFill {
+  /** A frame for a slot with nothing queued, or null to send nothing (the far end plays silence). */
+  fill(): Buffer | null;
+  /** Transforms a queued frame as it leaves (mixes the background under it). */
+  mix?(frame: Buffer): Buffer;
+}
+
+export interface FramePacerOptions {
+  /** Called when a mark's turn comes: every frame queued before it has been sent. */
+  onMark?: (name: string) => void;
+  /** Called when the last queued frame has been sent (not after clear()). */
+  onDrain?: () => void;
+  /** Called when the sink (or a callback) throws; the pacer is closed. */
+  onError?: (error: unknown) => void;
+  /** Background source for empty slots. */
+  fill?: FrameFill | null;
+  /** Send the first frame after silence at once instead of at the next slot. Default true. */
+  startImmediately?: boolean;
+}
+
+/** Per-call outbound queue paced by a FrameScheduler. */
+export class FramePacer {
+  /** @internal Has something to send (in the scheduler's active set). */
+  scheduled = false;
+  /** @internal Present in the scheduler's array (removal is deferred to the end of a slot). */
+  listed = false;
+
+  /** Frames sent from the queue. */
+  framesSent = 0;
+  /** Frames sent from the fill. */
+  fillFramesSent = 0;
+  /** Frames (queued or fill) that left more than 20 ms after their slot's deadline. */
+  lateFrames = 0;
+  maxLatenessMs = 0;
+  /** Set when the sink threw. */
+  error: unknown = null;
+
+  // Frames (Buffer) and marks (string) in order, in a ring that grows by doubling.
+  private ring: (Buffer | string | undefined)[] = new Array<Buffer | string | undefined>(64);
+  private head = 0;
+  private size = 0;
+  private queuedFrames = 0;
+  private fillSource: FrameFill | null;
+  // When the far end will have played everything sent so far, on the timer's clock (no network delay).
+  private playoutEnd = -Infinity;
+  private closed = false;
+  private drainWaiters: (() => void)[] = [];
+
+  constructor(
+    private readonly scheduler: FrameScheduler,
+    private readonly sink: FrameSink,
+    private readonly options: FramePacerOptions = {},
+  ) {
+    this.fillSource = options.fill ?? null;
+    if (this.fillSource) scheduler.activate(this);
+  }
+
+  /** Milliseconds of audio queued and not yet sent. */
+  get queuedMs(): number {
+    return this.queuedFrames * FRAME_MS;
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Queues 20 ms mu-law frames (FRAME_SAMPLES bytes each). */
+  enqueue(frames: readonly Buffer[]): void {
+    if (this.closed || frames.length === 0) return;
+    for (const frame of frames) {
+      if (frame.length !== FRAME_SAMPLES) throw new RangeError(`frames must be ${FRAME_SAMPLES} bytes`);
+    }
+    const wasEmpty = this.queuedFrames === 0;
+    for (const frame of frames) this.push(frame);
+    this.queuedFrames += frames.length;
+    if (wasEmpty && this.options.startImmediately !== false) {
+      const now = this.scheduler.timer.now();
+      // Only when the far end has run dry: sending ahead of a playing stream gains nothing and
+      // would grow its buffer (and barge-in latency) by a frame each time.
+      if (this.playoutEnd <= now) {
+        try {
+          this.sendNext(now, now);
+        } catch (error) {
+          this.fail(error);
+          return;
+        }
+      }
+    }
+    if (!this.closed && this.size > 0) this.scheduler.activate(this);
+  }
+
+  /**
+   * Queues a mark behind the audio queued so far. When its turn comes, the transport's mark is
+   * sent (the far end echoes it once that audio has played) and onMark is called. With nothing
+   * queued, that is now.
+   */
+  mark(name: string): void {
+    if (this.closed) return;
+    if (this.size === 0) {
+      this.fireMark(name);
+      return;
+    }
+    this.push(name);
+  }
+
+  /**
+   * Drops everything queued (frames and marks not yet reached); returns the milliseconds of audio
+   * dropped. The far end's own buffer is the transport's clear(): barge-in calls both.
+   */
+  clear(): number {
+    const dropped = this.queuedFrames * FRAME_MS;
+    for (let i = 0; i < this.size; i++) this.ring[(this.head + i) & (this.ring.length - 1)] = undefined;
+    this.head = this.size = this.queuedFrames = 0;
+    this.resolveDrain();
+    if (!this.fillSource) this.scheduler.deactivate(this);
+    return dropped;
+  }
+
+  /** Resolves when nothing is queued: everything was sent, cleared, or the pacer closed. */
+  drained(): Promise<void> {
+    if (this.queuedFrames === 0) return Promise.resolve();
+    return new Promise((resolve) => this.drainWaiters.push(resolve));
+  }
+
+  /** Sets or removes the background source for empty slots. */
+  setFill(fill: FrameFill | null): void {
+    if (this.closed) return;
+    this.fillSource = fill;
+    if (fill) this.scheduler.activate(this);
+    else if (this.size === 0) this.scheduler.deactivate(this);
+  }
+
+  /** Stops sending for good: drops the queue and leaves the scheduler. Idempotent. */
+  close(): void {
+    if (this.closed) return;
+    this.clear();
+    this.closed = true;
+    this.fillSource = null;
+    this.scheduler.deactivate(this);
+  }
+
+  /** @internal One slot of the grid. */
+  runSlot(deadline: number): void {
+    const now = this.scheduler.timer.now();
+    try {
+      if (this.queuedFrames > 0) {
+        this.sendNext(now, deadline);
+      } else {
+        this.fireLeadingMarks();
+        const frame = this.fillSource?.fill() ?? null;
+        if (frame) {
+          this.fillFramesSent++;
+          this.send(frame, now, deadline);
+        }
+      }
+    } catch (error) {
+      this.fail(error);
+      return;
+    }
+    if (this.size === 0 && !this.fillSource) this.scheduler.deactivate(this);
+  }
+
+  private sendNext(now: number, deadline: number): void {
+    this.fireLeadingMarks();
+    let frame = this.shift() as Buffer;
+    this.queuedFrames--;
+    if (this.fillSource?.mix) frame = this.fillSource.mix(frame);
+    this.framesSent++;
+    this.send(frame, now, deadline);
+    // Marks right behind this frame are reached now, not a slot later.
+    this.fireLeadingMarks();
+    if (this.queuedFrames === 0) {
+      this.resolveDrain();
+      this.options.onDrain?.();
+    }
+  }
+
+  private send(frame: Buffer, now: number, deadline: number): void {
+    const lateness = now - deadline;
+    this.scheduler.stats.record(lateness);
+    if (lateness > FRAME_MS) this.lateFrames++;
+    if (lateness > this.maxLatenessMs) this.maxLatenessMs = lateness;
+    this.playoutEnd = Math.max(this.playoutEnd, now) + FRAME_MS;
+    this.sink.sendMedia(frame);
+  }
+
+  private fireLeadingMarks(): void {
+    while (this.size > 0 && typeof this.ring[this.head] === 'string') this.fireMark(this.shift() as string);
+  }
+
+  private fireMark(name: string): void {
+    this.sink.sendMark?.(name);
+    this.options.onMark?.(name);
+  }
+
+  private fail(error: unknown): void {
+    this.error = error;
+    this.close();
+    this.options.onError?.(error);
+  }
+
+  private resolveDrain(): void {
+    if (this.drainWaiters.length === 0) return;
+    const waiters = this.drainWaiters;
+    this.drainWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  private push(item: Buffer | string): void {
+    if (this.size === this.ring.length) {
+      const bigger = new Array<Buffer | string | undefined>(this.ring.length * 2);
+      for (let i = 0; i < this.size; i++) bigger[i] = this.ring[(this.head + i) & (this.ring.length - 1)];
+      this.ring = bigger;
+      this.head = 0;
+    }
+    this.ring[(this.head + this.size) & (this.ring.length - 1)] = item;
+    this.size++;
+  }
+
+  private shift(): Buffer | string {
+    const item = this.ring[this.head]!;
+    this.ring[this.head] = undefined;
+    this.head = (this.head + 1) & (this.ring.length - 1);
+    this.size--;
+    return item;
+  }
+}

@@ -1,0 +1,225 @@
+/**
+ * Streaming single-tone (beep) detector: the beep of an answering machine, a fax CNG tone, a SIT
+ * tone. Each 20 ms frame loud enough to matter is windowed (Hann, zero-padded to 256 points) and
+ * transformed; the frame is tonal when one spectral peak between 350 and 2100 Hz holds most of
+ * the frame's energy. Consecutive tonal frames at a steady frequency form a tone, reported with
+ * its frequency and duration when it ends, if it lasted at least 150 ms.
+ *
+ * Speech does not fire it (its energy spreads over many harmonics and its pitch moves), nor do
+ * DTMF keys (two peaks, each with half the energy, and too short), nor line noise (no peak holds
+ * the energy). Frames below the level gate cost one pass over the samples.
+ */
+import { FRAME_MS, SAMPLE_RATE } from './audio.js';
+
+export interface DetectedTone {
+  /** Mean frequency over the tone, Hz. */
+  frequencyHz: number;
+  durationMs: number;
+}
+
+export interface ToneDetectorOptions {
+  /** Lowest and highest tone frequency, Hz. Defaults 350 and 2100. */
+  minHz?: number;
+  maxHz?: number;
+  /** Shortest tone reported. Default 150 ms. */
+  minDurationMs?: number;
+  /** Quietest tone, dBFS RMS. Default -45. */
+  minLevelDbfs?: number;
+  /** Share of a frame's energy the peak must hold. Default 0.8. */
+  minPurity?: number;
+  /** How far a frame's frequency may stray from the tone's mean: beeps are steady, voices glide. Default 0.01 (1 %). */
+  maxDeviation?: number;
+}
+
+const FFT_SIZE = 256;
+const BIN_HZ = SAMPLE_RATE / FFT_SIZE;
+/** Bins either side of the peak that belong to it (the Hann main lobe of a 20 ms window is +-100 Hz). */
+const PEAK_HALF_WIDTH = 3;
+/** Non-tonal frames tolerated inside a tone (a noise burst) before it is considered ended. */
+const MAX_GAP_FRAMES = 1;
+
+// Shared scratch and tables: pure computation on one thread, so every detector can use them.
+// The 256-point real transform runs as a 128-point complex one over (even, odd) sample pairs.
+const HALF = FFT_SIZE / 2;
+const re = new Float64Array(HALF);
+const im = new Float64Array(HALF);
+const power = new Float64Array(HALF + 1);
+const BIT_REVERSED = new Uint16Array(HALF);
+for (let i = 0, bits = Math.log2(HALF); i < HALF; i++) {
+  let r = 0;
+  for (let b = 0; b < bits; b++) r |= ((i >> b) & 1) << (bits - 1 - b);
+  BIT_REVERSED[i] = r;
+}
+/** e^{-2 pi i k / 256}, k = 0..128: the 128-point twiddles are every other one. */
+const COS = Float64Array.from({ length: HALF + 1 }, (_, k) => Math.cos((2 * Math.PI * k) / FFT_SIZE));
+const SIN = Float64Array.from({ length: HALF + 1 }, (_, k) => -Math.sin((2 * Math.PI * k) / FFT_SIZE));
+const hannCache = new Map<number, Float64Array>();
+
+function hann(length: number): Float64Array {
+  let w = hannCache.get(length);
+  if (!w) {
+    w = Float64Array.from({ length }, (_, i) => 0.5 - 0.5 * Math.cos((2 * Math.PI * (i + 0.5)) / length));
+    hannCache.set(length, w);
+  }
+  return w;
+}
+
+/**
+ * Power spectrum (bins 0..128) of the 256-point transform of `x` zero-padded: a 128-point complex
+ * FFT of the packed samples, then the split into the real signal's spectrum.
+ */
+function powerSpectrum(x: Float64Array, length: number): void {
+  re.fill(0);
+  im.fill(0);
+  for (let i = 0; i < length; i++) {
+    const m = BIT_REVERSED[i >> 1]!;
+    if (i & 1) im[m] = x[i]!;
+    else re[m] = x[i]!;
+  }
+  for (let size = 2; size <= HALF; size <<= 1) {
+    const half = size >> 1;
+    const step = (2 * HALF) / size;
+    for (let start = 0; start < HALF; start += size) {
+      for (let j = 0, t = 0; j < half; j++, t += step) {
+        const a = start + j;
+        const b = a + half;
+        const xr = re[b]! * COS[t]! - im[b]! * SIN[t]!;
+        const xi = re[b]! * SIN[t]! + im[b]! * COS[t]!;
+        re[b] = re[a]! - xr;
+        im[b] = im[a]! - xi;
+        re[a] = re[a]! + xr;
+        im[a] = im[a]! + xi;
+      }
+    }
+  }
+  for (let k = 0; k <= HALF; k++) {
+    const zr = re[k & (HALF - 1)]!;
+    const zi = im[k & (HALF - 1)]!;
+    const cr = re[(HALF - k) & (HALF - 1)]!;
+    const ci = -im[(HALF - k) & (HALF - 1)]!;
+    // Even samples' spectrum (Z + conj Z') / 2 and odd samples' (Z - conj Z') / 2i.
+    const er = (zr + cr) / 2;
+    const ei = (zi + ci) / 2;
+    const or = (zi - ci) / 2;
+    const oi = -(zr - cr) / 2;
+    const xr = er + or * COS[k]! - oi * SIN[k]!;
+    const xi = ei + or * SIN[k]! + oi * COS[k]!;
+    power[k] = xr * xr + xi * xi;
+  }
+}
+
+const windowed = new Float64Array(FFT_SIZE);
+
+/** Streaming beep detector over 8 kHz PCM, fed 20 ms frames. */
+export class ToneDetector {
+  private readonly minBin: number;
+  private readonly maxBin: number;
+  private readonly minHz: number;
+  private readonly maxHz: number;
+  private readonly minFrames: number;
+  private readonly minPower: number;
+  private readonly minPurity: number;
+  private readonly maxDeviation: number;
+  private runFrames = 0;
+  private runSpan = 0;
+  private runHzSum = 0;
+  private gap = 0;
+
+  constructor(options: ToneDetectorOptions = {}) {
+    this.minHz = options.minHz ?? 350;
+    this.maxHz = options.maxHz ?? 2100;
+    this.minBin = Math.max(PEAK_HALF_WIDTH + 1, Math.floor(this.minHz / BIN_HZ));
+    this.maxBin = Math.min(HALF - PEAK_HALF_WIDTH - 1, Math.ceil(this.maxHz / BIN_HZ));
+    this.minFrames = Math.ceil((options.minDurationMs ?? 150) / FRAME_MS);
+    const level = 32768 * 10 ** ((options.minLevelDbfs ?? -45) / 20);
+    this.minPower = level * level;
+    this.minPurity = options.minPurity ?? 0.8;
+    this.maxDeviation = options.maxDeviation ?? 0.01;
+  }
+
+  /** Feeds one frame; returns the tone that just ended, if it was long enough. */
+  push(frame: Int16Array): DetectedTone | null {
+    const hz = this.frameFrequency(frame);
+    if (hz > 0) {
+      const mean = this.runFrames > 0 ? this.runHzSum / this.runFrames : hz;
+      if (this.runFrames > 0 && Math.abs(hz - mean) > Math.max(5, this.maxDeviation * mean)) {
+        // A different tone right after this one: end it, start the next.
+        const ended = this.finish();
+        this.extend(hz);
+        return ended;
+      }
+      this.extend(hz);
+      return null;
+    }
+    if (this.runFrames === 0) return null;
+    if (++this.gap > MAX_GAP_FRAMES) return this.finish();
+    return null;
+  }
+
+  /** The tone in progress once it has lasted the minimum duration, or null. */
+  get current(): DetectedTone | null {
+    return this.runFrames >= this.minFrames ? this.describe() : null;
+  }
+
+  /** Ends the stream: returns a tone still sounding if it was long enough. */
+  flush(): DetectedTone | null {
+    return this.runFrames > 0 ? this.finish() : null;
+  }
+
+  reset(): void {
+    this.runFrames = this.runSpan = this.runHzSum = this.gap = 0;
+  }
+
+  private extend(hz: number): void {
+    // Frames of a gap inside the tone count towards its duration.
+    this.runSpan += 1 + this.gap;
+    this.gap = 0;
+    this.runFrames++;
+    this.runHzSum += hz;
+  }
+
+  private finish(): DetectedTone | null {
+    const tone = this.runFrames >= this.minFrames ? this.describe() : null;
+    this.reset();
+    return tone;
+  }
+
+  private describe(): DetectedTone {
+    return { frequencyHz: Math.round(this.runHzSum / this.runFrames), durationMs: this.runSpan * FRAME_MS };
+  }
+
+  /** The frequency of the frame's single dominant tone, or 0 when it has none. */
+  private frameFrequency(frame: Int16Array): number {
+    const n = Math.min(frame.length, FFT_SIZE);
+    if (n < 32) return 0;
+    let sum = 0;
+    let squares = 0;
+    for (let i = 0; i < n; i++) {
+      const v = frame[i]!;
+      sum += v;
+      squares += v * v;
+    }
+    const mean = sum / n;
+    if (squares / n - mean * mean < this.minPower) return 0;
+
+    const w = hann(n);
+    for (let i = 0; i < n; i++) windowed[i] = (frame[i]! - mean) * w[i]!;
+    powerSpectrum(windowed, n);
+    let total = 0;
+    for (let k = 1; k <= HALF; k++) total += power[k]!;
+    let peak = this.minBin;
+    for (let k = this.minBin + 1; k <= this.maxBin; k++) if (power[k]! > power[peak]!) peak = k;
+    let lobe = 0;
+    for (let k = peak - PEAK_HALF_WIDTH; k <= peak + PEAK_HALF_WIDTH; k++) lobe += power[k]!;
+    if (lobe < this.minPurity * total) return 0;
+    // Parabolic interpolation of the log spectrum around the peak.
+    const a = Math.log(power[peak - 1]! + 1e-9);
+    const b = Math.log(power[peak]! + 1e-9);
+    const c = Math.log(power[peak + 1]! + 1e-9);
+    const denominator = a - 2 * b + c;
+    const delta = denominator < 0 ? (0.5 * (a - c)) / denominator : 0;
+    const hz = (peak + Math.max(-0.5, Math.min(0.5, delta))) * BIN_HZ;
+    // The peak search spans whole bins: allow a tone at the very edge of the range.
+    return hz >= this.minHz * 0.97 && hz <= this.maxHz * 1.03 ? hz : 0;
+  }
+}

@@ -1,0 +1,164 @@
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { CallSession } from '../../src/calls/session.js';
+import { systemClock } from '../../src/clock.js';
+import { OfflineAgent } from '../../src/agent/offline.js';
+import type { Agent, AgentReply, Turn } from '../../src/agent/types.js';
+import { audioLegSettings, createAudioLeg } from '../../src/media/audio-leg.js';
+import { decodeMulaw } from '../../src/media/audio.js';
+import { DtmfDetector } from '../../src/media/dtmf.js';
+import { FrameScheduler } from '../../src/media/pacer.js';
+import { EnergyVad } from '../../src/media/vad-energy.js';
+import { ScriptedStt, ToneTts, createMediaPair, voice } from '../../src/testing/audio-fakes.js';
+import { callRequest } from '../../src/testing/call-request.js';
+
+const scheduler = new FrameScheduler();
+after(() => scheduler.stop());
+
+async function until(what: string, check: () => boolean, timeoutMs = 8000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** Says `reply` to the call's start, then whatever `heard` maps to. */
+function scriptedAgent(
+  start: string,
+  heard: (text: string) => AgentReply = () => ({ say: null, action: null }),
+): Agent {
+  return {
+    label: 'scripted',
+    respond: (input) =>
+      Promise.resolve(
+        input.kind === 'start'
+          ? { say: start, action: null }
+          : input.kind === 'heard'
+            ? heard(input.text)
+            : { say: null, action: null },
+      ),
+  };
+}
+
+function call(options: { agent: Agent; lines: string[]; msPerChar?: number; playoutMs?: number }) {
+  const request = callRequest({ task: 'Confirm the dental appointment for Tuesday at 3 pm.' });
+  const { transport, far } = createMediaPair({ playoutMs: options.playoutMs ?? 0 });
+  const stt = new ScriptedStt({ lines: options.lines });
+  const leg = createAudioLeg(transport, audioLegSettings('call-1', request, 'test-voice'), {
+    stt,
+    tts: new ToneTts({ msPerChar: options.msPerChar ?? 10 }),
+    vad: new EnergyVad(),
+    scheduler,
+  });
+  const transcript: Turn[] = [];
+  const controller = new AbortController();
+  const session = new CallSession({
+    callId: 'call-1',
+    request,
+    inbound: false,
+    variables: {},
+    leg,
+    agent: options.agent,
+    clock: systemClock,
+    recorder: { transcript: (turn) => Promise.resolve(void transcript.push(turn)) },
+    signal: controller.signal,
+    onReply: () => leg.latency.replyReady(),
+  });
+  const outcome = session.run();
+  far.startStreaming();
+  return { leg, far, stt, transcript, outcome, controller };
+}
+
+/** The caller says something (in real time, on the streaming line). */
+function say(far: ReturnType<typeof createMediaPair>['far'], ms: number): void {
+  far.talk(voice(ms));
+}
+
+describe('audio leg under a call session', () => {
+  it('runs a whole call with the offline agent: greeting, answers, goodbye, latency per turn', async () => {
+    const { leg, far, transcript, outcome } = call({
+      agent: new OfflineAgent(),
+      lines: ['who is this', 'yes that works for me, thank you'],
+    });
+    await until('the greeting', () => far.echoed.includes('s1:end'));
+    say(far, 500);
+    await until('the second answer', () => far.echoed.includes('s2:end'));
+    say(far, 700);
+    const result = await outcome;
+    assert.equal(result.endedBy, 'ASSISTANT');
+    assert.deepEqual(
+      transcript.filter((t) => t.role !== 'agent-action').map((t) => t.role),
+      ['assistant', 'user', 'assistant', 'user', 'assistant'],
+    );
+    assert.equal(transcript[1]?.text, 'who is this');
+    assert.match(transcript.at(-1)?.text ?? '', /Goodbye!$/);
+    assert.equal(far.closed, true, 'the agent hung up');
+    const report = leg.latency.report();
+    assert.equal(report.turns.length, 2);
+    assert.deepEqual(
+      report.turns.map((t) => t.turn),
+      [1, 2],
+    );
+    for (const t of report.turns) assert.ok(t.total_ms >= t.turn_ms && t.turn_ms >= 0 && t.llm_ms >= 0);
+  });
+
+  it('a backchannel over the agent does not interrupt it', async () => {
+    const long = 'Let me read you the whole list of available appointment times for next week, slowly.';
+    const { far, transcript, controller, outcome } = call({
+      agent: scriptedAgent(long),
+      lines: ['uh huh'],
+      msPerChar: 25,
+    });
+    await until('the agent speaking', () => far.echoed.includes('s1:3'));
+    say(far, 500);
+    await until('the sentence played', () => far.echoed.includes('s1:end'), 10_000);
+    assert.equal(far.clears, 0);
+    await until('the transcript', () => transcript.some((t) => t.role === 'assistant'));
+    assert.equal(transcript.find((t) => t.role === 'assistant')?.text, long);
+    controller.abort();
+    await outcome;
+  });
+
+  it('words over the agent interrupt it: clear is sent and the transcript ends where the caller cut in', async () => {
+    const long = 'Let me read you the whole list of available appointment times for next week, slowly.';
+    const { far, transcript, controller, outcome } = call({
+      agent: scriptedAgent(long),
+      lines: ['wait wait I have a question'],
+      msPerChar: 25,
+      playoutMs: 40,
+    });
+    await until('the agent speaking', () => far.echoed.includes('s1:3'));
+    say(far, 800);
+    await until('the clear', () => far.clears === 1);
+    await until('the transcript', () => transcript.some((t) => t.role === 'assistant'));
+    const said = transcript.find((t) => t.role === 'assistant')?.text ?? '';
+    assert.match(said, /\.\.\.$/);
+    assert.ok(long.startsWith(said.slice(0, -3)), 'a prefix of what it was saying');
+    assert.ok(said.length < long.length);
+    assert.ok(!far.echoed.includes('s1:end'));
+    controller.abort();
+    await outcome;
+  });
+
+  it('presses buttons as in-band DTMF tones the far end can detect', async () => {
+    const agent: Agent = {
+      label: 'scripted',
+      respond: (input) =>
+        Promise.resolve(
+          input.kind === 'start'
+            ? { say: null, action: { type: 'press_buttons', digits: '12#' } }
+            : { say: null, action: null },
+        ),
+    };
+    const { far, transcript, controller, outcome } = call({ agent, lines: [] });
+    const detector = new DtmfDetector();
+    let heard = '';
+    far.onFrame((frame) => (heard += detector.push(decodeMulaw(frame))));
+    await until('the tones', () => heard.length >= 3);
+    assert.equal(heard, '12#');
+    assert.ok(transcript.some((t) => t.text === 'Pressed buttons: 12#'));
+    controller.abort();
+    await outcome;
+  });
+});

@@ -1,0 +1,288 @@
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { LegEvent } from '../../src/carriers/types.js';
+import { createAudioLeg, type AudioLeg, type AudioLegSettings } from '../../src/media/audio-leg.js';
+import { FrameScheduler } from '../../src/media/pacer.js';
+import { trailingSilenceMs } from '../../src/media/turn-detector.js';
+import { EnergyVad } from '../../src/media/vad-energy.js';
+import type { Vad } from '../../src/media/vad.js';
+import { ScriptedStt, ToneTts, createMediaPair, pause, voice, type FarEnd } from '../../src/testing/audio-fakes.js';
+
+/** The energy VAD answering a tick later, as Silero does (its windows are scored off the frame's turn). */
+function asyncVad(): Vad {
+  const inner = new EnergyVad();
+  return {
+    name: 'async-energy',
+    process: (frame) => {
+      const score = inner.process(frame);
+      return new Promise((resolve) => setImmediate(() => resolve(score)));
+    },
+    reset: () => inner.reset(),
+  };
+}
+
+const scheduler = new FrameScheduler();
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-audio-leg-'));
+after(() => {
+  scheduler.stop();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+function setup(
+  options: {
+    threshold?: number;
+    lines?: string[];
+    record?: boolean;
+    playoutMs?: number;
+    msPerChar?: number;
+    vad?: Vad | Promise<Vad>;
+  } = {},
+) {
+  const { transport, far } = createMediaPair({ playoutMs: options.playoutMs ?? 0 });
+  const stt = new ScriptedStt({ lines: options.lines ?? ['hello there'] });
+  const tts = new ToneTts({ msPerChar: options.msPerChar ?? 15 });
+  const settings: AudioLegSettings = {
+    callId: `call-${Math.random().toString(36).slice(2)}`,
+    interruptionThreshold: options.threshold ?? 100,
+    language: 'en-US',
+    keywords: ['Openline:2'],
+    voice: 'test-voice',
+    pronunciationGuide: [{ word: 'SQL', pronunciation: 'sequel', case_sensitive: true, spaced: true }],
+    backgroundTrack: 'none',
+    record: options.record ?? false,
+  };
+  const leg = createAudioLeg(transport, settings, {
+    stt,
+    tts,
+    vad: options.vad ?? new EnergyVad(),
+    scheduler,
+    dataDir,
+  });
+  const events: LegEvent[] = [];
+  leg.on((event) => events.push(event));
+  // A line opens with a moment of quiet before anyone speaks (the VAD learns the noise floor).
+  far.sendPcm(pause(300));
+  return { leg, far, stt, tts, events, settings };
+}
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+async function until(what: string, check: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** Feeds `pcm` frame by frame; returns the index of the frame after which `stop` first held, or -1. */
+function feedUntil(far: FarEnd, pcm: Int16Array, stop: () => boolean): number {
+  const frames = Math.ceil(pcm.length / 160);
+  for (let i = 0; i < frames; i++) {
+    far.sendPcm(pcm.subarray(i * 160, (i + 1) * 160));
+    if (stop()) return i;
+  }
+  return -1;
+}
+
+describe('audio leg: inbound turn-taking', () => {
+  for (const threshold of [50, 100, 200]) {
+    it(`ends the turn after the trailing silence of interruption_threshold ${threshold}`, async () => {
+      const { leg, far, stt, events } = setup({ threshold, lines: ['I would like to book a table'] });
+      await tick();
+      far.sendPcm(voice(600));
+      assert.equal(events.filter((e) => e.type === 'speech_start').length, 1);
+      assert.ok(
+        events.some((e) => e.type === 'speech_partial'),
+        'interim transcripts while speaking',
+      );
+      const silentFrames = feedUntil(far, pause(3000), () => stt.finalizes > 0) + 1;
+      assert.equal(silentFrames, Math.ceil(trailingSilenceMs(threshold) / 20));
+      await until('the turn', () => events.some((e) => e.type === 'speech'));
+      const speech = events.find((e) => e.type === 'speech');
+      assert.ok(speech?.type === 'speech');
+      assert.equal(speech.text, 'I would like to book a table');
+      assert.equal(speech.durationMs, 600);
+      await leg.hangup();
+    });
+  }
+
+  it('an asynchronous VAD, still loading at first, gives the same turn with no frame lost', async () => {
+    const loading = new Promise<Vad>((resolve) => setTimeout(() => resolve(asyncVad()), 30));
+    const { leg, far, events } = setup({ threshold: 100, lines: ['the same words'], vad: loading });
+    far.sendPcm(voice(600));
+    far.sendPcm(pause(1000));
+    await until('the turn', () => events.some((e) => e.type === 'speech'));
+    assert.deepEqual(
+      events.filter((e) => e.type !== 'speech_partial').map((e) => e.type),
+      ['speech_start', 'speech'],
+    );
+    const speech = events.find((e) => e.type === 'speech');
+    assert.ok(speech?.type === 'speech');
+    assert.equal(speech.text, 'the same words');
+    assert.equal(speech.durationMs, 600);
+    // Every frame queued behind the loading model is scored in the end.
+    await until('the VAD to catch up', () => leg.backlog === 0);
+    await leg.hangup();
+  });
+
+  it('a VAD that falls more than a second behind has frames skipped, not an ever longer backlog', async () => {
+    const waiting: (() => void)[] = [];
+    const stuck: Vad = {
+      name: 'stuck',
+      process: () => new Promise<number>((resolve) => waiting.push(() => resolve(0))),
+      reset() {},
+    };
+    const { leg, far } = setup({ vad: stuck });
+    // setup() already sent 15 frames of line quiet: one is being scored, 14 wait.
+    far.sendPcm(pause(1700));
+    assert.equal(leg.backlog, 14 + 85);
+    assert.equal(leg.skippedFrames, 14 + 85 - 50);
+    while (waiting.length > 0 || leg.backlog > 0) {
+      waiting.shift()?.();
+      await tick();
+    }
+    assert.equal(leg.backlog, 0);
+    await leg.hangup();
+  });
+
+  it('keeps the turn open through a pause shorter than the trailing silence', async () => {
+    const { leg, far, stt, events } = setup({ threshold: 100, lines: ['one long sentence with a pause'] });
+    await tick();
+    far.sendPcm(voice(400));
+    far.sendPcm(pause(trailingSilenceMs(100) - 100));
+    far.sendPcm(voice(400));
+    assert.equal(stt.finalizes, 0);
+    far.sendPcm(pause(1000));
+    await until('the turn', () => events.some((e) => e.type === 'speech'));
+    assert.equal(events.filter((e) => e.type === 'speech_start').length, 1);
+    const speech = events.find((e) => e.type === 'speech');
+    assert.ok(speech?.type === 'speech' && speech.durationMs === 400 + trailingSilenceMs(100) - 100 + 400);
+    await leg.hangup();
+  });
+
+  it('passes language and keywords to the STT, carrier DTMF as dtmf, and stop as hangup', async () => {
+    const { far, stt, events } = setup();
+    await tick();
+    assert.deepEqual(stt.opened[0], {
+      language: 'en-US',
+      keywords: ['Openline:2'],
+      encoding: 'mulaw',
+      sampleRate: 8000,
+    });
+    far.dtmf('5');
+    far.hangup();
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['dtmf', 'hangup'],
+    );
+    assert.ok(events[0]?.type === 'dtmf' && events[0].digit === '5');
+  });
+});
+
+describe('audio leg: outbound speech', () => {
+  it('plays the whole text, applying the pronunciation guide, and resolves when the last mark returns', async () => {
+    const { leg, far, tts } = setup();
+    const result = await leg.speak('We use SQL here.');
+    assert.deepEqual(result, { played: 'We use SQL here.', interrupted: false });
+    assert.equal(tts.requests[0]?.text, 'We use sequel here.');
+    assert.equal(tts.requests[0]?.voice, 'test-voice');
+    assert.ok(far.received.length > 10, 'frames were sent');
+    assert.ok(far.received.every((f) => f.length === 160));
+    assert.deepEqual(
+      far.marks.filter((m) => m.startsWith('s1:')),
+      ['s1:0', 's1:1', 's1:2', 's1:3', 's1:end'],
+    );
+    await leg.hangup();
+    assert.equal(far.closed, true);
+  });
+
+  it('barge-in stops synthesis, sends clear and keeps only the words whose marks came back', async () => {
+    const { leg, far } = setup({ playoutMs: 40, msPerChar: 30 });
+    const text = 'one two three four five six seven eight nine ten eleven twelve';
+    const controller = new AbortController();
+    const speaking = leg.speak(text, { signal: controller.signal });
+    await until('three words played', () => far.echoed.filter((m) => /^s1:\d+$/.test(m)).length >= 3);
+    const echoedAtAbort = far.echoed.filter((m) => /^s1:\d+$/.test(m)).length;
+    const sentAtAbort = far.received.length;
+    controller.abort();
+    const result = await speaking;
+    assert.equal(result.interrupted, true);
+    assert.equal(far.clears, 1);
+    const words = text.split(' ');
+    assert.equal(result.played, words.slice(0, echoedAtAbort).join(' '));
+    assert.ok(echoedAtAbort < words.length, 'cut before the end');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(far.received.length, sentAtAbort, 'nothing more was sent after the clear');
+    await leg.hangup();
+  });
+
+  it('a hangup while speaking settles speak as interrupted', async () => {
+    const { leg, far } = setup({ msPerChar: 30 });
+    const speaking = leg.speak('this sentence will never finish playing out');
+    await until('a frame', () => far.received.length > 0);
+    far.hangup();
+    const result = await speaking;
+    assert.equal(result.interrupted, true);
+    assert.notEqual(result.played, 'this sentence will never finish playing out');
+  });
+});
+
+describe('audio leg: recording and latency', () => {
+  it('records both tracks of a record=true call as a stereo WAV under DATA_DIR/recordings', async () => {
+    const { leg, far, settings } = setup({ record: true });
+    await tick();
+    far.sendPcm(voice(400));
+    await leg.speak('hello from the agent');
+    await leg.hangup();
+    const relative = await (leg as AudioLeg).recording();
+    assert.equal(relative, path.join('recordings', `${settings.callId}.wav`));
+    const file = fs.readFileSync(path.join(dataDir, relative!));
+    assert.equal(file.toString('ascii', 0, 4), 'RIFF');
+    assert.equal(file.toString('ascii', 8, 12), 'WAVE');
+    assert.equal(file.readUInt16LE(22), 2, 'stereo');
+    assert.equal(file.readUInt32LE(24), 8000);
+    const samples = new Int16Array(file.buffer, file.byteOffset + 44, (file.length - 44) >> 1);
+    let left = 0;
+    let right = 0;
+    for (let i = 0; i + 1 < samples.length; i += 2) {
+      left = Math.max(left, Math.abs(samples[i]!));
+      right = Math.max(right, Math.abs(samples[i + 1]!));
+    }
+    assert.ok(left > 1000, 'the caller is on the left track');
+    assert.ok(right > 1000, 'the agent is on the right track');
+  });
+
+  it('measures a turn: end of speech, STT final, reply, first audio and first frame in order', async () => {
+    const { leg, far, events } = setup({ lines: ['what time is it'] });
+    const turns: unknown[] = [];
+    leg.latency.onTurn((entry) => turns.push(entry));
+    await tick();
+    far.sendPcm(voice(500));
+    far.sendPcm(pause(1000));
+    await until('the turn', () => events.some((e) => e.type === 'speech'));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    leg.latency.replyReady();
+    await leg.speak('It is noon.');
+    const report = leg.latency.report();
+    assert.equal(report.turns.length, 1);
+    assert.equal(turns.length, 1);
+    const t = report.turns[0]!;
+    assert.equal(t.turn, 1);
+    for (const key of ['stt_ms', 'turn_ms', 'llm_ms', 'tts_ms', 'send_ms', 'total_ms'] as const) {
+      assert.ok(typeof t[key] === 'number' && t[key] >= 0, `${key} is a duration`);
+    }
+    assert.ok(t.llm_ms >= 15, 'the reply came after the pause');
+    assert.ok(
+      Math.abs(t.turn_ms + t.llm_ms + t.tts_ms + t.send_ms - t.total_ms) < 0.5,
+      'the parts add up to the whole',
+    );
+    assert.ok(t.turn_ms >= (t.stt_ms ?? 0));
+    assert.equal(report.summary.turns, 1);
+    assert.equal(report.summary.total_ms_p50, t.total_ms);
+    await leg.hangup();
+  });
+});

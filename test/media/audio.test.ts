@@ -1,0 +1,63 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import {
+  FRAME_SAMPLES,
+  MULAW_SILENCE,
+  dbfs,
+  decodeMulaw,
+  encodeMulaw,
+  goertzel,
+  linearToMulaw,
+  mulawToLinear,
+  resample,
+  silence,
+  toFrames,
+  tone,
+} from '../../src/media/audio.js';
+
+test('mu-law round trip keeps every sample within the quantisation step of its segment', () => {
+  for (let s = -32768; s <= 32767; s += 7) {
+    const back = mulawToLinear(linearToMulaw(s));
+    const step = Math.max(8, Math.abs(s) / 16);
+    assert.ok(Math.abs(back - Math.max(-32635, Math.min(32635, s))) <= step, `${s} -> ${back}`);
+  }
+  assert.equal(linearToMulaw(0), MULAW_SILENCE);
+  // Known G.711 code points.
+  assert.equal(linearToMulaw(-32768), 0x00);
+  assert.equal(linearToMulaw(32767), 0x80);
+  assert.equal(mulawToLinear(0xff), 0);
+});
+
+test('table codecs agree with the per-sample functions', () => {
+  const pcm = tone([440], 100, 12000);
+  const bytes = encodeMulaw(pcm);
+  for (let i = 0; i < pcm.length; i++) assert.equal(bytes[i], linearToMulaw(pcm[i]!));
+  const decoded = decodeMulaw(bytes);
+  for (let i = 0; i < bytes.length; i++) assert.equal(decoded[i], mulawToLinear(bytes[i]!));
+});
+
+test('frames are 160 bytes of mu-law, the last padded with silence', () => {
+  const frames = toFrames(silence(50));
+  assert.equal(frames.length, 3);
+  for (const f of frames) assert.equal(f.length, FRAME_SAMPLES);
+  assert.equal(frames[2]![FRAME_SAMPLES - 1], MULAW_SILENCE);
+});
+
+test('goertzel finds the tone it is tuned to and not its neighbours', () => {
+  const beep = tone([1000], 20);
+  assert.ok(goertzel(beep, 1000) > 0.8);
+  assert.ok(goertzel(beep, 1400) < 0.05);
+  const dtmf5 = tone([770, 1336], 40);
+  assert.ok(goertzel(dtmf5, 770) > 0.3 && goertzel(dtmf5, 1336) > 0.3);
+  assert.ok(goertzel(dtmf5, 697) < 0.1);
+  assert.equal(goertzel(silence(20), 1000), 0);
+});
+
+test('resampling 22.05 kHz to 8 kHz keeps a speech-band tone and its length', () => {
+  const src = tone([500], 1000, 10000, 22050);
+  const out = resample(src, 22050, 8000);
+  assert.ok(Math.abs(out.length - 8000) <= 1);
+  assert.ok(goertzel(out.subarray(0, 800), 500) > 0.8);
+  assert.ok(dbfs(out) > -15 && dbfs(silence(20)) < -80);
+});

@@ -1,0 +1,270 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { FRAME_SAMPLES } from '../../src/media/audio.js';
+import { ScaledClock } from '../../src/clock.js';
+import {
+  FrameScheduler,
+  LatenessStats,
+  clockTimer,
+  realTimer,
+  type FrameFill,
+  type PacerTimer,
+} from '../../src/media/pacer.js';
+import { ManualTimer } from '../../src/testing/manual-timer.js';
+
+function frames(n: number, first = 0): Buffer[] {
+  return Array.from({ length: n }, (_, i) => Buffer.alloc(FRAME_SAMPLES, (first + i) & 0xff));
+}
+
+/** A sink that records what it was sent, with the time. */
+function recordingSink(timer: PacerTimer) {
+  const events: string[] = [];
+  const times: number[] = [];
+  return {
+    events,
+    times,
+    sendMedia(frame: Buffer) {
+      events.push(`f${frame[0]}`);
+      times.push(timer.now());
+    },
+    sendMark(name: string) {
+      events.push(`mark:${name}`);
+    },
+  };
+}
+
+test('frames leave one per 20 ms slot, the first at once after silence', () => {
+  const timer = new ManualTimer(1000);
+  const scheduler = new FrameScheduler({ timer, earlyMs: 0 });
+  const sink = recordingSink(timer);
+  const pacer = scheduler.createPacer(sink);
+  pacer.enqueue(frames(5));
+  timer.advance(200);
+  assert.deepEqual(sink.events, ['f0', 'f1', 'f2', 'f3', 'f4']);
+  assert.deepEqual(sink.times, [1000, 1020, 1040, 1060, 1080]);
+  assert.equal(pacer.framesSent, 5);
+  assert.equal(scheduler.running, false, 'the timer stops when no call has anything to send');
+});
+
+test('deadlines are absolute: a timer that always fires late does not drift', () => {
+  const manual = new ManualTimer(0);
+  // Every timer fires 7 ms after it was asked to.
+  const late: PacerTimer = { now: () => manual.now(), setTimer: (fn, ms) => manual.setTimer(fn, ms + 7) };
+  const scheduler = new FrameScheduler({ timer: late, earlyMs: 0 });
+  const sink = recordingSink(late);
+  scheduler.createPacer(sink, { startImmediately: false }).enqueue(frames(50));
+  manual.advance(2000);
+  assert.equal(sink.times.length, 50);
+  // Frame k leaves at 20 (k + 1) + 7: lateness stays 7 ms, it never accumulates.
+  sink.times.forEach((t, k) => assert.equal(t, 20 * (k + 1) + 7, `frame ${k}`));
+  assert.equal(scheduler.stats.percentile(0.99), 7);
+  assert.equal(scheduler.stats.lateFrames, 0);
+});
+
+test('after a stall the overdue slots run back to back, and beyond the catch-up limit are skipped', () => {
+  const timer = new ManualTimer(0);
+  const scheduler = new FrameScheduler({ timer, earlyMs: 0, maxCatchUpSlots: 5 });
+  const sink = recordingSink(timer);
+  const pacer = scheduler.createPacer(sink);
+  pacer.enqueue(frames(40));
+  timer.advance(40); // f0 at 0, f1 at 20, f2 at 40
+  timer.stall(85); // the loop is blocked until 125: slots 60, 80, 100, 120 are overdue
+  timer.advance(0);
+  assert.deepEqual(sink.times, [0, 20, 40, 125, 125, 125, 125]);
+  assert.equal(scheduler.stats.lateFrames, 3, 'the frames of slots 60, 80 and 100 left more than 20 ms late');
+  assert.equal(scheduler.skippedSlots, 0);
+  timer.advance(15); // slot 140 on time again
+  assert.equal(sink.times.at(-1), 140);
+
+  timer.stall(500); // 25 slots overdue: only the last 5 run
+  timer.advance(0);
+  assert.equal(sink.times.filter((t) => t === 640).length, 5);
+  assert.equal(scheduler.skippedSlots, 20);
+  assert.equal(pacer.lateFrames, scheduler.stats.lateFrames);
+});
+
+test('a mark fires when the audio queued before it has been sent, in order with the frames', () => {
+  const timer = new ManualTimer(0);
+  const scheduler = new FrameScheduler({ timer, earlyMs: 0 });
+  const sink = recordingSink(timer);
+  const reached: [string, number][] = [];
+  const pacer = scheduler.createPacer(sink, { onMark: (name) => reached.push([name, timer.now()]) });
+  pacer.mark('before-anything');
+  pacer.enqueue(frames(3));
+  pacer.mark('a');
+  pacer.enqueue(frames(2, 3));
+  pacer.mark('b');
+  timer.advance(200);
+  assert.deepEqual(sink.events, ['mark:before-anything', 'f0', 'f1', 'f2', 'mark:a', 'f3', 'f4', 'mark:b']);
+  assert.deepEqual(reached, [
+    ['before-anything', 0],
+    ['a', 40],
+    ['b', 80],
+  ]);
+});
+
+test('clear drops queued audio and marks, reports the milliseconds dropped, and wakes drain waiters', async () => {
+  const timer = new ManualTimer(0);
+  const scheduler = new FrameScheduler({ timer, earlyMs: 0 });
+  const sink = recordingSink(timer);
+  let drains = 0;
+  const pacer = scheduler.createPacer(sink, { onDrain: () => drains++ });
+  pacer.enqueue(frames(10));
+  pacer.mark('never');
+  timer.advance(40); // 3 frames sent
+  assert.equal(pacer.queuedMs, 140);
+  const waiting = pacer.drained();
+  assert.equal(pacer.clear(), 140);
+  await waiting;
+  assert.equal(pacer.queuedMs, 0);
+  timer.advance(200);
+  assert.deepEqual(sink.events, ['f0', 'f1', 'f2']);
+  assert.equal(drains, 0, 'onDrain is for audio that was sent, not dropped');
+  assert.equal(scheduler.running, false);
+});
+
+test('onDrain and drained() tell when the last queued frame has gone', async () => {
+  const timer = new ManualTimer(0);
+  const scheduler = new FrameScheduler({ timer, earlyMs: 0 });
+  const drainedAt: number[] = [];
+  const pacer = scheduler.createPacer(recordingSink(timer), { onDrain: () => drainedAt.push(timer.now()) });
+  await pacer.drained(); // nothing queued: at once
+  pacer.enqueue(frames(4));
+  let resolved = false;
+  void pacer.drained().then(() => (resolved = true));
+  timer.advance(40);
+  await Promise.resolve();
+  assert.equal(resolved, false);
+  timer.advance(20);
+  await Promise.resolve();
+  assert.equal(resolved, true);
+  assert.deepEqual(drainedAt, [60]);
+});
+
+test('a fill plays in empty slots and is mixed under queued frames as they leave', () => {
+  const timer = new ManualTimer(0);
+  const scheduler = new FrameScheduler({ timer, earlyMs: 0 });
+  const sink = recordingSink(timer);
+  let position = 0;
+  const fill: FrameFill = {
+    fill: () => Buffer.alloc(FRAME_SAMPLES, 200 + (position++ % 10)),
+    mix: (frame) => {
+      position++;
+      return Buffer.alloc(FRAME_SAMPLES, frame[0]! + 100);
+    },
+  };
+  const pacer = scheduler.createPacer(sink, { fill });
+  timer.advance(60); // slots 20, 40, 60: background only
+  pacer.enqueue(frames(2)); // the background keeps the far end busy: no immediate send
+  timer.advance(80);
+  assert.deepEqual(sink.events, ['f200', 'f201', 'f202', 'f100', 'f101', 'f205', 'f206']);
+  assert.equal(pacer.fillFramesSent, 5);
+  assert.equal(pacer.framesSent, 2);
+  pacer.setFill(null);
+  timer.advance(100);
+  assert.equal(sink.events.length, 7);
+  assert.equal(scheduler.running, false);
+});
+
+test('after silence the first frame goes at once; while the far end still plays it waits for its slot', () => {
+  const timer = new ManualTimer(0);
+  const scheduler = new FrameScheduler({ timer, earlyMs: 0 });
+  const sink = recordingSink(timer);
+  // Another call keeps the grid running (slots at 20 n).
+  scheduler.createPacer(recordingSink(timer)).enqueue(frames(100));
+  const pacer = scheduler.createPacer(sink);
+  timer.advance(7);
+  pacer.enqueue(frames(2)); // at 7: sent now, then slot 20
+  timer.advance(20); // 27
+  assert.deepEqual(sink.times, [7, 20]);
+  // The far end plays until 7 + 40 = 47: new audio at 33 waits for slot 40.
+  timer.advance(6); // 33
+  pacer.enqueue(frames(1));
+  assert.equal(sink.times.length, 2);
+  timer.advance(10); // 43
+  assert.deepEqual(sink.times, [7, 20, 40]);
+  // Long idle: at 105 the far end has run dry (played out at 67): sent at once.
+  timer.advance(62);
+  pacer.enqueue(frames(1));
+  assert.deepEqual(sink.times, [7, 20, 40, 105]);
+});
+
+test('hundreds of calls share one timer', () => {
+  const timer = new ManualTimer(0);
+  let armed = 0;
+  const counting: PacerTimer = {
+    now: () => timer.now(),
+    setTimer: (fn, ms) => {
+      armed++;
+      return timer.setTimer(fn, ms);
+    },
+  };
+  const scheduler = new FrameScheduler({ timer: counting, earlyMs: 0 });
+  let sent = 0;
+  const sink = { sendMedia: () => sent++ };
+  for (let i = 0; i < 300; i++) scheduler.createPacer(sink).enqueue(frames(50));
+  assert.equal(timer.pending, 1);
+  timer.advance(1000);
+  assert.equal(sent, 300 * 50);
+  assert.ok(armed <= 51, `one timer per slot, got ${armed} for 50 slots`);
+  assert.equal(scheduler.activeCount, 0);
+});
+
+test('a sink that throws closes its own pacer and no other', () => {
+  const timer = new ManualTimer(0);
+  const scheduler = new FrameScheduler({ timer, earlyMs: 0 });
+  const good = recordingSink(timer);
+  const errors: unknown[] = [];
+  let calls = 0;
+  const bad = scheduler.createPacer(
+    {
+      sendMedia: () => {
+        if (++calls === 2) throw new Error('socket closed');
+      },
+    },
+    { onError: (error) => errors.push(error) },
+  );
+  bad.enqueue(frames(5));
+  scheduler.createPacer(good).enqueue(frames(5));
+  timer.advance(200);
+  assert.equal(errors.length, 1);
+  assert.equal(bad.isClosed, true);
+  assert.equal(good.events.length, 5);
+  bad.enqueue(frames(1)); // ignored once closed
+  assert.equal(calls, 2);
+});
+
+test('enqueue rejects frames that are not 20 ms of mu-law', () => {
+  const scheduler = new FrameScheduler({ timer: new ManualTimer() });
+  const pacer = scheduler.createPacer({ sendMedia: () => {} });
+  assert.throws(() => pacer.enqueue([Buffer.alloc(100)]), /160 bytes/);
+});
+
+test('lateness percentiles come from a fixed histogram', () => {
+  const stats = new LatenessStats();
+  for (let i = 0; i < 98; i++) stats.record(1.05);
+  stats.record(25);
+  stats.record(-3); // early counts as on time
+  assert.equal(stats.frames, 100);
+  assert.equal(stats.lateFrames, 1);
+  assert.ok(Math.abs(stats.percentile(0.5) - 1.1) < 1e-9);
+  assert.ok(Math.abs(stats.percentile(0.99) - 1.1) < 1e-9);
+  assert.equal(stats.percentile(1), 25);
+  assert.equal(stats.maxMs, 25);
+  stats.reset();
+  assert.equal(stats.percentile(0.5), 0);
+});
+
+test('on an accelerated clock frames are paced in clock time', async () => {
+  const clock = new ScaledClock(100);
+  const scheduler = new FrameScheduler({ timer: clockTimer(clock) });
+  const times: number[] = [];
+  const pacer = scheduler.createPacer({ sendMedia: () => times.push(clock.now().getTime()) });
+  pacer.enqueue(frames(50));
+  await pacer.drained();
+  assert.equal(times.length, 50);
+  // Never faster than the clock: 49 slots after the first frame (the clock reads in 100 ms steps here).
+  assert.ok(times.at(-1)! - times[0]! >= 49 * 20 - 100, `sent over ${times.at(-1)! - times[0]!} clock ms`);
+  assert.equal(clockTimer(new ScaledClock(1)), realTimer, 'scale 1 is real time');
+});

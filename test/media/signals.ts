@@ -1,0 +1,86 @@
+/** Test signals for the media detectors: espeak-ng speech, seeded noise, levels. */
+import { execFileSync } from 'node:child_process';
+
+import { FRAME_SAMPLES, rms } from '../../src/media/audio.js';
+import { wavToPcm8k } from '../../src/media/wav.js';
+
+let espeakAvailable: boolean | undefined;
+
+/** Whether espeak-ng is installed (CI installs it; tests that need it skip without it). */
+export function hasEspeak(): boolean {
+  if (espeakAvailable === undefined) {
+    try {
+      execFileSync('espeak-ng', ['--version'], { stdio: 'ignore' });
+      espeakAvailable = true;
+    } catch {
+      espeakAvailable = false;
+    }
+  }
+  return espeakAvailable;
+}
+
+/** Speech from espeak-ng as 8 kHz PCM. */
+export function speak(text: string, voice = 'en-us', extra: string[] = []): Int16Array {
+  const wav = execFileSync('espeak-ng', ['--stdout', '-v', voice, ...extra, text], { maxBuffer: 64 << 20 });
+  return wavToPcm8k(wav);
+}
+
+/** A seeded pseudo-random source in [0, 1) (mulberry32). */
+export function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Gaussian white noise at an RMS level in dBFS. */
+export function noise(samples: number, levelDbfs: number, seed = 1): Int16Array {
+  const next = random(seed);
+  const sigma = 32768 * 10 ** (levelDbfs / 20);
+  const out = new Int16Array(samples);
+  for (let i = 0; i < samples; i++) {
+    const g = Math.sqrt(-2 * Math.log(1 - next())) * Math.cos(2 * Math.PI * next());
+    out[i] = Math.max(-32768, Math.min(32767, Math.round(g * sigma)));
+  }
+  return out;
+}
+
+/** Line noise: hiss plus 60 Hz hum and its harmonics, at about `levelDbfs`. */
+export function lineNoise(samples: number, levelDbfs: number, seed = 7): Int16Array {
+  const hiss = noise(samples, levelDbfs - 2, seed);
+  const hum = 32768 * 10 ** ((levelDbfs - 6) / 20);
+  for (let i = 0; i < samples; i++) {
+    const t = i / 8000;
+    const v = hiss[i]! + hum * (Math.sin(2 * Math.PI * 60 * t) + 0.5 * Math.sin(2 * Math.PI * 180 * t));
+    hiss[i] = Math.max(-32768, Math.min(32767, Math.round(v)));
+  }
+  return hiss;
+}
+
+/** `pcm` scaled so that its RMS is `levelDbfs`. */
+export function atLevel(pcm: Int16Array, levelDbfs: number): Int16Array {
+  const gain = (32768 * 10 ** (levelDbfs / 20)) / Math.max(1, rms(pcm));
+  return pcm.map((s) => Math.max(-32768, Math.min(32767, Math.round(s * gain))));
+}
+
+/** Sample-wise sum of two signals (the longer one's length), saturated. */
+export function mix(a: Int16Array, b: Int16Array): Int16Array {
+  const out = new Int16Array(Math.max(a.length, b.length));
+  for (let i = 0; i < out.length; i++) out[i] = Math.max(-32768, Math.min(32767, (a[i] ?? 0) + (b[i] ?? 0)));
+  return out;
+}
+
+/** Cuts PCM into 20 ms frames (the last padded with silence). */
+export function pcmFrames(pcm: Int16Array): Int16Array[] {
+  const frames: Int16Array[] = [];
+  for (let at = 0; at < pcm.length; at += FRAME_SAMPLES) {
+    const frame = new Int16Array(FRAME_SAMPLES);
+    frame.set(pcm.subarray(at, at + FRAME_SAMPLES));
+    frames.push(frame);
+  }
+  return frames;
+}

@@ -1,0 +1,106 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { concatPcm, silence, tone } from '../../src/media/audio.js';
+import { dtmfTones } from '../../src/media/dtmf.js';
+import { ToneDetector, type DetectedTone, type ToneDetectorOptions } from '../../src/media/tone-detector.js';
+import { atLevel, hasEspeak, lineNoise, mix, noise, pcmFrames, speak } from './signals.js';
+
+/** Every tone the detector reports over a recording (including one still sounding at the end). */
+function tones(pcm: Int16Array, options?: ToneDetectorOptions): DetectedTone[] {
+  const detector = new ToneDetector(options);
+  const found: DetectedTone[] = [];
+  for (const frame of pcmFrames(pcm)) {
+    const ended = detector.push(frame);
+    if (ended) found.push(ended);
+  }
+  const last = detector.flush();
+  if (last) found.push(last);
+  return found;
+}
+
+/** A beep of `ms` at `hz` and -16 dBFS between silences. */
+function beep(hz: number, ms: number): Int16Array {
+  return concatPcm([silence(300), atLevel(tone([hz], ms), -16), silence(300)]);
+}
+
+test('beeps from 350 to 2100 Hz are reported with their frequency and duration', () => {
+  for (const hz of [350, 440, 620, 1000, 1400, 1850, 2100]) {
+    const found = tones(beep(hz, 400));
+    assert.equal(found.length, 1, `${hz} Hz: ${JSON.stringify(found)}`);
+    assert.ok(Math.abs(found[0]!.frequencyHz - hz) <= 5, `${hz} Hz read as ${found[0]!.frequencyHz}`);
+    assert.ok(Math.abs(found[0]!.durationMs - 400) <= 40, `${hz} Hz lasted ${found[0]!.durationMs} ms`);
+  }
+});
+
+test('beeps are found in line noise down to about 7 dB SNR', () => {
+  for (const hz of [400, 1000, 2000]) {
+    for (const noiseDbfs of [-50, -30, -23]) {
+      const pcm = mix(beep(hz, 500), lineNoise(8000 * 2, noiseDbfs, hz));
+      const found = tones(pcm);
+      assert.equal(found.length, 1, `${hz} Hz in ${noiseDbfs} dBFS noise: ${JSON.stringify(found)}`);
+      assert.ok(Math.abs(found[0]!.frequencyHz - hz) <= 8);
+    }
+  }
+});
+
+test('a tone is reported when it ends, once, and only if it lasted 150 ms', () => {
+  const detector = new ToneDetector();
+  const frames = pcmFrames(beep(1000, 600));
+  const reports: [DetectedTone, number][] = [];
+  let sawCurrent = false;
+  frames.forEach((frame, i) => {
+    const ended = detector.push(frame);
+    if (ended) reports.push([ended, i]);
+    if (detector.current) sawCurrent = true;
+  });
+  assert.equal(reports.length, 1);
+  // The beep runs from frame 15 to 45; the report comes within two frames of its end.
+  assert.ok(reports[0]![1] >= 45 && reports[0]![1] <= 47, `reported at frame ${reports[0]![1]}`);
+  assert.ok(sawCurrent, 'a long tone is visible while it sounds');
+  assert.deepEqual(tones(beep(1000, 120)), []);
+  assert.equal(tones(beep(1000, 180)).length, 1);
+  assert.deepEqual(tones(beep(1000, 180), { minDurationMs: 300 }), []);
+});
+
+test('two beeps in a row at different pitches are two tones', () => {
+  const pcm = concatPcm([atLevel(tone([800], 300), -16), atLevel(tone([1200], 300), -16), silence(100)]);
+  const found = tones(pcm);
+  assert.deepEqual(
+    found.map((t) => Math.round(t.frequencyHz / 100) * 100),
+    [800, 1200],
+  );
+});
+
+test('out-of-band tones, quiet tones, DTMF, noise and silence are not beeps', () => {
+  assert.deepEqual(tones(beep(250, 500)), [], 'below 350 Hz');
+  assert.deepEqual(tones(beep(2600, 500)), [], 'above 2100 Hz');
+  assert.deepEqual(tones(concatPcm([silence(100), tone([1000], 500, 100)])), [], 'under -45 dBFS');
+  assert.deepEqual(tones(dtmfTones('0123456789*#ABCD', { toneMs: 400 })), [], 'DTMF pairs');
+  assert.deepEqual(tones(lineNoise(8000 * 5, -30)), []);
+  assert.deepEqual(tones(noise(8000 * 5, -15)), []);
+  assert.deepEqual(tones(silence(2000)), []);
+});
+
+test('speech is not a beep', { skip: !hasEspeak() }, () => {
+  const phrases = [
+    'Hi, you have reached the voicemail of John. Please leave a message after the tone.',
+    'Hellooooo? Is anybody there? Hiiii',
+    'Mmmm ooooh aaaah eeee, la la la la',
+    'The quick brown fox jumps over the lazy dog',
+  ];
+  for (const voice of ['en-us', 'en+f4', 'de']) {
+    for (const [i, text] of phrases.entries()) {
+      const pcm = speak(text, voice, ['-s', String(80 + 40 * i), '-p', String(20 + 20 * i)]);
+      assert.deepEqual(tones(atLevel(pcm, -18)), [], `${voice}: ${text}`);
+    }
+  }
+});
+
+test('a voicemail greeting followed by its beep gives exactly the beep', { skip: !hasEspeak() }, () => {
+  const greeting = atLevel(speak('You have reached five five five, zero one zero one. Please leave a message.'), -20);
+  const pcm = concatPcm([greeting, silence(200), atLevel(tone([1000], 500), -14), silence(500)]);
+  const found = tones(mix(pcm, lineNoise(pcm.length, -45)));
+  assert.equal(found.length, 1, JSON.stringify(found));
+  assert.ok(Math.abs(found[0]!.frequencyHz - 1000) <= 5);
+});
