@@ -8,6 +8,7 @@ import { buildValidatorCompiler } from './api/validation.js';
 import type { Api } from './api/types.js';
 import { API_ROUTES, registerTopLevelAliases } from './api/index.js';
 import healthRoutes from './api/health.js';
+import twilioRoutes from './carriers/twilio/routes.js';
 
 /** Fields whose values never reach the logs. */
 export const REDACT = ['req.headers.authorization', 'req.headers.encrypted_key', 'req.headers["x-twilio-signature"]'];
@@ -104,6 +105,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   await app.register(healthRoutes, { services });
+  // Twilio's webhooks and media stream: signed by Twilio (or a one-time stream token), not an API key.
+  await app.register(twilioRoutes, { services });
   await app.register(async (scope) => api(scope as Api, services), { prefix: '/v1' });
   await app.register(async (scope) => api(scope as Api, services), { prefix: '/api/v1' });
   await app.register(async (scope) => {

@@ -1,4 +1,6 @@
 import path from 'node:path';
+import { TTS_VENDORS, type TtsVendor } from './domain/voices.js';
+import { ELEVENLABS_OUTPUT_FORMATS, type ElevenLabsOutputFormat } from './providers/tts/elevenlabs.js';
 
 /** Every setting Openline reads from the environment, validated once at start-up. */
 export interface Config {
@@ -30,6 +32,8 @@ export interface Config {
   personaDirs: string[];
   /** Seconds before a sandbox A2P registration is decided. Default 60. */
   sandboxA2pDelaySeconds: number;
+  /** Sandbox calls run on real audio (OPENLINE_SANDBOX_AUDIO=1; docs/sandbox.md "Audio mode"). Default false. */
+  sandboxAudio: boolean;
   /** Run the call engine and job workers in this process. Default true. */
   workers: boolean;
   /** How many times faster than real time the service's clock runs (tests and demos). Default 1. */
@@ -39,6 +43,31 @@ export interface Config {
    * is; undefined keeps the offline model.
    */
   llm: LlmConfig | undefined;
+  /** Speech providers (src/providers/speech.ts): the TTS vendor and its settings, Deepgram STT. */
+  speech: SpeechConfig;
+  /** The server's own Twilio account (TWILIO_ACCOUNT_SID + TWILIO_AUTH_TOKEN); undefined: sandbox unless BYO. */
+  twilio: { accountSid: string; authToken: string } | undefined;
+  /** OPENLINE_TWILIO_API_URL: Twilio's REST origin. Default https://api.twilio.com (tests: the emulator). */
+  twilioApiUrl: string;
+  /** TWILIO_PHONE_NUMBER: caller id of Twilio calls that name no `from`. */
+  twilioPhoneNumber: string | undefined;
+}
+
+/** Text-to-speech and speech-to-text vendors, read by createSpeech. */
+export interface SpeechConfig {
+  /** OPENLINE_TTS: espeak (local, default), openai or elevenlabs. */
+  tts: TtsVendor;
+  /** OpenAI speech: OPENAI_API_KEY, OPENLINE_TTS_BASE_URL, OPENLINE_TTS_MODEL (default gpt-4o-mini-tts). */
+  openai: { apiKey: string | undefined; baseUrl: string | undefined; model: string };
+  /** ELEVENLABS_API_KEY, OPENLINE_ELEVENLABS_URL, OPENLINE_ELEVENLABS_MODEL, OPENLINE_ELEVENLABS_FORMAT. */
+  elevenlabs: {
+    apiKey: string | undefined;
+    baseUrl: string | undefined;
+    model: string;
+    outputFormat: ElevenLabsOutputFormat;
+  };
+  /** Set when DEEPGRAM_API_KEY or OPENLINE_DEEPGRAM_URL is; undefined = no streaming STT. */
+  deepgram: { apiKey: string | undefined; baseUrl: string | undefined; model: string } | undefined;
 }
 
 /** Any OpenAI-compatible chat completions endpoint (OpenAI, Groq, Ollama, vLLM, ...). */
@@ -130,6 +159,66 @@ function llmConfig(env: Env): LlmConfig | undefined {
   return { apiKey, baseUrl, models, timeoutMs };
 }
 
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!(values as readonly string[]).includes(raw)) {
+    throw new ConfigError(name, `must be one of ${values.join(', ')}, got "${raw}"`);
+  }
+  return raw as T;
+}
+
+/** The speech settings; the chosen TTS vendor must have its key (or, for OpenAI, a local server). */
+function speechConfig(env: Env): SpeechConfig {
+  const tts = oneOf(env, 'OPENLINE_TTS', TTS_VENDORS, 'espeak');
+  const openai = {
+    apiKey: env.OPENAI_API_KEY || undefined,
+    baseUrl: url(env, 'OPENLINE_TTS_BASE_URL', ['http:', 'https:']),
+    model: modelId(env, 'OPENLINE_TTS_MODEL', 'gpt-4o-mini-tts'),
+  };
+  const elevenlabs = {
+    apiKey: env.ELEVENLABS_API_KEY || undefined,
+    baseUrl: url(env, 'OPENLINE_ELEVENLABS_URL', ['http:', 'https:']),
+    model: modelId(env, 'OPENLINE_ELEVENLABS_MODEL', 'eleven_flash_v2_5'),
+    outputFormat: oneOf(env, 'OPENLINE_ELEVENLABS_FORMAT', ELEVENLABS_OUTPUT_FORMATS, 'pcm_16000'),
+  };
+  if (tts === 'openai' && openai.apiKey === undefined && openai.baseUrl === undefined) {
+    throw new ConfigError('OPENAI_API_KEY', 'is required when OPENLINE_TTS=openai (or set OPENLINE_TTS_BASE_URL)');
+  }
+  if (tts === 'elevenlabs' && elevenlabs.apiKey === undefined) {
+    throw new ConfigError('ELEVENLABS_API_KEY', 'is required when OPENLINE_TTS=elevenlabs');
+  }
+  const deepgramKey = env.DEEPGRAM_API_KEY || undefined;
+  const deepgramUrl = url(env, 'OPENLINE_DEEPGRAM_URL', ['wss:', 'ws:', 'https:', 'http:']);
+  const deepgramModel = modelId(env, 'OPENLINE_DEEPGRAM_MODEL', 'nova-2-phonecall');
+  const deepgram =
+    deepgramKey === undefined && deepgramUrl === undefined
+      ? undefined
+      : { apiKey: deepgramKey, baseUrl: deepgramUrl, model: deepgramModel };
+  return { tts, openai, elevenlabs, deepgram };
+}
+
+/** The server's Twilio credentials: both variables or neither. */
+function twilioAccount(env: Env): Config['twilio'] {
+  const accountSid = env.TWILIO_ACCOUNT_SID || undefined;
+  const authToken = env.TWILIO_AUTH_TOKEN || undefined;
+  if (accountSid === undefined && authToken === undefined) return undefined;
+  if (accountSid === undefined) throw new ConfigError('TWILIO_ACCOUNT_SID', 'must be set when TWILIO_AUTH_TOKEN is');
+  if (authToken === undefined) throw new ConfigError('TWILIO_AUTH_TOKEN', 'must be set when TWILIO_ACCOUNT_SID is');
+  if (!/^AC[0-9a-fA-F]{32}$/.test(accountSid)) {
+    throw new ConfigError('TWILIO_ACCOUNT_SID', 'must be "AC" followed by 32 hexadecimal characters');
+  }
+  return { accountSid, authToken };
+}
+
+function twilioPhoneNumber(env: Env): string | undefined {
+  const raw = env.TWILIO_PHONE_NUMBER;
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^\+[1-9]\d{6,14}$/.test(raw))
+    throw new ConfigError('TWILIO_PHONE_NUMBER', 'must be an E.164 number, e.g. +14155550123');
+  return raw;
+}
+
 /** Reads and validates the environment. Throws ConfigError naming the variable on a bad value. */
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
@@ -160,9 +249,14 @@ export function loadConfig(env: Env = process.env): Config {
       .filter(Boolean)
       .map((dir) => path.resolve(dir)),
     sandboxA2pDelaySeconds: integer(env, 'OPENLINE_SANDBOX_A2P_DELAY_SECONDS', 60, 0, 365 * 24 * 3600),
+    sandboxAudio: boolean(env, 'OPENLINE_SANDBOX_AUDIO'),
     workers:
       env.OPENLINE_WORKERS === undefined || env.OPENLINE_WORKERS === '' ? true : boolean(env, 'OPENLINE_WORKERS'),
     timeScale: integer(env, 'OPENLINE_TIME_SCALE', 1, 1, 10_000),
     llm: llmConfig(env),
+    speech: speechConfig(env),
+    twilio: twilioAccount(env),
+    twilioApiUrl: url(env, 'OPENLINE_TWILIO_API_URL', ['http:', 'https:']) ?? 'https://api.twilio.com',
+    twilioPhoneNumber: twilioPhoneNumber(env),
   };
 }

@@ -25,6 +25,10 @@ import { CampaignDialer } from './campaigns/dialer.js';
 import { LlmAgent } from './agent/llm.js';
 import { OpenAiProvider } from './providers/llm/openai.js';
 import { PostCallService } from './postcall/summary.js';
+import { CarrierSelector, TwilioCarrier } from './carriers/twilio/carrier.js';
+import { twilioAudioLegs } from './carriers/twilio/audio.js';
+import { FrameScheduler } from './media/pacer.js';
+import { PathwayAgent } from './pathways/runner.js';
 
 /** The typed bag of services built once at start-up and passed to every part that needs them. */
 export interface Services {
@@ -44,8 +48,10 @@ export interface Services {
   a2p: A2pStore;
   /** The sandbox telephone network (CONTRACT.md section 6), always present. */
   sandbox: SandboxNetwork;
-  /** The carrier outbound calls are placed on. */
+  /** The carrier outbound calls are placed on: Twilio for calls with Twilio credentials, else the sandbox. */
   carrier: Carrier;
+  /** Twilio Programmable Voice (docs/twilio.md): BYO accounts, or the server's own when configured. */
+  twilio: TwilioCarrier;
   engine: CallEngine;
   /** End-of-call webhooks, their delivery log, and streamed events (CONTRACT.md section 8). */
   webhooks: WebhookService;
@@ -90,8 +96,29 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     recordOptions: { publicUrl: config.publicUrl, endpointUrl: config.endpointUrl },
     log: options.logger,
   });
-  const sandbox = new SandboxNetwork({ clock, personaDirs: config.personaDirs });
+  const sandbox = new SandboxNetwork({
+    clock,
+    personaDirs: config.personaDirs,
+    audio: { enabled: config.sandboxAudio, ...(config.dataDir === ':memory:' ? {} : { dataDir: config.dataDir }) },
+  });
+  const credentials = new CredentialStore(db, secrets, clock);
+  const twilio = new TwilioCarrier({
+    publicUrl: config.publicUrl,
+    apiUrl: config.twilioApiUrl,
+    server: config.twilio,
+    defaultFrom: config.twilioPhoneNumber,
+    calls,
+    credentials,
+    ...(options.logger ? { log: options.logger } : {}),
+  });
+  // One 20 ms grid paces the outbound audio of every audio call in this process.
+  const frames = new FrameScheduler();
+  twilio.useAudioLeg(twilioAudioLegs(config, frames, options.logger));
+  const carrier = new CarrierSelector(sandbox, twilio);
   const offline = new OfflineAgent();
+  const pathways = new PathwayStore(db, clock);
+  // Webhook nodes of pathways leave through the guarded client, as custom tools do (CONTRACT.md section 8).
+  const pathwayHttp = new OutboundClient({ allowPrivate: config.allowPrivateUrls });
   // With an LLM configured (CONTRACT.md section 7) every call gets its own LlmAgent; else offline.
   const llm = config.llm;
   const provider = llm && new OpenAiProvider({ apiKey: llm.apiKey, baseUrl: llm.baseUrl, timeoutMs: llm.timeoutMs });
@@ -114,16 +141,29 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     calls,
     queue,
     clock,
-    carrier: sandbox,
+    carrier,
+    // A call with a pathway_id (sent, or from an inbound number's settings) follows the pathway.
     agentFor: (request) =>
-      llm && provider
-        ? new LlmAgent({
-            provider,
-            model: llm.models[request.model],
+      request.pathway_id
+        ? new PathwayAgent({
+            resolve: (accountId, pathwayId, version) => pathways.resolveVersion(accountId, pathwayId, version),
+            accountOf: async (callId) => (await calls.byId(callId))?.account_id,
+            saveLogs: (callId, logs) => calls.setPathwayLogs(callId, logs),
+            http: pathwayHttp,
+            // The sandbox logs a text of its own calls; any other call's goes out on Twilio.
+            sendSms: (message) => (sandbox.call(message.callId) ? sandbox.sendSms(message) : twilio.sendSms(message)),
+            ...(llm && provider ? { llm: { provider, model: llm.models[request.model] } } : {}),
             now: () => clock.now(),
             ...(options.logger ? { log: options.logger } : {}),
           })
-        : offline,
+        : llm && provider
+          ? new LlmAgent({
+              provider,
+              model: llm.models[request.model],
+              now: () => clock.now(),
+              ...(options.logger ? { log: options.logger } : {}),
+            })
+          : offline,
     pricePerMinute: config.sandboxPricePerMinute,
     // Custom tools and dynamic_data leave through the guarded client too (CONTRACT.md section 8).
     http: new OutboundClient({ allowPrivate: config.allowPrivateUrls }),
@@ -155,16 +195,17 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     secrets,
     queue,
     accounts,
-    credentials: new CredentialStore(db, secrets, clock),
+    credentials,
     calls,
     tools: new ToolStore(db, clock),
     agents: new AgentStore(db, clock),
     inbound: new InboundStore(db, clock),
     campaigns: new CampaignStore(db, clock),
-    pathways: new PathwayStore(db, clock),
+    pathways,
     a2p: new A2pStore(db, clock),
     sandbox,
-    carrier: sandbox,
+    carrier,
+    twilio,
     engine,
     webhooks,
     postCall,
@@ -184,6 +225,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
       await dialer.stop();
       postCall.close();
       await engine.stopAll();
+      frames.stop();
       await Promise.allSettled([...afterEnds]);
       await webhooks.drain();
       await queue.stop();

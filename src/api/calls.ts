@@ -126,6 +126,12 @@ export default async function routes(app: Api, services: Services): Promise<void
                 )
               : 'pathway_id is not a pathway of this account',
           );
+        } else if (found.nodes.length === 0) {
+          errors.push('pathway_id names a pathway with no nodes yet: add nodes to its draft or save a version');
+        } else if (normalized.start_node_id && !found.nodes.some((n) => n.id === normalized.start_node_id)) {
+          errors.push(
+            `start_node_id ${JSON.stringify(normalized.start_node_id)} is not a node of the pathway version the call uses`,
+          );
         }
       }
       assertValid(request, errors);

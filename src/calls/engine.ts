@@ -9,6 +9,8 @@ import { CallSession, type SessionOutcome } from './session.js';
 import type { OutboundClient } from '../outbound/http.js';
 import { runTool } from '../agent/tools.js';
 import { DynamicData } from '../agent/dynamic-data.js';
+import { audioLegOf } from '../media/audio-leg.js';
+import { latencyMessage } from '../media/latency.js';
 
 export interface EngineLogger {
   info(object: object, message: string): void;
@@ -29,7 +31,7 @@ export interface EngineDeps {
   /** After a call wrote its final state (end-of-call webhook, src/outbound/webhooks.ts). Does not throw. */
   afterEnd?(callId: string): Promise<void>;
   /** A streamed event of seed 6.2 (queue, call); fire-and-forget, never delays the call. */
-  onEvent?(callId: string, category: 'queue' | 'call' | 'tool' | 'dynamic_data', message: string): void;
+  onEvent?(callId: string, category: 'queue' | 'call' | 'tool' | 'dynamic_data' | 'latency', message: string): void;
 }
 
 /** How long a call may ring before it counts as unanswered. */
@@ -210,6 +212,8 @@ export class CallEngine {
       from: call.from_number,
       ringTimeoutMs: RING_TIMEOUT_MS,
       signal: controller.signal,
+      request,
+      accountId: call.account_id,
     });
     const ended = { completed: 1, call_length: 0, corrected_duration: 0, price: 0, ended_at: this.now() };
     if (result.status === 'failed') {
@@ -300,6 +304,9 @@ export class CallEngine {
     this.d.onEvent?.(call.id, 'queue', 'Call started');
     this.d.onEvent?.(call.id, 'call', 'Call connected');
     const lines: string[] = [];
+    // Audio legs measure every turn's latency (src/media/latency.ts) and may record the call.
+    const audio = audioLegOf(leg);
+    const stopLatency = audio?.latency.onTurn((entry) => this.d.onEvent?.(call.id, 'latency', latencyMessage(entry)));
     const session = new CallSession({
       callId: call.id,
       request,
@@ -310,6 +317,7 @@ export class CallEngine {
       clock: this.d.clock,
       signal: controller.signal,
       knowledge: dynamic.knowledge,
+      ...(audio && { onReply: () => audio.latency.replyReady() }),
       runTool: async (tool, input) => {
         this.d.onEvent?.(call.id, 'tool', `Tool ${tool.name} called`);
         const result = this.d.http
@@ -330,8 +338,15 @@ export class CallEngine {
       },
     });
     const stopRefresh = dynamic.refresh(this.d.clock);
-    const outcome = await session.run().finally(stopRefresh);
-    await this.finish(call, request, startedAt, outcome, lines, variables);
+    const outcome = await session.run().finally(() => {
+      stopRefresh();
+      stopLatency?.();
+    });
+    const media = audio && {
+      recording_path: await audio.recording(),
+      latency: JSON.stringify(audio.latency.report()),
+    };
+    await this.finish(call, request, startedAt, outcome, lines, variables, media);
   }
 
   private async finish(
@@ -341,6 +356,7 @@ export class CallEngine {
     outcome: SessionOutcome,
     lines: string[],
     variables?: Record<string, unknown>,
+    media?: { recording_path: string | null; latency: string },
   ): Promise<void> {
     const seconds = Math.max(0, (outcome.endedAt.getTime() - startedAt.getTime()) / 1000);
     const minutes = seconds / 60;
@@ -359,6 +375,8 @@ export class CallEngine {
       concatenated_transcript: lines.join('\n'),
       // Tools and dynamic_data add variables during the call.
       ...(variables && { variables: JSON.stringify(variables) }),
+      // The recording's path under DATA_DIR and every turn's latency (audio legs).
+      ...(media && { recording_path: media.recording_path, latency: media.latency }),
     });
     this.d.log?.info({ call_id: call.id, ended_by: outcome.endedBy, seconds }, 'call ended');
     await this.d.afterEnd?.(call.id);

@@ -7,6 +7,8 @@
  * through VAD and STT, so the session logic above never depends on the mode.
  */
 
+import type { CallRequest } from '../domain/call-request.js';
+
 /** What the far end of a leg does, as the engine hears it. */
 export type LegEvent =
   /** The far end began speaking (barge-in and turn-taking react to this). */
@@ -24,6 +26,12 @@ export type LegEvent =
   | { type: 'dtmf'; at: Date; digit: string }
   /** One 20 ms frame of mu-law 8 kHz audio (audio mode only). */
   | { type: 'audio'; at: Date; payload: Buffer }
+  /**
+   * The carrier's own answering-machine detection (Twilio's async AMD) decided who answered.
+   * `messageEnded`: a machine's greeting is over (its beep passed), so a message can be left now.
+   * The session's answer detector takes it like a decision of its own, when it has none yet.
+   */
+  | { type: 'answered_by'; at: Date; answeredBy: 'human' | 'voicemail' | 'unknown'; messageEnded: boolean }
   /** The far end hung up (or the network dropped the call). Always the last event. */
   | { type: 'hangup'; at: Date; reason: 'remote' | 'network' };
 
@@ -64,6 +72,14 @@ export interface DialRequest {
   ringTimeoutMs: number;
   /** Aborts dialing (the call was stopped while ringing). */
   signal: AbortSignal;
+  /**
+   * The call's normalized settings: audio carriers build the call's audio leg from them (voice,
+   * language, keywords, interruption_threshold, pronunciation_guide, background_track, record,
+   * answered_by_enabled) and pick the account's own carrier credentials by encrypted_key.
+   */
+  request?: CallRequest;
+  /** The account placing the call. */
+  accountId?: string;
 }
 
 export type DialResult =

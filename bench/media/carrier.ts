@@ -1,0 +1,164 @@
+/**
+ * The carrier side of bench/media/run.ts, in its own process (as Twilio is on its own machines):
+ * opens N Twilio Media Streams websockets to the server under test and drives each like Twilio
+ * does: `connected`, `start` (with customParameters), a `media` frame every 20 ms (line silence,
+ * or the caller's utterance on its schedule), `mark` echoed once the audio sent before it has
+ * played (a real-time play-out per call), `clear` honoured, `stop` at the end.
+ *
+ * Each media message's `timestamp` is the frame's real send time since the stream started, and the
+ * start carries the stream's start instant (epoch ms), so the server can tell how late it handled
+ * each frame.
+ */
+import { WebSocket } from 'ws';
+
+interface StartCommand {
+  cmd: 'start';
+  url: string;
+  calls: number;
+  durationMs: number;
+  /** The caller's utterance as base64 mu-law frames (concatenated). */
+  utterance: string;
+  /** First utterance this long after the start, then one every cycleMs. */
+  firstTalkMs: number;
+  cycleMs: number;
+}
+
+const FRAME_MS = 20;
+const SILENT = Buffer.alloc(160, 0xff).toString('base64');
+const epoch = () => performance.timeOrigin + performance.now();
+
+interface Stream {
+  socket: WebSocket;
+  sid: string;
+  t0: number;
+  open: boolean;
+  /** Next frame of the utterance being said, or -1 while silent. */
+  talkAt: number;
+  nextTalk: number;
+  playedUntil: number;
+  pendingMarks: { name: string; at: number }[];
+  sent: number;
+  seq: number;
+}
+
+function run(command: StartCommand): void {
+  const utterance = Buffer.from(command.utterance, 'base64');
+  const frames: string[] = [];
+  for (let at = 0; at + 160 <= utterance.length; at += 160)
+    frames.push(utterance.subarray(at, at + 160).toString('base64'));
+  const streams: Stream[] = [];
+  const stagger = Math.min(command.cycleMs, 2000) / Math.max(1, command.calls);
+  for (let i = 0; i < command.calls; i++) {
+    setTimeout(() => streams.push(connect(command, i)), i * stagger);
+  }
+  const began = epoch();
+  const tick = () => {
+    const now = epoch();
+    for (const s of streams) {
+      if (!s.open) continue;
+      // Frames due on this stream's own 20 ms grid (catching up after a late timer).
+      const due = Math.floor((now - s.t0) / FRAME_MS) + 1;
+      while (s.sent < due) {
+        let payload = SILENT;
+        const offset = s.sent * FRAME_MS;
+        if (s.talkAt < 0 && offset >= s.nextTalk) {
+          s.talkAt = 0;
+          s.nextTalk += command.cycleMs;
+        }
+        if (s.talkAt >= 0) {
+          payload = frames[s.talkAt++]!;
+          if (s.talkAt >= frames.length) s.talkAt = -1;
+        }
+        s.socket.send(
+          JSON.stringify({
+            event: 'media',
+            sequenceNumber: String(++s.seq),
+            media: { track: 'inbound', chunk: String(s.sent + 1), timestamp: String(Math.round(now - s.t0)), payload },
+            streamSid: s.sid,
+          }),
+        );
+        s.sent++;
+      }
+      while (s.pendingMarks.length > 0 && s.pendingMarks[0]!.at <= now) {
+        const mark = s.pendingMarks.shift()!;
+        s.socket.send(
+          JSON.stringify({
+            event: 'mark',
+            sequenceNumber: String(++s.seq),
+            streamSid: s.sid,
+            mark: { name: mark.name },
+          }),
+        );
+      }
+    }
+    if (now - began < command.durationMs + 2000) setTimeout(tick, 5);
+    else finish(streams);
+  };
+  setTimeout(tick, 5);
+}
+
+function connect(command: StartCommand, index: number): Stream {
+  const socket = new WebSocket(command.url);
+  const s: Stream = {
+    socket,
+    sid: `MZbench${index}`,
+    t0: 0,
+    open: false,
+    talkAt: -1,
+    nextTalk: command.firstTalkMs,
+    playedUntil: 0,
+    pendingMarks: [],
+    sent: 0,
+    seq: 0,
+  };
+  socket.on('open', () => {
+    s.t0 = epoch();
+    socket.send(JSON.stringify({ event: 'connected', protocol: 'Call', version: '1.0.0' }));
+    socket.send(
+      JSON.stringify({
+        event: 'start',
+        sequenceNumber: String(++s.seq),
+        start: {
+          accountSid: 'ACbench',
+          streamSid: s.sid,
+          callSid: `CAbench${index}`,
+          tracks: ['inbound'],
+          mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
+          customParameters: { t0: String(s.t0), call: String(index) },
+        },
+        streamSid: s.sid,
+      }),
+    );
+    s.open = true;
+  });
+  socket.on('message', (data: Buffer) => {
+    const message = JSON.parse(data.toString()) as { event: string; mark?: { name: string } };
+    const now = epoch();
+    if (message.event === 'media') s.playedUntil = Math.max(now, s.playedUntil) + FRAME_MS;
+    else if (message.event === 'mark' && message.mark)
+      s.pendingMarks.push({ name: message.mark.name, at: Math.max(now, s.playedUntil) });
+    else if (message.event === 'clear') {
+      s.playedUntil = now;
+      for (const m of s.pendingMarks) m.at = now;
+    }
+  });
+  socket.on('close', () => (s.open = false));
+  socket.on('error', () => (s.open = false));
+  return s;
+}
+
+function finish(streams: Stream[]): void {
+  let sent = 0;
+  for (const s of streams) {
+    sent += s.sent;
+    if (s.open) {
+      s.socket.send(JSON.stringify({ event: 'stop', sequenceNumber: String(++s.seq), streamSid: s.sid, stop: {} }));
+      s.socket.close();
+    }
+  }
+  process.send?.({ done: true, sent, streams: streams.length });
+}
+
+process.on('message', (command: StartCommand) => {
+  if (command.cmd === 'start') run(command);
+});

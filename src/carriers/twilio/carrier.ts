@@ -1,0 +1,548 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Carrier, DialRequest, DialResult, LegEvent, LegListener, SpeakResult, TransferResult } from '../types.js';
+import type { MediaTransport } from '../../media/transport.js';
+import type { AudioLeg } from '../../media/audio-leg.js';
+import type { LatencySource } from '../../media/latency.js';
+import type { CallRequest } from '../../domain/call-request.js';
+import type { CallStore } from '../../store/calls.js';
+import type { CredentialStore } from '../../store/credentials.js';
+import { isSandboxPersona } from '../../store/inbound.js';
+import { createTwilioClient, twilioAccountFor, type TwilioAccount, type TwilioClient } from './client.js';
+import { connectStreamTwiml, dialTwiml, mediaStreamUrl } from './twiml.js';
+import type { StreamStart, TwilioMediaStream } from './media-stream.js';
+
+/** What the carrier does for an audio leg beyond the stream: hand-over and hang-up through REST. */
+export interface TwilioLegControl {
+  transfer(to: string): Promise<TransferResult>;
+  hangup(): Promise<void>;
+}
+
+/**
+ * Turns a media transport into the CallLeg the engine drives (src/media/audio-leg.ts
+ * createAudioLeg: VAD, STT, TTS and in-band DTMF over the stream), with the call's settings;
+ * `control` goes into its deps as transfer and hangup.
+ */
+export type AudioLegFactory = (
+  transport: MediaTransport,
+  request: CallRequest,
+  callId: string,
+  control: TwilioLegControl,
+) => AudioLeg;
+
+export interface TwilioLogger {
+  info(object: object, message: string): void;
+  warn(object: object, message: string): void;
+}
+
+export interface TwilioCarrierOptions {
+  /** OPENLINE_PUBLIC_URL: where Twilio reaches our webhooks and media websocket. */
+  publicUrl: string;
+  /** OPENLINE_TWILIO_API_URL: Twilio's REST origin (the emulator's in tests). */
+  apiUrl: string;
+  /** The server's own Twilio account (TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN), if any. */
+  server: TwilioAccount | undefined;
+  /** TWILIO_PHONE_NUMBER: the caller id of calls that name no `from`. */
+  defaultFrom: string | undefined;
+  calls: Pick<CallStore, 'byId' | 'transition'>;
+  credentials: Pick<CredentialStore, 'resolve'>;
+  /** Builds each answered call's audio leg; without it Twilio calls cannot run and fail as queue_error. */
+  audioLeg?: AudioLegFactory;
+  log?: TwilioLogger;
+  /** How long after the ring timeout an answered call may take to open its stream before we give up. */
+  answerGraceMs?: number;
+}
+
+/** REST clients kept (one per Twilio account in use); the oldest is dropped beyond this. */
+const MAX_CLIENTS = 1000;
+
+/** Twilio's final call statuses before (or instead of) an answer. */
+const FINAL_STATUSES = new Set(['completed', 'busy', 'no-answer', 'failed', 'canceled']);
+
+/** What async AMD's AnsweredBy means for the call: who answered, and whether a machine's greeting is over. */
+export function answeredByEvent(answeredBy: string, at: Date): Extract<LegEvent, { type: 'answered_by' }> | undefined {
+  switch (answeredBy) {
+    case 'human':
+      return { type: 'answered_by', at, answeredBy: 'human', messageEnded: false };
+    case 'machine_start':
+      return { type: 'answered_by', at, answeredBy: 'voicemail', messageEnded: false };
+    case 'machine_end_beep':
+    case 'machine_end_silence':
+    case 'machine_end_other':
+      return { type: 'answered_by', at, answeredBy: 'voicemail', messageEnded: true };
+    // A fax machine is neither a person nor a voicemail box.
+    case 'fax':
+    case 'unknown':
+      return { type: 'answered_by', at, answeredBy: 'unknown', messageEnded: false };
+    default:
+      return undefined;
+  }
+}
+
+/** The dial result of a call that ended before its media stream started, from its final CallStatus. */
+export function unansweredResult(status: string, errorCode?: string): DialResult {
+  switch (status) {
+    case 'busy':
+      return { status: 'busy' };
+    case 'no-answer':
+    case 'canceled':
+      return { status: 'no-answer' };
+    case 'failed':
+      return {
+        status: 'failed',
+        reason: `Twilio could not place the call${errorCode ? ` (error ${errorCode})` : ''}`,
+      };
+    default:
+      return { status: 'failed', reason: 'The call ended before its media stream connected' };
+  }
+}
+
+/** A Twilio REST error's code, for logs and records (its message may quote phone numbers). */
+function restCode(error: unknown): string {
+  const code = (error as { code?: unknown; status?: unknown }).code ?? (error as { status?: unknown }).status;
+  return typeof code === 'number' || typeof code === 'string' ? String(code) : 'network';
+}
+
+/** One Twilio call of this process, from dialing (or the inbound webhook) to its end. */
+interface LiveCall {
+  callId: string;
+  callSid: string | undefined;
+  client: TwilioClient;
+  /** Latest CallStatus reported. */
+  status: string | undefined;
+  /** Settles the dial when a final status arrives before the stream. */
+  onFinal?: (status: string, errorCode: string | undefined) => void;
+  leg: TwilioCallLeg | undefined;
+  stream: TwilioMediaStream | undefined;
+  /** An AMD result that arrived before the leg existed. */
+  amd: Extract<LegEvent, { type: 'answered_by' }> | undefined;
+}
+
+/** A stream the TwiML announced: its one-time token, its call, and who takes it when it starts. */
+interface ExpectedStream {
+  callSid: string | undefined;
+  onStart(stream: TwilioMediaStream): void;
+}
+
+/**
+ * The CallLeg of a Twilio call: the audio leg does the talking and listening over the media
+ * stream (DTMF included, as in-band tones: replacing the TwiML with `<Play digits>` would end the
+ * stream) and reaches transfer and hang-up through the REST API (TwilioLegControl). This adds the
+ * carrier's own AMD verdict to what the audio leg reports, and passes on its audio extras
+ * (latency, recording) so the engine sees an audio leg.
+ */
+export class TwilioCallLeg implements AudioLeg {
+  readonly mode = 'audio' as const;
+  private readonly extra = new Set<LegListener>();
+  private ended = false;
+
+  constructor(
+    private readonly inner: AudioLeg,
+    onEnded: () => void,
+  ) {
+    inner.on((event) => {
+      if (event.type !== 'hangup' || this.ended) return;
+      this.ended = true;
+      onEnded();
+    });
+  }
+
+  get latency(): LatencySource {
+    return this.inner.latency;
+  }
+
+  get backlog(): number {
+    return this.inner.backlog;
+  }
+
+  recording(): Promise<string | null> {
+    return this.inner.recording();
+  }
+
+  onAudio(listener: (payload: Buffer, pcm: Int16Array) => void): () => void {
+    return this.inner.onAudio(listener);
+  }
+
+  on(listener: LegListener): () => void {
+    this.extra.add(listener);
+    const off = this.inner.on(listener);
+    return () => {
+      this.extra.delete(listener);
+      off();
+    };
+  }
+
+  /** Adds an event of the carrier's own (AMD) to what listeners hear; nothing after the hang-up. */
+  emit(event: LegEvent): void {
+    if (this.ended) return;
+    for (const listener of this.extra) listener(event);
+  }
+
+  speak(text: string, options?: { signal?: AbortSignal }): Promise<SpeakResult> {
+    return this.inner.speak(text, options);
+  }
+
+  sendDtmf(digits: string): Promise<void> {
+    return this.inner.sendDtmf(digits);
+  }
+
+  transfer(to: string): Promise<TransferResult> {
+    return this.inner.transfer(to);
+  }
+
+  hangup(): Promise<void> {
+    return this.inner.hangup();
+  }
+}
+
+/**
+ * Places calls on Twilio Programmable Voice and runs them over bidirectional Media Streams
+ * (docs/twilio.md). Each call's TwiML connects it to GET /twilio/media with a one-time token as a
+ * stream parameter; the call counts as answered when that stream starts. Status and async AMD
+ * callbacks (POST /twilio/status, /twilio/amd, routed here by src/carriers/twilio/routes.ts) settle
+ * unanswered calls and feed answered_by.
+ *
+ * Streams and callbacks are matched in this process's memory: Twilio must reach the process that
+ * runs the call (run the workers in the HTTP server's process, the default).
+ */
+export type SmsSendResult = { ok: true } | { ok: false; reason: string };
+
+export class TwilioCarrier implements Carrier {
+  readonly name = 'twilio';
+  private readonly live = new Map<string, LiveCall>();
+  private readonly streams = new Map<string, ExpectedStream>();
+  private readonly clients = new Map<string, TwilioClient>();
+
+  constructor(private readonly o: TwilioCarrierOptions) {
+    this.audioLeg = o.audioLeg;
+  }
+
+  /** Whether the server has Twilio credentials of its own. */
+  get configured(): boolean {
+    return this.o.server !== undefined;
+  }
+
+  get streamUrl(): string {
+    return mediaStreamUrl(this.o.publicUrl);
+  }
+
+  /** Where Twilio posts webhooks: the public URL plus `path`. */
+  webhookUrl(path: string): string {
+    return new URL(path, this.o.publicUrl).toString();
+  }
+
+  /** The Twilio account a stored call or number runs on (its BYO credentials, else the server's). */
+  account(accountId: string, credentialId: string | null | undefined): Promise<TwilioAccount | undefined> {
+    return twilioAccountFor(this.o.credentials, this.o.server, accountId, credentialId);
+  }
+
+  /** The Twilio account of a call of ours (its callbacks are signed with that account's token). */
+  async accountForCall(callId: string): Promise<TwilioAccount | undefined> {
+    const row = await this.o.calls.byId(callId);
+    return row ? this.account(row.account_id, row.credential_id) : undefined;
+  }
+
+  /** One REST client (and its connection pool) per Twilio account, reused by its calls. */
+  client(account: TwilioAccount): TwilioClient {
+    const key = `${account.accountSid}:${createHash('sha256').update(account.authToken).digest('base64url')}`;
+    let client = this.clients.get(key);
+    if (!client) {
+      client = createTwilioClient(account, this.o.apiUrl);
+      if (this.clients.size >= MAX_CLIENTS) this.clients.delete(this.clients.keys().next().value!);
+      this.clients.set(key, client);
+    }
+    return client;
+  }
+
+  /**
+   * Whether this call goes out on Twilio: its own Twilio credentials (encrypted_key), or the
+   * server's for any number but the sandbox's fictional personas (555-0100..0199), which stay on
+   * the sandbox network.
+   */
+  async serves(request: DialRequest): Promise<boolean> {
+    const row = await this.o.calls.byId(request.callId);
+    if (row?.credential_id) return true;
+    return this.o.server !== undefined && !isSandboxPersona(request.to);
+  }
+
+  /**
+   * Announces a stream: returns the one-time token its TwiML carries as the `token` parameter.
+   * With `ttlMs` the token lapses unused after that long (an inbound call whose stream never came).
+   */
+  expectStream(callSid: string | undefined, onStart: (stream: TwilioMediaStream) => void, ttlMs?: number): string {
+    const token = randomBytes(24).toString('base64url');
+    this.streams.set(token, { callSid, onStart });
+    if (ttlMs !== undefined) setTimeout(() => this.streams.delete(token), ttlMs).unref();
+    return token;
+  }
+
+  forgetStream(token: string): void {
+    this.streams.delete(token);
+  }
+
+  /**
+   * The media route's check of a stream's `start`: its token must be one we handed out and not
+   * used yet, for the call it names. Returns who takes the stream, or undefined (close it).
+   */
+  acceptStream(start: StreamStart): ((stream: TwilioMediaStream) => void) | undefined {
+    const token = start.customParameters.token;
+    if (!token) return undefined;
+    const expected = this.streams.get(token);
+    if (!expected) return undefined;
+    if (expected.callSid !== undefined && expected.callSid !== start.callSid) return undefined;
+    this.streams.delete(token);
+    return expected.onStart;
+  }
+
+  /**
+   * Sends a text message during a call (a pathway's SMS node) through the call's Twilio account,
+   * from the call's own number: the number called on inbound calls, the caller id on outbound ones.
+   */
+  async sendSms(message: { callId: string; to: string; body: string }): Promise<SmsSendResult> {
+    const row = await this.o.calls.byId(message.callId);
+    if (!row) return { ok: false, reason: 'the call no longer exists' };
+    const account = await this.account(row.account_id, row.credential_id);
+    if (!account) return { ok: false, reason: 'no Twilio credentials for this call' };
+    const from = row.inbound === 1 ? row.to_number : (row.from_number ?? this.o.defaultFrom);
+    if (!from) return { ok: false, reason: 'no number to send the message from' };
+    try {
+      await this.client(account).messages.create({ to: message.to, from, body: message.body });
+      return { ok: true };
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      return {
+        ok: false,
+        reason: `Twilio did not accept the message${typeof code === 'number' ? ` (error ${code})` : ''}`,
+      };
+    }
+  }
+
+  async dial(request: DialRequest): Promise<DialResult> {
+    // Stopped before it was placed: nothing to place.
+    if (request.signal.aborted) return { status: 'no-answer' };
+    const row = await this.o.calls.byId(request.callId);
+    if (!row) return { status: 'failed', reason: 'The call no longer exists' };
+    const account = await this.account(request.accountId ?? row.account_id, row.credential_id);
+    if (!account) return { status: 'failed', reason: 'No Twilio credentials for this call' };
+    const from = request.from ?? this.o.defaultFrom;
+    if (!from) {
+      return {
+        status: 'failed',
+        reason: 'No caller id: send "from" (one of your Twilio numbers) or set TWILIO_PHONE_NUMBER',
+      };
+    }
+    if (!this.audioLeg)
+      return { status: 'failed', reason: 'Twilio calls need the audio pipeline, which is not available' };
+    const settings = request.request ?? (JSON.parse(row.request) as CallRequest);
+    const client = this.client(account);
+    const live: LiveCall = {
+      callId: request.callId,
+      callSid: undefined,
+      client,
+      status: undefined,
+      leg: undefined,
+      stream: undefined,
+      amd: undefined,
+    };
+    this.live.set(request.callId, live);
+
+    let onStream!: (stream: TwilioMediaStream) => void;
+    const streamStarted = new Promise<TwilioMediaStream>((resolve) => (onStream = resolve));
+    const token = this.expectStream(undefined, (stream) => onStream(stream));
+    const finalStatus = new Promise<{ status: string; errorCode: string | undefined }>((resolve) => {
+      live.onFinal = (status, errorCode) => resolve({ status, errorCode });
+    });
+    let giveUp: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const stopped = new Promise<'aborted' | 'timeout'>((resolve) => {
+      onAbort = () => resolve('aborted');
+      request.signal.addEventListener('abort', onAbort, { once: true });
+      if (request.signal.aborted) onAbort();
+      giveUp = setTimeout(() => resolve('timeout'), request.ringTimeoutMs + (this.o.answerGraceMs ?? 30_000));
+      giveUp.unref();
+    });
+    const cleanup = () => {
+      clearTimeout(giveUp);
+      if (onAbort) request.signal.removeEventListener('abort', onAbort);
+      this.forgetStream(token);
+    };
+    const callback = (path: string) => this.webhookUrl(`${path}?call_id=${encodeURIComponent(request.callId)}`);
+    const amd = settings.answered_by_enabled;
+    try {
+      const created = await client.calls.create({
+        to: request.to,
+        from,
+        twiml: connectStreamTwiml(this.streamUrl, { call_id: request.callId, token }),
+        statusCallback: callback('/twilio/status'),
+        statusCallbackMethod: 'POST',
+        statusCallbackEvent: ['initiated', 'ringing', 'answered', 'completed'],
+        timeout: Math.max(5, Math.min(600, Math.round(request.ringTimeoutMs / 1000))),
+        ...(amd && {
+          machineDetection: 'DetectMessageEnd',
+          asyncAmd: 'true',
+          asyncAmdStatusCallback: callback('/twilio/amd'),
+          asyncAmdStatusCallbackMethod: 'POST',
+        }),
+      });
+      live.callSid = created.sid;
+      // The stream must come from this very call.
+      const expected = this.streams.get(token);
+      if (expected) expected.callSid = created.sid;
+    } catch (error) {
+      cleanup();
+      this.live.delete(request.callId);
+      const code = restCode(error);
+      this.o.log?.warn({ call_id: request.callId, twilio_error: code }, 'Twilio refused to create the call');
+      return { status: 'failed', reason: `Twilio refused the call (error ${code})` };
+    }
+    await this.o.calls.transition(request.callId, ['allocated'], { carrier: 'twilio', carrier_call_id: live.callSid });
+    // A status reported before the SID was known.
+    if (live.status && FINAL_STATUSES.has(live.status)) live.onFinal?.(live.status, undefined);
+
+    const outcome = await Promise.race([
+      streamStarted.then((stream) => ({ kind: 'stream' as const, stream })),
+      finalStatus.then((final) => ({ kind: 'final' as const, ...final })),
+      stopped.then((why) => ({ kind: why })),
+    ]);
+    cleanup();
+    live.onFinal = undefined;
+    if (outcome.kind === 'stream') {
+      live.leg = this.legFor(live, outcome.stream, settings, from);
+      if (live.amd) live.leg.emit(live.amd);
+      return { status: 'answered', leg: live.leg };
+    }
+    this.live.delete(request.callId);
+    if (outcome.kind === 'final') return unansweredResult(outcome.status, outcome.errorCode);
+    // Stopped while ringing, or nobody answered in time: take the call back.
+    await this.cancel(client, live.callSid!);
+    return { status: 'no-answer' };
+  }
+
+  /**
+   * The leg of a call whose stream started: the audio leg over the stream, with transfer and
+   * hang-up through REST. `callerId` is shown to the transfer target (one of our numbers).
+   */
+  legFor(live: LiveCall, stream: TwilioMediaStream, settings: CallRequest, callerId: string): TwilioCallLeg {
+    const audioLeg = this.audioLeg;
+    if (!audioLeg) throw new Error('Twilio calls need the audio pipeline');
+    const sid = stream.callSid;
+    live.stream = stream;
+    const control: TwilioLegControl = {
+      transfer: async (to) => {
+        try {
+          await live.client.calls(sid).update({ twiml: dialTwiml(to, callerId) });
+          return { ok: true };
+        } catch (error) {
+          const code = restCode(error);
+          this.o.log?.warn({ call_id: live.callId, twilio_error: code }, 'Twilio transfer failed');
+          return { ok: false, reason: `Twilio refused the transfer (error ${code})` };
+        }
+      },
+      hangup: async () => {
+        if (live.status && FINAL_STATUSES.has(live.status)) return;
+        try {
+          await live.client.calls(sid).update({ status: 'completed' });
+        } catch (error) {
+          // Already over at Twilio's end: nothing to end.
+          this.o.log?.info({ call_id: live.callId, twilio_error: restCode(error) }, 'Twilio hang-up not applied');
+        }
+      },
+    };
+    return new TwilioCallLeg(audioLeg(stream, settings, live.callId, control), () => {
+      if (this.live.get(live.callId) === live) this.live.delete(live.callId);
+    });
+  }
+
+  /**
+   * A call that arrived on one of our numbers and whose stream started (src/carriers/twilio/routes.ts):
+   * registers it like a dialed one, so its status callbacks and hang-up work the same.
+   */
+  answerInbound(
+    callId: string,
+    account: TwilioAccount,
+    stream: TwilioMediaStream,
+    settings: CallRequest,
+    ourNumber: string,
+  ): TwilioCallLeg {
+    const live: LiveCall = {
+      callId,
+      callSid: stream.callSid,
+      client: this.client(account),
+      status: 'in-progress',
+      leg: undefined,
+      stream: undefined,
+      amd: undefined,
+    };
+    this.live.set(callId, live);
+    live.leg = this.legFor(live, stream, settings, ourNumber);
+    return live.leg;
+  }
+
+  private audioLeg: AudioLegFactory | undefined;
+
+  /** Wires the audio pipeline (src/services.ts does, once speech providers are built). */
+  useAudioLeg(factory: AudioLegFactory): void {
+    this.audioLeg = factory;
+  }
+
+  /** Whether the audio pipeline is wired (inbound calls are rejected without it). */
+  get canAnswer(): boolean {
+    return this.audioLeg !== undefined;
+  }
+
+  /** POST /twilio/status, signature already checked. */
+  statusCallback(callId: string, params: Record<string, string>): void {
+    const live = this.live.get(callId);
+    if (!live) return;
+    if (live.callSid !== undefined && params.CallSid !== live.callSid) return;
+    const status = params.CallStatus ?? '';
+    live.status = status;
+    if (!FINAL_STATUSES.has(status)) return;
+    if (live.stream) {
+      // The call is over: the stream's stop normally ends the leg; closing the socket makes sure.
+      live.stream.close();
+      return;
+    }
+    if (live.callSid !== undefined) live.onFinal?.(status, params.ErrorCode || undefined);
+  }
+
+  /** POST /twilio/amd, signature already checked: the async AMD verdict becomes an answered_by event. */
+  amdCallback(callId: string, params: Record<string, string>, at: Date): void {
+    const live = this.live.get(callId);
+    if (!live || (live.callSid !== undefined && params.CallSid !== live.callSid)) return;
+    const event = answeredByEvent(params.AnsweredBy ?? '', at);
+    if (!event) return;
+    if (live.leg) live.leg.emit(event);
+    else live.amd = event;
+  }
+
+  private async cancel(client: TwilioClient, sid: string): Promise<void> {
+    try {
+      await client.calls(sid).update({ status: 'canceled' });
+    } catch {
+      // Answered meanwhile: a ringing call is canceled, a connected one completed.
+      try {
+        await client.calls(sid).update({ status: 'completed' });
+      } catch (error) {
+        this.o.log?.info({ twilio_error: restCode(error) }, 'Twilio call could not be taken back');
+      }
+    }
+  }
+}
+
+/**
+ * The engine's carrier: Twilio for calls with Twilio credentials (the account's own through
+ * encrypted_key, or the server's), the sandbox network for the rest. With no Twilio credentials
+ * anywhere every call stays on the sandbox, exactly as before Twilio existed.
+ */
+export class CarrierSelector implements Carrier {
+  readonly name = 'auto';
+
+  constructor(
+    private readonly sandbox: Carrier,
+    private readonly twilio: TwilioCarrier,
+  ) {}
+
+  async dial(request: DialRequest): Promise<DialResult> {
+    return (await this.twilio.serves(request)) ? this.twilio.dial(request) : this.sandbox.dial(request);
+  }
+}

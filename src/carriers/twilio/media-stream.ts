@@ -1,0 +1,206 @@
+import type { WebSocket } from 'ws';
+import type { MediaEvent, MediaListener, MediaTransport } from '../../media/transport.js';
+
+/** The `start` message's details (Twilio sends counters and ids as strings). */
+export interface StreamStart {
+  streamSid: string;
+  callSid: string;
+  accountSid: string;
+  /** The `<Parameter>`s of the TwiML's `<Stream>`. */
+  customParameters: Record<string, string>;
+}
+
+/** What the route reads off one message from Twilio; anything else is ignored. */
+export type TwilioStreamMessage =
+  | { event: 'connected' }
+  | { event: 'start'; start: StreamStart }
+  | { event: 'media'; payload: Buffer; timestampMs: number; track: string }
+  | { event: 'dtmf'; digit: string }
+  | { event: 'mark'; name: string }
+  | { event: 'stop' };
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+const DTMF_DIGIT = /^[0-9*#A-D]$/;
+
+/**
+ * Parses one websocket message of Twilio's Media Streams protocol (a JSON text frame). Returns
+ * undefined for malformed or unknown messages, which the stream ignores rather than failing on.
+ */
+export function parseStreamMessage(raw: string): TwilioStreamMessage | undefined {
+  let message: unknown;
+  try {
+    message = JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(message)) return undefined;
+  switch (message.event) {
+    case 'connected':
+      return { event: 'connected' };
+    case 'start': {
+      const start = message.start;
+      if (!isRecord(start)) return undefined;
+      const streamSid = text(start.streamSid) ?? text(message.streamSid);
+      const callSid = text(start.callSid);
+      if (!streamSid || !callSid) return undefined;
+      const customParameters: Record<string, string> = {};
+      if (isRecord(start.customParameters)) {
+        for (const [key, value] of Object.entries(start.customParameters)) {
+          if (typeof value === 'string') customParameters[key] = value;
+        }
+      }
+      return {
+        event: 'start',
+        start: { streamSid, callSid, accountSid: text(start.accountSid) ?? '', customParameters },
+      };
+    }
+    case 'media': {
+      const media = message.media;
+      if (!isRecord(media)) return undefined;
+      const payload = text(media.payload);
+      if (payload === undefined) return undefined;
+      const timestampMs = Number(media.timestamp ?? 0);
+      return {
+        event: 'media',
+        payload: Buffer.from(payload, 'base64'),
+        timestampMs: Number.isFinite(timestampMs) ? timestampMs : 0,
+        track: text(media.track) ?? 'inbound',
+      };
+    }
+    case 'dtmf': {
+      const digit = isRecord(message.dtmf) ? text(message.dtmf.digit) : undefined;
+      return digit && DTMF_DIGIT.test(digit) ? { event: 'dtmf', digit } : undefined;
+    }
+    case 'mark': {
+      const name = isRecord(message.mark) ? text(message.mark.name) : undefined;
+      return name === undefined ? undefined : { event: 'mark', name };
+    }
+    case 'stop':
+      return { event: 'stop' };
+    default:
+      return undefined;
+  }
+}
+
+/** Events kept for a listener that subscribes a moment after the stream started (about 10 s of audio). */
+const MAX_EARLY_EVENTS = 500;
+
+/**
+ * One Twilio bidirectional media stream as a MediaTransport: inbound `media` frames (base64 mu-law
+ * 8 kHz, 20 ms), `dtmf`, `mark` echoes and `stop` become MediaEvents; outbound frames, marks and
+ * clear become `media`, `mark` and `clear` messages carrying the stream's streamSid.
+ *
+ * `stop` is emitted exactly once: on Twilio's `stop` message (remote), or when the socket closes
+ * without one (network; also after our own close()).
+ */
+export class TwilioMediaStream implements MediaTransport {
+  private readonly listeners = new Set<MediaListener>();
+  private early: MediaEvent[] | undefined = [];
+  private stopped = false;
+  private closedByUs = false;
+
+  constructor(
+    private readonly socket: WebSocket,
+    readonly start: StreamStart,
+  ) {
+    socket.on('close', () => this.emitStop(this.closedByUs ? 'remote' : 'network'));
+    socket.on('error', () => this.emitStop('network'));
+  }
+
+  get streamSid(): string {
+    return this.start.streamSid;
+  }
+
+  get callSid(): string {
+    return this.start.callSid;
+  }
+
+  get ended(): boolean {
+    return this.stopped;
+  }
+
+  /** Feeds one parsed message from Twilio (the route reads the socket). */
+  receive(message: TwilioStreamMessage): void {
+    switch (message.event) {
+      case 'media':
+        // Only the caller's audio: a stream with both tracks would otherwise echo our own words back.
+        if (message.track === 'inbound' || message.track === 'inbound_track') {
+          this.emit({ type: 'media', payload: message.payload, timestampMs: message.timestampMs });
+        }
+        return;
+      case 'dtmf':
+        this.emit({ type: 'dtmf', digit: message.digit });
+        return;
+      case 'mark':
+        this.emit({ type: 'mark', name: message.name });
+        return;
+      case 'stop':
+        this.emitStop('remote');
+        this.closeSocket();
+        return;
+      default:
+        return;
+    }
+  }
+
+  on(listener: MediaListener): () => void {
+    this.listeners.add(listener);
+    const early = this.early;
+    this.early = undefined;
+    if (early) for (const event of early) listener(event);
+    return () => this.listeners.delete(listener);
+  }
+
+  sendMedia(payload: Buffer): void {
+    this.send({ event: 'media', streamSid: this.streamSid, media: { payload: payload.toString('base64') } });
+  }
+
+  sendMark(name: string): void {
+    this.send({ event: 'mark', streamSid: this.streamSid, mark: { name } });
+  }
+
+  clear(): void {
+    this.send({ event: 'clear', streamSid: this.streamSid });
+  }
+
+  close(): void {
+    if (this.closedByUs) return;
+    this.closedByUs = true;
+    this.closeSocket();
+  }
+
+  private closeSocket(): void {
+    if (this.socket.readyState === this.socket.OPEN || this.socket.readyState === this.socket.CONNECTING) {
+      this.socket.close(1000);
+    }
+  }
+
+  private send(message: object): void {
+    if (this.stopped || this.socket.readyState !== this.socket.OPEN) return;
+    this.socket.send(JSON.stringify(message));
+  }
+
+  private emit(event: MediaEvent): void {
+    if (this.stopped) return;
+    if (this.early) {
+      if (this.early.length < MAX_EARLY_EVENTS) this.early.push(event);
+      return;
+    }
+    for (const listener of this.listeners) listener(event);
+  }
+
+  private emitStop(reason: 'remote' | 'network'): void {
+    if (this.stopped) return;
+    const event: MediaEvent = { type: 'stop', reason };
+    if (this.early) this.early.push(event);
+    else for (const listener of this.listeners) listener(event);
+    this.stopped = true;
+  }
+}

@@ -1,0 +1,72 @@
+import type { TwilioClient } from './client.js';
+
+/** Why a number could not be bought: nothing free where asked, or Twilio refused (its error code). */
+export class TwilioPurchaseError extends Error {
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+    this.name = 'TwilioPurchaseError';
+  }
+}
+
+export interface TwilioPurchase {
+  /** ISO country: US or CA. */
+  country: string;
+  /** Three digits; undefined: anywhere in the country. */
+  areaCode: string | undefined;
+  /** A specific E.164 number to buy instead of searching. */
+  phoneNumber: string | undefined;
+  /** Where Twilio sends the number's calls and messages (Openline's /twilio/voice and /twilio/sms). */
+  voiceUrl: string;
+  smsUrl: string;
+}
+
+function codeOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'number' || typeof code === 'string' ? String(code) : undefined;
+}
+
+/**
+ * Buys a number on a Twilio account: the first local number with voice and SMS that
+ * AvailablePhoneNumbers offers in the area code (or the number asked for), then IncomingPhoneNumbers
+ * create with its voice and SMS webhooks pointing at Openline. Returns the number bought (E.164).
+ */
+export async function buyTwilioNumber(client: TwilioClient, purchase: TwilioPurchase): Promise<string> {
+  let phoneNumber = purchase.phoneNumber;
+  if (phoneNumber === undefined) {
+    let offered: { phoneNumber: string }[];
+    try {
+      offered = await client.availablePhoneNumbers(purchase.country).local.list({
+        ...(purchase.areaCode === undefined ? {} : { areaCode: Number(purchase.areaCode) }),
+        voiceEnabled: true,
+        smsEnabled: true,
+        limit: 1,
+      });
+    } catch (error) {
+      const code = codeOf(error);
+      throw new TwilioPurchaseError(`Twilio refused the number search (error ${code ?? 'network'})`, code);
+    }
+    phoneNumber = offered[0]?.phoneNumber;
+    if (!phoneNumber) {
+      throw new TwilioPurchaseError(
+        `Twilio has no number available${purchase.areaCode ? ` in area code ${purchase.areaCode}` : ''}`,
+        undefined,
+      );
+    }
+  }
+  try {
+    const bought = await client.incomingPhoneNumbers.create({
+      phoneNumber,
+      voiceUrl: purchase.voiceUrl,
+      voiceMethod: 'POST',
+      smsUrl: purchase.smsUrl,
+      smsMethod: 'POST',
+    });
+    return bought.phoneNumber;
+  } catch (error) {
+    const code = codeOf(error);
+    throw new TwilioPurchaseError(`Twilio refused the purchase (error ${code ?? 'network'})`, code);
+  }
+}

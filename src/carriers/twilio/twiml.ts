@@ -1,0 +1,42 @@
+import twilio from 'twilio';
+
+/** The largest TwiML document Twilio accepts inline (the Calls resource's Twiml parameter). */
+export const MAX_INLINE_TWIML = 4000;
+
+/** The websocket URL of our media stream route, from the public URL Twilio reaches us at. */
+export function mediaStreamUrl(publicUrl: string): string {
+  const url = new URL('/twilio/media', publicUrl);
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  return url.toString();
+}
+
+/**
+ * `<Response><Connect><Stream url="..."><Parameter .../></Stream></Connect></Response>`: connects
+ * the call to our bidirectional media stream. The parameters come back in the stream's `start`
+ * message (customParameters); the SDK escapes every attribute value.
+ */
+export function connectStreamTwiml(streamUrl: string, parameters: Record<string, string>): string {
+  const response = new twilio.twiml.VoiceResponse();
+  const stream = response.connect().stream({ url: streamUrl });
+  for (const [name, value] of Object.entries(parameters)) stream.parameter({ name, value });
+  return response.toString();
+}
+
+/** `<Response><Dial callerId="...">number</Dial></Response>`: hands the caller over (transfer). */
+export function dialTwiml(number: string, callerId: string | null): string {
+  const response = new twilio.twiml.VoiceResponse();
+  response.dial(callerId ? { callerId } : {}, number);
+  return response.toString();
+}
+
+/** `<Response><Reject/></Response>`: an inbound call on a number nobody holds. */
+export function rejectTwiml(): string {
+  const response = new twilio.twiml.VoiceResponse();
+  response.reject();
+  return response.toString();
+}
+
+/** An empty `<Response/>`: acknowledges a messaging webhook without replying to the sender. */
+export function emptyMessagingResponse(): string {
+  return new twilio.twiml.MessagingResponse().toString();
+}

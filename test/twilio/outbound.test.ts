@@ -1,0 +1,256 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { waitForCall } from '../../src/testing/harness.js';
+import { voice } from '../../src/testing/audio-fakes.js';
+import { FRAME_SAMPLES, rms } from '../../src/media/audio.js';
+import { parseTwiml } from '../../src/testing/twilio-emulator.js';
+import { detectDtmf } from '../../src/media/dtmf.js';
+import { CUSTOMER, OUR_NUMBER, SERVER, startTwilioTest, type TwilioTest } from './setup.js';
+
+/** How many 20 ms frames of `pcm` carry sound. */
+function voicedFrames(pcm: Int16Array): number {
+  let n = 0;
+  for (let i = 0; i + FRAME_SAMPLES <= pcm.length; i += FRAME_SAMPLES) {
+    if (rms(pcm.subarray(i, i + FRAME_SAMPLES)) > 1000) n++;
+  }
+  return n;
+}
+
+const FIRST = 'Hello, this is Openline calling about your order.';
+
+describe('Twilio outbound calls through the emulator', () => {
+  let env: TwilioTest;
+  before(async () => {
+    env = await startTwilioTest();
+  });
+  after(() => env.close());
+
+  it('places the call with Connect Stream TwiML, talks over the media stream, and ends when the callee hangs up', async () => {
+    const to = '+12025550301';
+    env.hear(['Yes this is Sam speaking']);
+    env.emulator.scripts.set(to, { say: [{ atMs: 1500, pcm: voice(700) }], hangupAfterMs: 5000 });
+    const sent = await env.t.request('POST', '/v1/calls', {
+      phone_number: to,
+      task: 'Ask about the order.',
+      first_sentence: FIRST,
+    });
+    assert.equal(sent.status, 200);
+    const id = String(sent.body.call_id);
+    const call = await waitForCall(env.t, id);
+    assert.equal(call.status, 'completed');
+    assert.equal(call.queue_status, 'complete');
+    assert.equal(call.call_ended_by, 'USER');
+
+    // What Twilio was asked to do.
+    const create = env.emulator.requests.find((r) => r.method === 'POST' && r.path.endsWith('/Calls.json'))!;
+    assert.equal(create.path, `/2010-04-01/Accounts/${SERVER.accountSid}/Calls.json`);
+    assert.equal(create.params.To, to);
+    assert.equal(create.params.From, OUR_NUMBER);
+    assert.deepEqual(create.multi.StatusCallbackEvent, ['initiated', 'ringing', 'answered', 'completed']);
+    assert.equal(create.params.StatusCallback, `${env.publicUrl}/twilio/status?call_id=${id}`);
+    assert.equal(create.params.MachineDetection, undefined);
+    const verb = parseTwiml(create.params.Twiml!);
+    assert.equal(verb.verb, 'stream');
+    if (verb.verb === 'stream') {
+      assert.equal(verb.url, `${env.publicUrl.replace('http', 'ws')}/twilio/media`);
+      assert.equal(verb.parameters.call_id, id);
+      assert.ok((verb.parameters.token ?? '').length >= 24, 'a one-time stream token');
+    }
+
+    // The callee's side: answered, heard our words as audio, echoed our marks, hung up.
+    const far = env.emulator.callTo(to)!;
+    assert.deepEqual(far.statuses, ['initiated', 'ringing', 'in-progress', 'completed']);
+    assert.ok(far.marksEchoed.length > 0, 'marks came back');
+    // The tone TTS makes 10 ms of sound per character: the greeting alone is over 20 voiced frames.
+    assert.ok(voicedFrames(far.heardPcm()) >= 20, `voiced frames heard: ${voicedFrames(far.heardPcm())}`);
+
+    // The transcript: our greeting (played in full, by its echoed marks), then what the callee said.
+    const transcripts = (call.transcripts as { user: string; text: string }[]).map((t) => `${t.user}: ${t.text}`);
+    assert.equal(transcripts[0], `assistant: ${FIRST}`);
+    assert.ok(transcripts.includes('user: Yes this is Sam speaking'), transcripts.join('\n'));
+    const row = await env.t.services.calls.byId(id);
+    assert.equal(row?.carrier, 'twilio');
+    assert.equal(row?.carrier_call_id, far.sid);
+  });
+
+  it('stops talking when the callee talks over it: clear on the stream, the transcript cut at the words played', async () => {
+    const to = '+12025550302';
+    const long =
+      'Hello, this is Openline calling about your order number four five six, which we shipped on Monday by ' +
+      'express courier, and I would like to confirm the delivery address and the time window that suits you best.';
+    env.hear(['wait wait I have a question about that']);
+    env.emulator.scripts.set(to, { say: [{ atMs: 900, pcm: voice(1500) }], hangupAfterMs: 5000 });
+    const sent = await env.t.request('POST', '/v1/calls', {
+      phone_number: to,
+      task: 'Confirm the order.',
+      first_sentence: long,
+    });
+    const call = await waitForCall(env.t, String(sent.body.call_id));
+    const far = env.emulator.callTo(to)!;
+    assert.ok(far.clears >= 1, 'clear was sent');
+    const first = (call.transcripts as { user: string; text: string }[]).find((t) => t.user === 'assistant')!;
+    assert.ok(first.text.endsWith('...'), first.text);
+    assert.ok(first.text.length < long.length, 'only the words played are kept');
+    assert.ok(long.startsWith(first.text.slice(0, -3)), first.text);
+  });
+
+  for (const [outcome, expected] of [
+    ['busy', { status: 'completed', answered_by: 'no-answer', error_message: 'The line was busy' }],
+    ['no-answer', { status: 'completed', answered_by: 'no-answer', error_message: null }],
+    ['failed', { status: 'queue_error', error_message: 'Twilio could not place the call (error 32009)' }],
+  ] as const) {
+    it(`maps a ${outcome} call from its status callback`, async () => {
+      const to = `+1202555031${['busy', 'no-answer', 'failed'].indexOf(outcome)}`;
+      env.emulator.scripts.set(to, { outcome, ringMs: 100 });
+      const sent = await env.t.request('POST', '/v1/calls', { phone_number: to, task: 'Say hello.' });
+      const call = await waitForCall(env.t, String(sent.body.call_id));
+      for (const [key, value] of Object.entries(expected)) assert.equal(call[key], value, key);
+      assert.equal(env.emulator.callTo(to)?.status, outcome);
+      assert.equal(env.emulator.callTo(to)?.socket, undefined, 'no stream was opened');
+    });
+  }
+
+  it('cancels a ringing call at Twilio when the call is stopped', async () => {
+    const to = '+12025550315';
+    env.emulator.scripts.set(to, { outcome: 'no-answer', ringMs: 30_000 });
+    const sent = await env.t.request('POST', '/v1/calls', { phone_number: to, task: 'Say hello.' });
+    const id = String(sent.body.call_id);
+    const far = await env.emulator.waitForCallTo(to);
+    while (far.status !== 'ringing') await new Promise((resolve) => setTimeout(resolve, 20));
+    const stopped = await env.t.request('POST', `/v1/calls/${id}/stop`);
+    assert.equal(stopped.status, 200, JSON.stringify(stopped.body));
+    const call = await waitForCall(env.t, id);
+    assert.equal(call.status, 'canceled');
+    assert.equal(far.status, 'canceled');
+    assert.ok(env.emulator.requests.some((r) => r.path.includes(far.sid) && r.params.Status === 'canceled'));
+  });
+
+  it('asks for async AMD and maps AnsweredBy machine_end_beep into answered_by voicemail', async () => {
+    const to = '+12025550320';
+    env.emulator.scripts.set(to, { answeredBy: 'machine_end_beep', amdDelayMs: 300, hangupAfterMs: 6000 });
+    const sent = await env.t.request('POST', '/v1/calls', {
+      phone_number: to,
+      task: 'Remind them of the appointment.',
+      answered_by_enabled: true,
+      voicemail_action: 'hangup',
+    });
+    const id = String(sent.body.call_id);
+    const call = await waitForCall(env.t, id);
+    const create = env.emulator.requests.find((r) => r.path.endsWith('/Calls.json') && r.params.To === to)!;
+    assert.equal(create.params.MachineDetection, 'DetectMessageEnd');
+    assert.equal(create.params.AsyncAmd, 'true');
+    assert.equal(create.params.AsyncAmdStatusCallback, `${env.publicUrl}/twilio/amd?call_id=${id}`);
+    assert.equal(call.answered_by, 'voicemail');
+    // Hung up on the machine well before the callee's own hang-up at 6 s.
+    assert.equal(call.call_ended_by, 'ASSISTANT');
+    assert.ok(
+      env.emulator.requests.some(
+        (r) => r.params.Status === 'completed' && r.path.includes(env.emulator.callTo(to)!.sid),
+      ),
+    );
+  });
+
+  it('maps AnsweredBy human into answered_by human', async () => {
+    const to = '+12025550321';
+    env.emulator.scripts.set(to, { answeredBy: 'human', amdDelayMs: 200, hangupAfterMs: 2500 });
+    const sent = await env.t.request('POST', '/v1/calls', {
+      phone_number: to,
+      task: 'Say hello.',
+      answered_by_enabled: true,
+    });
+    const call = await waitForCall(env.t, String(sent.body.call_id));
+    assert.equal(call.answered_by, 'human');
+    assert.equal(call.call_ended_by, 'USER');
+  });
+
+  it('presses an IVR menu key as in-band DTMF tones on the stream (never TwiML Play)', async () => {
+    const to = '+12025550325';
+    env.hear(['For sales press 1. For billing press 2.']);
+    env.emulator.scripts.set(to, { say: [{ atMs: 600, pcm: voice(900) }], hangupAfterMs: 5000 });
+    const sent = await env.t.request('POST', '/v1/calls', {
+      phone_number: to,
+      task: 'Reach the billing department about an invoice.',
+      answered_by_enabled: true,
+      wait_for_greeting: true,
+    });
+    const call = await waitForCall(env.t, String(sent.body.call_id));
+    const far = env.emulator.callTo(to)!;
+    const texts = (call.transcripts as { text: string }[]).map((t) => t.text);
+    assert.ok(texts.includes('Pressed buttons: 2'), texts.join('\n'));
+    // The callee's Goertzel detector hears the key in the audio we sent.
+    assert.match(detectDtmf(far.receivedPcm()), /2/);
+    // The call's TwiML was never replaced (a <Play digits> would have ended the stream).
+    assert.equal(far.twiml.length, 1);
+  });
+
+  it("sends a pathway SMS node's text through the call's Twilio account, from the call's number", async () => {
+    const to = '+12025550350';
+    env.emulator.scripts.set(to, { outcome: 'no-answer', ringMs: 100 });
+    const sent = await env.t.request('POST', '/v1/calls', { phone_number: to, task: 'Say hello.' });
+    const id = String(sent.body.call_id);
+    await waitForCall(env.t, id);
+    const ok = await env.t.services.twilio.sendSms({ callId: id, to, body: 'Your appointment: Tuesday 3pm' });
+    assert.deepEqual(ok, { ok: true });
+    const message = env.emulator.messages.at(-1)!;
+    assert.deepEqual(
+      { accountSid: message.accountSid, to: message.to, from: message.from, body: message.body },
+      { accountSid: SERVER.accountSid, to, from: OUR_NUMBER, body: 'Your appointment: Tuesday 3pm' },
+    );
+    // Twilio's refusal comes back as a reason the pathway log shows, never as an exception.
+    const refused = await env.t.services.twilio.sendSms({ callId: id, to: 'not-a-number', body: 'x' });
+    assert.deepEqual(refused, { ok: false, reason: 'Twilio did not accept the message (error 21211)' });
+    assert.deepEqual(await env.t.services.twilio.sendSms({ callId: 'no-such-call', to, body: 'x' }), {
+      ok: false,
+      reason: 'the call no longer exists',
+    });
+  });
+
+  it('transfers by updating the call with Dial TwiML', async () => {
+    const to = '+12025550330';
+    env.hear(['I would like to talk to billing please']);
+    env.emulator.scripts.set(to, { say: [{ atMs: 1200, pcm: voice(700) }], hangupAfterMs: 15_000 });
+    const sent = await env.t.request('POST', '/v1/calls', {
+      phone_number: to,
+      task: 'If they want to talk to billing, transfer the call.',
+      first_sentence: 'Hi.',
+      transfer_phone_number: '+14155550999',
+    });
+    const id = String(sent.body.call_id);
+    const call = await waitForCall(env.t, id);
+    const far = env.emulator.callTo(to)!;
+    assert.deepEqual(far.dialed, { number: '+14155550999', callerId: OUR_NUMBER });
+    assert.equal(call.transferred_to, '+14155550999');
+    const update = env.emulator.requests.find((r) => r.path.includes(far.sid) && r.params.Twiml);
+    assert.ok(update, 'the call was updated with TwiML');
+    assert.deepEqual(parseTwiml(update.params.Twiml!), { verb: 'dial', number: '+14155550999', callerId: OUR_NUMBER });
+    // The transfer TwiML replaced the stream: Twilio stopped it (its close handshake may still be under way).
+    assert.equal(far.socket, undefined, 'the stream ended');
+  });
+
+  it("places a call with encrypted_key on the customer's own Twilio account", async () => {
+    const stored = await env.t.request('POST', '/v1/accounts', {
+      provider: 'twilio',
+      account_sid: CUSTOMER.accountSid,
+      auth_token: CUSTOMER.authToken,
+    });
+    assert.equal(stored.status, 200, JSON.stringify(stored.body));
+    const encryptedKey = String(stored.body.encrypted_key);
+    const to = '+12025550340';
+    env.emulator.scripts.set(to, { hangupAfterMs: 1500 });
+    const sent = await env.t.request(
+      'POST',
+      '/v1/calls',
+      { phone_number: to, task: 'Say hello.', from: '+12025550401' },
+      { headers: { encrypted_key: encryptedKey } },
+    );
+    assert.equal(sent.status, 200, JSON.stringify(sent.body));
+    const call = await waitForCall(env.t, String(sent.body.call_id));
+    assert.equal(call.status, 'completed');
+    const far = env.emulator.callTo(to)!;
+    assert.equal(far.accountSid, CUSTOMER.accountSid);
+    assert.equal(far.from, '+12025550401');
+    // Its callbacks were signed with the customer's token and accepted.
+    assert.deepEqual(far.statuses, ['initiated', 'ringing', 'in-progress', 'completed']);
+    assert.deepEqual(env.emulator.webhookFailures, []);
+  });
+});

@@ -1,0 +1,195 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { WebSocket } from 'ws';
+import { waitForCall } from '../../src/testing/harness.js';
+import { execFileSync } from 'node:child_process';
+import { twilioSignature } from '../../src/carriers/twilio/signature.js';
+import { parseTwiml } from '../../src/testing/twilio-emulator.js';
+import { CUSTOMER, SERVER, startTwilioTest, type TwilioTest } from './setup.js';
+
+function speech(text: string): Buffer {
+  return execFileSync('espeak-ng', ['--stdout', '-v', 'en-us', text], { maxBuffer: 16 << 20 });
+}
+
+describe('Twilio webhooks, inbound calls, numbers and SMS through the emulator', () => {
+  let env: TwilioTest;
+  before(async () => {
+    env = await startTwilioTest();
+  });
+  after(() => env.close());
+
+  async function post(path: string, params: Record<string, string>, signature?: string) {
+    const url = `${env.publicUrl}${path}`;
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        ...(signature === undefined ? {} : { 'x-twilio-signature': signature }),
+      },
+      body: new URLSearchParams(params).toString(),
+    });
+    return { status: response.status, body: await response.text(), type: response.headers.get('content-type') };
+  }
+
+  it('refuses webhooks with a missing or wrong X-Twilio-Signature with 403', async () => {
+    const params = { CallSid: 'CA1', AccountSid: SERVER.accountSid, From: '+14155550123', To: '+12025550999' };
+    assert.equal((await post('/twilio/voice', params)).status, 403);
+    assert.equal((await post('/twilio/voice', params, 'bm90IGEgc2lnbmF0dXJl')).status, 403);
+    // Signed by another account's token.
+    const wrong = twilioSignature(CUSTOMER.authToken, `${env.publicUrl}/twilio/voice`, params);
+    assert.equal((await post('/twilio/voice', params, wrong)).status, 403);
+    // Signed for another URL.
+    const elsewhere = twilioSignature(SERVER.authToken, `${env.publicUrl}/twilio/sms`, params);
+    assert.equal((await post('/twilio/voice', params, elsewhere)).status, 403);
+    // Callbacks for a call that does not exist: no account to check against.
+    const status = { CallSid: 'CA1', CallStatus: 'completed' };
+    const url = `${env.publicUrl}/twilio/status?call_id=nope`;
+    assert.equal(
+      (await post('/twilio/status?call_id=nope', status, twilioSignature(SERVER.authToken, url, status))).status,
+      403,
+    );
+    assert.equal((await post('/twilio/amd', status)).status, 403);
+    assert.equal((await post('/twilio/sms', { To: '+12025550999', From: '+1', Body: 'x' })).status, 403);
+  });
+
+  it('rejects a signed call to a number nobody holds', async () => {
+    const params = { CallSid: 'CA1', AccountSid: SERVER.accountSid, From: '+14155550123', To: '+12025550999' };
+    const reply = await post(
+      '/twilio/voice',
+      params,
+      twilioSignature(SERVER.authToken, `${env.publicUrl}/twilio/voice`, params),
+    );
+    assert.equal(reply.status, 200);
+    assert.match(reply.type ?? '', /text\/xml/);
+    assert.equal(parseTwiml(reply.body).verb, 'reject');
+  });
+
+  it('closes a media stream whose start carries an unknown token', async () => {
+    const socket = new WebSocket(`${env.publicUrl.replace('http', 'ws')}/twilio/media`);
+    await new Promise((resolve) => socket.on('open', resolve));
+    const closed = new Promise<number>((resolve) => socket.on('close', (code) => resolve(code)));
+    socket.send(JSON.stringify({ event: 'connected', protocol: 'Call', version: '1.0.0' }));
+    socket.send(
+      JSON.stringify({
+        event: 'start',
+        sequenceNumber: '1',
+        start: {
+          accountSid: SERVER.accountSid,
+          streamSid: 'MZ1',
+          callSid: 'CA1',
+          customParameters: { token: 'guess' },
+        },
+        streamSid: 'MZ1',
+      }),
+    );
+    assert.equal(await closed, 1008);
+  });
+
+  it('buys a number through AvailablePhoneNumbers and IncomingPhoneNumbers, pointing it at Openline', async () => {
+    const bought = await env.t.request('POST', '/v1/inbound/purchase', {
+      area_code: '202',
+      country_code: 'US',
+      prompt: 'You answer for the Openline test shop. Help the caller.',
+      first_sentence: 'Openline test shop, how can I help?',
+    });
+    assert.equal(bought.status, 200, JSON.stringify(bought.body));
+    const phone = String(bought.body.phone_number);
+    assert.equal(phone, '+12025550300');
+    assert.equal(bought.body.carrier, 'twilio');
+    const search = env.emulator.requests.find((r) => r.path.includes('/AvailablePhoneNumbers/US/Local.json'))!;
+    assert.equal(search.params.AreaCode, '202');
+    const number = env.emulator.numbers.find((n) => n.phoneNumber === phone)!;
+    assert.equal(number.accountSid, SERVER.accountSid);
+    assert.equal(number.voiceUrl, `${env.publicUrl}/twilio/voice`);
+    assert.equal(number.smsUrl, `${env.publicUrl}/twilio/sms`);
+    const listed = await env.t.request('GET', `/v1/inbound/${encodeURIComponent(phone)}`);
+    assert.equal(listed.status, 200);
+  });
+
+  it('answers an inbound call: voice webhook, Connect Stream TwiML, media stream, a call record with a transcript', async () => {
+    const phone = '+12025550300';
+    env.hear(['Hi, do you have the blue kettle in stock']);
+    const {
+      call: far,
+      status,
+      twiml,
+    } = await env.emulator.placeInbound({
+      from: '+14155550177',
+      to: phone,
+      // The caller's words as espeak-ng speaks them (a WAV, streamed as 20 ms mu-law frames).
+      script: { say: [{ atMs: 2000, wav: speech('Hi, do you have the blue kettle in stock?') }], hangupAfterMs: 6000 },
+    });
+    assert.equal(status, 200);
+    const verb = parseTwiml(twiml);
+    assert.equal(verb.verb, 'stream');
+    await far.ended;
+    let record: Record<string, unknown> | undefined;
+    for (let i = 0; i < 100 && !record; i++) {
+      const list = await env.t.request('GET', '/v1/calls?inbound=true');
+      const calls = (list.body.calls ?? []) as Record<string, unknown>[];
+      const found = calls.find((c) => c.to === phone || c.from === phone);
+      if (found) record = await waitForCall(env.t, String(found.call_id));
+      else await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.ok(record, 'an inbound call record exists');
+    assert.equal(record.inbound, true);
+    const row = await env.t.services.calls.byId(String(record.call_id));
+    assert.equal(row?.carrier, 'twilio');
+    assert.equal(row?.carrier_call_id, far.sid);
+    assert.equal(record.status, 'completed');
+    const transcripts = (record.transcripts as { user: string; text: string }[]).map((t) => `${t.user}: ${t.text}`);
+    assert.equal(transcripts[0], 'assistant: Openline test shop, how can I help?');
+    assert.ok(transcripts.includes('user: Hi, do you have the blue kettle in stock'), transcripts.join('\n'));
+    assert.deepEqual(env.emulator.webhookFailures, []);
+  });
+
+  it('refuses an inbound call signed with the wrong token', async () => {
+    const { status } = await env.emulator.placeInbound({ from: '+14155550177', to: '+12025550300', signWith: 'wrong' });
+    assert.equal(status, 403);
+  });
+
+  it("forwards an SMS from Twilio's messaging webhook to the number's SMS webhook", async () => {
+    const phone = '+12025550300';
+    const received: { body: string }[] = [];
+    const { createServer } = await import('node:http');
+    const hook = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        received.push({ body });
+        res.end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (hook.address() as { port: number }).port;
+      const set = await env.t.request('POST', '/v1/sms/webhook/update', {
+        phone_number: phone,
+        webhook: `http://127.0.0.1:${port}/sms`,
+      });
+      assert.equal(set.status, 200, JSON.stringify(set.body));
+      const reply = await env.emulator.sendSms({
+        from: '+14155550177',
+        to: phone,
+        body: 'Is the shop open on Sunday?',
+      });
+      assert.equal(reply.status, 200);
+      assert.match(reply.body, /<Response\/>/);
+      for (let i = 0; i < 200 && received.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+      assert.equal(received.length, 1);
+      const payload = JSON.parse(received[0]!.body) as Record<string, unknown>;
+      assert.equal(payload.body, 'Is the shop open on Sunday?');
+      assert.equal(payload.from, '+14155550177');
+      assert.equal(payload.to, phone);
+      assert.equal(payload.carrier, 'twilio');
+      assert.equal(payload.carrier_message_id, reply.messageSid);
+      // Signed with the wrong token: refused, nothing forwarded.
+      const forged = await env.emulator.sendSms({ from: '+14155550177', to: phone, body: 'forged', signWith: 'x' });
+      assert.equal(forged.status, 403);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.equal(received.length, 1);
+    } finally {
+      await new Promise<void>((resolve) => hook.close(() => resolve()));
+    }
+  });
+});
