@@ -48,8 +48,18 @@ export class AnswerDetector {
   private deferred = false;
   /** A short greeting waits for its pause. */
   pending = false;
+  /** Acoustic mode: audio AMD said machine while a greeting was under way; its words decide which. */
+  private machineHeard = false;
 
-  constructor(private readonly answeredAt: Date) {}
+  /**
+   * `acoustic`: an audio leg, whose answer comes from answering-machine detection on the audio
+   * (src/media/amd.ts, as `answered_by` events): the timing rules below are left to it, while
+   * words still tell menus, screeners and machine phrases apart.
+   */
+  constructor(
+    private readonly answeredAt: Date,
+    private readonly options: { acoustic?: boolean } = {},
+  ) {}
 
   get result(): Answerer | undefined {
     return this.decided;
@@ -64,6 +74,16 @@ export class AnswerDetector {
       return this.decide('ivr');
     }
     if (this.decided) return undefined;
+    if (event.type === 'answered_by' && this.options.acoustic) {
+      // A machine's greeting still under way: wait for its words (a menu is an IVR, not a voicemail).
+      if (event.answeredBy === 'voicemail' && !event.messageEnded && this.speakingSince !== undefined) {
+        this.machineHeard = true;
+        return undefined;
+      }
+      return event.answeredBy === 'unknown' ? undefined : this.decide(event.answeredBy);
+    }
+    // The carrier's own detection (Twilio's async AMD): taken when it knows, if nothing was decided yet.
+    if (event.type === 'answered_by') return event.answeredBy === 'unknown' ? undefined : this.decide(event.answeredBy);
     if (event.type === 'tone' && isBeep(event)) return this.decide('voicemail');
     if (event.type === 'speech_start') {
       // More speech right after a short greeting: not a person waiting for us (a menu, a machine).
@@ -76,6 +96,11 @@ export class AnswerDetector {
     this.heardSpeech = true;
     const kind = utteranceKind(event.text);
     if (kind) return this.decide(kind);
+    // On audio a long greeting was judged from the sound; its words may still show a person talking at length.
+    if (this.options.acoustic) {
+      if (!this.machineHeard) return undefined;
+      return this.decide(HUMAN_OPENING.test(event.text) ? 'human' : 'voicemail');
+    }
     const startedMs = at - event.durationMs;
     if (startedMs > AnswerDetector.WINDOW_MS && !this.deferred) return undefined;
     // The classic rule: one long greeting is a machine's. A person who starts talking at length
@@ -96,7 +121,8 @@ export class AnswerDetector {
 
   /** The five-second window closed. Speech still going on is judged when it ends. */
   timeout(): Answerer | undefined {
-    if (this.decided) return undefined;
+    // On audio the detector over the audio has its own five seconds, counted in frames.
+    if (this.decided || this.options.acoustic) return undefined;
     if (this.speakingSince !== undefined) {
       this.deferred = true;
       return undefined;

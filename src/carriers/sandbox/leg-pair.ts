@@ -269,6 +269,16 @@ export class SandboxLegEnd implements CallLeg {
   }
 }
 
+/** What a persona drives: the far end of a line, in text mode (SandboxLegEnd) or audio mode. */
+export interface PersonaLine {
+  on(listener: LegListener): () => void;
+  speak(text: string, options?: { signal?: AbortSignal }): Promise<SpeakResult>;
+  playTone(frequencyHz: number, durationMs: number): Promise<void>;
+  hangup(): Promise<void>;
+  /** Settles when the line is over for this end. */
+  readonly closed: Promise<void>;
+}
+
 /** Two ends of one line: `a` is ours (the engine's), `b` the far end (a persona or another agent). */
 export function createLegPair(clock: Clock, options: LegPairOptions = {}): { a: SandboxLegEnd; b: SandboxLegEnd } {
   const settings: Settings = {

@@ -9,6 +9,17 @@ import type { CallLeg, Carrier, DialRequest, DialResult, LegEvent, TransferResul
 import { createLegPair, type LegPairOptions, type LegTiming, type SandboxLegEnd } from './leg-pair.js';
 import { runPersona, type PersonaSession } from './persona.js';
 import { loadPersonas, type Persona, type PersonaSet } from './persona-format.js';
+import {
+  connectAudioCall,
+  personaVoice,
+  sandboxScheduler,
+  wantsSandboxAudio,
+  type AudioCallParts,
+  type SandboxAudioOptions,
+} from './audio.js';
+import type { FrameScheduler } from '../../media/pacer.js';
+import type { CallRequest } from '../../domain/call-request.js';
+import { espeakVoiceFor } from '../../providers/tts/espeak.js';
 
 export interface CallLogEntry {
   at: Date;
@@ -27,6 +38,8 @@ export interface CallLogEntry {
     | 'transfer'
     | 'recording'
     | 'persona'
+    | 'sms'
+    | 'audio'
     | 'error';
   /** The words, the digit, the tone, the reason or the number, as fits the kind. */
   text?: string;
@@ -55,6 +68,8 @@ export interface SandboxCall {
   transferTarget?: PersonaSession;
   /** Our end of the line (the engine's leg). */
   leg?: SandboxLegEnd;
+  /** Audio mode: both ends of the audio line (docs/sandbox.md, "Audio mode"). */
+  audio?: AudioCallParts;
 }
 
 export interface SandboxNetworkOptions {
@@ -71,6 +86,8 @@ export interface SandboxNetworkOptions {
   maxLogEntries?: number;
   /** Line timing (speaking rate, DTMF lengths). Default: DEFAULT_TIMING. */
   timing?: Partial<LegTiming>;
+  /** Audio mode: on for every call (`enabled`) or for calls that opt in; voices, VAD, pacing. */
+  audio?: SandboxAudioOptions;
 }
 
 /** Time the network takes to report a busy line or an unreachable area. */
@@ -91,6 +108,8 @@ export class SandboxNetwork implements Carrier {
   private readonly maxLogEntries: number;
   private readonly transferRingTimeoutMs: number;
   private readonly timing: Partial<LegTiming>;
+  private readonly audio: SandboxAudioOptions;
+  private scheduler: FrameScheduler | undefined;
 
   constructor(options: SandboxNetworkOptions) {
     this.clock = options.clock;
@@ -99,6 +118,7 @@ export class SandboxNetwork implements Carrier {
     this.maxLogEntries = options.maxLogEntries ?? 1000;
     this.transferRingTimeoutMs = options.transferRingTimeoutMs ?? 30_000;
     this.timing = options.timing ?? {};
+    this.audio = options.audio ?? {};
   }
 
   async dial(request: DialRequest): Promise<DialResult> {
@@ -111,16 +131,21 @@ export class SandboxNetwork implements Carrier {
       return outcome;
     }
     this.note(call, 'network', 'answered', persona.id);
+    if (this.audio.enabled || wantsSandboxAudio(request.request)) {
+      return { status: 'answered', leg: this.connectAudio(call, persona, request.request) };
+    }
     return { status: 'answered', leg: this.connect(call, persona, ['agent', 'persona']) };
   }
 
   /** An inbound call: `from`'s persona calls us; returns our end of the line. */
-  connectInbound(call: { from: string; to: string; callId?: string }): SandboxLegEnd {
+  connectInbound(call: { from: string; to: string; callId?: string }): CallLeg {
     const record = this.openCall(call.callId ?? randomUUID(), 'inbound', call.from, call.to);
     let persona: Persona = this.personas.forNumber(call.from);
     // A number that never answers outbound still places calls: its caller is the default person.
     if (!persona.start) persona = this.personas.forNumber('');
     this.note(record, 'network', 'answered', persona.id);
+    // Audio mode: the caller speaks audio; our end has the default voice settings.
+    if (this.audio.enabled) return this.connectAudio(record, persona, undefined);
     return this.connect(record, persona, ['agent', 'persona']);
   }
 
@@ -133,6 +158,17 @@ export class SandboxNetwork implements Carrier {
     return [a, b];
   }
 
+  /**
+   * A text message sent during a call (a pathway's SMS node). The sandbox delivers nothing: it
+   * notes the message in the call's log (`kind: 'sms'`, text `to <number>: <body>`).
+   */
+  sendSms(message: { callId: string; to: string; body: string }): { ok: true } | { ok: false; reason: string } {
+    const call = this.calls.get(message.callId);
+    if (!call) return { ok: false, reason: 'the call is not on the sandbox network' };
+    this.note(call, 'agent', 'sms', `to ${message.to}: ${message.body}`);
+    return { ok: true };
+  }
+
   /** The record of a call (its log, the persona sessions), while it is among the kept calls. */
   call(callId: string): SandboxCall | undefined {
     return this.calls.get(callId);
@@ -142,6 +178,7 @@ export class SandboxNetwork implements Carrier {
   close(): void {
     for (const call of this.calls.values()) {
       call.leg?.drop();
+      call.audio?.drop();
       call.remote?.stop();
       call.transferTarget?.stop();
     }
@@ -191,6 +228,67 @@ export class SandboxNetwork implements Carrier {
   }
 
   /** Opens a line for `call` with `persona` driving the far end; returns our end. */
+  /** Audio mode: our end is an audio leg, the persona speaks and hears audio (src/carriers/sandbox/audio.ts). */
+  private connectAudio(call: SandboxCall, persona: Persona, request: CallRequest | undefined): CallLeg {
+    this.scheduler ??= this.audio.scheduler ?? sandboxScheduler(this.clock);
+    const parts = connectAudioCall({
+      clock: this.clock,
+      callId: call.callId,
+      request,
+      persona,
+      options: this.audio,
+      scheduler: this.scheduler,
+      note: (by, kind, text) => this.note(call, by, kind, text),
+      transfer: (to) => this.transferAudio(call, to),
+    });
+    call.audio = parts;
+    this.note(call, 'network', 'audio', personaVoice(persona));
+    const session = runPersona(parts.persona, persona, {
+      clock: this.clock,
+      resolve: (id) => this.personas.get(id),
+      note: (kind, text) => {
+        // A persona handing over (`become`): the new one speaks with its own voice.
+        const next = kind === 'persona' && text ? this.personas.get(text) : undefined;
+        if (next) parts.persona.setVoice(espeakVoiceFor(personaVoice(next), request?.language ?? 'en-US'));
+        this.note(call, 'persona', kind, text);
+      },
+    });
+    session.done.catch((error: unknown) => this.note(call, 'persona', 'error', (error as Error).message));
+    call.remote = session;
+    return parts.leg;
+  }
+
+  /**
+   * A transfer asked by our audio leg: the network dials `to`'s persona; if it answers, the caller
+   * is handed to it (off our line, which then closes) and our end is done.
+   */
+  private async transferAudio(call: SandboxCall, to: string): Promise<TransferResult> {
+    const persona = this.personas.forNumber(to);
+    this.note(call, 'agent', 'transfer', `${to} (${persona.id})`);
+    const hungUp = new AbortController();
+    const abort = () => hungUp.abort();
+    void call.remote?.done.then(abort, abort);
+    const outcome = await this.ring(persona, this.transferRingTimeoutMs, hungUp.signal);
+    const result: TransferResult = hungUp.signal.aborted
+      ? { ok: false, reason: 'The call ended before the transfer completed' }
+      : outcome.status === 'answered'
+        ? { ok: true }
+        : outcome.status === 'failed'
+          ? { ok: false, reason: outcome.reason }
+          : {
+              ok: false,
+              reason: outcome.status === 'busy' ? 'The transfer target is busy' : 'The transfer target did not answer',
+            };
+    this.transfers.push({ callId: call.callId, at: this.clock.now(), to, personaId: persona.id, result });
+    if (this.transfers.length > this.maxCalls) this.transfers.shift();
+    this.note(call, 'network', 'transfer', result.ok ? `connected to ${to}` : `failed: ${result.reason}`);
+    if (result.ok) {
+      call.remote?.stop();
+      call.audio?.drop();
+    }
+    return result;
+  }
+
   private connect(call: SandboxCall, persona: Persona, labels: [string, string]): SandboxLegEnd {
     const { a, b } = createLegPair(this.clock, this.lineOptions(call, labels));
     call.leg = a;

@@ -69,6 +69,8 @@ export interface Persona {
   ring: RingBehaviour;
   /** Thinking time before reacting to what was heard. Default 500. */
   replyDelayMs?: number;
+  /** espeak-ng voice in the sandbox's audio mode ("en-us+f2"); default: one per built-in persona. */
+  voice?: string;
   /** Required when the persona answers. */
   start?: string;
   states?: Record<string, Step[]>;
@@ -102,6 +104,7 @@ const PersonaShape = Type.Object(
     description: Type.String(),
     ring: Type.Object({ kind: Type.String() }),
     replyDelayMs: Type.Optional(Ms),
+    voice: Type.Optional(Type.String({ pattern: '^[a-z]{2,3}(-[a-z0-9-]+)?(\\+[a-z0-9]+)?$' })),
     start: Type.Optional(Type.String()),
     states: Type.Optional(Type.Record(Type.String(), Steps)),
   },

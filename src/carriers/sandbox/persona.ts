@@ -4,7 +4,7 @@
  */
 import type { Clock } from '../../clock.js';
 import type { LegEvent } from '../types.js';
-import type { SandboxLegEnd } from './leg-pair.js';
+import type { PersonaLine } from './leg-pair.js';
 import type { Listen, Persona, Rule, Step } from './persona-format.js';
 
 export interface PersonaSession {
@@ -91,7 +91,7 @@ class PersonaRunner implements PersonaSession {
   private transitions = 0;
 
   constructor(
-    private readonly leg: SandboxLegEnd,
+    private readonly leg: PersonaLine,
     persona: Persona,
     private readonly options: PersonaRunOptions,
   ) {
@@ -109,7 +109,8 @@ class PersonaRunner implements PersonaSession {
   private hear(event: LegEvent): void {
     if (event.type === 'hangup') return this.stop();
     // Personas react to whole utterances; interim transcripts are for the engine's barge-in.
-    if (event.type === 'audio' || event.type === 'speech_partial') return;
+    // The carrier's answering-machine verdict is the engine's business, not something a person hears.
+    if (event.type === 'audio' || event.type === 'speech_partial' || event.type === 'answered_by') return;
     if (event.type === 'speech') {
       // Once an utterance is complete, its start is no longer something to talk over.
       const pending = this.inbox.findIndex((e) => e.type === 'speech_start');
@@ -275,6 +276,6 @@ class PersonaRunner implements PersonaSession {
 }
 
 /** Starts `persona` on `leg` (the far end of a line); it runs until the line ends. */
-export function runPersona(leg: SandboxLegEnd, persona: Persona, options: PersonaRunOptions): PersonaSession {
+export function runPersona(leg: PersonaLine, persona: Persona, options: PersonaRunOptions): PersonaSession {
   return new PersonaRunner(leg, persona, options);
 }

@@ -1,0 +1,60 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { AnswerDetector } from '../../src/calls/answer-detector.js';
+import type { LegEvent } from '../../src/carriers/types.js';
+
+const t0 = new Date('2026-01-01T00:00:00Z');
+const at = (ms: number) => new Date(t0.getTime() + ms);
+const amd = (ms: number, answeredBy: 'human' | 'voicemail' | 'unknown', messageEnded = false): LegEvent => ({
+  type: 'answered_by',
+  at: at(ms),
+  answeredBy,
+  messageEnded,
+});
+const start = (ms: number): LegEvent => ({ type: 'speech_start', at: at(ms) });
+const speech = (ms: number, text: string, durationMs: number): LegEvent => ({
+  type: 'speech',
+  at: at(ms),
+  text,
+  durationMs,
+});
+
+test('acoustic mode: the audio AMD decides; a long greeting waits for its words', () => {
+  const person = new AnswerDetector(t0, { acoustic: true });
+  person.observe(start(500));
+  assert.equal(person.observe(speech(1000, 'Hello?', 500)), undefined, 'no timing rule of its own');
+  assert.equal(person.timeout(), undefined, 'the five seconds are the audio detector’s');
+  assert.equal(person.observe(amd(1700, 'human')), 'human');
+
+  const beep = new AnswerDetector(t0, { acoustic: true });
+  beep.observe(start(300));
+  assert.equal(beep.observe(amd(900, 'voicemail', true)), 'voicemail', 'a beep decides at once');
+
+  const ivr = new AnswerDetector(t0, { acoustic: true });
+  ivr.observe(start(400));
+  assert.equal(ivr.observe(amd(2000, 'voicemail')), undefined, 'machine while the greeting runs: wait for its words');
+  assert.equal(ivr.observe(speech(5000, 'Press 1 for sales, 2 for support.', 4600)), 'ivr');
+
+  const voicemail = new AnswerDetector(t0, { acoustic: true });
+  voicemail.observe(start(400));
+  voicemail.observe(amd(2000, 'voicemail'));
+  assert.equal(voicemail.observe(speech(5000, 'Hi, this is Dana. Sorry I missed you.', 4600)), 'voicemail');
+
+  const talker = new AnswerDetector(t0, { acoustic: true });
+  talker.observe(start(400));
+  talker.observe(amd(2000, 'voicemail'));
+  assert.equal(talker.observe(speech(6000, 'Hello? Yes, hi, listen, I have been meaning to call.', 5600)), 'human');
+
+  const nobody = new AnswerDetector(t0, { acoustic: true });
+  assert.equal(nobody.observe(amd(5000, 'unknown')), undefined);
+  assert.equal(nobody.result, undefined);
+});
+
+test('text mode is unchanged: the timing rules decide', () => {
+  const text = new AnswerDetector(t0);
+  text.observe(start(500));
+  assert.equal(
+    text.observe(speech(6000, 'Hi, this is Dana. Sorry I missed you. Leave your number.', 4000)),
+    'voicemail',
+  );
+});
