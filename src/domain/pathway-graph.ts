@@ -48,7 +48,59 @@ export interface PathwayEdge {
   target: string;
   label: string;
   description?: string;
+  /** Compares extracted variables: the edge is open only when all hold, and then taken as a rule. */
+  conditions?: EdgeCondition[];
   [field: string]: unknown;
+}
+
+export const CONDITION_OPERATORS = ['==', '!=', '>', '>=', '<', '<=', 'contains', 'exists', 'not_exists'] as const;
+export type ConditionOperator = (typeof CONDITION_OPERATORS)[number];
+
+/** `{variable, operator, value}`: e.g. `{"variable": "monthly_bill", "operator": ">=", "value": 100}`. */
+export interface EdgeCondition {
+  variable: string;
+  operator: ConditionOperator;
+  value?: string | number | boolean | null;
+}
+
+/** One comparison of a variable; numbers compare as numbers (also when written as text). */
+function conditionHolds(c: EdgeCondition, variables: Record<string, unknown>): boolean {
+  const actual = variables[c.variable];
+  const present = actual !== undefined && actual !== null && actual !== '';
+  switch (c.operator) {
+    case 'exists':
+      return present;
+    case 'not_exists':
+      return !present;
+    case 'contains':
+      return (
+        present &&
+        String(actual)
+          .toLowerCase()
+          .includes(String(c.value ?? '').toLowerCase())
+      );
+    default: {
+      if (!present) return c.operator === '!=';
+      const a = typeof actual === 'number' ? actual : Number(actual);
+      const b = typeof c.value === 'number' ? c.value : Number(c.value);
+      const numeric =
+        typeof actual !== 'boolean' && typeof c.value !== 'boolean' && !Number.isNaN(a) && !Number.isNaN(b);
+      const same = numeric ? a === b : String(actual).toLowerCase() === String(c.value).toLowerCase();
+      if (c.operator === '==') return same;
+      if (c.operator === '!=') return !same;
+      if (!numeric) return false;
+      if (c.operator === '>') return a > b;
+      if (c.operator === '>=') return a >= b;
+      if (c.operator === '<') return a < b;
+      return a <= b;
+    }
+  }
+}
+
+/** Whether every condition of an edge holds (an edge without conditions is always open). */
+export function edgeConditionsHold(conditions: unknown, variables: Record<string, unknown>): boolean {
+  if (!Array.isArray(conditions)) return true;
+  return conditions.every((c: unknown) => isRecord(c) && conditionHolds(c as unknown as EdgeCondition, variables));
 }
 
 export interface PathwayGraph {
@@ -144,6 +196,42 @@ function checkTypedData(type: NodeType, data: Record<string, unknown>, at: strin
       if (method !== undefined && (typeof method !== 'string' || !['GET', 'POST'].includes(method.toUpperCase()))) {
         errors.push(`${at}.method must be GET or POST`);
       }
+      const headers = data.headers;
+      if (
+        headers !== undefined &&
+        !isRecord(headers) &&
+        !(Array.isArray(headers) && headers.every((h: unknown) => Array.isArray(h) && typeof h[0] === 'string'))
+      ) {
+        errors.push(`${at}.headers must be an object or a list of [name, value] pairs`);
+      }
+      if (
+        data.body !== undefined &&
+        data.body !== null &&
+        typeof data.body !== 'string' &&
+        typeof data.body !== 'object'
+      ) {
+        errors.push(`${at}.body must be an object or a string`);
+      }
+      const mapping = data.responseData;
+      if (
+        mapping !== undefined &&
+        !(
+          (Array.isArray(mapping) &&
+            mapping.every((m: unknown) => isRecord(m) && nonEmptyString(m.name) && typeof m.data === 'string')) ||
+          (isRecord(mapping) && Object.values(mapping).every((v) => typeof v === 'string'))
+        )
+      ) {
+        errors.push(`${at}.responseData must be a list of {name, data} (data a JSON path) or an object of name: path`);
+      }
+      if (data.timeoutValue !== undefined && !(typeof data.timeoutValue === 'number' && data.timeoutValue > 0)) {
+        errors.push(`${at}.timeoutValue must be a positive number of seconds`);
+      }
+      if (
+        data.max_retries !== undefined &&
+        !(typeof data.max_retries === 'number' && Number.isInteger(data.max_retries) && data.max_retries >= 0)
+      ) {
+        errors.push(`${at}.max_retries must be a whole number, 0 or more`);
+      }
       break;
     }
     case 'Press Button': {
@@ -175,6 +263,14 @@ function checkTypedData(type: NodeType, data: Record<string, unknown>, at: strin
       if (need('transferPathway') && typeof data.transferPathway !== 'string') {
         errors.push(`${at}.transferPathway must be a string`);
       }
+      optionalString(data, 'transferPathwayNode', at, errors);
+      if (
+        data.version !== undefined &&
+        data.version !== null &&
+        !(typeof data.version === 'number' && Number.isInteger(data.version) && data.version >= 0)
+      ) {
+        errors.push(`${at}.version must be a version number (0 = production)`);
+      }
       break;
     case 'End Call':
     case 'Custom Code':
@@ -198,7 +294,17 @@ function checkCommonData(data: Record<string, unknown>, at: string, errors: stri
   }
   if (data.modelOptions !== undefined && !isRecord(data.modelOptions)) {
     errors.push(`${at}.modelOptions must be an object`);
+  } else if (isRecord(data.modelOptions)) {
+    const { temperature, modelName } = data.modelOptions;
+    if (temperature !== undefined && !(typeof temperature === 'number' && temperature >= 0 && temperature <= 2)) {
+      errors.push(`${at}.modelOptions.temperature must be a number from 0 to 2`);
+    }
+    if (modelName !== undefined && !nonEmptyString(modelName)) {
+      errors.push(`${at}.modelOptions.modelName must be a non-empty string`);
+    }
   }
+  if (data.isStatic !== undefined && typeof data.isStatic !== 'boolean')
+    errors.push(`${at}.isStatic must be a boolean`);
   if (data.extractVars !== undefined) {
     if (!Array.isArray(data.extractVars)) {
       errors.push(`${at}.extractVars must be an array of [name, type, description]`);
@@ -274,6 +380,30 @@ function checkNodes(nodes: unknown, requireNodes: boolean, errors: string[]): Pa
   return result;
 }
 
+function checkEdgeConditions(conditions: unknown, at: string, errors: string[]): void {
+  if (conditions === undefined) return;
+  if (!Array.isArray(conditions)) {
+    errors.push(`${at}.conditions must be an array of {variable, operator, value}`);
+    return;
+  }
+  conditions.forEach((c: unknown, i) => {
+    const field = `${at}.conditions[${i}]`;
+    if (!isRecord(c)) {
+      errors.push(`${field} must be an object {variable, operator, value}`);
+      return;
+    }
+    if (!nonEmptyString(c.variable)) errors.push(`${field}.variable must be a non-empty string`);
+    if (typeof c.operator !== 'string' || !(CONDITION_OPERATORS as readonly string[]).includes(c.operator)) {
+      errors.push(`${field}.operator must be one of: ${CONDITION_OPERATORS.join(', ')}`);
+    } else if (c.operator !== 'exists' && c.operator !== 'not_exists') {
+      const v = c.value;
+      if (!(typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')) {
+        errors.push(`${field}.value is required for ${c.operator} (a string, number or boolean)`);
+      }
+    }
+  });
+}
+
 function checkEdges(edges: unknown, nodeIds: Set<string>, nodesKnown: boolean, errors: string[]): PathwayEdge[] {
   if (!Array.isArray(edges)) {
     errors.push('edges must be an array');
@@ -308,6 +438,7 @@ function checkEdges(edges: unknown, nodeIds: Set<string>, nodesKnown: boolean, e
     if (description !== undefined && typeof description !== 'string') {
       errors.push(`${at}.description must be a string`);
     }
+    checkEdgeConditions(edge.conditions, at, errors);
     if (
       typeof id === 'string' &&
       typeof source === 'string' &&

@@ -30,8 +30,9 @@ const NodeData = Type.Object(
   {
     additionalProperties: true,
     description:
-      'Per type: Default text or prompt; Transfer Call transferNumber; Webhook url, method; Press Button digit ' +
-      'or sequence; SMS smsBody, phoneNumber; Transfer Pathway transferPathway; Knowledge Base kb or text. ' +
+      'Per type: Default text or prompt; Transfer Call transferNumber; Webhook url, method, headers, body, ' +
+      'responseData, timeoutValue, max_retries; Press Button digit or sequence; SMS smsBody, phoneNumber; ' +
+      'Transfer Pathway transferPathway, transferPathwayNode, version; Knowledge Base kb or text. ' +
       'Other fields are kept as sent.',
   },
 );
@@ -58,7 +59,12 @@ export const PathwayEdgeSchema = Type.Unsafe<PathwayEdge>(
       label: Type.String({ minLength: 1, description: 'What the agent reads to choose this path' }),
       description: Type.Optional(Type.String()),
     },
-    { additionalProperties: true },
+    {
+      additionalProperties: true,
+      description:
+        'Optional `conditions`: [{variable, operator (==, !=, >, >=, <, <=, contains, exists, not_exists), value}] ' +
+        'on extracted variables; the edge is open only when all hold.',
+    },
   ),
 );
 
