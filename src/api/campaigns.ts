@@ -248,6 +248,56 @@ export default async function routes(app: Api, services: Services): Promise<void
   app.post('/campaigns/:id', { schema: detailsSchema('Campaign details') }, details);
   app.get('/campaigns/:id', { schema: detailsSchema('Campaign details (GET form)') }, details);
 
+  app.get(
+    '/campaigns/:id/progress',
+    {
+      schema: {
+        tags,
+        summary: 'Campaign progress',
+        description:
+          'Numbers by state (pending: waiting for their next attempt or step; dialing: a call under way; done: ' +
+          'sequence finished; skipped: stopped before being dialled; finished = done + skipped) and calls by outcome ' +
+          '(placed; live; completed; failed: queue or call errors; answered by a person; and answered_by ' +
+          'voicemail, unknown, no-answer). Read by `openline campaign watch`.',
+        params: IdParams,
+        response: {
+          200: Type.Object({
+            status: Type.Literal('success'),
+            campaign_id: Type.String(),
+            campaign_state: Type.String(),
+            numbers: Type.Object({
+              total: Type.Integer(),
+              pending: Type.Integer(),
+              dialing: Type.Integer(),
+              done: Type.Integer(),
+              skipped: Type.Integer(),
+              finished: Type.Integer(),
+            }),
+            calls: Type.Object({
+              placed: Type.Integer(),
+              live: Type.Integer(),
+              completed: Type.Integer(),
+              failed: Type.Integer(),
+              answered: Type.Integer({
+                description:
+                  'A person answered: answered_by human, or without detection a connected call that completed',
+              }),
+              voicemail: Type.Integer(),
+              unknown: Type.Integer(),
+              no_answer: Type.Integer(),
+            }),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const progress = await services.campaigns.progress(request.account.id, request.params.id);
+      if (!progress) throw notFound('Campaign');
+      return { status: 'success' as const, ...progress };
+    },
+  );
+
   for (const action of Object.keys(ACTIONS) as (keyof typeof ACTIONS)[]) {
     const { verb, message } = ACTIONS[action];
     const allowed = CAMPAIGN_TRANSITIONS[action].from.join(' or ');

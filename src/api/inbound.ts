@@ -17,6 +17,8 @@ import { conflict, notFound, validationError } from '../errors.js';
 import { countryOf, normalizePathNumber, normalizePhone } from '../domain/phone.js';
 import { isSandboxPersona } from '../store/inbound.js';
 import { formatValidationErrors, isRecord } from './validation.js';
+import { credentialFromHeader } from '../security/credentials.js';
+import { buyTwilioNumber, TwilioPurchaseError } from '../carriers/twilio/numbers.js';
 import { unknownToolErrors } from './agents.js';
 
 const tags = ['Inbound'];
@@ -126,6 +128,33 @@ export default async function routes(app: Api, services: Services): Promise<void
       const body = request.body;
       const { config } = applyInboundUpdate(DEFAULT_INBOUND_CONFIG, body);
       let number: InboundNumber | undefined;
+      // Twilio-backed (the account's own Twilio through encrypted_key, else the server's): a real number.
+      const credential = await credentialFromHeader(request, services);
+      const twilio = credential
+        ? await services.twilio.account(accountId, credential.encrypted_key)
+        : services.config.twilio;
+      if (twilio) {
+        const wanted = body.phone_number === undefined ? undefined : normalizePhone(body.phone_number);
+        let phone: string;
+        try {
+          phone = await buyTwilioNumber(services.twilio.client(twilio), {
+            country: body.country_code ?? 'US',
+            areaCode: body.area_code,
+            phoneNumber: wanted?.ok ? wanted.e164 : undefined,
+            voiceUrl: services.twilio.webhookUrl('/twilio/voice'),
+            smsUrl: services.twilio.webhookUrl('/twilio/sms'),
+          });
+        } catch (error) {
+          if (error instanceof TwilioPurchaseError) throw conflict(error.message);
+          throw error;
+        }
+        number = await services.inbound.create(accountId, phone, config, {
+          carrier: 'twilio',
+          credentialId: credential?.encrypted_key ?? null,
+        });
+        if (!number) throw conflict(`${phone} is already held`);
+        return { status: 'success' as const, ...number };
+      }
       if (body.phone_number !== undefined) {
         const wanted = normalizePhone(body.phone_number);
         const phone = wanted.ok ? wanted.e164 : body.phone_number;

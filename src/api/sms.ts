@@ -1,7 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import type { Api } from './types.js';
 import type { Services } from '../services.js';
-import { errorResponses } from '../schemas/common.js';
+import { Type } from '@sinclair/typebox';
+import { errorResponses, Nullable } from '../schemas/common.js';
+import { listInboundSms } from '../sms/inbound.js';
 import {
   A2pRegisterResponse,
   A2pRegistrationRequest,
@@ -16,6 +18,15 @@ import {
 import { notFound, validationError } from '../errors.js';
 import { assertValid, isRecord } from './validation.js';
 import { normalizePathNumber } from '../domain/phone.js';
+import { ApiError } from '../errors.js';
+import { credentialFromHeader } from '../security/credentials.js';
+import {
+  TwilioA2pError,
+  refreshTwilioBrand,
+  registerTwilioBrand,
+  twilioBundles,
+  type TwilioA2pDeps,
+} from '../carriers/twilio/a2p.js';
 
 const tags = ['SMS'];
 
@@ -39,11 +50,43 @@ const registerSchema = {
   response: { 200: A2pRegisterResponse, ...errorResponses },
 };
 
+/** The A2P port's Twilio adapter (src/carriers/twilio/a2p.ts); the sandbox is services.a2p alone. */
+function twilioA2p(services: Services): TwilioA2pDeps {
+  return {
+    a2p: services.a2p,
+    client: (account) => services.twilio.client(account),
+    account: (accountId, credentialId) => services.twilio.account(accountId, credentialId),
+  };
+}
+
 function registerHandler(services: Services) {
   const delay = services.config.sandboxA2pDelaySeconds;
   return async (request: FastifyRequest<{ Body: A2pRegistrationRequest }>) => {
-    assertValid(request, positionProblems(request.body));
-    const registration = await services.a2p.create(request.account.id, normalizeRegistration(request.body), delay);
+    // The selection point: Twilio-backed (the account's own Twilio through encrypted_key, else the
+    // server's) registers with Twilio; otherwise the sandbox decides.
+    const credential = await credentialFromHeader(request, services);
+    const account = credential
+      ? await services.twilio.account(request.account.id, credential.encrypted_key)
+      : services.config.twilio;
+    const twilio = account ? twilioBundles(request.body) : undefined;
+    assertValid(request, [...positionProblems(request.body), ...(twilio?.problems ?? [])]);
+    let registration;
+    if (account && twilio?.bundles) {
+      try {
+        registration = await registerTwilioBrand(
+          twilioA2p(services),
+          request.account.id,
+          { account, credentialId: credential?.encrypted_key ?? null },
+          normalizeRegistration(request.body),
+          twilio.bundles,
+        );
+      } catch (error) {
+        if (error instanceof TwilioA2pError) throw new ApiError('BAD_REQUEST', error.message);
+        throw error;
+      }
+    } else {
+      registration = await services.a2p.create(request.account.id, normalizeRegistration(request.body), delay);
+    }
     return {
       status: 'success' as const,
       message: 'A2P brand registration submitted',
@@ -78,7 +121,11 @@ export default async function routes(app: Api, services: Services): Promise<void
       },
     },
     async (request) => {
-      const registration = await services.a2p.get(request.account.id, request.body.registration_id);
+      const registration = await refreshTwilioBrand(
+        twilioA2p(services),
+        request.account.id,
+        request.body.registration_id,
+      );
       if (!registration) throw notFound('Registration');
       return {
         status: registration.status,
@@ -109,6 +156,53 @@ export default async function routes(app: Api, services: Services): Promise<void
         throw notFound('Inbound number');
       }
       return { status: 'success' as const, phone_number: number.e164, webhook: value };
+    },
+  );
+
+  app.get(
+    '/sms/messages',
+    {
+      schema: {
+        tags,
+        summary: 'SMS received on your numbers',
+        description:
+          'Messages received on your inbound numbers, newest first, whether or not they had an SMS webhook. ' +
+          'phone_number narrows to one of your numbers; limit is 1-1000 (default 100).',
+        querystring: Type.Object({
+          phone_number: Type.Optional(Type.String()),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+        }),
+        response: {
+          200: Type.Object({
+            status: Type.Literal('success'),
+            messages: Type.Array(
+              Type.Object({
+                message_id: Type.String(),
+                from: Type.String(),
+                to: Type.String(),
+                body: Type.String(),
+                received_at: Type.String(),
+                carrier: Type.String(),
+                webhook: Nullable(Type.String({ description: 'Where it was sent; null: stored only' })),
+              }),
+            ),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      let to: string | undefined;
+      if (request.query.phone_number !== undefined) {
+        const number = normalizePathNumber(request.query.phone_number);
+        if (!number.ok) throw validationError([`phone_number ${number.reason}`]);
+        to = number.e164;
+      }
+      const messages = await listInboundSms(services.storage.db, request.account.id, {
+        ...(to !== undefined ? { to } : {}),
+        ...(request.query.limit !== undefined ? { limit: request.query.limit } : {}),
+      });
+      return { status: 'success' as const, messages };
     },
   );
 }

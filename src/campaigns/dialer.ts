@@ -22,6 +22,14 @@ const DAY_MS = 86_400_000;
 const MINUTE_MS = 60_000;
 /** Clock time a tick may cover at most: ticks come every second of real time or every 5 clock seconds. */
 const TICK_CLOCK_MS = 5_000;
+/**
+ * How late a pacing slot may be taken (clock ms, at least one tick): a dispatch that ran late
+ * (a busy event loop) catches up on the slots it missed, so the rate over a minute holds; slots
+ * older than this lapse rather than being placed as a burst.
+ */
+const CATCH_UP_MS = 10_000;
+/** Shortest real wait between paced dispatches: at fast pacing each dispatch takes the few slots due. */
+const MIN_PACE_REAL_MS = 15;
 /** Every this many ticks, dial jobs lost in a crash (call stored, job not) are enqueued again. */
 const REPAIR_EVERY = 20;
 /** A queued campaign call older than this (clock) without having been dialed gets its job again. */
@@ -64,6 +72,7 @@ interface CampaignRow {
   config: string;
   from_number: string | null;
   next_dial_at: string | null;
+  updated_at: string;
 }
 
 /**
@@ -79,9 +88,19 @@ interface CampaignRow {
  */
 export class CampaignDialer {
   private timer: NodeJS.Timeout | undefined;
-  private current: Promise<void> | undefined;
+  private pacer: NodeJS.Timeout | undefined;
+  /** Ticks and paced dispatches run one after another, never two at once in one process. */
+  private chain: Promise<void> = Promise.resolve();
+  /** Not ticking on its own (never started, or stopped); tick() may still be called (tests). */
   private stopped = true;
+  /** stop() was called: a pass under way ends early. */
+  private closing = false;
   private ticks = 0;
+  /**
+   * Campaigns with numbers waiting only on pacing, and the clock time (ms) of their next slot:
+   * the pacer wakes then to place exactly the calls due, between the full ticks.
+   */
+  private readonly paced = new Map<string, number>();
 
   constructor(private readonly d: DialerDeps) {}
 
@@ -93,27 +112,60 @@ export class CampaignDialer {
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
+    this.closing = false;
     this.schedule();
+  }
+
+  /** Runs `work` after whatever runs now; failures are logged, never thrown. */
+  private run(work: () => Promise<void>, what: string): Promise<void> {
+    this.chain = this.chain
+      .then(work)
+      .catch((error: unknown) => this.d.log?.error({ err: error }, `campaign dialer ${what} failed`));
+    return this.chain;
   }
 
   private schedule(): void {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
-      this.current = this.tick()
-        .catch((error: unknown) => this.d.log?.error({ err: error }, 'campaign dialer tick failed'))
-        .finally(() => {
-          this.current = undefined;
-          this.schedule();
-        });
+      void this.run(() => this.tick(), 'tick').finally(() => this.schedule());
     }, this.tickMs);
     this.timer.unref();
+  }
+
+  /**
+   * Arms the pacer for the earliest slot of a paced campaign, so calls start on their slots
+   * rather than in a batch at the next tick.
+   */
+  private armPacer(): void {
+    clearTimeout(this.pacer);
+    this.pacer = undefined;
+    if (this.stopped || this.paced.size === 0) return;
+    const earliest = Math.min(...this.paced.values());
+    const wait = Math.max(MIN_PACE_REAL_MS, (earliest - this.d.clock.now().getTime()) / this.d.clock.scale);
+    this.pacer = setTimeout(() => {
+      this.pacer = undefined;
+      void this.run(() => this.pace(), 'paced dispatch');
+    }, wait);
+    this.pacer.unref();
+  }
+
+  /** Places the calls of every paced campaign whose slot has come. */
+  private async pace(): Promise<void> {
+    const now = this.d.clock.now();
+    for (const [id, at] of [...this.paced]) {
+      if (this.closing) return;
+      if (at <= now.getTime()) await this.dispatch(id, now);
+    }
+    this.armPacer();
   }
 
   /** Stops ticking and waits for a tick under way; calls already placed run on. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.closing = true;
     clearTimeout(this.timer);
-    await this.current;
+    clearTimeout(this.pacer);
+    await this.chain;
   }
 
   /** One pass over every campaign with work to do (exposed for tests). */
@@ -122,7 +174,17 @@ export class CampaignDialer {
     const repair = this.ticks++ % REPAIR_EVERY === 0;
     const campaigns = await this.d.db
       .selectFrom('campaigns')
-      .select(['id', 'account_id', 'state', 'request_data', 'sequences', 'config', 'from_number', 'next_dial_at'])
+      .select([
+        'id',
+        'account_id',
+        'state',
+        'request_data',
+        'sequences',
+        'config',
+        'from_number',
+        'next_dial_at',
+        'updated_at',
+      ])
       .where((eb) =>
         eb.or([
           eb('state', '=', 'active'),
@@ -131,7 +193,7 @@ export class CampaignDialer {
       )
       .execute();
     for (const campaign of campaigns) {
-      if (this.stopped) return;
+      if (this.closing) return;
       await this.settle(campaign, now);
       if (campaign.state === 'active') {
         await this.dispatch(campaign.id, now);
@@ -139,6 +201,10 @@ export class CampaignDialer {
       }
       if (repair) await this.repair(campaign.id, now);
     }
+    // A campaign no longer active (paused, stopped, completed) is no longer paced.
+    const active = new Set(campaigns.filter((c) => c.state === 'active').map((c) => c.id));
+    for (const id of this.paced.keys()) if (!active.has(id)) this.paced.delete(id);
+    this.armPacer();
   }
 
   /** Moves every number whose call has ended to its next attempt, next step, or the end. */
@@ -212,37 +278,50 @@ export class CampaignDialer {
   /**
    * Places the calls the campaign's pacing allows now. Everything happens in one transaction
    * holding the campaign's row (FOR UPDATE on PostgreSQL; SQLite has one writer), so processes
-   * dialing the same campaign see each other's calls in their counts.
+   * dialing the same campaign see each other's calls in their counts and share one slot pointer.
+   * Records in `paced` when the campaign's next slot comes, if numbers are waiting for it.
    */
   private async dispatch(campaignId: string, now: Date): Promise<void> {
-    const placed = await this.d.db.transaction().execute(async (trx) => {
+    const result = await this.d.db.transaction().execute(async (trx) => {
       let query = trx
         .selectFrom('campaigns')
-        .select(['id', 'account_id', 'state', 'request_data', 'sequences', 'config', 'from_number', 'next_dial_at'])
+        .select([
+          'id',
+          'account_id',
+          'state',
+          'request_data',
+          'sequences',
+          'config',
+          'from_number',
+          'next_dial_at',
+          'updated_at',
+        ])
         .where('id', '=', campaignId);
       if (this.d.dialect === 'postgres') query = query.forUpdate();
       const campaign = await query.executeTakeFirst();
       // Paused, stopped or completed since the tick began: nothing new is placed.
-      if (!campaign || campaign.state !== 'active') return [];
+      if (!campaign || campaign.state !== 'active') return { ids: [], next: undefined };
       const config = fromJson<CampaignConfig>(campaign.config, {} as CampaignConfig);
       const budget = await this.budget(trx, campaign, config, now);
-      if (budget.count <= 0) return [];
-
       const steps = fromJson<StoredStep[]>(campaign.sequences, []);
       const at = now.toISOString();
-      const due = await trx
-        .selectFrom('campaign_numbers')
-        .select(['id', 'phone_number', 'request_data', 'metadata', 'step', 'attempts'])
-        .where('campaign_id', '=', campaignId)
-        .where('state', '=', NUMBER_PENDING)
-        .where((eb) => eb.or([eb('next_at', 'is', null), eb('next_at', '<=', at)]))
-        .orderBy('position')
-        .limit(budget.count)
-        .execute();
+      // One more than the budget: whether numbers are left waiting for the next slot.
+      const due =
+        budget.count <= 0 && budget.limit !== 'slots' && budget.limit !== 'minute'
+          ? []
+          : await trx
+              .selectFrom('campaign_numbers')
+              .select(['id', 'phone_number', 'request_data', 'metadata', 'step', 'attempts'])
+              .where('campaign_id', '=', campaignId)
+              .where('state', '=', NUMBER_PENDING)
+              .where((eb) => eb.or([eb('next_at', 'is', null), eb('next_at', '<=', at)]))
+              .orderBy('position')
+              .limit(Math.max(0, budget.count) + 1)
+              .execute();
       const calls = new CallStore(trx, this.d.clock);
       const shared = fromJson<Record<string, unknown>>(campaign.request_data, {});
       const ids: string[] = [];
-      for (const number of due) {
+      for (const number of due.slice(0, Math.max(0, budget.count))) {
         const step = steps[Number(number.step)];
         // The first step's start_time is only checked here (later steps set next_at when reached).
         const notBefore = step?.start_time ? Date.parse(step.start_time) : 0;
@@ -274,30 +353,49 @@ export class CampaignDialer {
         await trx.updateTable('campaign_numbers').set({ call_id: call.id }).where('id', '=', number.id).execute();
         ids.push(call.id);
       }
-      if (ids.length > 0) {
+      // Numbers still due that only pacing holds back: the pointer keeps their slots. Otherwise
+      // (no work left, or max_concurrent reached) the slots up to now lapse: an idle campaign
+      // saves up no burst for when numbers become due or calls end.
+      const waiting = due.length > budget.count && (budget.limit === 'slots' || budget.limit === 'minute');
+      const kept = budget.slotAfter(ids.length);
+      const pointer = waiting ? kept : Math.max(kept, now.getTime());
+      if (pointer !== budget.stored) {
         await trx
           .updateTable('campaigns')
-          .set({ next_dial_at: budget.slotAfter(ids.length).toISOString() })
+          .set({ next_dial_at: new Date(pointer).toISOString() })
           .where('id', '=', campaignId)
           .execute();
       }
-      return ids;
+      // The rolling-minute cap frees a place when the oldest call of the minute leaves it.
+      const next = !waiting ? undefined : budget.limit === 'minute' ? now.getTime() + budget.interval / 4 : pointer;
+      return { ids, next };
     });
-    for (const id of placed) await this.d.queue.enqueue('dial', { call_id: id });
+    if (result.next === undefined) this.paced.delete(campaignId);
+    else this.paced.set(campaignId, result.next);
+    for (const id of result.ids) await this.d.queue.enqueue('dial', { call_id: id });
   }
 
   /**
-   * How many calls may start now: free places under max_concurrent (numbers whose call has not
-   * been settled count as live, which errs on the safe side), calls left in the rolling minute,
-   * and the even spacing of calls_per_minute: a call may take each slot 60/cpm s apart, and
-   * slots older than one tick lapse, so an idle campaign does not save up a burst.
+   * How many calls may start now, and what limits them: free places under max_concurrent
+   * (numbers whose call has not been settled count as live, which errs on the safe side), calls
+   * left in the rolling minute, and the slots of calls_per_minute, exactly 60/cpm s apart from
+   * the campaign's slot pointer (next_dial_at): every slot up to now may be taken, those more
+   * than CATCH_UP_MS old lapse.
    */
   private async budget(
     trx: Transaction<Database>,
     campaign: CampaignRow,
     config: CampaignConfig,
     now: Date,
-  ): Promise<{ count: number; slotAfter(n: number): Date }> {
+  ): Promise<{
+    count: number;
+    limit: 'concurrency' | 'minute' | 'slots';
+    interval: number;
+    /** The stored pointer (ms), to write only a change. */
+    stored: number;
+    /** The slot after `n` calls placed now. */
+    slotAfter(n: number): number;
+  }> {
     const live = await trx
       .selectFrom('campaign_numbers')
       .select((eb) => eb.fn.countAll().as('n'))
@@ -314,18 +412,20 @@ export class CampaignDialer {
       .executeTakeFirstOrThrow();
     const perMinute = config.pacing.calls_per_minute;
     const interval = MINUTE_MS / perMinute;
-    const span = Math.min(MINUTE_MS, this.tickMs * this.d.clock.scale);
-    // A slot further ahead than one tick was set by a clock that ran ahead: start from now.
-    const ahead = campaign.next_dial_at ? Date.parse(campaign.next_dial_at) : -Infinity;
-    const stored = ahead > now.getTime() + span ? now.getTime() : ahead;
-    const first = Math.max(stored, now.getTime() - span);
-    const slots = first > now.getTime() ? 0 : Math.floor((now.getTime() - first) / interval) + 1;
-    const count = Math.min(
-      config.pacing.max_concurrent - Number(live.n),
-      Math.floor(perMinute) - Number(lastMinute.n),
-      slots,
-    );
-    return { count, slotAfter: (n) => new Date(first + n * interval) };
+    const catchUp = Math.max(CATCH_UP_MS, this.tickMs * this.d.clock.scale);
+    const nowMs = now.getTime();
+    const stored = campaign.next_dial_at ? Date.parse(campaign.next_dial_at) : -Infinity;
+    // No call placed yet, or a pointer further ahead than one slot and a tick (set by a clock that
+    // ran ahead): the first slot is now. A campaign resumed (updated_at) takes no slot from its pause.
+    const pointer = stored === -Infinity || stored > nowMs + interval + catchUp ? nowMs : stored;
+    const first = Math.max(pointer, nowMs - catchUp, Math.min(Date.parse(campaign.updated_at), nowMs));
+    const slots = first > nowMs ? 0 : Math.floor((nowMs - first) / interval) + 1;
+    const places = config.pacing.max_concurrent - Number(live.n);
+    // A fractional rate (0.5 a minute) still allows one call within a minute; its slots space them.
+    const minute = Math.max(1, Math.floor(perMinute)) - Number(lastMinute.n);
+    const count = Math.min(places, minute, slots);
+    const limit = count === places ? 'concurrency' : count === minute ? 'minute' : 'slots';
+    return { count, limit, interval, stored, slotAfter: (n) => first + n * interval };
   }
 
   /** auto_mark_complete: an active campaign whose numbers are all done or skipped becomes completed. */

@@ -6,11 +6,13 @@ import { loadMasterKey, SecretBox } from '../security/secrets.js';
 import { AccountStore } from '../store/accounts.js';
 import { systemClock } from '../clock.js';
 import { CliError, accountsCreate, accountsList, keysCreate, keysList, keysRevoke, type Output } from './commands.js';
+import { CAMPAIGN_USAGE, CampaignUsageError, campaignMain, type CampaignIo } from './campaign.js';
 
 export const USAGE = `Usage: openline <command> [options]
 
 Manages the accounts and API keys of an Openline server. Works directly on the server's storage
 (DATA_DIR, default ./data, or OPENLINE_DATABASE_URL), so run it with the server's environment.
+Campaign commands (below) talk to the running server instead.
 
 Commands:
   accounts create [--name NAME]          Create an account; prints its first API key as the last line
@@ -20,7 +22,9 @@ Commands:
   keys revoke KEY_ID [--account ID]      Revoke an API key
   help                                   Show this help
 
---account defaults to the first account created.`;
+--account defaults to the first account created.
+
+${CAMPAIGN_USAGE}`;
 
 /** Wrong command line: the usage is shown and the exit code is 2. */
 class UsageError extends Error {}
@@ -111,17 +115,20 @@ async function execute(p: Parsed, config: Config, io: Output): Promise<void> {
   }
 }
 
-const processOutput: Output = {
+const processOutput: CampaignIo = {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
+  isTTY: process.stdout.isTTY === true,
 };
 
 /** Runs one command line; resolves to the exit code (0 done, 1 failed, 2 bad usage). */
 export async function main(
   argv: string[],
-  io: Output = processOutput,
+  io: CampaignIo = processOutput,
   env: Record<string, string | undefined> = process.env,
 ): Promise<number> {
+  if (argv[0] === 'campaign' && !argv.includes('--help') && !argv.includes('-h'))
+    return campaign(argv.slice(1), io, env);
   let parsed: Parsed;
   try {
     parsed = parse(argv);
@@ -153,6 +160,24 @@ export async function main(
       return 1;
     }
     io.err(`openline: failed: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+}
+
+/** `openline campaign ...`: a client of the running server (src/cli/campaign.ts). */
+async function campaign(argv: string[], io: CampaignIo, env: Record<string, string | undefined>): Promise<number> {
+  try {
+    await campaignMain(argv, io, env);
+    return 0;
+  } catch (error) {
+    if (error instanceof CampaignUsageError) {
+      io.err(`openline: ${error.message}\n`);
+      io.err(CAMPAIGN_USAGE);
+      return 2;
+    }
+    io.err(
+      `openline: ${error instanceof CliError ? error.message : `failed: ${error instanceof Error ? error.message : String(error)}`}`,
+    );
     return 1;
   }
 }

@@ -28,6 +28,15 @@ export interface A2pRegistration {
 
 type Row = Database['a2p_registrations'];
 
+/** Where a registration handled by a carrier lives (stored with it). */
+export interface ExternalA2p {
+  name: 'twilio';
+  /** The carrier's id of the brand registration (Twilio: BN...). */
+  brand_id: string;
+  /** The encrypted_key whose credentials submitted it; null: the server's own account. */
+  credential_id: string | null;
+}
+
 function toRegistration(row: Pick<Row, 'id' | 'status' | 'failure_reason' | 'created_at' | 'updated_at'>) {
   return {
     registration_id: row.id,
@@ -89,6 +98,55 @@ export class A2pStore {
       .where('status', '=', 'pending')
       .execute();
     return this.get(accountId, id);
+  }
+
+  /**
+   * Stores a registration submitted to a carrier (Twilio's BrandRegistrations): pending with no
+   * sandbox decision time; the carrier's verdict arrives through decide(). `carrier` says where to
+   * ask (the carrier's brand id and the credentials reference used, null for the server's own).
+   */
+  async createExternal(
+    accountId: string,
+    registration: A2pRegistrationRequest,
+    carrier: ExternalA2p,
+  ): Promise<A2pRegistration> {
+    const now = this.clock.now().toISOString();
+    const row: Row = {
+      id: newId('A2P-'),
+      account_id: accountId,
+      created_at: now,
+      updated_at: now,
+      status: 'pending',
+      failure_reason: null,
+      data: JSON.stringify({ ...registration, carrier }),
+      decide_at: null,
+    };
+    await this.db.insertInto('a2p_registrations').values(row).execute();
+    return toRegistration(row);
+  }
+
+  /** The carrier a registration of the account was submitted to; undefined for sandbox ones. */
+  async external(accountId: string, id: string): Promise<ExternalA2p | undefined> {
+    const row = await this.db
+      .selectFrom('a2p_registrations')
+      .select('data')
+      .where('account_id', '=', accountId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const carrier = (JSON.parse(row.data) as { carrier?: ExternalA2p }).carrier;
+    return carrier && typeof carrier.brand_id === 'string' ? carrier : undefined;
+  }
+
+  /** Records a carrier's verdict on a pending registration (once: a decided one stays decided). */
+  async decide(id: string, status: A2pStatus, failureReason: string | null): Promise<void> {
+    if (status === 'pending') return;
+    await this.db
+      .updateTable('a2p_registrations')
+      .set({ status, failure_reason: failureReason, updated_at: this.clock.now().toISOString() })
+      .where('id', '=', id)
+      .where('status', '=', 'pending')
+      .execute();
   }
 
   /** Sets (a URL) or clears (null) the SMS webhook of an inbound number; false when the account has no such number. */

@@ -58,6 +58,23 @@ const INSERT_CHUNK = 500;
 
 type CampaignRow = Database['campaigns'];
 
+/** A campaign's numbers by state and calls by outcome (GET /v1/campaigns/{id}/progress). */
+export interface CampaignProgress {
+  campaign_id: string;
+  campaign_state: string;
+  numbers: { total: number; pending: number; dialing: number; done: number; skipped: number; finished: number };
+  calls: {
+    placed: number;
+    live: number;
+    completed: number;
+    failed: number;
+    answered: number;
+    voicemail: number;
+    unknown: number;
+    no_answer: number;
+  };
+}
+
 /** Campaigns (seed 2.7, CONTRACT.md section 9) and their numbers. */
 export class CampaignStore {
   constructor(
@@ -238,6 +255,77 @@ export class CampaignStore {
       }
       return { ok: true, state: next };
     });
+  }
+
+  /**
+   * Where the campaign stands (GET /v1/campaigns/{id}/progress, `openline campaign watch`): its
+   * numbers by state and its calls by outcome; undefined when the account has no such campaign.
+   */
+  async progress(accountId: string, id: string): Promise<CampaignProgress | undefined> {
+    const row = await this.row(accountId, id);
+    if (!row) return undefined;
+    const states = await this.numberStates(accountId, id);
+    const countWhen = (
+      eb: ExpressionBuilder<Database, 'calls'>,
+      column: 'queue_status' | 'answered_by',
+      values: string[],
+    ) => eb.fn.count(eb.case().when(column, 'in', values).then(1).end());
+    const calls = await this.db
+      .selectFrom('calls')
+      .where('campaign_id', '=', id)
+      .where('account_id', '=', accountId)
+      .select((eb) => [
+        eb.fn.countAll().as('placed'),
+        countWhen(eb, 'queue_status', ['new', 'queued', 'allocated', 'started']).as('live'),
+        countWhen(eb, 'queue_status', ['complete', 'complete_error']).as('completed'),
+        countWhen(eb, 'queue_status', ['pre_queue_error', 'queue_error', 'call_error']).as('failed'),
+        // A person, as the dialer reads it (outcomeOf): answered_by human, or, without detection,
+        // a call that connected (someone ended it) and completed.
+        eb.fn
+          .count(
+            eb
+              .case()
+              .when(
+                eb.or([
+                  eb('answered_by', '=', 'human'),
+                  eb.and([
+                    eb('answered_by', 'is', null),
+                    eb('queue_status', 'in', ['complete', 'complete_error']),
+                    eb('call_ended_by', 'is not', null),
+                  ]),
+                ]),
+              )
+              .then(1)
+              .end(),
+          )
+          .as('answered'),
+        countWhen(eb, 'answered_by', ['voicemail']).as('voicemail'),
+        countWhen(eb, 'answered_by', ['unknown']).as('unknown'),
+        countWhen(eb, 'answered_by', ['no-answer']).as('no_answer'),
+      ])
+      .executeTakeFirstOrThrow();
+    const numbers = {
+      total: Number(row.number_count),
+      pending: states[NUMBER_PENDING] ?? 0,
+      dialing: states.dialing ?? 0,
+      done: states.done ?? 0,
+      skipped: states[NUMBER_SKIPPED] ?? 0,
+    };
+    return {
+      campaign_id: row.id,
+      campaign_state: row.state,
+      numbers: { ...numbers, finished: numbers.done + numbers.skipped },
+      calls: {
+        placed: Number(calls.placed),
+        live: Number(calls.live),
+        completed: Number(calls.completed),
+        failed: Number(calls.failed),
+        answered: Number(calls.answered),
+        voicemail: Number(calls.voicemail),
+        unknown: Number(calls.unknown),
+        no_answer: Number(calls.no_answer),
+      },
+    };
   }
 
   /** How many of the campaign's numbers are in each state (for tests and the dialer). */

@@ -4,29 +4,9 @@ import { createTestApp, type TestApp } from '../../src/testing/harness.js';
 import { A2P_BUSINESS_TYPES, A2P_VERTICALS, isExecutivePosition } from '../../src/schemas/a2p.js';
 import type { Account } from '../../src/store/accounts.js';
 import { ScaledClock } from '../../src/clock.js';
+import { A2P_REGISTRATION } from '../../src/testing/a2p.js';
 
-const valid = {
-  businessName: 'Acme Plumbing LLC',
-  ein: '12-3456789',
-  vertical: 'CONSTRUCTION',
-  address: '1 Market St',
-  city: 'San Francisco',
-  state: 'CA',
-  postalCode: '94105',
-  country: 'US',
-  email: 'ops@acme.example',
-  type: 'Limited Liability Corporation',
-  website: 'https://acme.example',
-  opt_in_info: 'Customers opt in on the booking form by ticking a box.',
-  messageSamples: ['Your plumber arrives at 3pm.', 'Reply STOP to opt out.', 'Your invoice is ready.'],
-  trusted_user: {
-    position: 'CEO',
-    first_name: 'Ada',
-    last_name: 'Lovelace',
-    phone_number: '+14155550100',
-    email: 'ada@acme.example',
-  },
-};
+const valid = A2P_REGISTRATION;
 
 const ACCEPTED_POSITIONS = [
   'CEO',
