@@ -111,6 +111,34 @@ describe('media stream messages', () => {
     });
   });
 
+  it('reads media messages from the raw frame the same as from text, whatever their form', () => {
+    const payload = Buffer.from(Array.from({ length: 160 }, (_, i) => (i * 37) & 0xff));
+    const expected = { event: 'media', payload, timestampMs: 40, track: 'inbound' };
+    const twilio = JSON.stringify({
+      event: 'media',
+      sequenceNumber: '4',
+      media: { track: 'inbound', chunk: '3', timestamp: '40', payload: payload.toString('base64') },
+      streamSid: 'MZ1',
+    });
+    assert.deepEqual(parseStreamMessage(Buffer.from(twilio)), expected);
+    assert.deepEqual(parseStreamMessage(twilio), expected);
+    // Other key orders, spacing and escapes are read by the general parser, with the same result.
+    const reordered = JSON.stringify({
+      streamSid: 'MZ1',
+      media: { payload: payload.toString('base64'), timestamp: '40', track: 'inbound' },
+      event: 'media',
+    });
+    assert.deepEqual(parseStreamMessage(Buffer.from(reordered)), expected);
+    const spaced = JSON.stringify(JSON.parse(twilio), null, 1);
+    assert.deepEqual(parseStreamMessage(Buffer.from(spaced)), expected);
+    const escaped = twilio.replace('"MZ1"', '"MZ\\u0031"').replace('"track":"inbound"', '"track":"in\\u0062ound"');
+    assert.deepEqual(parseStreamMessage(Buffer.from(escaped)), expected);
+    const outbound = twilio.replace('"track":"inbound"', '"track":"outbound"');
+    assert.equal((parseStreamMessage(Buffer.from(outbound)) as { track: string }).track, 'outbound');
+    assert.equal(parseStreamMessage(Buffer.from('{"event":"media","media":{"track":"inbound"}}')), undefined);
+    assert.equal(parseStreamMessage(Buffer.from('{"event":"media","media":{"payload":"AAAA"')), undefined);
+  });
+
   it('ignores malformed and unknown messages', () => {
     assert.equal(parseStreamMessage('not json'), undefined);
     assert.equal(parseStreamMessage('[1]'), undefined);

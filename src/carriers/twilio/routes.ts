@@ -172,7 +172,9 @@ export default async function twilioRoutes(app: FastifyInstance, options: { serv
     socket.on('close', () => clearTimeout(deadline));
     socket.on('message', (data, isBinary) => {
       if (isBinary) return;
-      const message = parseStreamMessage(Buffer.isBuffer(data) ? data.toString('utf8') : String(data));
+      const message = parseStreamMessage(
+        Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data),
+      );
       if (!message) return;
       if (stream) return stream.receive(message);
       if (message.event !== 'start') return;
