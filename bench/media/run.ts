@@ -14,11 +14,13 @@
  *    DROP_MS after the carrier sent it, or never). Target >= 200.
  *
  * Options: --quick (shorter runs), --vad=energy|silero (overhead with that VAD, density with it
- * only; by default overhead uses Silero and density is measured with Silero, then the energy VAD).
+ * only; by default overhead uses Silero and density is measured with Silero, then the energy VAD),
+ * --calls=N (each measure at N calls only: for profiling one load), --only=overhead|density.
  */
 import { fork, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -41,6 +43,13 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const vadOption = args.find((a) => a.startsWith('--vad='))?.slice(6) as VadKind | undefined;
+const callsOption = args.find((a) => a.startsWith('--calls='))?.slice(8);
+const onlyCalls = callsOption === undefined ? undefined : Number(callsOption);
+const only = args.find((a) => a.startsWith('--only='))?.slice(7);
+if (only !== undefined && only !== 'overhead' && only !== 'density')
+  throw new Error('--only must be overhead or density');
+if (onlyCalls !== undefined && !(Number.isInteger(onlyCalls) && onlyCalls > 0))
+  throw new Error('--calls must be a positive integer');
 
 /** The fakes' fixed latencies (subtracted from the measured span). */
 const LLM_MS = 100;
@@ -117,6 +126,8 @@ interface Level {
   turns: TurnLatency[];
   /** Per turn: STT final -> first frame, minus what the fake LLM and TTS actually took. */
   engineMs: number[];
+  /** Per turn, the overhead's parts: final -> end of turn, LLM and TTS beyond the fakes' own times, framing and send. */
+  parts: { turn: number[]; llm: number[]; tts: number[]; send: number[] };
   inboundFrames: number;
   inboundLate: number;
   inboundMaxLagMs: number;
@@ -174,8 +185,24 @@ async function runLevel(
   speech: Buffer,
   background: string,
   vadKind: VadKind,
-): Promise<Level & { sent: number; legs: number; skipped: number; cpuPerCallPct: number }> {
-  const level: Level = { turns: [], engineMs: [], inboundFrames: 0, inboundLate: 0, inboundMaxLagMs: 0, vadName: '' };
+): Promise<
+  Level & {
+    sent: number;
+    legs: number;
+    skipped: number;
+    cpuPerCallPct: number;
+    loop: { p50: number; p99: number; max: number };
+  }
+> {
+  const level: Level = {
+    turns: [],
+    engineMs: [],
+    parts: { turn: [], llm: [], tts: [], send: [] },
+    inboundFrames: 0,
+    inboundLate: 0,
+    inboundMaxLagMs: 0,
+    vadName: '',
+  };
   const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   const port = (server.address() as { port: number }).port;
@@ -184,7 +211,7 @@ async function runLevel(
   server.on('connection', (socket: WebSocket) => {
     let stream: TwilioMediaStream | undefined;
     socket.on('message', (data: Buffer) => {
-      const message = parseStreamMessage(data.toString());
+      const message = parseStreamMessage(data);
       if (!message) return;
       if (message.event === 'start') {
         stream = new TwilioMediaStream(socket, message.start);
@@ -202,7 +229,12 @@ async function runLevel(
         legs.push(leg);
         leg.latency.onTurn((entry) => {
           level.turns.push(entry);
-          if (entry.stt_ms !== null) level.engineMs.push(entry.total_ms - entry.stt_ms - fake.took.llm - fake.took.tts);
+          if (entry.stt_ms === null) return;
+          level.engineMs.push(entry.total_ms - entry.stt_ms - fake.took.llm - fake.took.tts);
+          level.parts.turn.push(entry.turn_ms - entry.stt_ms);
+          level.parts.llm.push(entry.llm_ms - LLM_MS);
+          level.parts.tts.push(entry.tts_ms - TTS_FIRST_AUDIO_MS);
+          level.parts.send.push(entry.send_ms);
         });
         const session = new CallSession({
           callId,
@@ -238,12 +270,17 @@ async function runLevel(
     firstTalkMs: 5500,
     cycleMs: CYCLE_MS,
   });
+  const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+  loopDelay.enable();
   const cpuStart = process.cpuUsage();
   const wallStart = performance.now();
   const { sent } = await finished;
   // This process's CPU (all its threads, Silero's worker included) while the calls ran.
   const cpu = process.cpuUsage(cpuStart);
   const cpuPerCallPct = ((cpu.user + cpu.system) / 1000 / (performance.now() - wallStart) / calls) * 100;
+  loopDelay.disable();
+  // How late the event loop ran what was due (timers, I/O callbacks): ms.
+  const loop = { p50: loopDelay.percentile(50) / 1e6, p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 };
   await Promise.race([Promise.allSettled(sessions), new Promise((resolve) => setTimeout(resolve, 5000))]);
   // Nothing of this level may run on into the next one.
   await Promise.all(legs.map((leg) => leg.hangup()));
@@ -251,7 +288,7 @@ async function runLevel(
   await new Promise<void>((resolve) => server.close(() => resolve()));
   await new Promise((resolve) => setTimeout(resolve, 1500));
   const skipped = legs.reduce((n, leg) => n + (leg.skippedFrames ?? 0), 0);
-  return { ...level, sent, legs: legs.length, skipped, cpuPerCallPct };
+  return { ...level, sent, legs: legs.length, skipped, cpuPerCallPct, loop };
 }
 
 async function main(): Promise<void> {
@@ -270,12 +307,14 @@ async function main(): Promise<void> {
   );
 
   console.log('\n1. Engine overhead: STT final -> first outbound frame, minus LLM and TTS latencies (background none)');
-  const overheadLevels = [
-    [1, 40_000],
-    [50, 25_000],
-    [200, 25_000],
-  ] as const;
-  for (const [calls, duration] of overheadLevels) {
+  const overheadLevels: ReadonlyArray<readonly [number, number]> = onlyCalls
+    ? [[onlyCalls, 25_000]]
+    : [
+        [1, 40_000],
+        [50, 25_000],
+        [200, 25_000],
+      ];
+  for (const [calls, duration] of only === 'density' ? [] : overheadLevels) {
     scheduler.stats.reset();
     const r = await runLevel(calls, seconds(duration), scheduler, speech, 'none', vadOption ?? 'silero');
     const overhead = r.turns
@@ -291,10 +330,21 @@ async function main(): Promise<void> {
             0.5,
           ),
         )} ms; outbound frames late >20 ms ${scheduler.stats.lateFrames}/${scheduler.stats.frames}; ` +
-        `this process ${fmt(r.cpuPerCallPct)}% of a core per call`,
+        `this process ${fmt(r.cpuPerCallPct * calls)}% of a core (${r.cpuPerCallPct.toFixed(2)}% per call)`,
+    );
+    const part = (name: string, values: number[]) =>
+      `${name} p50 ${fmt(percentile(values, 0.5))} p99 ${fmt(percentile(values, 0.99))}`;
+    console.log(
+      `      where (ms): ${part('final -> end of turn', r.parts.turn)}; ${part('LLM beyond 100', r.parts.llm)}; ` +
+        `${part('TTS beyond 80', r.parts.tts)}; ${part('first audio -> frame sent', r.parts.send)}; ` +
+        `event-loop delay p50 ${fmt(r.loop.p50)} p99 ${fmt(r.loop.p99)} max ${fmt(r.loop.max)}`,
     );
   }
 
+  if (only === 'overhead') {
+    scheduler.stop();
+    process.exit(0);
+  }
   console.log(
     `\n2. Density: VAD on every frame, background track on every call (office), ${seconds(20_000) / 1000} s per step`,
   );
@@ -316,7 +366,7 @@ async function density(
 ): Promise<number> {
   const fmt = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
   let best = 0;
-  for (const calls of [50, 100, 200, 300, 400, 500, 600]) {
+  for (const calls of onlyCalls ? [onlyCalls] : [50, 100, 200, 300, 400, 500, 600]) {
     scheduler.stats.reset();
     const r = await runLevel(calls, durationMs, scheduler, speech, 'office', vadKind);
     const stats = scheduler.stats;
@@ -326,7 +376,8 @@ async function density(
       `  ${String(calls).padStart(3)} calls (${r.vadName} VAD): outbound ${stats.frames} frames, late >20 ms ${stats.lateFrames}, ` +
         `lateness p99 ${fmt(stats.percentile(0.99))} ms max ${fmt(stats.maxMs)} ms; inbound ${r.inboundFrames}/${r.sent} frames, ` +
         `dropped (>${DROP_MS} ms or never) ${r.inboundLate + lost}, max lag ${fmt(r.inboundMaxLagMs)} ms; ` +
-        `${r.turns.length} turns; this process ${fmt(r.cpuPerCallPct)}% of a core per call -> ${ok ? 'OK' : 'FAIL'}`,
+        `${r.turns.length} turns; event-loop delay p99 ${fmt(r.loop.p99)} max ${fmt(r.loop.max)} ms; ` +
+        `this process ${fmt(r.cpuPerCallPct * calls)}% of a core (${r.cpuPerCallPct.toFixed(2)}% per call) -> ${ok ? 'OK' : 'FAIL'}`,
     );
     if (!ok) break;
     best = calls;
