@@ -15,6 +15,8 @@ type Internal =
   | {
       type: 'timer';
       name: 'respond' | 'silence' | 'barge_in' | 'detect' | 'detect_pause' | 'voicemail_fallback' | 'greeting_wait';
+      /** Set on a timer due at once (queued without a timer): false once it was disarmed or re-armed. */
+      live?: { armed: boolean };
     }
   | { type: 'max_duration' }
   | { type: 'tool_done'; tool: CallTool; result: ToolResult }
@@ -175,6 +177,14 @@ export class CallSession {
 
   private arm(name: Extract<Internal, { type: 'timer' }>['name'], ms: number): void {
     this.timers.get(name)?.();
+    if (ms <= 0) {
+      // Due now: queued at once. A 0 ms timer would first wait for every I/O callback already
+      // queued (with hundreds of audio calls, many milliseconds of other calls' frames).
+      const live = { armed: true };
+      this.timers.set(name, () => (live.armed = false));
+      this.events.push({ type: 'timer', name, live });
+      return;
+    }
     this.timers.set(
       name,
       this.o.clock.setTimer(() => {
@@ -292,6 +302,11 @@ export class CallSession {
       case 'spoken':
         return this.onSpoken(event);
       case 'timer':
+        if (event.live) {
+          if (!event.live.armed) return;
+          event.live.armed = false;
+          this.timers.delete(event.name);
+        }
         return this.onTimer(event.name);
       case 'tool_done':
         this.toolRunning = false;

@@ -1,7 +1,7 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CallSession } from '../../src/calls/session.js';
-import { systemClock } from '../../src/clock.js';
+import { systemClock, type Clock } from '../../src/clock.js';
 import { OfflineAgent } from '../../src/agent/offline.js';
 import type { Agent, AgentReply, Turn } from '../../src/agent/types.js';
 import { audioLegSettings, createAudioLeg } from '../../src/media/audio-leg.js';
@@ -41,7 +41,7 @@ function scriptedAgent(
   };
 }
 
-function call(options: { agent: Agent; lines: string[]; msPerChar?: number; playoutMs?: number }) {
+function call(options: { agent: Agent; lines: string[]; msPerChar?: number; playoutMs?: number; clock?: Clock }) {
   const request = callRequest({ task: 'Confirm the dental appointment for Tuesday at 3 pm.' });
   const { transport, far } = createMediaPair({ playoutMs: options.playoutMs ?? 0 });
   const stt = new ScriptedStt({ lines: options.lines });
@@ -60,7 +60,7 @@ function call(options: { agent: Agent; lines: string[]; msPerChar?: number; play
     variables: {},
     leg,
     agent: options.agent,
-    clock: systemClock,
+    clock: options.clock ?? systemClock,
     recorder: { transcript: (turn) => Promise.resolve(void transcript.push(turn)) },
     signal: controller.signal,
     onReply: () => leg.latency.replyReady(),
@@ -101,6 +101,36 @@ describe('audio leg under a call session', () => {
       [1, 2],
     );
     for (const t of report.turns) assert.ok(t.total_ms >= t.turn_ms && t.turn_ms >= 0 && t.llm_ms >= 0);
+  });
+
+  it('answers a finished turn at once, not a timer turn later (0 ms timers are never used for it)', async () => {
+    // A clock whose 0 ms timers never fire: under load a 0 ms timer waits behind every queued I/O callback.
+    const zeroTimers: number[] = [];
+    const clock: Clock = {
+      now: () => systemClock.now(),
+      sleep: (ms, signal) => systemClock.sleep(ms, signal),
+      setTimer: (fn, ms) => (ms <= 0 ? (zeroTimers.push(ms), () => undefined) : systemClock.setTimer(fn, ms)),
+      scale: 1,
+    };
+    const heard: string[] = [];
+    const { far, controller, outcome } = call({
+      agent: scriptedAgent('Hello, this is the clinic.', (text) => {
+        heard.push(text);
+        return { say: 'Tuesday at three works.', action: null };
+      }),
+      lines: ['is tuesday free'],
+      clock,
+    });
+    try {
+      await until('the greeting', () => far.echoed.includes('s1:end'));
+      say(far, 500);
+      await until('the answer', () => far.echoed.includes('s2:end'));
+      assert.deepEqual(heard, ['is tuesday free']);
+      assert.deepEqual(zeroTimers, []);
+    } finally {
+      controller.abort();
+      await outcome;
+    }
   });
 
   it('a backchannel over the agent does not interrupt it', async () => {
