@@ -103,6 +103,13 @@ export interface FrameSchedulerOptions {
   maxCatchUpSlots?: number;
   /** A slot may run this early: node timers have 1 ms granularity. Default 1 ms. */
   earlyMs?: number;
+  /**
+   * Pacers are spread over this many phases of the 20 ms grid (pacer i sends at origin + n * 20 +
+   * (i mod phases) * 20 / phases), so that with hundreds of calls the sends come in several small
+   * bursts rather than one long one that holds up everything else the process has to do. Each call
+   * still gets exactly one frame every 20 ms. Default 1.
+   */
+  phases?: number;
 }
 
 /** The process-wide 20 ms grid that drives every call's FramePacer from one timer. */
@@ -117,6 +124,10 @@ export class FrameScheduler {
   readonly timer: PacerTimer;
   private readonly maxCatchUp: number;
   private readonly earlyMs: number;
+  readonly phases: number;
+  /** Milliseconds between sub-slots (FRAME_MS / phases). */
+  private readonly stepMs: number;
+  private nextPhase = 0;
   private readonly pacers: FramePacer[] = [];
   private needsCompaction = false;
   private origin = 0;
@@ -126,12 +137,18 @@ export class FrameScheduler {
 
   constructor(options: FrameSchedulerOptions = {}) {
     this.timer = options.timer ?? realTimer;
-    this.maxCatchUp = Math.max(1, options.maxCatchUpSlots ?? Math.ceil(10 * Math.max(1, this.timer.scale ?? 1)));
+    this.phases = Math.max(1, Math.floor(options.phases ?? 1));
+    this.stepMs = FRAME_MS / this.phases;
+    const slots = Math.max(1, options.maxCatchUpSlots ?? Math.ceil(10 * Math.max(1, this.timer.scale ?? 1)));
+    // Counted in sub-slots: a stall catches up the same span of time whatever the phases.
+    this.maxCatchUp = slots * this.phases;
     this.earlyMs = options.earlyMs ?? 1;
   }
 
   createPacer(sink: FrameSink, options: FramePacerOptions = {}): FramePacer {
-    return new FramePacer(this, sink, options);
+    const pacer = new FramePacer(this, sink, options, this.nextPhase);
+    this.nextPhase = (this.nextPhase + 1) % this.phases;
+    return pacer;
   }
 
   /** Pacers with something to send (queued frames or a fill); the rest cost nothing per slot. */
@@ -170,7 +187,7 @@ export class FrameScheduler {
   }
 
   private arm(): void {
-    const deadline = this.origin + this.nextSlot * FRAME_MS;
+    const deadline = this.origin + this.nextSlot * this.stepMs;
     const delay = Math.max(0, deadline - this.earlyMs - this.timer.now());
     this.cancel = this.timer.setTimer(this.onTimer, delay);
   }
@@ -179,8 +196,8 @@ export class FrameScheduler {
     this.cancel = null;
     this.inTimer = true;
     const now = this.timer.now();
-    // Slots whose deadline has come (allowing earlyMs): normally 1, more after a stall.
-    let due = Math.floor((now + this.earlyMs - this.origin) / FRAME_MS) - this.nextSlot + 1;
+    // (Sub-)slots whose deadline has come (allowing earlyMs): normally 1, more after a stall.
+    let due = Math.floor((now + this.earlyMs - this.origin) / this.stepMs) - this.nextSlot + 1;
     if (due > this.maxCatchUp) {
       this.skippedSlots += due - this.maxCatchUp;
       this.nextSlot += due - this.maxCatchUp;
@@ -188,7 +205,7 @@ export class FrameScheduler {
     }
     try {
       for (let i = 0; i < due; i++) {
-        this.runSlot(this.origin + this.nextSlot * FRAME_MS);
+        this.runSlot(this.origin + this.nextSlot * this.stepMs, this.nextSlot % this.phases);
         this.nextSlot++;
       }
     } finally {
@@ -198,13 +215,13 @@ export class FrameScheduler {
     }
   };
 
-  private runSlot(deadline: number): void {
-    this.slotsRun++;
+  private runSlot(deadline: number, phase: number): void {
+    if (phase === 0) this.slotsRun++;
     // Pacers activated during the slot (by a callback) start at the next one.
     const n = this.pacers.length;
     for (let i = 0; i < n; i++) {
       const pacer = this.pacers[i]!;
-      if (pacer.scheduled) pacer.runSlot(deadline);
+      if (pacer.scheduled && pacer.phase === phase) pacer.runSlot(deadline);
     }
   }
 
@@ -287,6 +304,8 @@ export class FramePacer {
     private readonly scheduler: FrameScheduler,
     private readonly sink: FrameSink,
     private readonly options: FramePacerOptions = {},
+    /** @internal Which phase of the scheduler's grid this pacer sends on. */
+    readonly phase = 0,
   ) {
     this.fillSource = options.fill ?? null;
     if (this.fillSource) scheduler.activate(this);

@@ -47,6 +47,52 @@ test('frames leave one per 20 ms slot, the first at once after silence', () => {
   assert.equal(scheduler.running, false, 'the timer stops when no call has anything to send');
 });
 
+test('with phases, calls send on staggered slots, each still one frame every 20 ms', () => {
+  const timer = new ManualTimer(0);
+  const scheduler = new FrameScheduler({ timer, earlyMs: 0, phases: 4 });
+  const sinks = Array.from({ length: 8 }, () => recordingSink(timer));
+  const pacers = sinks.map((sink) => scheduler.createPacer(sink, { startImmediately: false }));
+  assert.deepEqual(
+    pacers.map((p) => p.phase),
+    [0, 1, 2, 3, 0, 1, 2, 3],
+  );
+  for (const pacer of pacers) pacer.enqueue(frames(10));
+  timer.advance(400);
+  sinks.forEach((sink, i) => {
+    assert.equal(sink.times.length, 10, `call ${i}`);
+    // The grid started at 0: sub-slot j is due at 5 j, and phase p owns the sub-slots j = p (mod 4).
+    const phase = i % 4;
+    const first = phase === 0 ? 20 : 5 * phase;
+    sink.times.forEach((t, k) => assert.equal(t, first + 20 * k, `call ${i} frame ${k}`));
+  });
+  assert.equal(scheduler.stats.lateFrames, 0);
+  assert.equal(scheduler.stats.maxMs, 0);
+});
+
+test('with phases, a stall is caught up in order and its lateness counted per call', () => {
+  const manual = new ManualTimer(0);
+  let stallOnce = true;
+  // The timer due at 45 ms fires at 95 ms (a 50 ms stall).
+  const stalling: PacerTimer = {
+    now: () => manual.now(),
+    setTimer: (fn, ms) => {
+      const at = manual.now() + ms;
+      const extra = stallOnce && at >= 45 ? ((stallOnce = false), 95 - at) : 0;
+      return manual.setTimer(fn, ms + extra);
+    },
+  };
+  const scheduler = new FrameScheduler({ timer: stalling, earlyMs: 0, phases: 4 });
+  const sinks = Array.from({ length: 4 }, () => recordingSink(stalling));
+  for (const sink of sinks) scheduler.createPacer(sink, { startImmediately: false }).enqueue(frames(20));
+  manual.advance(1000);
+  for (const sink of sinks) {
+    assert.equal(sink.times.length, 20);
+    for (let k = 1; k < sink.times.length; k++) assert.ok(sink.times[k]! >= sink.times[k - 1]!);
+  }
+  assert.ok(scheduler.stats.maxMs >= 45 && scheduler.stats.maxMs <= 50, `max lateness ${scheduler.stats.maxMs}`);
+  assert.equal(scheduler.skippedSlots, 0);
+});
+
 test('deadlines are absolute: a timer that always fires late does not drift', () => {
   const manual = new ManualTimer(0);
   // Every timer fires 7 ms after it was asked to.
