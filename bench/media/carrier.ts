@@ -24,6 +24,12 @@ interface StartCommand {
 }
 
 const FRAME_MS = 20;
+/**
+ * How often the streams are looked at: each stream sends on its own 20 ms grid (streams start
+ * at staggered instants, as calls do), so frames leave spread out as they do from Twilio, not in
+ * bursts of a quarter of the calls every 5 ms.
+ */
+const TICK_MS = 1;
 const SILENT = Buffer.alloc(160, 0xff).toString('base64');
 const epoch = () => performance.timeOrigin + performance.now();
 
@@ -91,10 +97,13 @@ function run(command: StartCommand): void {
         );
       }
     }
-    if (now - began < command.durationMs + 2000) setTimeout(tick, 5);
+    // Each call lasts durationMs from its own start: calls end staggered, as they began.
+    for (const s of streams) if (s.open && now - s.t0 >= command.durationMs) stop(s);
+    const over = streams.length === command.calls && streams.every((s) => !s.open && s.t0 > 0);
+    if (!over && now - began < command.durationMs + 10_000) setTimeout(tick, TICK_MS);
     else finish(streams);
   };
-  setTimeout(tick, 5);
+  setTimeout(tick, TICK_MS);
 }
 
 function connect(command: StartCommand, index: number): Stream {
@@ -147,14 +156,17 @@ function connect(command: StartCommand, index: number): Stream {
   return s;
 }
 
+function stop(s: Stream): void {
+  s.socket.send(JSON.stringify({ event: 'stop', sequenceNumber: String(++s.seq), streamSid: s.sid, stop: {} }));
+  s.socket.close();
+  s.open = false;
+}
+
 function finish(streams: Stream[]): void {
   let sent = 0;
   for (const s of streams) {
     sent += s.sent;
-    if (s.open) {
-      s.socket.send(JSON.stringify({ event: 'stop', sequenceNumber: String(++s.seq), streamSid: s.sid, stop: {} }));
-      s.socket.close();
-    }
+    if (s.open) stop(s);
   }
   process.send?.({ done: true, sent, streams: streams.length });
 }

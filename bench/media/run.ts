@@ -15,7 +15,8 @@
  *
  * Options: --quick (shorter runs), --vad=energy|silero (overhead with that VAD, density with it
  * only; by default overhead uses Silero and density is measured with Silero, then the energy VAD),
- * --calls=N (each measure at N calls only: for profiling one load), --only=overhead|density.
+ * --calls=N (each measure at N calls only: for profiling one load), --only=overhead|density,
+ * --phases=N (the frame scheduler's phases; default 4, as the server).
  */
 import { fork, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -43,6 +44,8 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const vadOption = args.find((a) => a.startsWith('--vad='))?.slice(6) as VadKind | undefined;
+const phasesOption = args.find((a) => a.startsWith('--phases='))?.slice(9);
+const PHASES = phasesOption === undefined ? 4 : Number(phasesOption);
 const callsOption = args.find((a) => a.startsWith('--calls='))?.slice(8);
 const onlyCalls = callsOption === undefined ? undefined : Number(callsOption);
 const only = args.find((a) => a.startsWith('--only='))?.slice(7);
@@ -293,7 +296,8 @@ async function runLevel(
 
 async function main(): Promise<void> {
   const speech = utterance();
-  const scheduler = new FrameScheduler();
+  // As the server builds it (src/services.ts).
+  const scheduler = new FrameScheduler({ phases: PHASES });
   const seconds = (ms: number) => (quick ? ms / 2 : ms);
   const fmt = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
   console.log(`bench:media on ${os.cpus().length} cores, Node ${process.version}`);

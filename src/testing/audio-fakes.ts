@@ -268,17 +268,23 @@ export interface ToneTtsOptions {
  * A TTS that "speaks" a tone whose pitch changes with each word, as long as the text's characters
  * say (so word positions in the audio follow the characters exactly). Records every request.
  */
+/**
+ * Sentences' audio, shared by every ToneTts of the process: benchmarks give each call its own fake
+ * and repeat the same replies, and the fake's own work (a real TTS's audio arrives over the network)
+ * is not what they measure. Chunks handed out are copies, so the cache cannot be changed through them.
+ */
+const toneAudio = new Map<string, Int16Array>();
+
 export class ToneTts implements TtsProvider {
   readonly name = 'tone';
   readonly requests: TtsRequest[] = [];
 
   constructor(private readonly options: ToneTtsOptions = {}) {}
 
-  /** The last sentence's audio: benchmarks repeat the same reply, and the fake's own work is not what they measure. */
-  private cached: { text: string; pcm: Int16Array } | null = null;
-
   private audioFor(text: string, rate: number, msPerChar: number): Int16Array {
-    if (this.cached?.text === text) return this.cached.pcm;
+    const key = `${rate}:${msPerChar}:${text}`;
+    const cached = toneAudio.get(key);
+    if (cached) return cached;
     const pieces: Int16Array[] = [];
     let wordIndex = 0;
     for (const part of text.split(/(\s+)/)) {
@@ -289,7 +295,8 @@ export class ToneTts implements TtsProvider {
       );
     }
     const pcm = concatPcm(pieces);
-    this.cached = { text, pcm };
+    if (toneAudio.size >= 32) toneAudio.delete(toneAudio.keys().next().value!);
+    toneAudio.set(key, pcm);
     return pcm;
   }
 
