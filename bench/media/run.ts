@@ -21,7 +21,7 @@
 import { fork, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { PerformanceObserver, monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -195,6 +195,8 @@ async function runLevel(
     skipped: number;
     cpuPerCallPct: number;
     loop: { p50: number; p99: number; max: number };
+    gc: { count: number; over10: number; maxMs: number };
+    carrierPct: number;
   }
 > {
   const level: Level = {
@@ -260,8 +262,9 @@ async function runLevel(
   const carrier = fork(path.join(here, 'carrier.ts'), [], { execArgv: ['--import', 'tsx'] });
   // Twilio's side runs on Twilio's machines: here it yields the CPU to the server under test.
   if (carrier.pid) os.setPriority(carrier.pid, 15);
-  const finished = new Promise<{ sent: number }>((resolve) =>
-    carrier.on('message', (m: { done?: boolean; sent: number }) => m.done && resolve(m)),
+  const forkedAt = performance.now();
+  const finished = new Promise<{ sent: number; cpuMs: number }>((resolve) =>
+    carrier.on('message', (m: { done?: boolean; sent: number; cpuMs: number }) => m.done && resolve(m)),
   );
   carrier.send({
     cmd: 'start',
@@ -275,13 +278,23 @@ async function runLevel(
   });
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   loopDelay.enable();
+  // Garbage-collection pauses of this process while the calls run.
+  const gcPauses: number[] = [];
+  const gcObserver = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) gcPauses.push(entry.duration);
+  });
+  gcObserver.observe({ entryTypes: ['gc'] });
   const cpuStart = process.cpuUsage();
   const wallStart = performance.now();
-  const { sent } = await finished;
+  const { sent, cpuMs } = await finished;
+  // The emulated carrier's CPU over its life (start-up included): it shares the machine's cores.
+  const carrierPct = (cpuMs / (performance.now() - forkedAt)) * 100;
   // This process's CPU (all its threads, Silero's worker included) while the calls ran.
   const cpu = process.cpuUsage(cpuStart);
   const cpuPerCallPct = ((cpu.user + cpu.system) / 1000 / (performance.now() - wallStart) / calls) * 100;
   loopDelay.disable();
+  gcObserver.disconnect();
+  const gc = { count: gcPauses.length, over10: gcPauses.filter((d) => d > 10).length, maxMs: Math.max(0, ...gcPauses) };
   // How late the event loop ran what was due (timers, I/O callbacks): ms.
   const loop = { p50: loopDelay.percentile(50) / 1e6, p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 };
   await Promise.race([Promise.allSettled(sessions), new Promise((resolve) => setTimeout(resolve, 5000))]);
@@ -291,7 +304,7 @@ async function runLevel(
   await new Promise<void>((resolve) => server.close(() => resolve()));
   await new Promise((resolve) => setTimeout(resolve, 1500));
   const skipped = legs.reduce((n, leg) => n + (leg.skippedFrames ?? 0), 0);
-  return { ...level, sent, legs: legs.length, skipped, cpuPerCallPct, loop };
+  return { ...level, sent, legs: legs.length, skipped, cpuPerCallPct, loop, gc, carrierPct };
 }
 
 async function main(): Promise<void> {
@@ -334,7 +347,8 @@ async function main(): Promise<void> {
             0.5,
           ),
         )} ms; outbound frames late >20 ms ${scheduler.stats.lateFrames}/${scheduler.stats.frames}; ` +
-        `this process ${fmt(r.cpuPerCallPct * calls)}% of a core (${r.cpuPerCallPct.toFixed(2)}% per call)`,
+        `this process ${fmt(r.cpuPerCallPct * calls)}% of a core (${r.cpuPerCallPct.toFixed(2)}% per call), ` +
+        `emulated carrier ${fmt(r.carrierPct)}%`,
     );
     const part = (name: string, values: number[]) =>
       `${name} p50 ${fmt(percentile(values, 0.5))} p99 ${fmt(percentile(values, 0.99))}`;
@@ -381,7 +395,9 @@ async function density(
         `lateness p99 ${fmt(stats.percentile(0.99))} ms max ${fmt(stats.maxMs)} ms; inbound ${r.inboundFrames}/${r.sent} frames, ` +
         `dropped (>${DROP_MS} ms or never) ${r.inboundLate + lost}, max lag ${fmt(r.inboundMaxLagMs)} ms; ` +
         `${r.turns.length} turns; event-loop delay p99 ${fmt(r.loop.p99)} max ${fmt(r.loop.max)} ms; ` +
-        `this process ${fmt(r.cpuPerCallPct * calls)}% of a core (${r.cpuPerCallPct.toFixed(2)}% per call) -> ${ok ? 'OK' : 'FAIL'}`,
+        `GC pauses ${r.gc.count}, ${r.gc.over10} over 10 ms, max ${fmt(r.gc.maxMs)} ms; ` +
+        `this process ${fmt(r.cpuPerCallPct * calls)}% of a core (${r.cpuPerCallPct.toFixed(2)}% per call), ` +
+        `emulated carrier ${fmt(r.carrierPct)}% -> ${ok ? 'OK' : 'FAIL'}`,
     );
     if (!ok) break;
     best = calls;
