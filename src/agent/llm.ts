@@ -246,12 +246,11 @@ export class LlmAgent implements Agent {
     }
     let reply: AgentReply;
     try {
-      const answer = await complete(this.o.provider, {
-        model: this.o.model,
-        messages,
-        tools: toolsFor(ctx.request),
-        temperature: ctx.request.temperature,
-      });
+      const answer = await complete(
+        this.o.provider,
+        { model: this.o.model, messages, tools: toolsFor(ctx.request), temperature: ctx.request.temperature },
+        { ...(ctx.onFirstToken && { onFirst: ctx.onFirstToken }) },
+      );
       this.failures = 0;
       const actions = answer.toolCalls.map((c) => ({ call: c, action: actionOf(c, ctx.request) }));
       const first = actions.find((a): a is { call: LlmToolCall; action: AgentAction } => a.action !== null);

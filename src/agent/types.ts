@@ -50,6 +50,8 @@ export interface AgentContext {
   transcript: readonly Turn[];
   /** dynamic_data `context` lines (seed 2.2): facts the agent knows; refreshed in place. */
   knowledge?: readonly string[];
+  /** Called when a language model's first token of this reply arrives (per-turn latency). */
+  onFirstToken?(): void;
 }
 
 /** The mind of a call: the offline rule model, an LLM, or a pathway runner. */

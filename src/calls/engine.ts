@@ -317,7 +317,7 @@ export class CallEngine {
       clock: this.d.clock,
       signal: controller.signal,
       knowledge: dynamic.knowledge,
-      ...(audio && { onReply: () => audio.latency.replyReady() }),
+      ...(audio && { onReply: () => audio.latency.replyReady(), onFirstToken: () => audio.latency.firstToken() }),
       runTool: async (tool, input) => {
         this.d.onEvent?.(call.id, 'tool', `Tool ${tool.name} called`);
         const result = this.d.http

@@ -56,6 +56,8 @@ export interface SessionOptions {
   runTool?(tool: CallTool, input: unknown): Promise<ToolResult>;
   /** The agent answered (latency of audio legs: src/media/latency.ts). */
   onReply?(): void;
+  /** The agent's language model sent the first token of a reply (latency of audio legs). */
+  onFirstToken?(): void;
 }
 
 /** How long the agent waits after the other side stops before answering, from interruption_threshold. */
@@ -213,6 +215,7 @@ export class CallSession {
       variables: this.o.variables,
       transcript: this.transcript,
       ...(this.o.knowledge && { knowledge: this.o.knowledge }),
+      ...(this.o.onFirstToken && { onFirstToken: this.o.onFirstToken }),
     };
   }
 

@@ -25,6 +25,11 @@ export interface TurnLatency {
    * model's; the session may first wait for a merged turn).
    */
   llm_ms: number;
+  /**
+   * End of turn -> the language model's first token of the reply (text or a function call). Null
+   * when no language model answered the turn (the offline model, a pathway's static text).
+   */
+  llm_first_token_ms: number | null;
   /** Reply ready -> the first synthesised audio. */
   tts_ms: number;
   /** First synthesised audio -> the first frame sent to the carrier (framing, pacing). */
@@ -40,6 +45,7 @@ export interface LatencySummary {
   total_ms_max: number | null;
   stt_ms_p50: number | null;
   llm_ms_p50: number | null;
+  llm_first_token_ms_p50: number | null;
   tts_ms_p50: number | null;
 }
 
@@ -52,6 +58,8 @@ export interface LatencyReport {
 export interface LatencySource {
   /** The agent's reply to the open turn is ready (the session calls it right after the agent answers). */
   replyReady(): void;
+  /** The language model's first token of the reply to the open turn arrived. */
+  firstToken(): void;
   /** Called with each turn once its first answering frame has gone out; returns the unsubscribe function. */
   onTurn(listener: (entry: TurnLatency) => void): () => void;
   /** Every measured turn so far, with the summary. */
@@ -62,6 +70,7 @@ interface OpenTurn {
   speechEnd: number;
   sttFinal: number | null;
   turnEnd: number;
+  firstToken: number | null;
   reply: number | null;
   ttsFirst: number | null;
 }
@@ -84,6 +93,7 @@ export function summarize(turns: readonly TurnLatency[]): LatencySummary {
     total_ms_max: totals.length ? round(Math.max(...totals)) : null,
     stt_ms_p50: median(pick((t) => t.stt_ms)),
     llm_ms_p50: median(pick((t) => t.llm_ms)),
+    llm_first_token_ms_p50: median(pick((t) => t.llm_first_token_ms)),
     tts_ms_p50: median(pick((t) => t.tts_ms)),
   };
 }
@@ -104,7 +114,11 @@ export class LatencyTracker implements LatencySource {
 
   /** The caller's turn ended: their speech stopped at `speechEnd`, the STT final came at `sttFinal`. */
   turnEnded(speechEnd: number, sttFinal: number | null): void {
-    this.open = { speechEnd, sttFinal, turnEnd: this.now(), reply: null, ttsFirst: null };
+    this.open = { speechEnd, sttFinal, turnEnd: this.now(), firstToken: null, reply: null, ttsFirst: null };
+  }
+
+  firstToken(): void {
+    if (this.open && this.open.reply === null && this.open.firstToken === null) this.open.firstToken = this.now();
   }
 
   replyReady(): void {
@@ -128,6 +142,7 @@ export class LatencyTracker implements LatencySource {
       stt_ms: t.sttFinal === null ? null : round(t.sttFinal - t.speechEnd),
       turn_ms: round(t.turnEnd - t.speechEnd),
       llm_ms: round(t.reply - t.turnEnd),
+      llm_first_token_ms: t.firstToken === null ? null : round(t.firstToken - t.turnEnd),
       tts_ms: round(t.ttsFirst - t.reply),
       send_ms: round(sent - t.ttsFirst),
       total_ms: round(sent - t.speechEnd),
@@ -156,6 +171,7 @@ export function latencyMessage(entry: TurnLatency): string {
   const part = (name: string, ms: number | null) => (ms === null ? '' : `, ${name} ${Math.round(ms)} ms`);
   return (
     `Turn ${entry.turn} latency: ${Math.round(entry.total_ms)} ms from end of speech to first audio` +
-    `${part('stt', entry.stt_ms)}${part('llm', entry.llm_ms)}${part('tts', entry.tts_ms)}${part('send', entry.send_ms)}`
+    `${part('stt', entry.stt_ms)}${part('llm', entry.llm_ms)}${part('first token', entry.llm_first_token_ms)}` +
+    `${part('tts', entry.tts_ms)}${part('send', entry.send_ms)}`
   );
 }

@@ -34,6 +34,9 @@ export const TurnLatency = Type.Object({
   stt_ms: Nullable(Ms('End of speech to the final transcript; includes the trailing silence of the turn')),
   turn_ms: Ms('End of speech to the end of the turn (trailing silence set by interruption_threshold, STT final)'),
   llm_ms: Ms("End of turn to the agent's reply"),
+  llm_first_token_ms: Nullable(
+    Ms("End of turn to the language model's first token; null when no language model answered the turn"),
+  ),
   tts_ms: Ms('Reply to the first synthesised audio'),
   send_ms: Ms('First synthesised audio to the first frame sent to the carrier'),
   total_ms: Ms('End of speech to the first frame of the answer: what the caller waited'),
@@ -49,6 +52,7 @@ export const CallLatency = Type.Object(
       total_ms_max: Nullable(Type.Number()),
       stt_ms_p50: Nullable(Type.Number()),
       llm_ms_p50: Nullable(Type.Number()),
+      llm_first_token_ms_p50: Nullable(Type.Number()),
       tts_ms_p50: Nullable(Type.Number()),
     }),
   },

@@ -15,6 +15,11 @@ export type FakeReply =
       toolCalls?: FakeToolCall[];
       /** Characters per streamed delta (text and arguments); small values split everything. */
       chunkSize?: number;
+      /**
+       * The streamed deltas after the first are spread over this many milliseconds: a model whose
+       * first token comes at once and whose whole reply takes a while. Default 0 (all at once).
+       */
+      streamMs?: number;
     }
   /** An HTTP error with an OpenAI-style error body; `retryAfterMs` sets retry-after-ms. */
   | { status: number; message?: string; retryAfterMs?: number }
@@ -163,7 +168,13 @@ export class FakeOpenAi {
       });
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    for (const delta of deltas) res.write(`data: ${JSON.stringify(this.chunk(body.model, delta, null))}\n\n`);
+    // deltas[0] is the empty opening one: the first token is deltas[1].
+    const gapMs = reply.streamMs && deltas.length > 2 ? reply.streamMs / (deltas.length - 2) : 0;
+    for (const [i, delta] of deltas.entries()) {
+      if (gapMs > 0 && i >= 2) await new Promise((resolve) => setTimeout(resolve, gapMs));
+      if (res.destroyed) return;
+      res.write(`data: ${JSON.stringify(this.chunk(body.model, delta, null))}\n\n`);
+    }
     res.write(`data: ${JSON.stringify(this.chunk(body.model, {}, finish))}\n\n`);
     res.end('data: [DONE]\n\n');
   }

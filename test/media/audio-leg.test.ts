@@ -276,6 +276,8 @@ describe('audio leg: recording and latency', () => {
       assert.ok(typeof t[key] === 'number' && t[key] >= 0, `${key} is a duration`);
     }
     assert.ok(t.llm_ms >= 15, 'the reply came after the pause');
+    assert.equal(t.llm_first_token_ms, null, 'no language model answered: no first token');
+    assert.equal(report.summary.llm_first_token_ms_p50, null);
     assert.ok(
       Math.abs(t.turn_ms + t.llm_ms + t.tts_ms + t.send_ms - t.total_ms) < 0.5,
       'the parts add up to the whole',

@@ -69,12 +69,21 @@ export class LlmError extends Error {
   }
 }
 
-/** Collects a stream into one reply. */
-export async function complete(provider: LlmProvider, request: ChatRequest): Promise<LlmReply> {
+/** Collects a stream into one reply; `onFirst` is called when its first token (text or tool call) arrives. */
+export async function complete(
+  provider: LlmProvider,
+  request: ChatRequest,
+  options: { onFirst?: () => void } = {},
+): Promise<LlmReply> {
   let text = '';
   const toolCalls: LlmToolCall[] = [];
   let finishReason: string | null = null;
+  let first = options.onFirst;
   for await (const event of provider.stream(request)) {
+    if (first && event.type !== 'done') {
+      first();
+      first = undefined;
+    }
     if (event.type === 'text') text += event.delta;
     else if (event.type === 'tool_call') toolCalls.push(event.call);
     else finishReason = event.finishReason;
