@@ -16,6 +16,8 @@ export interface PathwayLlm {
 export interface ModelSettings {
   model: string;
   temperature?: number;
+  /** Told when the model's first token arrives (the turn's latency keeps the first of the turn). */
+  onFirstToken?: () => void;
 }
 
 export interface RouteOption {
@@ -59,12 +61,16 @@ async function callFunction(
   messages: ChatMessage[],
   tool: LlmTool,
 ): Promise<Record<string, unknown>> {
-  const reply = await complete(llm.provider, {
-    model: settings.model,
-    messages,
-    tools: [tool],
-    ...(settings.temperature !== undefined && { temperature: settings.temperature }),
-  });
+  const reply = await complete(
+    llm.provider,
+    {
+      model: settings.model,
+      messages,
+      tools: [tool],
+      ...(settings.temperature !== undefined && { temperature: settings.temperature }),
+    },
+    { ...(settings.onFirstToken && { onFirst: settings.onFirstToken }) },
+  );
   const call = reply.toolCalls.find((c) => c.name === tool.name);
   if (call) return parseArguments(call.arguments);
   const json = /\{[^]*\}/.exec(reply.text);
@@ -194,15 +200,19 @@ export async function generateLine(
   settings: ModelSettings,
   context: { system: string; history: ChatMessage[]; instruction: string },
 ): Promise<string> {
-  const reply = await complete(llm.provider, {
-    model: settings.model,
-    messages: [
-      { role: 'system', content: context.system },
-      ...context.history,
-      { role: 'system', content: context.instruction },
-    ],
-    ...(settings.temperature !== undefined && { temperature: settings.temperature }),
-  });
+  const reply = await complete(
+    llm.provider,
+    {
+      model: settings.model,
+      messages: [
+        { role: 'system', content: context.system },
+        ...context.history,
+        { role: 'system', content: context.instruction },
+      ],
+      ...(settings.temperature !== undefined && { temperature: settings.temperature }),
+    },
+    { ...(settings.onFirstToken && { onFirst: settings.onFirstToken }) },
+  );
   const text = reply.text.trim();
   if (!text) throw new LlmError('the model answered with no words', true);
   return text;

@@ -272,7 +272,11 @@ export class PathwayAgent implements Agent {
   private settings(node: PathwayNode, ctx: AgentContext): ModelSettings {
     const options = isRecord(node.data.modelOptions) ? node.data.modelOptions : {};
     const temperature = typeof options.temperature === 'number' ? options.temperature : ctx.request.temperature;
-    return { model: str(options.modelName) ?? this.d.llm!.model, temperature };
+    return {
+      model: str(options.modelName) ?? this.d.llm!.model,
+      temperature,
+      ...(ctx.onFirstToken && { onFirstToken: ctx.onFirstToken }),
+    };
   }
 
   /** globalPrompt: the node's own, else the first one set anywhere in the graph. */

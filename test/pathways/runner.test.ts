@@ -114,7 +114,7 @@ function harness(
 describe('PathwayAgent', () => {
   it('puts a Knowledge Base node, globalPrompt and modelOptions into the model request', async () => {
     const model = new ScriptedModel(() => [{ type: 'text', delta: 'We are open nine to five.' }]);
-    const { say } = harness(
+    const { say, ctx } = harness(
       {
         main: {
           nodes: [
@@ -131,8 +131,11 @@ describe('PathwayAgent', () => {
       },
       { llm: { provider: model, model: 'm-enhanced' } },
     );
+    let firstTokens = 0;
+    ctx.onFirstToken = () => firstTokens++;
     const reply = await say({ kind: 'start' });
     assert.equal(reply.say, 'We are open nine to five.');
+    assert.equal(firstTokens, 1, "the model's first token is reported for the turn's latency");
     const sent = model.requests[0]!;
     assert.equal(sent.model, 'special-model');
     assert.equal(sent.temperature, 0.7);
