@@ -124,7 +124,8 @@ export function renderValue(value: unknown, variables: Json): unknown {
   return value;
 }
 
-const text = (v: unknown): string =>
+/** A value as header or message text: strings as they are, objects as JSON, nothing as ''. */
+export const text = (v: unknown): string =>
   v === undefined || v === null
     ? ''
     : typeof v === 'string'

@@ -18,6 +18,18 @@ export const NUMBER_DONE = 'done';
 /** Call states in which a call has not ended (CallStore.OPEN_STATES). */
 const OPEN = ['new', 'queued', 'allocated', 'started'];
 
+/** What the dialer reads of a campaign (its pass over all of them, and each dispatch). */
+const CAMPAIGN_COLUMNS = [
+  'id',
+  'account_id',
+  'state',
+  'request_data',
+  'sequences',
+  'config',
+  'from_number',
+  'next_dial_at',
+  'updated_at',
+] as const;
 const DAY_MS = 86_400_000;
 const MINUTE_MS = 60_000;
 /** Clock time a tick may cover at most: ticks come every second of real time or every 5 clock seconds. */
@@ -174,17 +186,7 @@ export class CampaignDialer {
     const repair = this.ticks++ % REPAIR_EVERY === 0;
     const campaigns = await this.d.db
       .selectFrom('campaigns')
-      .select([
-        'id',
-        'account_id',
-        'state',
-        'request_data',
-        'sequences',
-        'config',
-        'from_number',
-        'next_dial_at',
-        'updated_at',
-      ])
+      .select(CAMPAIGN_COLUMNS)
       .where((eb) =>
         eb.or([
           eb('state', '=', 'active'),
@@ -283,20 +285,7 @@ export class CampaignDialer {
    */
   private async dispatch(campaignId: string, now: Date): Promise<void> {
     const result = await this.d.db.transaction().execute(async (trx) => {
-      let query = trx
-        .selectFrom('campaigns')
-        .select([
-          'id',
-          'account_id',
-          'state',
-          'request_data',
-          'sequences',
-          'config',
-          'from_number',
-          'next_dial_at',
-          'updated_at',
-        ])
-        .where('id', '=', campaignId);
+      let query = trx.selectFrom('campaigns').select(CAMPAIGN_COLUMNS).where('id', '=', campaignId);
       if (this.d.dialect === 'postgres') query = query.forUpdate();
       const campaign = await query.executeTakeFirst();
       // Paused, stopped or completed since the tick began: nothing new is placed.

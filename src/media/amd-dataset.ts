@@ -16,7 +16,7 @@
  * Everything is drawn from a seeded generator, so a seed gives the same set every time.
  */
 import { execFile } from 'node:child_process';
-import { SAMPLE_RATE, concatPcm, decodeMulaw, encodeMulaw, resample, silence, tone } from './audio.js';
+import { SAMPLE_RATE, concatPcm, decodeMulaw, encodeMulaw, resample, seededRandom, silence, tone } from './audio.js';
 import { detectAnsweringMachine, type AmdDecision, type AmdSettings } from './amd.js';
 import { parseWav } from './wav.js';
 
@@ -115,17 +115,7 @@ const SCREENER_PROMPTS = [
 const LANGUAGES = ['en-us', 'en-us', 'en-gb'];
 const VARIANTS = ['f1', 'f2', 'f3', 'f4', 'm1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7'];
 
-/** mulberry32: small, fast, seeded. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom };
 
 type Random = () => number;
 

@@ -148,6 +148,20 @@ interface Utterance {
   settled: boolean;
 }
 
+function newUtterance(startFrame: number, voicedFrame: number, vadEndedFrame: number | null): Utterance {
+  return {
+    startFrame,
+    lastVoicedFrame: voicedFrame,
+    lastVoicedAt: performance.now(),
+    finals: [],
+    partial: '',
+    sttEnded: false,
+    sttFinalAt: null,
+    vadEndedFrame,
+    settled: false,
+  };
+}
+
 interface Speaking {
   prefix: string;
   text: string;
@@ -400,17 +414,7 @@ class AudioCallLeg implements AudioLeg {
         u.lastVoicedFrame = frame;
         u.lastVoicedAt = performance.now();
       } else {
-        this.utterance = {
-          startFrame: signal.startFrame,
-          lastVoicedFrame: frame,
-          lastVoicedAt: performance.now(),
-          finals: [],
-          partial: '',
-          sttEnded: false,
-          sttFinalAt: null,
-          vadEndedFrame: null,
-          settled: false,
-        };
+        this.utterance = newUtterance(signal.startFrame, frame, null);
         this.emit({ type: 'speech_start', at: this.now() });
       }
       return;
@@ -452,17 +456,7 @@ class AudioCallLeg implements AudioLeg {
       if (!text) return;
       // Words the VAD did not hear as speech (a quiet voice): the STT alone makes the turn.
       const frame = this.turns.frameIndex;
-      u = this.utterance = {
-        startFrame: frame,
-        lastVoicedFrame: frame,
-        lastVoicedAt: performance.now(),
-        finals: [],
-        partial: '',
-        sttEnded: false,
-        sttFinalAt: null,
-        vadEndedFrame: frame,
-        settled: false,
-      };
+      u = this.utterance = newUtterance(frame, frame, frame);
       this.emit({ type: 'speech_start', at: this.now() });
     }
     if (text) u.finals.push(text);

@@ -185,3 +185,15 @@ export function toFrames(pcm: Int16Array): Buffer[] {
   }
   return frames;
 }
+
+/** Seeded uniform [0, 1) (mulberry32): the same generated audio in every process and run. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

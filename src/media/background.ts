@@ -16,7 +16,7 @@
  * the pacer asks it for background-only frames when the agent is silent and mixes it under the
  * agent's frames as they leave (PCM sums with a soft limiter so loud speech does not clip).
  */
-import { FRAME_SAMPLES, SAMPLE_RATE, decodeMulawInto, encodeMulaw } from './audio.js';
+import { FRAME_SAMPLES, SAMPLE_RATE, decodeMulawInto, encodeMulaw, seededRandom } from './audio.js';
 import type { FrameFill } from './pacer.js';
 
 export type BackgroundKind = 'office' | 'cafe' | 'restaurant' | 'static';
@@ -118,18 +118,6 @@ function limit(sum: number): number {
 }
 
 // ---- generation ----
-
-/** Seeded uniform [0, 1) (mulberry32): the same track in every process. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A second-order IIR section (RBJ audio-EQ cookbook). */
 class Biquad {
@@ -343,7 +331,7 @@ function addClinks(into: Float32Array, random: () => number, peakDbfs: number, e
 }
 
 function generate(kind: BackgroundKind): Int16Array {
-  const random = seeded(SEEDS[kind]);
+  const random = seededRandom(SEEDS[kind]);
   const length = LOOP_SECONDS * SAMPLE_RATE;
   const total = length + Math.round(CROSSFADE_SECONDS * SAMPLE_RATE);
   const level = LEVELS_DBFS[kind];

@@ -1,5 +1,5 @@
 import { renderTemplate } from '../domain/template.js';
-import { jsonPath, renderValue, templatedBody } from '../agent/tools.js';
+import { jsonPath, renderValue, templatedBody, text } from '../agent/tools.js';
 import { OutboundError, type OutboundClient } from '../outbound/http.js';
 
 /** Default time a Webhook node may take; `timeoutValue` (seconds) changes it. */
@@ -18,15 +18,6 @@ export interface WebhookResult {
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
-
-const text = (v: unknown): string =>
-  v === undefined || v === null
-    ? ''
-    : typeof v === 'string'
-      ? v
-      : typeof v === 'object'
-        ? JSON.stringify(v)
-        : String(v);
 
 /**
  * `headers` as an object of names to values, or as a list of `[name, value]` pairs (the editor's

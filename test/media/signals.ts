@@ -1,7 +1,7 @@
 /** Test signals for the media detectors: espeak-ng speech, seeded noise, levels. */
 import { execFileSync } from 'node:child_process';
 
-import { FRAME_SAMPLES, rms } from '../../src/media/audio.js';
+import { FRAME_SAMPLES, rms, seededRandom } from '../../src/media/audio.js';
 import { wavToPcm8k } from '../../src/media/wav.js';
 
 let espeakAvailable: boolean | undefined;
@@ -25,21 +25,9 @@ export function speak(text: string, voice = 'en-us', extra: string[] = []): Int1
   return wavToPcm8k(wav);
 }
 
-/** A seeded pseudo-random source in [0, 1) (mulberry32). */
-export function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Gaussian white noise at an RMS level in dBFS. */
 export function noise(samples: number, levelDbfs: number, seed = 1): Int16Array {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const sigma = 32768 * 10 ** (levelDbfs / 20);
   const out = new Int16Array(samples);
   for (let i = 0; i < samples; i++) {

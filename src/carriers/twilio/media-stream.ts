@@ -208,7 +208,7 @@ export class TwilioMediaStream implements MediaTransport {
   }
 
   sendMedia(payload: Buffer): void {
-    if (this.stopped || this.socket.readyState !== this.socket.OPEN) return;
+    if (!this.writable) return;
     // Built in one buffer: the same JSON as JSON.stringify would write, at a fraction of the cost.
     const prefix = this.mediaPrefix;
     const base64Length = 4 * Math.ceil(payload.length / 3);
@@ -239,8 +239,12 @@ export class TwilioMediaStream implements MediaTransport {
     }
   }
 
+  private get writable(): boolean {
+    return !this.stopped && this.socket.readyState === this.socket.OPEN;
+  }
+
   private send(message: object): void {
-    if (this.stopped || this.socket.readyState !== this.socket.OPEN) return;
+    if (!this.writable) return;
     this.socket.send(JSON.stringify(message));
   }
 

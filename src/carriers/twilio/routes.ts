@@ -80,6 +80,16 @@ export default async function twilioRoutes(app: FastifyInstance, options: { serv
     return false;
   }
 
+  /**
+   * Who holds the number a webhook is for, and the Twilio account that signs its webhooks: the
+   * number's own account; a number nobody holds can only be the server's.
+   */
+  async function numberAccount(to: string | undefined) {
+    const holder = to ? await services.inbound.findHolder(to) : undefined;
+    const account = holder ? await carrier.account(holder.accountId, holder.credentialId) : services.config.twilio;
+    return { holder, account };
+  }
+
   const xml = (reply: FastifyReply, body: string) => reply.type('text/xml; charset=utf-8').send(body);
   const callIdOf = (request: FastifyRequest) => {
     const value = (request.query as Record<string, unknown> | undefined)?.call_id;
@@ -105,9 +115,7 @@ export default async function twilioRoutes(app: FastifyInstance, options: { serv
   app.post('/twilio/voice', HIDDEN, async (request, reply) => {
     const params = form(request).values;
     const to = e164(params.To);
-    const holder = to ? await services.inbound.findHolder(to) : undefined;
-    // The number's own Twilio account signs its calls; a number nobody holds can only be the server's.
-    const account = holder ? await carrier.account(holder.accountId, holder.credentialId) : services.config.twilio;
+    const { holder, account } = await numberAccount(to);
     if (!signedBy(request, reply, account)) return reply;
     const from = e164(params.From) ?? params.From ?? '';
     if (!holder || !to || !account || !carrier.canAnswer || !params.CallSid) return xml(reply, rejectTwiml());
@@ -151,8 +159,7 @@ export default async function twilioRoutes(app: FastifyInstance, options: { serv
   app.post('/twilio/sms', HIDDEN, async (request, reply) => {
     const params = form(request).values;
     const to = e164(params.To);
-    const holder = to ? await services.inbound.findHolder(to) : undefined;
-    const account = holder ? await carrier.account(holder.accountId, holder.credentialId) : services.config.twilio;
+    const { account } = await numberAccount(to);
     if (!signedBy(request, reply, account)) return reply;
     if (to && params.From) {
       await deliverInboundSms(services, {
