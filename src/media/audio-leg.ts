@@ -104,15 +104,16 @@ export interface AudioLeg extends CallLeg {
   /** Inbound frames waiting for the VAD (0 when keeping up). */
   readonly backlog: number;
   /**
-   * Inbound frames the VAD fell too far behind to score (more than VAD_BACKLOG_MAX frames queued):
-   * they count with the previous frame's score, so turn timing stays right, but go unheard.
+   * Inbound frames the VAD fell too far behind to score (VAD_BACKLOG_MAX frames already waiting for
+   * their scores): they count with the previous frame's score, so turn timing stays right, but go
+   * unheard.
    */
   readonly skippedFrames?: number;
 }
 
 /** Characters per second of typical synthesised speech: places marks before the audio's length is known. */
 const CHARS_PER_SECOND = 14;
-/** Inbound frames that may wait for a slow VAD (1 s); older ones are skipped. */
+/** Inbound frames that may wait for a slow VAD's scores (1 s); later ones are skipped. */
 const VAD_BACKLOG_MAX = 50;
 /** ... and for a VAD still loading its model at the start of the call (5 s). */
 const VAD_LOADING_MAX = 250;
@@ -198,11 +199,16 @@ class AudioCallLeg implements AudioLeg {
   private sttPending: Buffer[] | null = [];
   private sttUnsubscribe: (() => void) | undefined;
   private utterance: Utterance | null = null;
-  /** Frames waiting while an asynchronous VAD scores an earlier one. */
-  private readonly vadQueue: (Int16Array | null)[] = [];
+  /** Frames waiting for a VAD still loading (null: skipped). */
+  private readonly loadingQueue: (Int16Array | null)[] = [];
+  /**
+   * Scores of frames given to an asynchronous VAD, in frame order, waiting to be applied (null: a
+   * skipped frame). Frames go to the VAD as they arrive: it may score several at once.
+   */
+  private readonly scoreQueue: (Promise<number> | number | null)[] = [];
+  private draining = false;
   private lastScore = 0;
   skippedFrames = 0;
-  private vadBusy = false;
   private speaking: Speaking | null = null;
   private seq = 0;
   private ended = false;
@@ -248,7 +254,6 @@ class AudioCallLeg implements AudioLeg {
     this.pacer = pacer;
     const vad = deps.vad;
     if (vad instanceof Promise) {
-      this.vadBusy = true;
       void vad.then(
         (ready) => this.vadReady(ready),
         (error: unknown) => {
@@ -264,7 +269,7 @@ class AudioCallLeg implements AudioLeg {
   }
 
   get backlog(): number {
-    return this.vadQueue.length;
+    return this.loadingQueue.length + this.scoreQueue.length;
   }
 
   on(listener: LegListener): () => void {
@@ -293,7 +298,7 @@ class AudioCallLeg implements AudioLeg {
       void Promise.resolve(vad.close?.()).catch(() => undefined);
       return;
     }
-    void this.runVad(null);
+    for (const frame of this.loadingQueue.splice(0)) this.score(vad, frame);
   }
 
   private async openStt(): Promise<void> {
@@ -358,36 +363,41 @@ class AudioCallLeg implements AudioLeg {
     }
     const tone = this.tones?.push(pcm);
     if (tone) this.emit({ type: 'tone', at: this.now(), ...tone });
-    if (this.vadBusy || !this.vad) {
-      this.vadQueue.push(pcm);
-      // A VAD that cannot keep up must not make the call fall further and further behind.
-      const stale = this.vadQueue.length - (this.vad ? VAD_BACKLOG_MAX : VAD_LOADING_MAX) - 1;
-      if (stale >= 0 && this.vadQueue[stale] !== null) {
-        this.vadQueue[stale] = null;
-        this.skippedFrames++;
-      }
-      return;
+    if (this.vad) return this.score(this.vad, pcm);
+    this.loadingQueue.push(pcm);
+    // A model that takes long to load must not make the call fall further and further behind.
+    const stale = this.loadingQueue.length - VAD_LOADING_MAX - 1;
+    if (stale >= 0 && this.loadingQueue[stale] !== null) {
+      this.loadingQueue[stale] = null;
+      this.skippedFrames++;
     }
-    const score = this.vad.process(pcm);
-    if (typeof score === 'number') this.onScore(score);
-    else void this.runVad(score);
   }
 
   /**
-   * Scores with an asynchronous VAD (Silero) or one still loading: later frames queue behind,
-   * in order, none dropped.
+   * Gives a frame to the VAD and applies its score in frame order: at once when the VAD answers at
+   * once and nothing is waiting, else after the scores before it (an asynchronous VAD, Silero).
    */
-  private async runVad(first: Promise<number> | null): Promise<void> {
-    this.vadBusy = true;
+  private score(vad: Vad, pcm: Int16Array | null): void {
+    if (pcm && this.scoreQueue.length >= VAD_BACKLOG_MAX) {
+      // A VAD that cannot keep up must not make the call fall further and further behind.
+      pcm = null;
+      this.skippedFrames++;
+    }
+    const score = pcm ? vad.process(pcm) : null;
+    if (typeof score === 'number' && !this.draining && this.scoreQueue.length === 0) return this.onScore(score);
+    this.scoreQueue.push(score);
+    if (!this.draining) void this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    this.draining = true;
     try {
-      if (first) this.onScore(await this.settle(first));
-      while (!this.ended && this.vad && this.vadQueue.length > 0) {
-        const next = this.vadQueue.shift();
-        const result = next ? this.vad.process(next) : this.lastScore;
-        this.onScore(typeof result === 'number' ? result : await this.settle(result));
+      while (!this.ended && this.scoreQueue.length > 0) {
+        const next = this.scoreQueue.shift()!;
+        this.onScore(next === null ? this.lastScore : typeof next === 'number' ? next : await this.settle(next));
       }
     } finally {
-      this.vadBusy = false;
+      this.draining = false;
     }
   }
 
@@ -646,7 +656,9 @@ class AudioCallLeg implements AudioLeg {
     this.markHandlers.clear();
     for (const resolve of this.dtmfWaiters) resolve();
     this.dtmfWaiters.clear();
-    this.vadQueue.length = 0;
+    this.loadingQueue.length = 0;
+    // Scores still out are not wanted any more, failed or not.
+    for (const score of this.scoreQueue.splice(0)) if (score instanceof Promise) score.catch(() => undefined);
     this.sttUnsubscribe?.();
     void this.stt?.close().catch(() => undefined);
     if (this.vad) void Promise.resolve(this.vad.close?.()).catch(() => undefined);

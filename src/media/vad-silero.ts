@@ -6,12 +6,16 @@
  * `stateN`.
  *
  * One InferenceSession serves every call of the process (a SileroModel); each call's SileroVad
- * keeps its own state and context. The session lives in a child process: onnxruntime-node runs
- * inference synchronously on the thread that calls it, which on the main thread would hold up
- * outbound pacing for milliseconds at a time (and leave the second core idle). Windows that become
- * ready within a few milliseconds of each other, from any calls, are scored in one batched run: a
- * batch of 64 costs a sixth of 64 single runs. An energy gate keeps silence and steady line noise
- * away from the model altogether; on a call, where each side mostly listens, that is most windows.
+ * is a stream of it. The session lives in a child process: onnxruntime-node runs inference
+ * synchronously on the thread that calls it, which on the main thread would hold up outbound
+ * pacing for milliseconds at a time (and leave the second core idle). Windows that become ready
+ * within a few milliseconds of each other, from any calls, are scored in one batched run: a batch
+ * of 64 costs a sixth of 64 single runs. The recurrent states stay in the inference process, so a
+ * call's next window goes out as soon as it is ready rather than after the previous one's answer
+ * has come back: the model is the only place a stream's windows wait for each other, and a round
+ * trip (batch delay, inference, two messages) costs latency once, never throughput. An energy gate
+ * keeps silence and steady line noise away from the model altogether; on a call, where each side
+ * mostly listens, that is most windows.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -34,10 +38,11 @@ export function sileroModelPath(): string {
 }
 
 interface Request {
-  vad: SileroVad;
+  /** The stream (one per SileroVad) whose state the window reads and updates. */
+  stream: number;
   input: Float32Array;
-  /** The stream's generation when submitted: a reset since then discards the new state. */
-  generation: number;
+  /** Start the stream from a zero state (its first window after a reset). */
+  reset: boolean;
   resolve: (probability: number) => void;
   reject: (error: unknown) => void;
 }
@@ -56,14 +61,18 @@ export interface SileroModelOptions {
 
 type Reply =
   | { type: 'ready' }
-  | { type: 'scored'; id: number; output: Float32Array; state: Float32Array }
+  | { type: 'scored'; id: number; output: Float32Array; runs: number }
   | { type: 'error'; id?: number; message: string };
 
 /**
  * The inference process (plain JavaScript run with `node -e`, so it runs the same under tsx and
- * compiled code): loads the session, then answers each batch with probabilities and states, and
- * exits when its parent goes away. A process rather than a worker thread: onnxruntime-node aborts
- * the whole process when a thread running inference is terminated (process.exit during a call).
+ * compiled code): loads the session, then answers each batch with one probability per window, and
+ * exits when its parent goes away. It keeps every stream's recurrent state. A batch may hold
+ * several windows of one stream (sent before the first was answered): they are scored in rounds,
+ * each round one window per stream in the order sent, so each window reads the state its
+ * predecessor left. Batches are handled one at a time, in order, for the same reason. `release`
+ * forgets streams that ended. A process rather than a worker thread: onnxruntime-node aborts the
+ * whole process when a thread running inference is terminated (process.exit during a call).
  */
 const INFERENCE_SOURCE = `
 const [ortPath, modelPath] = process.argv.slice(1);
@@ -85,17 +94,60 @@ const ort = require(ortPath);
     return;
   }
   const sr = new ort.Tensor('int64', BigInt64Array.from([8000n]), []);
-  process.on('message', async ({ id, n, input, state }) => {
+  const states = new Map();
+  const score = async ({ id, n, input, streams, resets, release }) => {
     try {
-      const result = await session.run({
-        input: new ort.Tensor('float32', input, [n, ${INPUT}]),
-        state: new ort.Tensor('float32', state, [2, n, ${STATE}]),
-        sr,
-      });
-      process.send({ type: 'scored', id, output: result.output.data, state: result.stateN.data });
+      const output = new Float32Array(n);
+      let pending = Array.from({ length: n }, (_, i) => i);
+      let runs = 0;
+      while (pending.length > 0) {
+        const round = [];
+        const later = [];
+        const seen = new Set();
+        for (const i of pending) {
+          if (seen.has(streams[i])) later.push(i);
+          else {
+            seen.add(streams[i]);
+            round.push(i);
+          }
+        }
+        const k = round.length;
+        const x = k === n ? input : new Float32Array(k * ${INPUT});
+        const state = new Float32Array(2 * k * ${STATE});
+        round.forEach((i, b) => {
+          if (x !== input) x.set(input.subarray(i * ${INPUT}, (i + 1) * ${INPUT}), b * ${INPUT});
+          if (resets[i]) states.delete(streams[i]);
+          const previous = states.get(streams[i]);
+          if (previous) {
+            state.set(previous.subarray(0, ${STATE}), b * ${STATE});
+            state.set(previous.subarray(${STATE}), (k + b) * ${STATE});
+          }
+        });
+        const result = await session.run({
+          input: new ort.Tensor('float32', x, [k, ${INPUT}]),
+          state: new ort.Tensor('float32', state, [2, k, ${STATE}]),
+          sr,
+        });
+        const next = result.stateN.data;
+        round.forEach((i, b) => {
+          output[i] = result.output.data[b];
+          let kept = states.get(streams[i]);
+          if (!kept) states.set(streams[i], (kept = new Float32Array(${2 * STATE})));
+          kept.set(next.subarray(b * ${STATE}, (b + 1) * ${STATE}), 0);
+          kept.set(next.subarray((k + b) * ${STATE}, (k + b + 1) * ${STATE}), ${STATE});
+        });
+        runs++;
+        pending = later;
+      }
+      if (n > 0) process.send({ type: 'scored', id, output, runs });
     } catch (error) {
       process.send({ type: 'error', id, message: String((error && error.message) || error) });
     }
+    for (const stream of release || []) states.delete(stream);
+  };
+  let work = Promise.resolve();
+  process.on('message', (message) => {
+    work = work.then(() => score(message));
   });
   process.send({ type: 'ready' });
 })();
@@ -107,8 +159,11 @@ export class SileroModel {
   runs = 0;
   windows = 0;
   private queue: Request[] = [];
+  /** Streams that ended since the last message: the inference process forgets their states. */
+  private released: number[] = [];
   private scheduled = false;
   private nextId = 0;
+  private nextStream = 0;
   private readonly inFlight = new Map<number, Request[]>();
   private failure: Error | null = null;
 
@@ -162,7 +217,7 @@ export class SileroModel {
 
   /** A VAD for one call. */
   createVad(options: SileroVadOptions = {}): SileroVad {
-    return new SileroVad(this, options);
+    return new SileroVad(this, this.nextStream++, options);
   }
 
   /** Stops the inference process. */
@@ -187,17 +242,30 @@ export class SileroModel {
     }
   }
 
-  /** @internal Scores one window of `vad` (its state is read when the batch leaves and updated after). */
-  score(vad: SileroVad, input: Float32Array): Promise<number> {
+  /**
+   * @internal Scores the next window of `stream`, after every window of it sent before (the
+   * inference process keeps the stream's state); `reset` starts it from a zero state.
+   */
+  score(stream: number, input: Float32Array, reset: boolean): Promise<number> {
     if (this.failure) return Promise.reject(this.failure);
     return new Promise((resolve, reject) => {
-      this.queue.push({ vad, input, generation: vad.generation, resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        if (this.batchDelayMs > 0) setTimeout(this.flush, this.batchDelayMs);
-        else setImmediate(this.flush);
-      }
+      this.queue.push({ stream, input, reset, resolve, reject });
+      this.schedule();
     });
+  }
+
+  /** @internal The stream has ended: its state is dropped once its windows are scored. */
+  release(stream: number): void {
+    if (this.failure) return;
+    this.released.push(stream);
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    if (this.batchDelayMs > 0) setTimeout(this.flush, this.batchDelayMs);
+    else setImmediate(this.flush);
   }
 
   private readonly flush = (): void => {
@@ -205,22 +273,28 @@ export class SileroModel {
     const ready = this.queue;
     this.queue = [];
     for (let at = 0; at < ready.length; at += this.maxBatch) this.send(ready.slice(at, at + this.maxBatch));
+    if (this.released.length > 0 && !this.failure) {
+      // After the batches above: the process handles messages in order.
+      this.child.send({ id: -1, n: 0, release: this.released });
+      this.released = [];
+    }
   };
 
   private send(batch: Request[]): void {
     const n = batch.length;
     const input = new Float32Array(n * INPUT);
-    const state = new Float32Array(2 * n * STATE);
+    const streams = new Int32Array(n);
+    const resets = new Uint8Array(n);
     for (let b = 0; b < n; b++) {
-      const { vad, input: window } = batch[b]!;
-      input.set(window, b * INPUT);
-      state.set(vad.state.subarray(0, STATE), b * STATE);
-      state.set(vad.state.subarray(STATE), (n + b) * STATE);
+      const request = batch[b]!;
+      input.set(request.input, b * INPUT);
+      streams[b] = request.stream;
+      resets[b] = request.reset ? 1 : 0;
     }
     const id = this.nextId++;
     this.inFlight.set(id, batch);
     if (this.inFlight.size === 1) this.hold(true);
-    this.child.send({ id, n, input, state });
+    this.child.send({ id, n, input, streams, resets });
   }
 
   private onReply(reply: Reply): void {
@@ -236,17 +310,9 @@ export class SileroModel {
       for (const request of batch) request.reject(new Error(reply.message));
       return;
     }
-    const n = batch.length;
-    this.runs++;
-    this.windows += n;
-    for (let b = 0; b < n; b++) {
-      const { vad, generation, resolve } = batch[b]!;
-      if (vad.generation === generation) {
-        vad.state.set(reply.state.subarray(b * STATE, (b + 1) * STATE), 0);
-        vad.state.set(reply.state.subarray((n + b) * STATE, (n + b + 1) * STATE), STATE);
-      }
-      resolve(reply.output[b]!);
-    }
+    this.runs += reply.runs;
+    this.windows += batch.length;
+    for (let b = 0; b < batch.length; b++) batch[b]!.resolve(reply.output[b]!);
   }
 
   /** Rejects everything waiting and whatever comes later. */
@@ -259,7 +325,7 @@ export class SileroModel {
   }
 }
 
-/** Windows of one stream waiting to be scored (about half a second) before new ones are skipped. */
+/** Windows of one stream being scored (about half a second) before new ones are skipped. */
 const MAX_BACKLOG = 16;
 /** Energy-VAD probability (about 3 dB over the line's floor) that opens the gate to the model. */
 const GATE_PROBABILITY = 0.15;
@@ -275,20 +341,26 @@ export interface SileroVadOptions {
   gate?: boolean;
 }
 
-/** One call's Silero VAD: buffers 20 ms frames into 32 ms windows; the shared model scores them. */
+/**
+ * One call's Silero VAD: buffers 20 ms frames into 32 ms windows, which the shared model scores.
+ * Scores come back in frame order: a frame that completes no window takes the score of the last
+ * window before it (at once when that one is known, else when it is).
+ */
 export class SileroVad implements Vad {
   readonly name = 'silero';
-  /** @internal Recurrent state [2, 1, 128]. */
-  readonly state = new Float32Array(2 * STATE);
   private readonly context = new Float32Array(SILERO_CONTEXT);
   private readonly pending = new Float32Array(SILERO_WINDOW);
   private fill = 0;
+  /** The score of the last window whose answer has been applied. */
   private latest = 0;
-  /** @internal Bumped by reset() and close(): windows in flight from before are not applied. */
-  generation = 0;
-  private chain: Promise<number> = Promise.resolve(0);
+  /** The answer of the last window (or gated window) not yet applied; null when none is out. */
+  private tail: Promise<number> | null = null;
+  /** Bumped by reset() and close(): answers to windows sent before are not applied. */
+  private generation = 0;
+  /** The next window starts the stream's state from zero. */
+  private fresh = true;
   private closed = false;
-  private waiting = 0;
+  private scoring = 0;
   /** Windows not scored because the model was too far behind (see MAX_BACKLOG). */
   skippedWindows = 0;
   /** Windows not scored because the gate judged them silence or steady noise. */
@@ -299,14 +371,15 @@ export class SileroVad implements Vad {
 
   constructor(
     private readonly model: SileroModel,
+    private readonly stream: number,
     options: SileroVadOptions = {},
   ) {
     this.gate = options.gate === false ? null : new EnergyVad();
   }
 
   /**
-   * Scores a 20 ms frame: when it completes a window, the promise of that window's probability;
-   * otherwise the latest probability at once.
+   * Scores a 20 ms frame: the probability that the latest window up to it holds speech, at once
+   * when it is known, else as a promise.
    */
   process(frame: Int16Array): Promise<number> | number {
     const energy = this.gate ? this.gate.process(frame) : 1;
@@ -329,25 +402,25 @@ export class SileroVad implements Vad {
       }
     }
     if (loud) this.gateOpen = true;
-    if (!window || this.closed) return this.latest;
+    if (!window || this.closed) return this.tail ?? this.latest;
     if (windowLoud) this.hangover = GATE_HANGOVER_WINDOWS;
     else if (this.hangover > 0) this.hangover--;
     else {
       this.gatedWindows++;
-      this.latest = Math.min(this.latest, energy);
-      return this.latest;
+      return this.after((latest) => Math.min(latest, energy));
     }
-    if (this.waiting >= MAX_BACKLOG) {
+    if (this.scoring >= MAX_BACKLOG) {
       // The machine cannot keep up: hold memory and latency bounded rather than queue without end.
       this.skippedWindows++;
-      return this.latest;
+      return this.tail ?? this.latest;
     }
     return this.submit(window);
   }
 
   reset(): void {
     this.generation++;
-    this.state.fill(0);
+    this.fresh = true;
+    this.tail = null;
     this.context.fill(0);
     this.fill = 0;
     this.latest = 0;
@@ -357,26 +430,50 @@ export class SileroVad implements Vad {
   }
 
   close(): void {
+    if (this.closed) return;
     this.closed = true;
     this.generation++;
+    this.model.release(this.stream);
   }
 
-  /** Windows of one stream are scored one after another: each needs the state the previous left. */
+  /** Sends the window at once; its answer is applied after those of the windows before it. */
   private submit(window: Float32Array): Promise<number> {
+    const reset = this.fresh;
+    this.fresh = false;
+    this.scoring++;
+    const scored = this.model.score(this.stream, window, reset).finally(() => this.scoring--);
+    // Handled below once the windows before it are answered; this keeps an early failure quiet till then.
+    scored.catch(() => undefined);
+    return this.chain(scored);
+  }
+
+  /** Applies `update` to the latest score in frame order: at once when no answer is out, else after the last. */
+  private after(update: (latest: number) => number): Promise<number> | number {
+    if (!this.tail) {
+      this.latest = update(this.latest);
+      return this.latest;
+    }
+    return this.chain(null, update);
+  }
+
+  /**
+   * The score once the answers out before are applied: `scored` (this window's own answer) when
+   * given, else `update` of the latest.
+   */
+  private chain(scored: Promise<number> | null, update?: (latest: number) => number): Promise<number> {
     const generation = this.generation;
-    this.waiting++;
-    const next = this.chain.then(async () => {
-      try {
-        if (generation !== this.generation) return this.latest; // reset or closed since
-        const probability = await this.model.score(this, window);
-        if (generation === this.generation) this.latest = probability;
-        return this.latest;
-      } finally {
-        this.waiting--;
-      }
+    const prior = this.tail;
+    const waited = prior && scored ? prior.then(() => scored) : (scored ?? prior ?? Promise.resolve(this.latest));
+    const next = waited.then((probability) => {
+      if (generation === this.generation) this.latest = update ? update(this.latest) : probability;
+      return this.latest;
     });
-    // A failed run rejects this window's promise but not the windows after it.
-    this.chain = next.catch(() => this.latest);
+    // A failed run rejects its own window's promise, not the ones after it.
+    const tail = next.catch(() => this.latest);
+    this.tail = tail;
+    void tail.then(() => {
+      if (this.tail === tail) this.tail = null;
+    });
     return next;
   }
 }

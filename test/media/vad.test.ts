@@ -141,6 +141,29 @@ test('silero VAD: reset forgets the stream; frames between windows return the la
   await Promise.all(answers);
 });
 
+test('silero VAD: the windows of a call go out before the previous ones are answered, scored as if one by one', async (t) => {
+  // A long batch delay: each pass below leaves in one message.
+  const model = await SileroModel.load({ batchDelayMs: 100 });
+  t.after(() => model.close());
+  // 15 windows: within what one call may have out at once.
+  const pcm = concatPcm([noise(1200, -40, 41), atLevel(noise(2400, -15, 42), -15), silence(40)]);
+  const frames = pcmFrames(pcm);
+  const windows = Math.floor(pcm.length / 256);
+  const shared = await sharedSileroModel();
+  const awaited = await score(shared.createVad({ gate: false }), pcm);
+  const vad = model.createVad({ gate: false });
+  const first = frames.map((frame) => vad.process(frame));
+  // Frames after the first window answer only once it is scored: scores keep frame order.
+  assert.ok(first.slice(2).every((answer) => answer instanceof Promise));
+  assert.deepEqual(await Promise.all(first), awaited);
+  // The windows of the call were scored in rounds, one window each, in the order sent.
+  assert.equal(model.runs, windows);
+  vad.reset();
+  const again = frames.map((frame) => vad.process(frame));
+  assert.deepEqual(await Promise.all(again), awaited, 'the reset reached the model: a fresh state');
+  assert.equal(model.windows, 2 * windows);
+});
+
 test('createVad gives Silero here, energy on request, and energy with one warning when Silero cannot load', async () => {
   assert.equal((await createVad()).name, 'silero');
   assert.equal((await createVad('energy')).name, 'energy');
