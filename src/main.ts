@@ -2,6 +2,8 @@ import { pino, type Logger } from 'pino';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { buildServices, type Services } from './services.js';
 import { buildApp, REDACT } from './app.js';
+import { preloadBackgroundTracks } from './media/background.js';
+import { sharedSileroModel } from './media/vad-silero.js';
 
 /** Makes sure an account exists: the one of OPENLINE_API_KEY, or a first one whose key is printed once. */
 async function bootstrapAccount(config: Config, services: Services, log: Logger): Promise<void> {
@@ -33,6 +35,12 @@ async function main(): Promise<void> {
   }
   const log = pino({ level: config.logLevel, redact: REDACT });
   const services = await buildServices(config, { logger: log });
+  // What audio calls share is made before the first call, not during it: generating the
+  // background tracks holds the event loop for about 0.2 s, and frames of a call that waits for
+  // the Silero model to load queue up behind it. A model that cannot load is reported (once) when
+  // a call first asks for it, and that call uses the energy VAD.
+  preloadBackgroundTracks();
+  sharedSileroModel().catch(() => undefined);
   await bootstrapAccount(config, services, log);
   const app = await buildApp(services, { logger: log });
   if (config.workers) await services.startWorkers();
