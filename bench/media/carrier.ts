@@ -80,7 +80,7 @@ function run(command: StartCommand): void {
         // emulator, which shares this machine's two cores with the server, several times more).
         s.socket.send(
           `{"event":"media","sequenceNumber":"${++s.seq}","media":{"track":"inbound","chunk":"${s.sent + 1}",` +
-            `"timestamp":"${Math.round(now - s.t0)}","payload":"${payload}"},"streamSid":"${s.sid}"}`,
+            `"timestamp":"${Math.round(epoch() - s.t0)}","payload":"${payload}"},"streamSid":"${s.sid}"}`,
         );
         s.sent++;
       }

@@ -29,6 +29,8 @@ import { parseStreamMessage, TwilioMediaStream } from '../../src/carriers/twilio
 import { createAudioLeg, audioLegSettings, type AudioLeg } from '../../src/media/audio-leg.js';
 import { encodeMulaw } from '../../src/media/audio.js';
 import { FrameScheduler } from '../../src/media/pacer.js';
+import { preloadBackgroundTracks } from '../../src/media/background.js';
+import { sharedSileroModel } from '../../src/media/vad-silero.js';
 import { wavToPcm8k } from '../../src/media/wav.js';
 import { createVad, type Vad, type VadKind } from '../../src/media/vad.js';
 import type { MediaEvent, MediaTransport } from '../../src/media/transport.js';
@@ -135,6 +137,8 @@ interface Level {
   inboundLate: number;
   inboundMaxLagMs: number;
   vadName: string;
+  /** The calls' VADs (Silero's count the windows they could not score in time). */
+  vads: Vad[];
 }
 
 /** Stamps each inbound frame with the instant the carrier sent it, for the VAD wrapper to measure. */
@@ -156,6 +160,7 @@ function stamped(inner: TwilioMediaStream, t0: number, sentAt: number[]): MediaT
 function measuredVad(inner: Promise<Vad>, sentAt: number[], level: Level): Promise<Vad> {
   return inner.then((vad) => {
     level.vadName = vad.name;
+    level.vads.push(vad);
     const done = () => {
       const lag = epoch() - (sentAt.shift() ?? epoch());
       level.inboundFrames++;
@@ -207,6 +212,7 @@ async function runLevel(
     inboundLate: 0,
     inboundMaxLagMs: 0,
     vadName: '',
+    vads: [],
   };
   const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
@@ -303,12 +309,18 @@ async function runLevel(
   carrier.kill();
   await new Promise<void>((resolve) => server.close(() => resolve()));
   await new Promise((resolve) => setTimeout(resolve, 1500));
-  const skipped = legs.reduce((n, leg) => n + (leg.skippedFrames ?? 0), 0);
+  // Frames the legs gave up on, and windows the Silero model fell too far behind to score.
+  const skipped =
+    legs.reduce((n, leg) => n + (leg.skippedFrames ?? 0), 0) +
+    level.vads.reduce((n, vad) => n + ((vad as { skippedWindows?: number }).skippedWindows ?? 0), 0);
   return { ...level, sent, legs: legs.length, skipped, cpuPerCallPct, loop, gc, carrierPct };
 }
 
 async function main(): Promise<void> {
   const speech = utterance();
+  // As the server does before it takes calls (src/main.ts).
+  preloadBackgroundTracks();
+  if (vadOption !== 'energy') await sharedSileroModel();
   // As the server builds it (src/services.ts).
   const scheduler = new FrameScheduler({ phases: PHASES });
   const seconds = (ms: number) => (quick ? ms / 2 : ms);
