@@ -15,6 +15,14 @@
  * itself under queued frames as they leave, so the background runs in real time whatever the
  * agent does. After silence the first frame leaves at once rather than at the next slot, so a
  * reply does not wait up to 20 ms for the grid.
+ *
+ * With `aheadFrames` (the server uses 2), each call keeps that many frames at the far end beyond
+ * the one playing: when audio starts (or the far end has run dry) that many more leave at once,
+ * then one per slot as before, so the far end is always that far ahead. A stall of the event loop,
+ * or network jitter, shorter than the cushion then leaves no gap in what the caller hears. Barge-in
+ * costs nothing more (the carrier's clear drops the far end's buffer); what it costs is that audio
+ * queued behind a playing background track starts playing that much later. A frame's lateness is
+ * counted against the moment the far end needs it: its slot plus the cushion.
  */
 import type { Clock } from '../clock.js';
 import { FRAME_MS, FRAME_SAMPLES } from './audio.js';
@@ -110,6 +118,11 @@ export interface FrameSchedulerOptions {
    * still gets exactly one frame every 20 ms. Default 1.
    */
   phases?: number;
+  /**
+   * Frames each call keeps at the far end beyond the one playing (see above). Default 0: every
+   * frame leaves on its slot, none ahead.
+   */
+  aheadFrames?: number;
 }
 
 /** The process-wide 20 ms grid that drives every call's FramePacer from one timer. */
@@ -125,6 +138,8 @@ export class FrameScheduler {
   private readonly maxCatchUp: number;
   private readonly earlyMs: number;
   readonly phases: number;
+  /** Frames each pacer keeps at the far end beyond the one playing. */
+  readonly aheadFrames: number;
   /** Milliseconds between sub-slots (FRAME_MS / phases). */
   private readonly stepMs: number;
   private nextPhase = 0;
@@ -138,6 +153,7 @@ export class FrameScheduler {
   constructor(options: FrameSchedulerOptions = {}) {
     this.timer = options.timer ?? realTimer;
     this.phases = Math.max(1, Math.floor(options.phases ?? 1));
+    this.aheadFrames = Math.max(0, Math.floor(options.aheadFrames ?? 0));
     this.stepMs = FRAME_MS / this.phases;
     const slots = Math.max(1, options.maxCatchUpSlots ?? Math.ceil(10 * Math.max(1, this.timer.scale ?? 1)));
     // Counted in sub-slots: a stall catches up the same span of time whatever the phases.
@@ -297,6 +313,8 @@ export class FramePacer {
   private fillSource: FrameFill | null;
   // When the far end will have played everything sent so far, on the timer's clock (no network delay).
   private playoutEnd = -Infinity;
+  /** Frames sent ahead of the grid since the far end last ran dry (up to the scheduler's aheadFrames). */
+  private ahead = 0;
   private closed = false;
   private drainWaiters: (() => void)[] = [];
 
@@ -329,18 +347,16 @@ export class FramePacer {
     const wasEmpty = this.queuedFrames === 0;
     for (const frame of frames) this.push(frame);
     this.queuedFrames += frames.length;
-    if (wasEmpty && this.options.startImmediately !== false) {
-      const now = this.scheduler.timer.now();
+    const now = this.scheduler.timer.now();
+    try {
       // Only when the far end has run dry: sending ahead of a playing stream gains nothing and
       // would grow its buffer (and barge-in latency) by a frame each time.
-      if (this.playoutEnd <= now) {
-        try {
-          this.sendNext(now, now);
-        } catch (error) {
-          this.fail(error);
-          return;
-        }
-      }
+      if (wasEmpty && this.options.startImmediately !== false && this.playoutEnd <= now) this.sendNext(now, now);
+      // Audio is playing and the cushion is not full (it started with fewer frames than it holds).
+      if (this.ahead < this.scheduler.aheadFrames && this.playoutEnd > now) this.sendAhead(now);
+    } catch (error) {
+      this.fail(error);
+      return;
     }
     if (!this.closed && this.size > 0) this.scheduler.activate(this);
   }
@@ -365,6 +381,11 @@ export class FramePacer {
    */
   clear(): number {
     const dropped = this.queuedFrames * FRAME_MS;
+    // Barge-in clears the far end too: what it held is gone, and the next audio starts afresh.
+    if (this.ahead > 0) {
+      this.playoutEnd = -Infinity;
+      this.ahead = 0;
+    }
     for (let i = 0; i < this.size; i++) this.ring[(this.head + i) & (this.ring.length - 1)] = undefined;
     this.head = this.size = this.queuedFrames = 0;
     this.resolveDrain();
@@ -398,17 +419,20 @@ export class FramePacer {
   /** @internal One slot of the grid. */
   runSlot(deadline: number): void {
     const now = this.scheduler.timer.now();
+    // The far end plays this slot's frame `ahead` slots from now.
+    const due = deadline + this.ahead * FRAME_MS;
     try {
       if (this.queuedFrames > 0) {
-        this.sendNext(now, deadline);
+        this.sendNext(now, due);
       } else {
         this.fireLeadingMarks();
         const frame = this.fillSource?.fill() ?? null;
         if (frame) {
           this.fillFramesSent++;
-          this.send(frame, now, deadline);
+          this.send(frame, now, due);
         }
       }
+      this.sendAhead(now);
     } catch (error) {
       this.fail(error);
       return;
@@ -431,7 +455,26 @@ export class FramePacer {
     }
   }
 
+  /** Tops the far end up to aheadFrames beyond the one playing, from the queue or else the fill. */
+  private sendAhead(now: number): void {
+    const target = this.scheduler.aheadFrames;
+    while (this.ahead < target && !this.closed) {
+      if (this.queuedFrames > 0) {
+        // Early by construction: due when the frames before it have played.
+        this.sendNext(now, this.playoutEnd);
+      } else {
+        const frame = this.fillSource?.fill() ?? null;
+        if (!frame) return;
+        this.fillFramesSent++;
+        this.send(frame, now, this.playoutEnd);
+      }
+      this.ahead++;
+    }
+  }
+
   private send(frame: Buffer, now: number, deadline: number): void {
+    // The far end ran dry before this frame: the cushion is gone and is built again after it.
+    if (this.playoutEnd <= now) this.ahead = 0;
     const lateness = now - deadline;
     this.scheduler.stats.record(lateness);
     if (lateness > FRAME_MS) this.lateFrames++;

@@ -130,6 +130,72 @@ test('after a stall the overdue slots run back to back, and beyond the catch-up 
   assert.equal(pacer.lateFrames, scheduler.stats.lateFrames);
 });
 
+test('with aheadFrames, audio starts with the cushion at once, then one frame per slot', () => {
+  const timer = new ManualTimer(1000);
+  const scheduler = new FrameScheduler({ timer, earlyMs: 0, aheadFrames: 2 });
+  const sink = recordingSink(timer);
+  const pacer = scheduler.createPacer(sink);
+  pacer.enqueue(frames(6));
+  timer.advance(200);
+  assert.deepEqual(sink.events, ['f0', 'f1', 'f2', 'f3', 'f4', 'f5']);
+  assert.deepEqual(sink.times, [1000, 1000, 1000, 1020, 1040, 1060]);
+  assert.equal(scheduler.stats.maxMs, 0);
+});
+
+test('with aheadFrames, frames queued one at a time (streaming speech) fill the cushion as they come', () => {
+  const timer = new ManualTimer(0);
+  const scheduler = new FrameScheduler({ timer, earlyMs: 0, aheadFrames: 2 });
+  const sink = recordingSink(timer);
+  const pacer = scheduler.createPacer(sink);
+  for (let i = 0; i < 5; i++) pacer.enqueue(frames(1, i));
+  assert.deepEqual(sink.times, [0, 0, 0], 'the first frame and two ahead leave at once, the rest wait');
+  timer.advance(100);
+  assert.deepEqual(sink.times, [0, 0, 0, 20, 40]);
+});
+
+test('with aheadFrames, a stall shorter than the cushion makes no frame late; a longer one does, then the cushion is rebuilt', () => {
+  const timer = new ManualTimer(0);
+  const scheduler = new FrameScheduler({ timer, earlyMs: 0, aheadFrames: 2 });
+  const sink = recordingSink(timer);
+  const pacer = scheduler.createPacer(sink);
+  pacer.enqueue(frames(60));
+  timer.advance(40); // f0-f2 at 0, f3 at 20, f4 at 40: the far end holds f2..f4 (until 100)
+  timer.stall(55); // blocked until 95: slot 60 and 80 overdue, the far end still has audio
+  timer.advance(0);
+  assert.deepEqual(sink.times.slice(5), [95, 95]);
+  assert.equal(scheduler.stats.lateFrames, 0);
+  assert.equal(scheduler.stats.maxMs, 0);
+  timer.advance(5); // slot 100 on time
+  // The far end holds audio until 160 (f0..f7); blocked until 260 it plays nothing from 160.
+  timer.stall(160);
+  timer.advance(0);
+  assert.ok(scheduler.stats.lateFrames > 0, 'frames the far end needed before 240 came late');
+  // Slots 120..260 run back to back, and the cushion is sent again behind them.
+  const at260 = sink.times.filter((t) => t === 260).length;
+  assert.equal(at260, 8 + 2);
+  timer.advance(20);
+  assert.equal(sink.times.at(-1), 280);
+  assert.equal(pacer.lateFrames, scheduler.stats.lateFrames);
+});
+
+test('with aheadFrames, a background fill keeps the cushion; clear (barge-in) starts it afresh', () => {
+  const timer = new ManualTimer(0);
+  const scheduler = new FrameScheduler({ timer, earlyMs: 0, aheadFrames: 2 });
+  const sink = recordingSink(timer);
+  const fill: FrameFill = { fill: () => Buffer.alloc(FRAME_SAMPLES, 200) };
+  const pacer = scheduler.createPacer(sink, { fill });
+  timer.advance(60);
+  assert.deepEqual(sink.times, [20, 20, 20, 40, 60]);
+  pacer.enqueue(frames(2));
+  // Behind the two frames of background the far end holds.
+  timer.advance(40);
+  assert.deepEqual(sink.events.slice(5), ['f0', 'f1']);
+  pacer.clear();
+  timer.advance(20);
+  assert.deepEqual(sink.times.slice(7), [120, 120, 120], 'after a clear the far end is empty: the cushion again');
+  assert.equal(scheduler.stats.lateFrames, 0);
+});
+
 test('a mark fires when the audio queued before it has been sent, in order with the frames', () => {
   const timer = new ManualTimer(0);
   const scheduler = new FrameScheduler({ timer, earlyMs: 0 });
