@@ -39,6 +39,12 @@ export interface Config {
   /** How many times faster than real time the service's clock runs (tests and demos). Default 1. */
   timeScale: number;
   /**
+   * OPENLINE_AUDIO_AHEAD_MS: audio each call keeps at the carrier beyond the frame playing, so a
+   * busy moment of the server or network jitter shorter than that leaves no gap (src/media/pacer.ts).
+   * Whole 20 ms frames, 0-200. Default 40.
+   */
+  audioAheadMs: number;
+  /**
    * The language model (CONTRACT.md section 7): set when OPENLINE_LLM_BASE_URL or OPENAI_API_KEY
    * is; undefined keeps the offline model.
    */
@@ -253,6 +259,7 @@ export function loadConfig(env: Env = process.env): Config {
     workers:
       env.OPENLINE_WORKERS === undefined || env.OPENLINE_WORKERS === '' ? true : boolean(env, 'OPENLINE_WORKERS'),
     timeScale: integer(env, 'OPENLINE_TIME_SCALE', 1, 1, 10_000),
+    audioAheadMs: Math.floor(integer(env, 'OPENLINE_AUDIO_AHEAD_MS', 40, 0, 200) / 20) * 20,
     llm: llmConfig(env),
     speech: speechConfig(env),
     twilio: twilioAccount(env),

@@ -112,8 +112,9 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     ...(options.logger ? { log: options.logger } : {}),
   });
   // One 20 ms grid paces the outbound audio of every audio call in this process, in four phases
-  // 5 ms apart so that hundreds of calls' frames leave in small bursts.
-  const frames = new FrameScheduler({ phases: 4 });
+  // 5 ms apart so that hundreds of calls' frames leave in small bursts, each call keeping
+  // audioAheadMs at the carrier.
+  const frames = new FrameScheduler({ phases: 4, aheadFrames: config.audioAheadMs / 20 });
   twilio.useAudioLeg(twilioAudioLegs(config, frames, options.logger));
   const carrier = new CarrierSelector(sandbox, twilio);
   const offline = new OfflineAgent();

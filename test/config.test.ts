@@ -12,6 +12,7 @@ describe('configuration', () => {
     assert.equal(c.allowPrivateUrls, false);
     assert.equal(c.sandboxA2pDelaySeconds, 60);
     assert.equal(c.workers, true);
+    assert.equal(c.audioAheadMs, 40);
   });
 
   const bad: [string, string][] = [
@@ -26,6 +27,8 @@ describe('configuration', () => {
     ['OPENLINE_SANDBOX_A2P_DELAY_SECONDS', '1.5'],
     ['OPENLINE_SANDBOX_PRICE_PER_MINUTE', 'free'],
     ['OPENLINE_WORKERS', 'sometimes'],
+    ['OPENLINE_AUDIO_AHEAD_MS', '500'],
+    ['OPENLINE_AUDIO_AHEAD_MS', 'a little'],
   ];
   for (const [name, value] of bad) {
     it(`stops on ${name}=${value} with a message naming the variable`, () => {
@@ -44,6 +47,7 @@ describe('configuration', () => {
       OPENLINE_ALLOW_PRIVATE_URLS: 'true',
       OPENLINE_SANDBOX_A2P_DELAY_SECONDS: '0',
       OPENLINE_SANDBOX_PERSONAS: '/a:/b',
+      OPENLINE_AUDIO_AHEAD_MS: '70',
     });
     assert.equal(c.port, 9000);
     assert.equal(c.publicUrl, 'https://voice.example.com');
@@ -51,5 +55,6 @@ describe('configuration', () => {
     assert.equal(c.allowPrivateUrls, true);
     assert.equal(c.sandboxA2pDelaySeconds, 0);
     assert.deepEqual(c.personaDirs, ['/a', '/b']);
+    assert.equal(c.audioAheadMs, 60, 'whole frames');
   });
 });
