@@ -11,12 +11,16 @@
  * 2. Density: the most concurrent calls (50, 100, 200, 300, ...) with VAD running and a
  *    background track playing (every call sends a frame every 20 ms) for which no outbound frame
  *    left more than 20 ms late and no inbound frame was dropped (handled by the VAD more than
- *    DROP_MS after the carrier sent it, or never). Target >= 200.
+ *    DROP_MS after the carrier sent it, or never). Target >= 200. A frame is late by how long
+ *    after the moment the carrier has to play it it leaves: its slot on the 20 ms grid plus the
+ *    audio the call keeps at the carrier (--ahead, 40 ms as the server by default).
  *
  * Options: --quick (shorter runs), --vad=energy|silero (overhead with that VAD, density with it
  * only; by default overhead uses Silero and density is measured with Silero, then the energy VAD),
  * --calls=N (each measure at N calls only: for profiling one load), --only=overhead|density,
- * --phases=N (the frame scheduler's phases; default 4, as the server).
+ * --phases=N (the frame scheduler's phases; default 4, as the server), --ahead=N (frames each
+ * call keeps at the carrier beyond the one playing; default 2, as the server; 0 sends every frame
+ * on its slot and none ahead).
  */
 import { fork, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -48,11 +52,15 @@ const quick = args.includes('--quick');
 const vadOption = args.find((a) => a.startsWith('--vad='))?.slice(6) as VadKind | undefined;
 const phasesOption = args.find((a) => a.startsWith('--phases='))?.slice(9);
 const PHASES = phasesOption === undefined ? 4 : Number(phasesOption);
+const aheadOption = args.find((a) => a.startsWith('--ahead='))?.slice(8);
+/** Frames each call keeps at the carrier beyond the one playing (the server's default: 40 ms). */
+const AHEAD = aheadOption === undefined ? 2 : Number(aheadOption);
 const callsOption = args.find((a) => a.startsWith('--calls='))?.slice(8);
 const onlyCalls = callsOption === undefined ? undefined : Number(callsOption);
 const only = args.find((a) => a.startsWith('--only='))?.slice(7);
 if (only !== undefined && only !== 'overhead' && only !== 'density')
   throw new Error('--only must be overhead or density');
+if (!(Number.isInteger(AHEAD) && AHEAD >= 0)) throw new Error('--ahead must be a whole number of frames');
 if (onlyCalls !== undefined && !(Number.isInteger(onlyCalls) && onlyCalls > 0))
   throw new Error('--calls must be a positive integer');
 
@@ -322,7 +330,7 @@ async function main(): Promise<void> {
   preloadBackgroundTracks();
   if (vadOption !== 'energy') await sharedSileroModel();
   // As the server builds it (src/services.ts).
-  const scheduler = new FrameScheduler({ phases: PHASES });
+  const scheduler = new FrameScheduler({ phases: PHASES, aheadFrames: AHEAD });
   const seconds = (ms: number) => (quick ? ms / 2 : ms);
   const fmt = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
   console.log(`bench:media on ${os.cpus().length} cores, Node ${process.version}`);
@@ -376,7 +384,8 @@ async function main(): Promise<void> {
     process.exit(0);
   }
   console.log(
-    `\n2. Density: VAD on every frame, background track on every call (office), ${seconds(20_000) / 1000} s per step`,
+    `\n2. Density: VAD on every frame, background track on every call (office), ${seconds(20_000) / 1000} s per step, ` +
+      `${AHEAD * 20} ms of audio kept at the carrier`,
   );
   const densities: string[] = [];
   for (const vadKind of vadOption ? [vadOption] : (['silero', 'energy'] as const)) {
