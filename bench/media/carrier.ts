@@ -3,7 +3,8 @@
  * opens N Twilio Media Streams websockets to the server under test and drives each like Twilio
  * does: `connected`, `start` (with customParameters), a `media` frame every 20 ms (line silence,
  * or the caller's utterance on its schedule), `mark` echoed once the audio sent before it has
- * played (a real-time play-out per call), `clear` honoured, `stop` at the end.
+ * played (a real-time play-out per call), `clear` honoured, `stop` at the end. It counts the gaps
+ * a caller would hear: media arriving more than 20 ms after what came before finished playing.
  *
  * Each media message's `timestamp` is the frame's real send time since the stream started, and the
  * start carries the stream's start instant (epoch ms), so the server can tell how late it handled
@@ -46,6 +47,9 @@ interface Stream {
   pendingMarks: { name: string; at: number }[];
   sent: number;
   seq: number;
+  /** Media frames that arrived after what came before had finished playing (a gap heard), and the longest gap. */
+  gaps: number;
+  maxGapMs: number;
 }
 
 function run(command: StartCommand): void {
@@ -118,6 +122,8 @@ function connect(command: StartCommand, index: number): Stream {
     pendingMarks: [],
     sent: 0,
     seq: 0,
+    gaps: 0,
+    maxGapMs: 0,
   };
   socket.on('open', () => {
     s.t0 = epoch();
@@ -142,12 +148,9 @@ function connect(command: StartCommand, index: number): Stream {
   socket.on('message', (data: Buffer) => {
     const now = epoch();
     // Nearly every message is a media frame, and only its arrival matters here.
-    if (data.subarray(0, MEDIA_START.length).equals(MEDIA_START)) {
-      s.playedUntil = Math.max(now, s.playedUntil) + FRAME_MS;
-      return;
-    }
+    if (data.subarray(0, MEDIA_START.length).equals(MEDIA_START)) return played(s, now);
     const message = JSON.parse(data.toString()) as { event: string; mark?: { name: string } };
-    if (message.event === 'media') s.playedUntil = Math.max(now, s.playedUntil) + FRAME_MS;
+    if (message.event === 'media') played(s, now);
     else if (message.event === 'mark' && message.mark)
       s.pendingMarks.push({ name: message.mark.name, at: Math.max(now, s.playedUntil) });
     else if (message.event === 'clear') {
@@ -160,6 +163,20 @@ function connect(command: StartCommand, index: number): Stream {
   return s;
 }
 
+/**
+ * A media frame arrived: it plays after what is buffered. Arriving after the buffer ran dry is a
+ * gap the caller hears (counted from the second frame on: the first starts the audio); the bench
+ * sends a background track on every call in its density steps, so audio never pauses there.
+ */
+function played(s: Stream, now: number): void {
+  if (s.playedUntil > 0 && now > s.playedUntil) {
+    const gap = now - s.playedUntil;
+    if (gap > FRAME_MS) s.gaps++;
+    if (gap > s.maxGapMs) s.maxGapMs = gap;
+  }
+  s.playedUntil = Math.max(now, s.playedUntil) + FRAME_MS;
+}
+
 function stop(s: Stream): void {
   s.socket.send(JSON.stringify({ event: 'stop', sequenceNumber: String(++s.seq), streamSid: s.sid, stop: {} }));
   s.socket.close();
@@ -168,12 +185,23 @@ function stop(s: Stream): void {
 
 function finish(streams: Stream[]): void {
   let sent = 0;
+  let gaps = 0;
+  let maxGapMs = 0;
   for (const s of streams) {
     sent += s.sent;
+    gaps += s.gaps;
+    maxGapMs = Math.max(maxGapMs, s.maxGapMs);
     if (s.open) stop(s);
   }
   const cpu = process.cpuUsage();
-  process.send?.({ done: true, sent, streams: streams.length, cpuMs: (cpu.user + cpu.system) / 1000 });
+  process.send?.({
+    done: true,
+    sent,
+    gaps,
+    maxGapMs,
+    streams: streams.length,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+  });
 }
 
 process.on('message', (command: StartCommand) => {
