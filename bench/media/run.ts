@@ -195,6 +195,21 @@ function measuredVad(inner: Promise<Vad>, sentAt: number[], level: Level): Promi
   });
 }
 
+/** CPU time (ms) a process has used, read from /proc (Linux); 0 when it cannot be read. */
+function processCpuMs(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
+}
+/** The kernel's clock ticks per second (USER_HZ), 100 on Linux. */
+const CLOCK_TICKS = 100;
+
 /** What the emulated carrier reports when its calls are over. */
 interface CarrierReport {
   sent: number;
@@ -220,6 +235,7 @@ async function runLevel(
     loop: { p50: number; p99: number; max: number };
     gc: { count: number; over10: number; maxMs: number };
     carrierPct: number;
+    sileroPct: number | null;
     gaps: number;
     maxGapMs: number;
   }
@@ -311,6 +327,8 @@ async function runLevel(
   });
   gcObserver.observe({ entryTypes: ['gc'] });
   const cpuStart = process.cpuUsage();
+  const sileroPid = vadKind === 'silero' ? (await sharedSileroModel()).pid : undefined;
+  const sileroStart = processCpuMs(sileroPid);
   const wallStart = performance.now();
   const { sent, cpuMs, gaps, maxGapMs } = await finished;
   // The emulated carrier's CPU over its life (start-up included): it shares the machine's cores.
@@ -318,6 +336,9 @@ async function runLevel(
   // This process's CPU (all its threads, Silero's worker included) while the calls ran.
   const cpu = process.cpuUsage(cpuStart);
   const cpuPerCallPct = ((cpu.user + cpu.system) / 1000 / (performance.now() - wallStart) / calls) * 100;
+  // Silero's inference process (a child of this one) over the same time.
+  const sileroPct =
+    sileroPid === undefined ? null : ((processCpuMs(sileroPid) - sileroStart) / (performance.now() - wallStart)) * 100;
   loopDelay.disable();
   gcObserver.disconnect();
   const gc = { count: gcPauses.length, over10: gcPauses.filter((d) => d > 10).length, maxMs: Math.max(0, ...gcPauses) };
@@ -333,7 +354,19 @@ async function runLevel(
   const skipped =
     legs.reduce((n, leg) => n + (leg.skippedFrames ?? 0), 0) +
     level.vads.reduce((n, vad) => n + ((vad as { skippedWindows?: number }).skippedWindows ?? 0), 0);
-  return { ...level, sent, legs: legs.length, skipped, cpuPerCallPct, loop, gc, carrierPct, gaps, maxGapMs };
+  return {
+    ...level,
+    sent,
+    legs: legs.length,
+    skipped,
+    cpuPerCallPct,
+    loop,
+    gc,
+    carrierPct,
+    sileroPct,
+    gaps,
+    maxGapMs,
+  };
 }
 
 async function main(): Promise<void> {
@@ -432,6 +465,7 @@ async function density(
         `${r.turns.length} turns; event-loop delay p99 ${fmt(r.loop.p99)} max ${fmt(r.loop.max)} ms; ` +
         `GC pauses ${r.gc.count}, ${r.gc.over10} over 10 ms, max ${fmt(r.gc.maxMs)} ms; ` +
         `this process ${fmt(r.cpuPerCallPct * calls)}% of a core (${r.cpuPerCallPct.toFixed(2)}% per call), ` +
+        (r.sileroPct === null ? '' : `Silero's process ${fmt(r.sileroPct)}%, `) +
         `emulated carrier ${fmt(r.carrierPct)}% -> ${ok ? 'OK' : 'FAIL'}`,
     );
     if (!ok) break;
