@@ -37,6 +37,11 @@ export function utteranceKind(text: string): 'ivr' | 'voicemail' | 'screener' | 
  * - a short greeting ("Hello?", under 2 s) followed by a pause of a second: human;
  * - one long greeting (over 3 s without a pause): voicemail (the classic AMD rule);
  * - nothing heard in five seconds: unknown; speech still going on at five seconds is judged when it ends.
+ *
+ * On audio (`acoustic`), answering-machine detection over the sound decides person or machine; a
+ * machine's words then tell a menu, a screener or a voicemail apart. A machine whose first
+ * utterance names none of them ("Thank you for calling Acme.") is judged on its next one (a menu
+ * follows, or a voicemail greeting goes on), or is a voicemail when the five seconds end first.
  */
 export class AnswerDetector {
   static readonly WINDOW_MS = 5000;
@@ -50,6 +55,8 @@ export class AnswerDetector {
   pending = false;
   /** Acoustic mode: audio AMD said machine while a greeting was under way; its words decide which. */
   private machineHeard = false;
+  /** Acoustic mode: a machine's first words named nothing ("Thank you for calling Acme."): the next ones decide. */
+  private awaitingMore = false;
 
   /**
    * `acoustic`: an audio leg, whose answer comes from answering-machine detection on the audio
@@ -99,7 +106,14 @@ export class AnswerDetector {
     // On audio a long greeting was judged from the sound; its words may still show a person talking at length.
     if (this.options.acoustic) {
       if (!this.machineHeard) return undefined;
-      return this.decide(HUMAN_OPENING.test(event.text) ? 'human' : 'voicemail');
+      if (HUMAN_OPENING.test(event.text)) return this.decide('human');
+      // A machine, but which? A company's greeting may lead to a menu; a voicemail greeting goes
+      // on to say so, or beeps. Its next words decide, or else the end of the five seconds.
+      if (!this.awaitingMore && at < AnswerDetector.WINDOW_MS) {
+        this.awaitingMore = true;
+        return undefined;
+      }
+      return this.decide('voicemail');
     }
     const startedMs = at - event.durationMs;
     if (startedMs > AnswerDetector.WINDOW_MS && !this.deferred) return undefined;
@@ -121,8 +135,10 @@ export class AnswerDetector {
 
   /** The five-second window closed. Speech still going on is judged when it ends. */
   timeout(): Answerer | undefined {
-    // On audio the detector over the audio has its own five seconds, counted in frames.
-    if (this.decided || this.options.acoustic) return undefined;
+    if (this.decided) return undefined;
+    // On audio the detector over the audio has its own five seconds, counted in frames; a machine
+    // whose first words named nothing said nothing more that would make it a menu.
+    if (this.options.acoustic) return this.awaitingMore ? this.decide('voicemail') : undefined;
     if (this.speakingSince !== undefined) {
       this.deferred = true;
       return undefined;

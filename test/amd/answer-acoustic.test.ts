@@ -19,7 +19,7 @@ const speech = (ms: number, text: string, durationMs: number): LegEvent => ({
   durationMs,
 });
 
-test('acoustic mode: the audio AMD decides; a long greeting waits for its words', () => {
+test("acoustic mode: the audio AMD decides; a machine's greeting waits for its words", () => {
   const person = new AnswerDetector(t0, { acoustic: true });
   person.observe(start(500));
   assert.equal(person.observe(speech(1000, 'Hello?', 500)), undefined, 'no timing rule of its own');
@@ -44,6 +44,27 @@ test('acoustic mode: the audio AMD decides; a long greeting waits for its words'
   talker.observe(start(400));
   talker.observe(amd(2000, 'voicemail'));
   assert.equal(talker.observe(speech(6000, 'Hello? Yes, hi, listen, I have been meaning to call.', 5600)), 'human');
+
+  // A company's greeting with no telling words: the next utterance decides.
+  const company = new AnswerDetector(t0, { acoustic: true });
+  company.observe(start(400));
+  company.observe(amd(1900, 'voicemail'));
+  assert.equal(company.observe(speech(2300, 'Thank you for calling Acme.', 1900)), undefined, 'not yet a voicemail');
+  company.observe(start(2800));
+  assert.equal(company.observe(speech(4800, 'For sales, press 1. For support, press 2.', 2000)), 'ivr');
+
+  const greeting = new AnswerDetector(t0, { acoustic: true });
+  greeting.observe(start(400));
+  greeting.observe(amd(1900, 'voicemail'));
+  assert.equal(greeting.observe(speech(2300, 'Hi, this is Dana.', 1900)), undefined);
+  greeting.observe(start(2800));
+  assert.equal(greeting.observe(speech(4500, 'Sorry I missed you.', 1700)), 'voicemail', 'two utterances, no menu');
+
+  const quiet = new AnswerDetector(t0, { acoustic: true });
+  quiet.observe(start(400));
+  quiet.observe(amd(1900, 'voicemail'));
+  assert.equal(quiet.observe(speech(2300, 'Thank you for calling Acme.', 1900)), undefined);
+  assert.equal(quiet.timeout(), 'voicemail', 'nothing more within the five seconds');
 
   const nobody = new AnswerDetector(t0, { acoustic: true });
   assert.equal(nobody.observe(amd(5000, 'unknown')), undefined);
