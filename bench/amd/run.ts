@@ -3,14 +3,23 @@
 // clip as a call would feed it, and reports accuracy, humans classed as machines, machines classed
 // as humans, unknowns, time to decision and the confusion table.
 // Usage: npm run bench:amd [-- --count 240 --seed 1 --verbose]
+// With --seeds (e.g. --seeds 1,41-50: the held-out sets the detector's thresholds were checked on) it
+// generates one set per seed and prints each seed's figures on a line, then the pooled figures.
 import { parseArgs } from 'node:util';
-import { evaluateAmd, generateAmdDataset, type AmdLabel } from '../../src/media/amd-dataset.js';
+import {
+  evaluateAmd,
+  generateAmdDataset,
+  type AmdClip,
+  type AmdEvaluation,
+  type AmdLabel,
+} from '../../src/media/amd-dataset.js';
 import type { AmdDecision } from '../../src/media/amd.js';
 
 const { values } = parseArgs({
   options: {
     count: { type: 'string', default: '240' },
     seed: { type: 'string', default: '1' },
+    seeds: { type: 'string' },
     verbose: { type: 'boolean', default: false },
   },
 });
@@ -21,6 +30,58 @@ if (!Number.isInteger(seed)) throw new Error('--seed must be an integer');
 
 const pct = (n: number, of: number) => (of === 0 ? '-' : `${((100 * n) / of).toFixed(1)} %`);
 const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+/** Median time to decision over the person and machine clips (dead air always runs the full window). */
+const answeredMedianMs = (result: AmdEvaluation) => {
+  const answered = result.outcomes
+    .filter((o) => o.clip.label !== 'unknown')
+    .map((o) => o.atMs)
+    .sort((a, b) => a - b);
+  return answered[Math.floor((answered.length - 1) / 2)] ?? 0;
+};
+
+if (values.seeds !== undefined) {
+  const seeds = parseSeeds(values.seeds);
+  const summary = (name: string, result: AmdEvaluation) =>
+    console.log(
+      `${name.padEnd(10)}accuracy ${pct(result.correct, result.total).padStart(7)}, ` +
+        `humans as machines ${`${result.humansAsMachines}/${result.humans}`.padStart(7)} ` +
+        `(${pct(result.humansAsMachines, result.humans)}), ` +
+        `machines as humans ${`${result.machinesAsHumans}/${result.machines}`.padStart(7)} ` +
+        `(${pct(result.machinesAsHumans, result.machines)}), ` +
+        `unknowns ${result.unknowns}, human+machine median ${sec(answeredMedianMs(result))}`,
+    );
+  console.log(`AMD bench: ${count} clips a seed, seeds ${seeds.join(', ')}`);
+  const pooled: AmdClip[] = [];
+  for (const s of seeds) {
+    const clips = await generateAmdDataset({ count, seed: s });
+    pooled.push(...clips);
+    summary(`seed ${s}`, evaluateAmd(clips));
+  }
+  const result = evaluateAmd(pooled);
+  summary('pooled', result);
+  const wrong = result.outcomes.filter((o) => o.decision !== o.clip.label);
+  if (values.verbose) {
+    if (wrong.length > 0) console.log('\nmisclassified:');
+    for (const o of wrong) console.log(`  ${o.clip.id} ${o.clip.label} -> ${o.decision} (${o.reason}, ${sec(o.atMs)})`);
+  }
+  process.exit(0);
+}
+
+/** "1,41-50" -> [1, 41, ..., 50]. */
+function parseSeeds(text: string): number[] {
+  const seeds = text.split(',').flatMap((part) => {
+    const range = /^\s*(-?\d+)\s*-\s*(-?\d+)\s*$/.exec(part);
+    if (range) {
+      const [from, to] = [Number(range[1]), Number(range[2])];
+      if (to < from) throw new Error(`--seeds: empty range ${part}`);
+      return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+    }
+    if (!/^\s*-?\d+\s*$/.test(part)) throw new Error(`--seeds: not a seed or a range: ${part}`);
+    return [Number(part)];
+  });
+  if (seeds.length === 0) throw new Error('--seeds: no seeds');
+  return seeds;
+}
 
 const started = Date.now();
 const clips = await generateAmdDataset({ count, seed });
@@ -44,11 +105,7 @@ console.log(
 );
 console.log(`unknowns (human/machine) ${result.unknowns}`);
 console.log(`time to decision         median ${sec(result.medianMs)}, p90 ${sec(result.p90Ms)} (all clips)`);
-const answered = result.outcomes
-  .filter((o) => o.clip.label !== 'unknown')
-  .map((o) => o.atMs)
-  .sort((a, b) => a - b);
-console.log(`  human+machine          median ${sec(answered[Math.floor((answered.length - 1) / 2)] ?? 0)}`);
+console.log(`  human+machine          median ${sec(answeredMedianMs(result))}`);
 for (const label of labels) {
   const t = result.byLabel[label];
   console.log(`  ${label.padEnd(8)}               median ${sec(t.medianMs)}, p90 ${sec(t.p90Ms)}`);

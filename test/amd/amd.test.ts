@@ -75,16 +75,22 @@ test('dead air and line hiss: unknown after the five seconds', () => {
 test('a short greeting then silence is a person; a long greeting is a machine', () => {
   const person = detectAnsweringMachine(concatPcm([silence(500), babble(500), silence(4000)]));
   assert.equal(person.decision, 'human');
+  assert.equal(person.reason, 'short-greeting');
   assert.equal(person.features.words, 1);
   assert.ok(person.features.initialSilenceMs >= 400 && person.features.initialSilenceMs <= 600);
+  // Up to 1 s of voice: 0.6 s of silence after it decides.
+  assert.ok(person.features.afterGreetingSilenceMs >= 600 && person.features.afterGreetingSilenceMs < 700);
   assert.ok(person.atMs < 2000, `decided at ${person.atMs} ms`);
 
   const twoWords = detectAnsweringMachine(
     concatPcm([silence(300), babble(600), silence(300), babble(500), silence(4000)]),
   );
   assert.equal(twoWords.decision, 'human');
-  assert.equal(twoWords.reason, 'short-greeting');
-  assert.ok(twoWords.features.afterGreetingSilenceMs >= 800);
+  assert.equal(twoWords.reason, 'greeting');
+  assert.equal(twoWords.features.words, 2);
+  // More than 1 s of voice: it takes 0.7 s of silence.
+  assert.ok(twoWords.features.greetingMs > 1000);
+  assert.ok(twoWords.features.afterGreetingSilenceMs >= 700 && twoWords.features.afterGreetingSilenceMs < 800);
 
   // Line clicks (a single loud frame every 300 ms) do not break the silence after a greeting.
   const click = Int16Array.from({ length: FRAME_SAMPLES }, (_, i) => (i < 20 ? (i % 2 ? 8000 : -8000) : 0));
@@ -95,8 +101,66 @@ test('a short greeting then silence is a person; a long greeting is a machine', 
 
   const machine = detectAnsweringMachine(concatPcm([silence(300), babble(4000), silence(2000)]));
   assert.equal(machine.decision, 'machine');
-  assert.equal(machine.reason, 'long-greeting');
-  assert.ok(machine.features.greetingMs > 1500);
+  assert.equal(machine.reason, 'long-one-word-greeting');
+  assert.ok(machine.features.greetingMs > 1400);
+});
+
+test('how much voice makes a machine depends on the words it came in', () => {
+  // One unbroken word of 1.5 s (one breath, no pause): more than a person says that way.
+  const oneWord = detectAnsweringMachine(concatPcm([silence(300), babble(1500), silence(3000)]));
+  assert.equal(oneWord.decision, 'machine');
+  assert.equal(oneWord.reason, 'long-one-word-greeting');
+  assert.equal(oneWord.features.words, 1);
+  // The same voice in two words ("Hello, | Dana speaking") is still a person's greeting...
+  const twoWords = detectAnsweringMachine(
+    concatPcm([silence(300), babble(400), silence(300), babble(1040), silence(3000)]),
+  );
+  assert.equal(twoWords.decision, 'human');
+  assert.equal(twoWords.features.words, 2);
+  assert.ok(twoWords.features.greetingMs > 1400 && twoWords.features.greetingMs <= 1500);
+  // ...up to 1.5 s of voice.
+  const longTwoWords = detectAnsweringMachine(
+    concatPcm([silence(300), babble(600), silence(300), babble(1000), silence(3000)]),
+  );
+  assert.equal(longTwoWords.decision, 'machine');
+  assert.equal(longTwoWords.reason, 'long-greeting');
+  // Three words with 1.3 s of voice: a person's three-word greeting is three short words.
+  const threeWords = detectAnsweringMachine(
+    concatPcm([silence(300), babble(400), silence(300), babble(400), silence(300), babble(500), silence(3000)]),
+  );
+  assert.equal(threeWords.decision, 'machine');
+  assert.equal(threeWords.reason, 'long-many-word-greeting');
+  assert.equal(threeWords.features.words, 3);
+  // Three short words (0.9 s of voice) then silence: a person.
+  const threeShort = detectAnsweringMachine(
+    concatPcm([silence(300), babble(300), silence(300), babble(300), silence(300), babble(300), silence(3000)]),
+  );
+  assert.equal(threeShort.decision, 'human');
+  assert.equal(threeShort.features.words, 3);
+  // Four words: a machine at the fourth, however short.
+  const fourWords = detectAnsweringMachine(
+    concatPcm([
+      silence(300),
+      ...Array.from({ length: 4 }, (_, i) => concatPcm([babble(200, 7 + i), silence(300)])),
+      silence(3000),
+    ]),
+  );
+  assert.equal(fourWords.decision, 'machine');
+  assert.equal(fourWords.reason, 'many-words');
+});
+
+test('a pause decides a person after 0.6 s or 0.7 s depending on the voice before it', () => {
+  // 1.1 s of voice, then 0.76 s of silence, then the greeting goes on: the pause already said person.
+  const person = detectAnsweringMachine(concatPcm([silence(300), babble(1100), silence(760), babble(2000)]));
+  assert.equal(person.decision, 'human');
+  assert.equal(person.reason, 'greeting');
+  // The same voice with a 0.66 s pause (a sentence break) is not enough: the greeting talks on.
+  const machine = detectAnsweringMachine(concatPcm([silence(300), babble(1100), silence(660), babble(2000)]));
+  assert.equal(machine.decision, 'machine');
+  // A short "Hello?" and a 0.66 s pause: a person.
+  const hello = detectAnsweringMachine(concatPcm([silence(300), babble(500), silence(660), babble(2000)]));
+  assert.equal(hello.decision, 'human');
+  assert.equal(hello.reason, 'short-greeting');
 });
 
 test('the streaming detector decides once and keeps its result; finish decides on a short input', () => {
