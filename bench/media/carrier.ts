@@ -4,12 +4,16 @@
  * does: `connected`, `start` (with customParameters), a `media` frame every 20 ms (line silence,
  * or the caller's utterance on its schedule), `mark` echoed once the audio sent before it has
  * played (a real-time play-out per call), `clear` honoured, `stop` at the end. It counts the gaps
- * a caller would hear: media arriving more than 20 ms after what came before finished playing.
+ * a caller would hear: media arriving more than 20 ms after what came before finished playing. It
+ * sees a frame arrive only when its own event loop gets to it, so it also reports how long that
+ * loop was held up (it shares the machine, at a lower priority): a gap no longer than that may be
+ * its own.
  *
  * Each media message's `timestamp` is the frame's real send time since the stream started, and the
  * start carries the stream's start instant (epoch ms), so the server can tell how late it handled
  * each frame.
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { WebSocket } from 'ws';
 
 interface StartCommand {
@@ -52,7 +56,10 @@ interface Stream {
   maxGapMs: number;
 }
 
+const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+
 function run(command: StartCommand): void {
+  loopDelay.enable();
   const utterance = Buffer.from(command.utterance, 'base64');
   const frames: string[] = [];
   for (let at = 0; at + 160 <= utterance.length; at += 160)
@@ -199,6 +206,7 @@ function finish(streams: Stream[]): void {
     sent,
     gaps,
     maxGapMs,
+    loopMaxMs: loopDelay.max / 1e6,
     streams: streams.length,
     cpuMs: (cpu.user + cpu.system) / 1000,
   });
