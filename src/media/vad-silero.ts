@@ -210,6 +210,11 @@ export class SileroModel {
     return new SileroModel(child, Math.max(1, options.maxBatch ?? 64), Math.max(0, options.batchDelayMs ?? 10));
   }
 
+  /** The inference process stopped (or the model was closed): nothing more will be scored. */
+  get failed(): boolean {
+    return this.failure !== null;
+  }
+
   /** The inference process's id (its CPU time is not the caller's). */
   get pid(): number | undefined {
     return this.child.pid;
@@ -368,6 +373,13 @@ export class SileroVad implements Vad {
   private readonly gate: EnergyVad | null;
   private gateOpen = false;
   private hangover = 0;
+  /** Scores frames once the model has stopped (the gate when there is one). */
+  private fallback: EnergyVad | null = null;
+
+  /** Whether the model has stopped and the energy VAD scores this call's frames. */
+  get onEnergy(): boolean {
+    return this.fallback !== null;
+  }
 
   constructor(
     private readonly model: SileroModel,
@@ -382,6 +394,12 @@ export class SileroVad implements Vad {
    * when it is known, else as a promise.
    */
   process(frame: Int16Array): Promise<number> | number {
+    if (this.model.failed && !this.closed) {
+      // The inference process is gone: the call goes on with the energy VAD rather than deaf.
+      this.fallback ??= this.gate ?? new EnergyVad();
+      const score = this.fallback.process(frame);
+      return this.after(() => score);
+    }
     const energy = this.gate ? this.gate.process(frame) : 1;
     const loud = energy >= GATE_PROBABILITY;
     let window: Float32Array | null = null;
@@ -479,13 +497,20 @@ export class SileroVad implements Vad {
 }
 
 let shared: Promise<SileroModel> | null = null;
+let sharedLoaded: SileroModel | null = null;
 
 /**
  * The process's Silero model, loaded on first use: one inference process serves every call (each
- * call's state travels with its windows). A load failure is remembered; the caller falls back.
+ * call's recurrent state is kept there). A load failure is remembered; the caller falls back. An
+ * inference process that stopped after loading is started again for the calls that come next
+ * (calls under way go on with the energy VAD).
  */
 export function sharedSileroModel(): Promise<SileroModel> {
-  shared ??= SileroModel.load();
+  if (sharedLoaded?.failed) {
+    shared = null;
+    sharedLoaded = null;
+  }
+  shared ??= SileroModel.load().then((model) => (sharedLoaded = model));
   return shared;
 }
 
@@ -493,5 +518,6 @@ export function sharedSileroModel(): Promise<SileroModel> {
 export async function closeSharedSileroModel(): Promise<void> {
   const model = shared;
   shared = null;
+  sharedLoaded = null;
   if (model) await model.then((m) => m.close()).catch(() => undefined);
 }

@@ -164,6 +164,29 @@ test('silero VAD: the windows of a call go out before the previous ones are answ
   assert.equal(model.windows, 2 * windows);
 });
 
+test('silero VAD: when the inference process stops, calls go on with the energy VAD and the next call gets a new process', async () => {
+  const model = await sharedSileroModel();
+  const vad = model.createVad();
+  const quiet = pcmFrames(noise(2400, -60, 51));
+  await Promise.all(quiet.map((frame) => vad.process(frame)));
+  process.kill(model.pid!, 'SIGKILL');
+  for (let i = 0; i < 500 && !model.failed; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.equal(model.failed, true);
+  // Speech after the failure is still heard, frame by frame, at once.
+  const loud = pcmFrames(atLevel(noise(8000, -15, 52), -15)).map((frame) => vad.process(frame));
+  assert.ok(loud.every((score) => typeof score === 'number'));
+  assert.ok((loud as number[]).filter((score) => score > 0.5).length > 40);
+  assert.equal(vad.onEnergy, true);
+  // The next call gets a fresh inference process.
+  const next = await sharedSileroModel();
+  assert.notEqual(next, model);
+  assert.equal(next.failed, false);
+  const fresh = next.createVad({ gate: false });
+  const scores = await Promise.all(pcmFrames(noise(2400, -40, 53)).map((frame) => fresh.process(frame)));
+  assert.ok(scores.every((p) => p >= 0 && p <= 1));
+  assert.equal(fresh.onEnergy, false);
+});
+
 test('createVad gives Silero here, energy on request, and energy with one warning when Silero cannot load', async () => {
   assert.equal((await createVad()).name, 'silero');
   assert.equal((await createVad('energy')).name, 'energy');
