@@ -24,12 +24,12 @@
  * --calls=N (each measure at N calls only: for profiling one load), --only=overhead|density,
  * --phases=N (the frame scheduler's phases; default 4, as the server), --ahead=N (frames each
  * call keeps at the carrier beyond the one playing; default 2, as the server; 0 sends every frame
- * on its slot and none ahead).
+ * on its slot and none ahead), --seconds=N (every step N seconds long).
  */
 import { fork, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
-import { PerformanceObserver, monitorEventLoopDelay } from 'node:perf_hooks';
+import { PerformanceObserver, constants, monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -57,6 +57,10 @@ const vadOption = args.find((a) => a.startsWith('--vad='))?.slice(6) as VadKind 
 const phasesOption = args.find((a) => a.startsWith('--phases='))?.slice(9);
 const PHASES = phasesOption === undefined ? 4 : Number(phasesOption);
 const aheadOption = args.find((a) => a.startsWith('--ahead='))?.slice(8);
+const secondsOption = args.find((a) => a.startsWith('--seconds='))?.slice(10);
+/** Each step this long instead of its default (a longer step gives a steadier p99). */
+const STEP_MS = secondsOption === undefined ? undefined : Number(secondsOption) * 1000;
+if (STEP_MS !== undefined && !(STEP_MS >= 1000)) throw new Error('--seconds must be at least 1');
 /** Frames each call keeps at the carrier beyond the one playing (the server's default: 40 ms). */
 const AHEAD = aheadOption === undefined ? 2 : Number(aheadOption);
 const callsOption = args.find((a) => a.startsWith('--calls='))?.slice(8);
@@ -238,7 +242,7 @@ async function runLevel(
     skipped: number;
     cpuPerCallPct: number;
     loop: { p50: number; p99: number; max: number };
-    gc: { count: number; over10: number; maxMs: number };
+    gc: { count: number; over10: number; maxMs: number; majorMaxMs: number };
     carrierPct: number;
     sileroPct: number | null;
     gaps: number;
@@ -328,8 +332,14 @@ async function runLevel(
   loopDelay.enable();
   // Garbage-collection pauses of this process while the calls run.
   const gcPauses: number[] = [];
+  // Full (mark-compact) collections apart: they are rarer and longer than the young generation's.
+  let majorMaxMs = 0;
   const gcObserver = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) gcPauses.push(entry.duration);
+    for (const entry of list.getEntries()) {
+      gcPauses.push(entry.duration);
+      const kind = (entry as { detail?: { kind?: number } | null }).detail?.kind;
+      if (kind === constants.NODE_PERFORMANCE_GC_MAJOR) majorMaxMs = Math.max(majorMaxMs, entry.duration);
+    }
   });
   gcObserver.observe({ entryTypes: ['gc'] });
   const cpuStart = process.cpuUsage();
@@ -347,7 +357,12 @@ async function runLevel(
     sileroPid === undefined ? null : ((processCpuMs(sileroPid) - sileroStart) / (performance.now() - wallStart)) * 100;
   loopDelay.disable();
   gcObserver.disconnect();
-  const gc = { count: gcPauses.length, over10: gcPauses.filter((d) => d > 10).length, maxMs: Math.max(0, ...gcPauses) };
+  const gc = {
+    count: gcPauses.length,
+    over10: gcPauses.filter((d) => d > 10).length,
+    maxMs: Math.max(0, ...gcPauses),
+    majorMaxMs,
+  };
   // How late the event loop ran what was due (timers, I/O callbacks): ms.
   const loop = { p50: loopDelay.percentile(50) / 1e6, p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 };
   await Promise.race([Promise.allSettled(sessions), new Promise((resolve) => setTimeout(resolve, 5000))]);
@@ -383,7 +398,7 @@ async function main(): Promise<void> {
   if (vadOption !== 'energy') await sharedSileroModel();
   // As the server builds it (src/services.ts).
   const scheduler = new FrameScheduler({ phases: PHASES, aheadFrames: AHEAD });
-  const seconds = (ms: number) => (quick ? ms / 2 : ms);
+  const seconds = (ms: number) => STEP_MS ?? (quick ? ms / 2 : ms);
   const fmt = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
   console.log(`bench:media on ${os.cpus().length} cores, Node ${process.version}`);
   console.log(
@@ -427,7 +442,8 @@ async function main(): Promise<void> {
     console.log(
       `      where (ms): ${part('final -> end of turn', r.parts.turn)}; ${part('LLM beyond 100', r.parts.llm)}; ` +
         `${part('TTS beyond 80', r.parts.tts)}; ${part('first audio -> frame sent', r.parts.send)}; ` +
-        `event-loop delay p50 ${fmt(r.loop.p50)} p99 ${fmt(r.loop.p99)} max ${fmt(r.loop.max)}`,
+        `event-loop delay p50 ${fmt(r.loop.p50)} p99 ${fmt(r.loop.p99)} max ${fmt(r.loop.max)}; ` +
+        `GC pauses ${r.gc.count}, max ${fmt(r.gc.maxMs)} (full collections max ${fmt(r.gc.majorMaxMs)})`,
     );
   }
 
@@ -470,7 +486,8 @@ async function density(
         `inbound ${r.inboundFrames}/${r.sent} frames, ` +
         `dropped (>${DROP_MS} ms or never) ${r.inboundLate + lost}, max lag ${fmt(r.inboundMaxLagMs)} ms; ` +
         `${r.turns.length} turns; event-loop delay p99 ${fmt(r.loop.p99)} max ${fmt(r.loop.max)} ms; ` +
-        `GC pauses ${r.gc.count}, ${r.gc.over10} over 10 ms, max ${fmt(r.gc.maxMs)} ms; ` +
+        `GC pauses ${r.gc.count}, ${r.gc.over10} over 10 ms, max ${fmt(r.gc.maxMs)} ms ` +
+        `(full collections max ${fmt(r.gc.majorMaxMs)} ms); ` +
         `this process ${fmt(r.cpuPerCallPct * calls)}% of a core (${r.cpuPerCallPct.toFixed(2)}% per call), ` +
         (r.sileroPct === null ? '' : `Silero's process ${fmt(r.sileroPct)}%, `) +
         `emulated carrier ${fmt(r.carrierPct)}% -> ${ok ? 'OK' : 'FAIL'}`,
