@@ -422,16 +422,7 @@ export class FramePacer {
     // The far end plays this slot's frame `ahead` slots from now.
     const due = deadline + this.ahead * FRAME_MS;
     try {
-      if (this.queuedFrames > 0) {
-        this.sendNext(now, due);
-      } else {
-        this.fireLeadingMarks();
-        const frame = this.fillSource?.fill() ?? null;
-        if (frame) {
-          this.fillFramesSent++;
-          this.send(frame, now, due);
-        }
-      }
+      this.sendOne(now, due);
       this.sendAhead(now);
     } catch (error) {
       this.fail(error);
@@ -455,21 +446,24 @@ export class FramePacer {
     }
   }
 
+  /** Sends the next queued frame, or else a frame of the fill; false when there is neither. */
+  private sendOne(now: number, deadline: number): boolean {
+    if (this.queuedFrames > 0) {
+      this.sendNext(now, deadline);
+      return true;
+    }
+    this.fireLeadingMarks();
+    const frame = this.fillSource?.fill() ?? null;
+    if (!frame) return false;
+    this.fillFramesSent++;
+    this.send(frame, now, deadline);
+    return true;
+  }
+
   /** Tops the far end up to aheadFrames beyond the one playing, from the queue or else the fill. */
   private sendAhead(now: number): void {
-    const target = this.scheduler.aheadFrames;
-    while (this.ahead < target && !this.closed) {
-      if (this.queuedFrames > 0) {
-        // Early by construction: due when the frames before it have played.
-        this.sendNext(now, this.playoutEnd);
-      } else {
-        const frame = this.fillSource?.fill() ?? null;
-        if (!frame) return;
-        this.fillFramesSent++;
-        this.send(frame, now, this.playoutEnd);
-      }
-      this.ahead++;
-    }
+    // Early by construction: each is due when the frames before it have played.
+    while (this.ahead < this.scheduler.aheadFrames && !this.closed && this.sendOne(now, this.playoutEnd)) this.ahead++;
   }
 
   private send(frame: Buffer, now: number, deadline: number): void {

@@ -462,7 +462,8 @@ export class SileroVad implements Vad {
     const scored = this.model.score(this.stream, window, reset).finally(() => this.scoring--);
     // Handled below once the windows before it are answered; this keeps an early failure quiet till then.
     scored.catch(() => undefined);
-    return this.chain(scored);
+    const prior = this.tail;
+    return this.chain(prior ? prior.then(() => scored) : scored, (_latest, probability) => probability);
   }
 
   /** Applies `update` to the latest score in frame order: at once when no answer is out, else after the last. */
@@ -471,19 +472,14 @@ export class SileroVad implements Vad {
       this.latest = update(this.latest);
       return this.latest;
     }
-    return this.chain(null, update);
+    return this.chain(this.tail, update);
   }
 
-  /**
-   * The score once the answers out before are applied: `scored` (this window's own answer) when
-   * given, else `update` of the latest.
-   */
-  private chain(scored: Promise<number> | null, update?: (latest: number) => number): Promise<number> {
+  /** The latest score once `answer` has come: `apply` sets it, unless a reset or close came first. */
+  private chain(answer: Promise<number>, apply: (latest: number, answer: number) => number): Promise<number> {
     const generation = this.generation;
-    const prior = this.tail;
-    const waited = prior && scored ? prior.then(() => scored) : (scored ?? prior ?? Promise.resolve(this.latest));
-    const next = waited.then((probability) => {
-      if (generation === this.generation) this.latest = update ? update(this.latest) : probability;
+    const next = answer.then((value) => {
+      if (generation === this.generation) this.latest = apply(this.latest, value);
       return this.latest;
     });
     // A failed run rejects its own window's promise, not the ones after it.
