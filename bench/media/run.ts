@@ -26,7 +26,7 @@
  * call keeps at the carrier beyond the one playing; default 2, as the server; 0 sends every frame
  * on its slot and none ahead), --seconds=N (every step N seconds long).
  */
-import { fork, spawnSync } from 'node:child_process';
+import { fork } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import { PerformanceObserver, constants, monitorEventLoopDelay } from 'node:perf_hooks';
@@ -35,11 +35,9 @@ import { fileURLToPath } from 'node:url';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { parseStreamMessage, TwilioMediaStream } from '../../src/carriers/twilio/media-stream.js';
 import { createAudioLeg, audioLegSettings, type AudioLeg } from '../../src/media/audio-leg.js';
-import { encodeMulaw } from '../../src/media/audio.js';
 import { FrameScheduler } from '../../src/media/pacer.js';
 import { preloadBackgroundTracks } from '../../src/media/background.js';
 import { sharedSileroModel } from '../../src/media/vad-silero.js';
-import { wavToPcm8k } from '../../src/media/wav.js';
 import { createVad, type Vad, type VadKind } from '../../src/media/vad.js';
 import type { MediaEvent, MediaTransport } from '../../src/media/transport.js';
 import { CallSession } from '../../src/calls/session.js';
@@ -48,6 +46,7 @@ import type { Agent } from '../../src/agent/types.js';
 import type { TurnLatency } from '../../src/media/latency.js';
 import type { TtsProvider } from '../../src/providers/tts/types.js';
 import { ScriptedStt, ToneTts } from '../../src/testing/audio-fakes.js';
+import { callerUtterance } from './speech.js';
 import { callRequest } from '../../src/testing/call-request.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -81,24 +80,6 @@ const STT_FINAL_MS = 50;
 const DROP_MS = 100;
 const CYCLE_MS = 6000;
 const epoch = () => performance.timeOrigin + performance.now();
-
-/** The caller's words, spoken by espeak-ng, as 8 kHz mu-law. */
-function utterance(): Buffer {
-  const file = path.join(os.tmpdir(), `openline-bench-media-${process.pid}.wav`);
-  const result = spawnSync('espeak-ng', [
-    '-v',
-    'en-us',
-    '-s',
-    '170',
-    '-w',
-    file,
-    'Hello, I would like to know your opening hours please.',
-  ]);
-  if (result.status !== 0) throw new Error('espeak-ng is needed for the caller speech');
-  const pcm = wavToPcm8k(fs.readFileSync(file));
-  fs.rmSync(file, { force: true });
-  return encodeMulaw(pcm);
-}
 
 function percentile(values: number[], p: number): number {
   if (values.length === 0) return NaN;
@@ -392,7 +373,7 @@ async function runLevel(
 }
 
 async function main(): Promise<void> {
-  const speech = utterance();
+  const speech = callerUtterance();
   // As the server does before it takes calls (src/main.ts).
   preloadBackgroundTracks();
   if (vadOption !== 'energy') await sharedSileroModel();
