@@ -218,6 +218,9 @@ export function toneFrequency(frame: Int16Array, minHz: number, maxHz: number): 
   return power >= 0.75 ? hz : undefined;
 }
 
+/** Frames of level history for the noise floor (5 s). */
+const LEVEL_FRAMES = 250;
+
 /**
  * The streaming detector. Feed every frame from the moment of answer with `push` (PCM) or
  * `pushMulaw`; the first decision is returned once and stays in `result`. `finish` decides on what
@@ -228,8 +231,9 @@ export class AnsweringMachineDetector {
   private readonly beeps: BeepDetector;
   private decided: AmdResult | undefined;
   private frames = 0;
-  /** Frame levels (dBFS) of the last 5 s, for the noise floor. */
-  private readonly levels: number[] = [];
+  /** Frame levels (dBFS) of the last 5 s, for the noise floor: a ring, `levelCount` of them filled. */
+  private readonly levels = new Float64Array(LEVEL_FRAMES);
+  private levelCount = 0;
   private firstWordStart = -1;
   private words = 0;
   private voicedFrames = 0;
@@ -273,11 +277,13 @@ export class AnsweringMachineDetector {
     }
 
     const level = frameLevel(frame);
-    this.levels.push(level);
-    if (this.levels.length > 250) this.levels.shift();
+    this.levels[index % LEVEL_FRAMES] = level;
+    this.levelCount = Math.min(LEVEL_FRAMES, this.levelCount + 1);
     // The quietest frame is the line's own noise: speech always has pauses and stops. Frames of
     // digital silence (before the carrier's audio starts) say nothing of the noise to come.
-    const floor = Math.max(-65, Math.min(...this.levels));
+    let quietest = Infinity;
+    for (let i = 0; i < this.levelCount; i++) if (this.levels[i]! < quietest) quietest = this.levels[i]!;
+    const floor = Math.max(-65, quietest);
     const voiced = level >= s.minimumVoicedDbfs && level >= floor + s.voicedAboveFloorDb;
 
     const wordFrames = Math.ceil(s.minimumWordMs / FRAME_MS);
