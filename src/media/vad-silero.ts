@@ -40,7 +40,6 @@ export function sileroModelPath(): string {
 interface Request {
   /** The stream (one per SileroVad) whose state the window reads and updates. */
   stream: number;
-  input: Float32Array;
   /** Start the stream from a zero state (its first window after a reset). */
   reset: boolean;
   resolve: (probability: number) => void;
@@ -159,6 +158,8 @@ export class SileroModel {
   runs = 0;
   windows = 0;
   private queue: Request[] = [];
+  /** The queued windows' samples, in queue order (copied in at once: callers reuse their window buffers). */
+  private staging = new Float32Array(64 * INPUT);
   /** Streams that ended since the last message: the inference process forgets their states. */
   private released: number[] = [];
   private scheduled = false;
@@ -249,12 +250,20 @@ export class SileroModel {
 
   /**
    * @internal Scores the next window of `stream`, after every window of it sent before (the
-   * inference process keeps the stream's state); `reset` starts it from a zero state.
+   * inference process keeps the stream's state); `reset` starts it from a zero state. `input` is
+   * copied at once: the caller may reuse it.
    */
   score(stream: number, input: Float32Array, reset: boolean): Promise<number> {
     if (this.failure) return Promise.reject(this.failure);
+    const at = this.queue.length * INPUT;
+    if (at + INPUT > this.staging.length) {
+      const bigger = new Float32Array(this.staging.length * 2);
+      bigger.set(this.staging.subarray(0, at));
+      this.staging = bigger;
+    }
+    this.staging.set(input, at);
     return new Promise((resolve, reject) => {
-      this.queue.push({ stream, input, reset, resolve, reject });
+      this.queue.push({ stream, reset, resolve, reject });
       this.schedule();
     });
   }
@@ -277,7 +286,11 @@ export class SileroModel {
     this.scheduled = false;
     const ready = this.queue;
     this.queue = [];
-    for (let at = 0; at < ready.length; at += this.maxBatch) this.send(ready.slice(at, at + this.maxBatch));
+    for (let at = 0; at < ready.length; at += this.maxBatch) {
+      const batch = ready.slice(at, at + this.maxBatch);
+      // A compact copy: a view of the staging buffer would be sent with all of it.
+      this.send(batch, this.staging.slice(at * INPUT, (at + batch.length) * INPUT));
+    }
     if (this.released.length > 0 && !this.failure) {
       // After the batches above: the process handles messages in order.
       this.child.send({ id: -1, n: 0, release: this.released });
@@ -285,14 +298,12 @@ export class SileroModel {
     }
   };
 
-  private send(batch: Request[]): void {
+  private send(batch: Request[], input: Float32Array): void {
     const n = batch.length;
-    const input = new Float32Array(n * INPUT);
     const streams = new Int32Array(n);
     const resets = new Uint8Array(n);
     for (let b = 0; b < n; b++) {
       const request = batch[b]!;
-      input.set(request.input, b * INPUT);
       streams[b] = request.stream;
       resets[b] = request.reset ? 1 : 0;
     }
@@ -355,6 +366,8 @@ export class SileroVad implements Vad {
   readonly name = 'silero';
   private readonly context = new Float32Array(SILERO_CONTEXT);
   private readonly pending = new Float32Array(SILERO_WINDOW);
+  /** The window being sent (the model copies it). */
+  private readonly window = new Float32Array(INPUT);
   private fill = 0;
   /** The score of the last window whose answer has been applied. */
   private latest = 0;
@@ -402,14 +415,15 @@ export class SileroVad implements Vad {
     }
     const energy = this.gate ? this.gate.process(frame) : 1;
     const loud = energy >= GATE_PROBABILITY;
-    let window: Float32Array | null = null;
+    const window = this.window;
+    let windowReady = false;
     let windowLoud = false;
     for (let i = 0; i < frame.length; i++) {
       this.pending[this.fill++] = frame[i]! / 32768;
       if (this.fill === SILERO_WINDOW) {
         // A frame longer than a window: the earlier windows only advance the state.
-        if (window && !this.closed) void this.submit(window).catch(() => undefined);
-        window = new Float32Array(INPUT);
+        if (windowReady && !this.closed) void this.submit(window).catch(() => undefined);
+        windowReady = true;
         window.set(this.context);
         window.set(this.pending, SILERO_CONTEXT);
         this.context.set(this.pending.subarray(SILERO_WINDOW - SILERO_CONTEXT));
@@ -420,7 +434,7 @@ export class SileroVad implements Vad {
       }
     }
     if (loud) this.gateOpen = true;
-    if (!window || this.closed) return this.tail ?? this.latest;
+    if (!windowReady || this.closed) return this.tail ?? this.latest;
     if (windowLoud) this.hangover = GATE_HANGOVER_WINDOWS;
     else if (this.hangover > 0) this.hangover--;
     else {
