@@ -25,7 +25,16 @@ import type { SttEvent, SttProvider, SttStream } from '../providers/stt/types.js
 import type { TtsProvider } from '../providers/tts/types.js';
 import type { MediaEvent, MediaTransport } from './transport.js';
 import type { Vad } from './vad.js';
-import { FRAME_MS, FRAME_SAMPLES, SAMPLE_RATE, decodeMulaw, encodeMulaw, resample, toFrames } from './audio.js';
+import {
+  FRAME_MS,
+  FRAME_SAMPLES,
+  SAMPLE_RATE,
+  allocPcm,
+  decodeMulawInto,
+  encodeMulaw,
+  resample,
+  toFrames,
+} from './audio.js';
 import type { FrameFill, FramePacer, FrameScheduler } from './pacer.js';
 import { CallRecorder } from './wav.js';
 import { dtmfTones } from './dtmf.js';
@@ -352,7 +361,7 @@ class AudioCallLeg implements AudioLeg {
   }
 
   private inbound(payload: Buffer): void {
-    const pcm = decodeMulaw(payload);
+    const pcm = decodeMulawInto(payload, allocPcm(payload.length));
     for (const listener of this.audioListeners) listener(payload, pcm);
     if (this.deps.audioEvents) this.emit({ type: 'audio', at: this.now(), payload });
     this.recorder?.inbound(pcm);

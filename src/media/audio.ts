@@ -47,6 +47,29 @@ export function decodeMulaw(bytes: Uint8Array): Int16Array {
   return out;
 }
 
+/** Samples in one slab of allocPcm's pool (32 KB, about 100 frames). */
+const PCM_SLAB_SAMPLES = 16 * 1024;
+let pcmSlab = new Int16Array(PCM_SLAB_SAMPLES);
+let pcmSlabUsed = 0;
+
+/**
+ * A PCM array for a frame-sized block, carved out of a shared slab as Node's Buffer pool carves
+ * small Buffers: fifty frames a second per call would otherwise each be an ArrayBuffer of their own,
+ * which the garbage collector has to track and sweep one by one. The array is the caller's to keep
+ * (a kept one keeps its slab alive); it is a view, so its `buffer` is the slab's (use byteOffset).
+ * Larger blocks get an array of their own.
+ */
+export function allocPcm(samples: number): Int16Array {
+  if (samples > PCM_SLAB_SAMPLES / 8) return new Int16Array(samples);
+  if (pcmSlabUsed + samples > PCM_SLAB_SAMPLES) {
+    pcmSlab = new Int16Array(PCM_SLAB_SAMPLES);
+    pcmSlabUsed = 0;
+  }
+  const out = pcmSlab.subarray(pcmSlabUsed, pcmSlabUsed + samples);
+  pcmSlabUsed += samples;
+  return out;
+}
+
 /** mu-law bytes -> 16-bit linear PCM into `out` (at least as long), without allocating: per-frame hot paths. */
 export function decodeMulawInto(bytes: Uint8Array, out: Int16Array): Int16Array {
   for (let i = 0; i < bytes.length; i++) out[i] = DECODE_TABLE[bytes[i]!]!;

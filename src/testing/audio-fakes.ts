@@ -8,7 +8,7 @@
 import type { MediaEvent, MediaListener, MediaTransport } from '../media/transport.js';
 import type { SttEvent, SttOptions, SttProvider, SttStream } from '../providers/stt/types.js';
 import type { PcmChunk, TtsProvider, TtsRequest } from '../providers/tts/types.js';
-import { FRAME_MS, FRAME_SAMPLES, concatPcm, decodeMulaw, rms, toFrames, tone } from '../media/audio.js';
+import { FRAME_MS, FRAME_SAMPLES, concatPcm, decodeMulawInto, rms, toFrames, tone } from '../media/audio.js';
 
 /** The carrier's side of an in-process media stream. */
 export interface FarEnd {
@@ -213,6 +213,8 @@ export class ScriptedStt implements SttProvider {
     let voiced = 0;
     let closed = false;
     const timers = new Set<NodeJS.Timeout>();
+    // Decoded only to hear whether the frame is voiced: one scratch array, not one per frame.
+    let scratch = new Int16Array(FRAME_SAMPLES);
     const stream: SttStream = {
       on(listener) {
         listeners.add(listener);
@@ -220,7 +222,8 @@ export class ScriptedStt implements SttProvider {
       },
       write: (frame) => {
         if (closed) return;
-        if (rms(decodeMulaw(frame)) < threshold) return;
+        if (scratch.length !== frame.length) scratch = new Int16Array(frame.length);
+        if (rms(decodeMulawInto(frame, scratch)) < threshold) return;
         voiced++;
         if (voiced % every === 0) {
           const line = this.options.lines[this.next] ?? '';

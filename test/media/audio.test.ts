@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import {
   FRAME_SAMPLES,
   MULAW_SILENCE,
+  allocPcm,
   dbfs,
   decodeMulaw,
   encodeMulaw,
@@ -35,6 +36,31 @@ test('table codecs agree with the per-sample functions', () => {
   for (let i = 0; i < pcm.length; i++) assert.equal(bytes[i], linearToMulaw(pcm[i]!));
   const decoded = decodeMulaw(bytes);
   for (let i = 0; i < bytes.length; i++) assert.equal(decoded[i], mulawToLinear(bytes[i]!));
+});
+
+test('pooled PCM frames never share samples, keep their values and say where they sit in their buffer', () => {
+  const frames: Int16Array[] = [];
+  // Enough frames to fill several slabs.
+  for (let i = 0; i < 500; i++) {
+    const frame = allocPcm(FRAME_SAMPLES);
+    assert.equal(frame.length, FRAME_SAMPLES);
+    frame.fill(i);
+    frames.push(frame);
+  }
+  frames.forEach((frame, i) =>
+    assert.ok(
+      frame.every((v) => v === i),
+      `frame ${i} was overwritten`,
+    ),
+  );
+  assert.ok(new Set(frames.map((f) => f.buffer)).size > 1, 'a new slab once one is full');
+  const bytes = Buffer.from(frames[7]!.buffer, frames[7]!.byteOffset, frames[7]!.byteLength);
+  assert.equal(bytes.readInt16LE(0), 7);
+  // Larger blocks get an array of their own.
+  const big = allocPcm(8000);
+  assert.equal(big.length, 8000);
+  assert.equal(big.byteOffset, 0);
+  assert.equal(big.buffer.byteLength, 16000);
 });
 
 test('frames are 160 bytes of mu-law, the last padded with silence', () => {
