@@ -403,19 +403,22 @@ class AudioCallLeg implements AudioLeg {
     try {
       while (!this.ended && this.scoreQueue.length > 0) {
         const next = this.scoreQueue.shift()!;
-        this.onScore(next === null ? this.lastScore : typeof next === 'number' ? next : await this.settle(next));
+        let score: number;
+        if (next === null) score = this.lastScore;
+        else if (typeof next === 'number') score = next;
+        else {
+          // Awaited here rather than in a helper: one promise less per frame, fifty frames a second a call.
+          try {
+            score = await next;
+          } catch (error) {
+            this.deps.log?.warn({ err: error, call_id: this.settings.callId }, 'voice activity detection failed');
+            score = 0;
+          }
+        }
+        this.onScore(score);
       }
     } finally {
       this.draining = false;
-    }
-  }
-
-  private async settle(score: Promise<number>): Promise<number> {
-    try {
-      return await score;
-    } catch (error) {
-      this.deps.log?.warn({ err: error, call_id: this.settings.callId }, 'voice activity detection failed');
-      return 0;
     }
   }
 
