@@ -11,8 +11,6 @@
  *
  * Options: --calls=N (default 200), --seconds=N (default 20), --vad=silero|energy (default both).
  */
-import { EventEmitter } from 'node:events';
-import type { WebSocket } from 'ws';
 import { parseStreamMessage, TwilioMediaStream } from '../../src/carriers/twilio/media-stream.js';
 import { createAudioLeg, audioLegSettings, type AudioLeg } from '../../src/media/audio-leg.js';
 import { FrameScheduler } from '../../src/media/pacer.js';
@@ -20,6 +18,7 @@ import { closeSharedSileroModel, sharedSileroModel } from '../../src/media/vad-s
 import { createVad, type VadKind } from '../../src/media/vad.js';
 import { ScriptedStt, ToneTts } from '../../src/testing/audio-fakes.js';
 import { callRequest } from '../../src/testing/call-request.js';
+import { MemorySocket } from '../../src/testing/memory-socket.js';
 import { callerUtterance } from './speech.js';
 
 const args = process.argv.slice(2);
@@ -36,21 +35,6 @@ const FRAME_MS = 20;
 const CYCLE_FRAMES = 300;
 const SILENT = Buffer.alloc(160, 0xff).toString('base64');
 
-/** The part of a ws WebSocket a TwilioMediaStream uses: outbound messages are counted and dropped. */
-class MemorySocket extends EventEmitter {
-  readonly OPEN = 1;
-  readonly CONNECTING = 0;
-  readyState = 1;
-  sent = 0;
-  send(): void {
-    this.sent++;
-  }
-  close(): void {
-    this.readyState = 3;
-    this.emit('close');
-  }
-}
-
 interface Call {
   socket: MemorySocket;
   stream: TwilioMediaStream;
@@ -66,8 +50,9 @@ async function measure(vadKind: VadKind, speech: string[]): Promise<void> {
   const scheduler = new FrameScheduler({ phases: 4, aheadFrames: 2 });
   const calls: Call[] = [];
   for (let i = 0; i < CALLS; i++) {
-    const socket = new MemorySocket();
-    const stream = new TwilioMediaStream(socket as unknown as WebSocket, {
+    // Outbound messages are dropped, not kept.
+    const socket = new MemorySocket(false);
+    const stream = new TwilioMediaStream(socket.ws, {
       streamSid: `MZinbound${i}`,
       callSid: `CAinbound${i}`,
       accountSid: 'ACinbound',

@@ -1,29 +1,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { EventEmitter } from 'node:events';
-import type { WebSocket } from 'ws';
 import { TwilioMediaStream } from '../../src/carriers/twilio/media-stream.js';
 import type { MediaEvent } from '../../src/media/transport.js';
-
-/** The parts of a ws socket the stream uses: sends are recorded, close() closes it. */
-class FakeSocket extends EventEmitter {
-  readonly OPEN = 1;
-  readonly CONNECTING = 0;
-  readyState = 1;
-  readonly sent: unknown[] = [];
-  send(data: string): void {
-    this.sent.push(JSON.parse(data));
-  }
-  close(): void {
-    if (this.readyState !== 1) return;
-    this.readyState = 3;
-    this.emit('close', 1000, Buffer.alloc(0));
-  }
-}
+import { MemorySocket } from '../../src/testing/memory-socket.js';
 
 function open() {
-  const socket = new FakeSocket();
-  const stream = new TwilioMediaStream(socket as unknown as WebSocket, {
+  const socket = new MemorySocket();
+  const stream = new TwilioMediaStream(socket.ws, {
     streamSid: 'MZ1',
     callSid: 'CA1',
     accountSid: 'AC1',
