@@ -42,9 +42,7 @@ const ENCODE_TABLE = Uint8Array.from({ length: 65536 }, (_, i) => linearToMulaw(
 
 /** mu-law bytes -> 16-bit linear PCM. */
 export function decodeMulaw(bytes: Uint8Array): Int16Array {
-  const out = new Int16Array(bytes.length);
-  for (let i = 0; i < bytes.length; i++) out[i] = DECODE_TABLE[bytes[i]!]!;
-  return out;
+  return decodeMulawInto(bytes, new Int16Array(bytes.length));
 }
 
 /** Samples in one slab of allocPcm's pool (32 KB, about 100 frames). */
@@ -77,16 +75,14 @@ export function decodeMulawInto(bytes: Uint8Array, out: Int16Array): Int16Array 
 }
 
 /** 16-bit linear PCM -> mu-law bytes into `out` (at least as long), without allocating. */
-export function encodeMulawInto(pcm: Int16Array, out: Uint8Array): Uint8Array {
+export function encodeMulawInto<T extends Uint8Array>(pcm: Int16Array, out: T): T {
   for (let i = 0; i < pcm.length; i++) out[i] = ENCODE_TABLE[pcm[i]! + 32768]!;
   return out;
 }
 
 /** 16-bit linear PCM -> mu-law bytes. */
 export function encodeMulaw(pcm: Int16Array): Buffer {
-  const out = Buffer.allocUnsafe(pcm.length);
-  for (let i = 0; i < pcm.length; i++) out[i] = ENCODE_TABLE[pcm[i]! + 32768]!;
-  return out;
+  return encodeMulawInto(pcm, Buffer.allocUnsafe(pcm.length));
 }
 
 /**
