@@ -3,6 +3,7 @@ import addFormats from 'ajv-formats';
 import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { validationError } from '../errors.js';
 import { CHECKS, type CheckName, type CheckContext } from '../domain/checks.js';
+import { findOversizedArray } from './body-bounds.js';
 
 /**
  * Builds the Ajv instances behind every route: bodies are validated strictly (no coercion, every
@@ -13,15 +14,74 @@ export function buildValidatorCompiler(context: CheckContext): FastifySchemaComp
   const bodyAjv = withKeywords(new Ajv({ ...common, coerceTypes: false, useDefaults: false }), context);
   const paramAjv = withKeywords(new Ajv({ ...common, coerceTypes: 'array', useDefaults: true }), context);
   return ({ schema, httpPart }) => {
-    const ajv = httpPart === 'body' ? bodyAjv : paramAjv;
-    return ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+    if (httpPart !== 'body') return paramAjv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+    return boundedValidator(bodyAjv.compile(withoutRouteItems(schema)), schema);
   };
+}
+
+type AjvValidate = ReturnType<Ajv['compile']>;
+
+/** The schema path of a body array refused for its length before any item was looked at. */
+const OVERSIZED = '#/x-bounds';
+
+/**
+ * A route that takes its validation errors itself (`attachValidation`) and goes on to check the
+ * body's items in its own code: an array over its bound is refused before that code runs.
+ */
+export function refuseOversizedBodies(request: FastifyRequest, _reply: unknown, done: (error?: Error) => void): void {
+  const failed = request.validationError as (Error & { validation?: ErrorObject[] }) | undefined;
+  if (failed?.validation?.some((e) => e.schemaPath === OVERSIZED)) {
+    return done(validationError(formatValidationErrors(failed.validation)));
+  }
+  done();
+}
+
+/**
+ * A body validator that refuses arrays over their bound before Ajv looks at any item (see
+ * body-bounds.ts), so that the work of validating a body stays small whatever its length.
+ */
+function boundedValidator(validate: AjvValidate, schema: unknown): ReturnType<FastifySchemaCompiler<unknown>> {
+  const bounded = (data: unknown): boolean => {
+    const over = findOversizedArray(schema, data);
+    if (over) {
+      bounded.errors = [
+        {
+          keyword: 'maxItems',
+          instancePath: over.instancePath,
+          schemaPath: OVERSIZED,
+          params: { limit: over.limit },
+        },
+      ];
+      return false;
+    }
+    const ok = validate(data) as boolean;
+    bounded.errors = validate.errors ?? null;
+    return ok;
+  };
+  bounded.errors = null as ErrorObject[] | null;
+  return bounded as ReturnType<FastifySchemaCompiler<unknown>>;
+}
+
+/**
+ * An array marked `x-items-checked-by-route` (campaign numbers: up to 100,000) keeps its bounds in
+ * the schema validator, while its route checks the items itself, in slices that let other requests
+ * run in between. The OpenAPI document still describes the items.
+ */
+function withoutRouteItems(schema: unknown): object {
+  if (Array.isArray(schema)) return schema.map(withoutRouteItems);
+  if (!isRecord(schema)) return schema as object;
+  const copy: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    copy[key] = key === 'items' && schema['x-items-checked-by-route'] === true ? {} : withoutRouteItems(value);
+  }
+  return copy;
 }
 
 function withKeywords(ajv: Ajv, context: CheckContext): Ajv {
   addFormats.default(ajv, ['email', 'date-time', 'uri']);
   ajv.addKeyword({ keyword: 'x-message', schemaType: 'string' });
   ajv.addKeyword({ keyword: 'example' });
+  ajv.addKeyword({ keyword: 'x-items-checked-by-route', schemaType: 'boolean' });
   ajv.addKeyword({
     keyword: 'x-check',
     schemaType: 'string',
@@ -125,47 +185,91 @@ function message(error: ErrorObject, root: string): string {
   }
 }
 
+/** Whether `e` was raised inside `union` (a branch of it, at its value or below). */
+function isInside(e: ErrorObject, union: ErrorObject): boolean {
+  return (
+    e.schemaPath.startsWith(`${union.schemaPath}/`) &&
+    (e.instancePath === union.instancePath || e.instancePath.startsWith(`${union.instancePath}/`))
+  );
+}
+
 /**
  * Where a union fails, keeps only the errors of the one branch whose type fits the value, so that
  * `tools[0].url` is reported instead of "tools[0] must be a string or an object".
+ *
+ * Linear in the number of errors (times the unions' nesting depth): Ajv reports a failed union
+ * right after the errors of its branches, so those are the run of errors just before it. A
+ * quadratic version held the event loop for seconds on a body of a few thousand wrong items.
  */
-function collapseUnions(errors: ErrorObject[]): ErrorObject[] {
-  let result = [...errors];
-  const unions = errors
-    .filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf')
-    .sort((a, b) => a.schemaPath.length - b.schemaPath.length);
-  for (const union of unions) {
-    if (!result.includes(union)) continue;
-    const prefix = `${union.schemaPath}/`;
-    // The same union fails once per array item: keep each item's errors with its own union.
-    const inner = result.filter(
-      (e) =>
-        e.schemaPath.startsWith(prefix) &&
-        (e.instancePath === union.instancePath || e.instancePath.startsWith(`${union.instancePath}/`)),
-    );
+function collapseUnions(errors: readonly ErrorObject[]): ErrorObject[] {
+  const result: ErrorObject[] = [];
+  for (const error of errors) {
+    if (error.keyword !== 'anyOf' && error.keyword !== 'oneOf') {
+      result.push(error);
+      continue;
+    }
+    // Inner unions came first and are collapsed already: their survivors are on the stack.
+    let start = result.length;
+    while (start > 0 && isInside(result[start - 1] as ErrorObject, error)) start--;
+    const inner = result.splice(start);
+    const prefixLength = error.schemaPath.length + 1;
     const branches = new Map<string, ErrorObject[]>();
     for (const e of inner) {
-      const branch = e.schemaPath.slice(prefix.length).split('/')[0] ?? '';
-      branches.set(branch, [...(branches.get(branch) ?? []), e]);
+      const rest = e.schemaPath.slice(prefixLength);
+      const slash = rest.indexOf('/');
+      const branch = slash === -1 ? rest : rest.slice(0, slash);
+      let list = branches.get(branch);
+      if (!list) branches.set(branch, (list = []));
+      list.push(e);
     }
     const fitting = [...branches.values()].filter(
       (errs) =>
-        !errs.some((e) => e.instancePath === union.instancePath && (e.keyword === 'type' || e.keyword === 'const')),
+        !errs.some((e) => e.instancePath === error.instancePath && (e.keyword === 'type' || e.keyword === 'const')),
     );
-    result = result.filter((e) => !inner.includes(e));
-    if (fitting.length === 1 && fitting[0]) {
-      const at = result.indexOf(union);
-      result.splice(at, 1, ...fitting[0]);
-    }
+    if (fitting.length === 1 && fitting[0]) result.push(...fitting[0]);
+    else result.push(error);
   }
   return result;
+}
+
+/** How many problems are listed per array (the rest are counted in one line). */
+export const PROBLEMS_PER_ARRAY = 10;
+
+/**
+ * Keeps the first problems of each array (`numbers[3]...`, `tools[0].url`) and counts the rest in
+ * one line, so that a body of 20,000 wrong items is answered with a short list, not a 2 MB one.
+ */
+function capPerArray(lines: string[]): string[] {
+  const kept: string[] = [];
+  const counts = new Map<string, { shown: Set<string>; hidden: number }>();
+  for (const line of lines) {
+    const match = /^([^\s[]+)\[(\d+)\]/.exec(line);
+    if (!match) {
+      kept.push(line);
+      continue;
+    }
+    const array = match[1] as string;
+    let count = counts.get(array);
+    if (!count) counts.set(array, (count = { shown: new Set(), hidden: 0 }));
+    const item = match[2] as string;
+    if (count.shown.has(item) || count.shown.size < PROBLEMS_PER_ARRAY) {
+      count.shown.add(item);
+      kept.push(line);
+    } else {
+      count.hidden++;
+    }
+  }
+  for (const [array, { hidden }] of counts) {
+    if (hidden > 0) kept.push(`${array}: ${hidden} more problem${hidden === 1 ? '' : 's'} not listed`);
+  }
+  return kept;
 }
 
 /** Turns Ajv errors into the contract's `errors`: one sentence per problem, naming the field. */
 export function formatValidationErrors(errors: ErrorObject[] | readonly unknown[], context?: string): string[] {
   const root = context === 'querystring' ? 'query' : context === 'params' ? 'path' : 'body';
   const lines = collapseUnions(errors as ErrorObject[]).map((e) => message(e, root));
-  return [...new Set(lines)];
+  return capPerArray([...new Set(lines)]);
 }
 
 /**
@@ -176,7 +280,7 @@ export function assertValid(request: FastifyRequest, more: string[] = []): void 
   const failed = request.validationError as
     (Error & { validation?: ErrorObject[]; validationContext?: string }) | undefined;
   const schemaErrors = failed?.validation ? formatValidationErrors(failed.validation, failed.validationContext) : [];
-  const all = [...new Set([...schemaErrors, ...more])];
+  const all = capPerArray([...new Set([...schemaErrors, ...more])]);
   if (all.length > 0) throw validationError(all);
 }
 

@@ -76,6 +76,8 @@ export const CampaignCreateBody = Type.Object(
     numbers: Type.Array(CampaignNumber, {
       minItems: 1,
       maxItems: MAX_CAMPAIGN_NUMBERS,
+      // Up to 100,000 items: the route checks them in slices (normalizeNumbers), not the validator.
+      'x-items-checked-by-route': true,
       description: 'Phone numbers in any Send Call form, or {phone_number, request_data, metadata}',
     }),
     sequence: Type.Optional(
