@@ -4,7 +4,8 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from './services.js';
 import { ApiError, installErrorHandling } from './errors.js';
-import { buildValidatorCompiler } from './api/validation.js';
+import { buildValidatorCompiler, refuseOversizedBodies } from './api/validation.js';
+import { parseJsonBody } from './api/json-body.js';
 import type { Api } from './api/types.js';
 import { API_ROUTES, registerTopLevelAliases } from './api/index.js';
 import healthRoutes from './api/health.js';
@@ -48,6 +49,7 @@ function requireApiKey(app: Api, services: Services): void {
 /** The authenticated API under one prefix (/v1 or /api/v1). */
 async function api(app: Api, services: Services): Promise<void> {
   requireApiKey(app, services);
+  app.addHook('preHandler', refuseOversizedBodies);
   for (const routes of API_ROUTES) await routes(app, services);
 }
 
@@ -63,13 +65,13 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // The seed's body-less POSTs (e.g. Campaign Details) are often sent with a JSON content type and
-  // no body: read that as an empty object instead of failing.
-  const parseJson = app.getDefaultJsonParser('error', 'error');
+  // no body: parseJsonBody reads that as an empty object instead of failing.
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (typeof body === 'string' && body.trim() === '') return done(null, {});
-    parseJson(request, String(body), done);
-  });
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'string' },
+    async (_request: unknown, body: string | Buffer) => parseJsonBody(String(body)),
+  );
   app.setValidatorCompiler(buildValidatorCompiler({ allowPrivateUrls: services.config.allowPrivateUrls }));
   installErrorHandling(app);
 

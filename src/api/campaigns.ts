@@ -22,14 +22,12 @@ import { parseStartTime } from '../domain/start-time.js';
 import { conflict, notFound } from '../errors.js';
 import { assertValid, formatValidationErrors, isRecord } from './validation.js';
 import type { CampaignNumberInput } from '../store/campaigns.js';
+import { slicer } from '../slices.js';
 
 const tags = ['Campaigns'];
 
-// A list of 100,000 numbers can hold as many problems; past this many the rest are counted.
-const MAX_NUMBER_ERRORS = 100;
-
 // Campaign bodies carry up to 100,000 numbers: more than the default body limit allows.
-const CAMPAIGN_BODY_LIMIT = 16 * 1024 * 1024;
+export const CAMPAIGN_BODY_LIMIT = 16 * 1024 * 1024;
 
 const DAY_SECONDS = 86_400;
 
@@ -41,45 +39,61 @@ function schemaErrors(request: FastifyRequest): string[] {
   return failed?.validation ? formatValidationErrors(failed.validation, failed.validationContext) : [];
 }
 
+const NUMBER_FORMS = 'must be a phone number (string or number) or an object {phone_number, request_data, metadata}';
+
+/** Why a campaign number entry has the wrong shape, or undefined when its shape is right. */
+function numberShapeProblem(entry: unknown, i: number): string | undefined {
+  if (typeof entry === 'string' || typeof entry === 'number') return undefined;
+  if (!isRecord(entry)) return `numbers[${i}] ${NUMBER_FORMS}`;
+  const phone = entry.phone_number;
+  if (phone === undefined) return `numbers[${i}].phone_number is required`;
+  if (typeof phone !== 'string' && typeof phone !== 'number')
+    return `numbers[${i}].phone_number must be a string or a number`;
+  for (const key of ['request_data', 'metadata'] as const) {
+    if (entry[key] !== undefined && !isRecord(entry[key])) return `numbers[${i}].${key} must be an object`;
+  }
+  return undefined;
+}
+
 /**
- * Normalizes every number to E.164 and rejects duplicates, naming both positions. Entries of the
- * wrong type are left to the schema's errors.
+ * Checks every number's shape, normalizes it to E.164 and rejects duplicates, naming both
+ * positions. Up to 100,000 numbers: the work is done in slices (the schema validator leaves these
+ * items to this function), so other requests are answered meanwhile.
  */
-function normalizeNumbers(input: unknown, errors: string[]): CampaignNumberInput[] {
+async function normalizeNumbers(input: unknown, errors: string[]): Promise<CampaignNumberInput[]> {
   if (!Array.isArray(input)) return [];
   const result: CampaignNumberInput[] = [];
   const firstAt = new Map<string, number>();
   const problems: string[] = [];
-  input.forEach((entry: unknown, i) => {
-    let value: unknown = entry;
-    let field = `numbers[${i}]`;
-    let extra: Pick<CampaignNumberInput, 'request_data' | 'metadata'> = { request_data: null, metadata: null };
-    if (isRecord(entry)) {
-      value = entry.phone_number;
-      field = `numbers[${i}].phone_number`;
-      extra = {
-        request_data: isRecord(entry.request_data) ? entry.request_data : null,
-        metadata: isRecord(entry.metadata) ? entry.metadata : null,
-      };
+  const slice = slicer();
+  for (let i = 0; i < input.length; i++) {
+    if (i % 256 === 0) await slice();
+    const entry: unknown = input[i];
+    const shape = numberShapeProblem(entry, i);
+    if (shape) {
+      problems.push(shape);
+      continue;
     }
-    if (typeof value !== 'string' && typeof value !== 'number') return;
-    const phone = normalizePhone(value);
+    const record = isRecord(entry) ? entry : undefined;
+    const phone = normalizePhone((record ? record.phone_number : entry) as string | number);
     if (!phone.ok) {
-      problems.push(`${field} ${phone.reason}`);
-      return;
+      problems.push(`numbers[${i}]${record ? '.phone_number' : ''} ${phone.reason}`);
+      continue;
     }
     const first = firstAt.get(phone.e164);
     if (first !== undefined) {
       problems.push(`numbers[${i}] duplicates numbers[${first}] (${phone.e164})`);
-      return;
+      continue;
     }
     firstAt.set(phone.e164, i);
-    result.push({ phone_number: phone.e164, ...extra });
-  });
-  errors.push(...problems.slice(0, MAX_NUMBER_ERRORS));
-  if (problems.length > MAX_NUMBER_ERRORS) {
-    errors.push(`numbers has ${problems.length - MAX_NUMBER_ERRORS} more problems not listed`);
+    result.push({
+      phone_number: phone.e164,
+      request_data: isRecord(record?.request_data) ? record.request_data : null,
+      metadata: isRecord(record?.metadata) ? record.metadata : null,
+    });
   }
+  // assertValid lists the first problems and counts the rest.
+  errors.push(...problems);
   return result;
 }
 
@@ -117,7 +131,7 @@ export default async function routes(app: Api, services: Services): Promise<void
       // Schema problems first, so that normalizeCallSettings does not repeat them.
       const errors = schemaErrors(request);
 
-      const numbers = normalizeNumbers(raw.numbers, errors);
+      const numbers = await normalizeNumbers(raw.numbers, errors);
 
       const steps: Record<string, unknown>[] = Array.isArray(raw.sequences) ? raw.sequences.filter(isRecord) : [];
       const stepsChooseOwn = steps.some((s) => nonEmpty(s.task) || nonEmpty(s.pathway_id));

@@ -1,3 +1,4 @@
+import { slicer } from '../slices.js';
 import { randomUUID } from 'node:crypto';
 import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { Database } from './types.js';
@@ -104,7 +105,10 @@ export class CampaignStore {
           number_count: campaign.numbers.length,
         })
         .execute();
+      const slice = slicer();
       for (let start = 0; start < campaign.numbers.length; start += INSERT_CHUNK) {
+        // 100,000 numbers take about half a second to insert: other requests run in between.
+        await slice();
         const rows = campaign.numbers.slice(start, start + INSERT_CHUNK).map((n, i) => ({
           id: randomUUID(),
           campaign_id: id,
