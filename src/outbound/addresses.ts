@@ -46,12 +46,14 @@ const V6_RANGES: Range[] = [
 
 /**
  * IPv6 forms that carry an IPv4 address: the IPv4 address decides. Mapped (::ffff:a.b.c.d),
- * compatible (::a.b.c.d), NAT64 (64:ff9b::/96 and the local-use 64:ff9b:1::/48), 6to4
+ * translated (::ffff:0:a.b.c.d), compatible (::a.b.c.d), NAT64 (64:ff9b::/96 and the local-use 64:ff9b:1::/48), 6to4
  * (2002:abcd:efgh::). Teredo (2001::/32) hides its address and is refused outright.
  */
 function embeddedV4(b: number[]): number[] | undefined {
   const zero = (from: number, to: number) => b.slice(from, to).every((x) => x === 0);
   if (zero(0, 10) && b[10] === 0xff && b[11] === 0xff) return b.slice(12);
+  // IPv4-translated (::ffff:0:a.b.c.d, RFC 2765).
+  if (zero(0, 8) && b[8] === 0xff && b[9] === 0xff && zero(10, 12)) return b.slice(12);
   if (zero(0, 12)) return b.slice(12);
   if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b) {
     if (zero(4, 12)) return b.slice(12);

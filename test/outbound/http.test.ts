@@ -33,6 +33,9 @@ const BLOCKED: [string, string][] = [
   ['::ffff:7f00:1', 'loopback'],
   ['::ffff:169.254.169.254', 'link-local'],
   ['::ffff:10.1.2.3', 'private'],
+  ['::ffff:0:10.0.0.1', 'private'],
+  ['::ffff:0:7f00:1', 'loopback'],
+  ['::ffff:0:169.254.169.254', 'link-local'],
   ['::127.0.0.1', 'loopback'],
   ['64:ff9b::a9fe:a9fe', 'link-local'],
   ['64:ff9b::10.0.0.1', 'private'],
@@ -49,6 +52,7 @@ const PUBLIC = [
   '100.128.0.1',
   '2606:4700:4700::1111',
   '::ffff:8.8.8.8',
+  '::ffff:0:8.8.8.8',
   '64:ff9b::808:808',
 ];
 
