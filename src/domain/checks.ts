@@ -12,7 +12,8 @@ export interface CheckContext {
 
 type Check = (value: unknown, context: CheckContext) => string | null;
 
-function httpUrlProblem(value: unknown, protocols: string[]): string | null {
+/** Why `value` is not a URL of one of `protocols` (`http:`, `https:`), or null when it is one. */
+export function httpUrlProblem(value: unknown, protocols: string[] = ['http:', 'https:']): string | null {
   if (typeof value !== 'string') return 'must be a string';
   let parsed: URL;
   try {

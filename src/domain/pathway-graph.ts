@@ -1,4 +1,5 @@
 import { normalizePhone } from './phone.js';
+import { httpUrlProblem } from './checks.js';
 
 /**
  * Structural rules of a pathway (nodes and edges), shared by the API and the pathway runner.
@@ -140,17 +141,6 @@ const SEQUENCE = /^[0-9*#w]+$/;
 /** Problems of one string field that may be absent; pushes at most one. */
 function optionalString(data: Record<string, unknown>, field: string, at: string, errors: string[]): void {
   if (data[field] !== undefined && typeof data[field] !== 'string') errors.push(`${at}.${field} must be a string`);
-}
-
-function httpUrlProblem(value: unknown): string | null {
-  if (typeof value !== 'string') return 'must be a string';
-  try {
-    const url = new URL(value);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must begin with http:// or https://';
-    return url.hostname ? null : 'must be a valid URL';
-  } catch {
-    return 'must be a valid URL';
-  }
 }
 
 /** Rules that depend on the node's type. `at` is e.g. `nodes[2].data`. */
