@@ -1,9 +1,9 @@
-import Fastify, { type FastifyBaseLogger } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyReply } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from './services.js';
-import { ApiError, installErrorHandling } from './errors.js';
+import { ApiError, frameworkError, installErrorHandling } from './errors.js';
 import { buildValidatorCompiler, refuseOversizedBodies } from './api/validation.js';
 import { parseJsonBody } from './api/json-body.js';
 import type { Api } from './api/types.js';
@@ -61,6 +61,10 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     trustProxy: true,
     genReqId: () => crypto.randomUUID(),
     routerOptions: { ignoreTrailingSlash: true },
+    frameworkErrors: (error, _request, reply) => {
+      const { statusCode, body } = frameworkError(error);
+      void (reply as FastifyReply).status(statusCode).send(body);
+    },
     ajv: { customOptions: {} },
   }).withTypeProvider<TypeBoxTypeProvider>();
 

@@ -9,11 +9,13 @@ export const ERROR_STATUS = {
   INVALID_JSON: 400,
   UNKNOWN_ENCRYPTED_KEY: 400,
   UNAUTHORIZED: 401,
+  BAD_URL: 400,
   NOT_FOUND: 404,
   ROUTE_NOT_FOUND: 404,
   CALL_RECORDING_NOT_FOUND: 404,
   CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
+  URI_TOO_LONG: 414,
   UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,
@@ -93,6 +95,21 @@ function fromFastify(error: FastifyError): ApiError | undefined {
   if (error.statusCode === 413) return new ApiError('PAYLOAD_TOO_LARGE', 'Request body is too large');
   if (error.statusCode === 429) return new ApiError('RATE_LIMITED', 'Too many requests');
   return undefined;
+}
+
+/**
+ * Errors Fastify's router raises before any route runs (Fastify's `frameworkErrors` option), in
+ * the contract's shape: a path that is not valid percent-encoding, a path parameter over the
+ * router's length limit.
+ */
+export function frameworkError(error: FastifyError): { statusCode: number; body: ErrorBody } {
+  const known =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? new ApiError('URI_TOO_LONG', 'A path parameter is too long')
+      : error.code === 'FST_ERR_BAD_URL'
+        ? new ApiError('BAD_URL', 'The request path is not valid percent-encoding')
+        : (fromFastify(error) ?? new ApiError('BAD_REQUEST', 'Bad request'));
+  return { statusCode: known.statusCode, body: body(known) };
 }
 
 /** One handler turns every thrown error into the contract's JSON; a 500 never leaks internals. */

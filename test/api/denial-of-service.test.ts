@@ -106,3 +106,25 @@ describe('denial of service: the largest bodies of wrong items', () => {
     );
   });
 });
+
+describe("Fastify's own errors in the contract's shape", () => {
+  let t: TestApp;
+  before(async () => {
+    t = await createTestApp();
+  });
+  after(() => t.close());
+
+  for (const [url, status, code] of [
+    ['/v1/calls/%E0%A4%A', 400, 'BAD_URL'],
+    ['/v1/tools/%zz', 400, 'BAD_URL'],
+    [`/v1/calls/${'a'.repeat(1000)}`, 414, 'URI_TOO_LONG'],
+  ] as const) {
+    it(`${url.slice(0, 30)} answers ${status} ${code}`, async () => {
+      const r = await t.request('GET', url);
+      assert.equal(r.status, status);
+      assert.equal(r.body.status, 'error');
+      assert.equal(r.body.code, code);
+      assert.equal(typeof r.body.message, 'string');
+    });
+  }
+});
