@@ -1,6 +1,7 @@
 import { pino, type Logger } from 'pino';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { buildServices, type Services } from './services.js';
+import { lockDataDir } from './store/data-dir-lock.js';
 import { buildApp, REDACT } from './app.js';
 import { preloadBackgroundTracks } from './media/background.js';
 import { sharedSileroModel } from './media/vad-silero.js';
@@ -34,6 +35,8 @@ async function main(): Promise<void> {
     throw error;
   }
   const log = pino({ level: config.logLevel, redact: REDACT });
+  const unlock = config.databaseUrl || config.dataDir === ':memory:' ? () => undefined : lockDataDir(config.dataDir);
+  process.on('exit', unlock);
   const services = await buildServices(config, { logger: log });
   // What audio calls share is made before the first call, not during it: generating the
   // background tracks holds the event loop for about 0.2 s, and frames of a call that waits for

@@ -60,8 +60,11 @@ export async function openStorage(options: { dataDir: string; databaseUrl?: stri
   }
   let file = ':memory:';
   if (options.dataDir !== ':memory:') {
-    fs.mkdirSync(options.dataDir, { recursive: true });
+    fs.mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
     file = path.join(options.dataDir, 'openline.db');
+    // Only its owner may read the database (SQLite gives its -wal and -shm files the same mode).
+    fs.closeSync(fs.openSync(file, 'a', 0o600));
+    fs.chmodSync(file, 0o600);
   }
   const sqlite = new SQLite(file);
   sqlite.pragma('journal_mode = WAL');
