@@ -9,6 +9,7 @@ import { parseJsonBody } from './api/json-body.js';
 import type { Api } from './api/types.js';
 import { API_ROUTES, registerTopLevelAliases } from './api/index.js';
 import healthRoutes from './api/health.js';
+import { metricsRoute } from './observability/metrics.js';
 import twilioRoutes from './carriers/twilio/routes.js';
 
 /** Fields whose values never reach the logs. */
@@ -110,6 +111,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
+  services.metrics.instrument(app);
+  metricsRoute(app, services.metrics, services.config.metricsToken);
   await app.register(healthRoutes, { services });
   // Twilio's webhooks and media stream: signed by Twilio (or a one-time stream token), not an API key.
   await app.register(twilioRoutes, { services });

@@ -24,6 +24,12 @@ export interface Config {
   masterKey: string | undefined;
   /** Largest accepted request body in bytes. Default 1 MiB. */
   bodyLimitBytes: number;
+  /** Bearer token for GET /metrics; without one, /metrics answers on loopback only. */
+  metricsToken: string | undefined;
+  /** Requests a minute each API key may make (429 beyond). Default 600; 0 turns the limit off. */
+  rateLimitPerMinute: number;
+  /** On SIGTERM, how long live calls may go on before they are ended. Default 30 s. */
+  drainSeconds: number;
   /** Price per minute of sandbox calls in USD. Default 0. */
   sandboxPricePerMinute: number;
   /** Host reported as endpoint_url in call records; defaults to the public URL. */
@@ -237,6 +243,10 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const masterKey = env.OPENLINE_MASTER_KEY || undefined;
   const publicUrl = url(env, 'OPENLINE_PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`;
+  const metricsToken = env.OPENLINE_METRICS_TOKEN || undefined;
+  if (metricsToken !== undefined && metricsToken.length < 16) {
+    throw new ConfigError('OPENLINE_METRICS_TOKEN', 'must be at least 16 characters long');
+  }
   return {
     port,
     host,
@@ -248,6 +258,9 @@ export function loadConfig(env: Env = process.env): Config {
     allowPrivateUrls: boolean(env, 'OPENLINE_ALLOW_PRIVATE_URLS'),
     masterKey,
     bodyLimitBytes: integer(env, 'OPENLINE_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    metricsToken,
+    rateLimitPerMinute: integer(env, 'OPENLINE_RATE_LIMIT_PER_MINUTE', 600, 0, 1_000_000),
+    drainSeconds: integer(env, 'OPENLINE_DRAIN_S', 30, 0, 24 * 3600),
     sandboxPricePerMinute: decimal(env, 'OPENLINE_SANDBOX_PRICE_PER_MINUTE', 0),
     endpointUrl: url(env, 'OPENLINE_ENDPOINT_URL', ['http:', 'https:']) ?? publicUrl,
     personaDirs: (env.OPENLINE_SANDBOX_PERSONAS ?? '')

@@ -38,6 +38,7 @@ async function main(): Promise<void> {
   const unlock = config.databaseUrl || config.dataDir === ':memory:' ? () => undefined : lockDataDir(config.dataDir);
   process.on('exit', unlock);
   const services = await buildServices(config, { logger: log });
+  services.metrics.enableProcessMetrics();
   // What audio calls share is made before the first call, not during it: generating the
   // background tracks holds the event loop for about 0.2 s, and frames of a call that waits for
   // the Silero model to load queue up behind it. A model that cannot load is reported (once) when

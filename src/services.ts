@@ -29,6 +29,7 @@ import { CarrierSelector, TwilioCarrier } from './carriers/twilio/carrier.js';
 import { twilioAudioLegs } from './carriers/twilio/audio.js';
 import { FrameScheduler } from './media/pacer.js';
 import { PathwayAgent } from './pathways/runner.js';
+import { Metrics } from './observability/metrics.js';
 
 /** The typed bag of services built once at start-up and passed to every part that needs them. */
 export interface Services {
@@ -57,6 +58,8 @@ export interface Services {
   webhooks: WebhookService;
   /** Post-call summary and analysis (seed 2.1/2.3), and the analyze endpoint's questions. */
   postCall: PostCallService;
+  /** Prometheus metrics (GET /metrics). */
+  metrics: Metrics;
   /** Starts the job workers and the call engine (the HTTP server does not need them). */
   startWorkers(): Promise<void>;
   /** Storage and queue reachable (GET /readyz). */
@@ -84,6 +87,9 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
         ).PgBossQueue.open({ url: config.databaseUrl, clock, log: options.logger })
       : new SqlJobQueue(db, clock, storage.dialect, options.logger);
   const calls = new CallStore(db, clock, { soleWriter: storage.dialect === 'sqlite' });
+  // The engine is made below; the live-calls gauge reads it when scraped.
+  let liveCalls = (): number => 0;
+  const metrics = new Metrics({ db, queue, liveCalls: () => liveCalls() });
   const accounts = new AccountStore(db, secrets, clock);
   // Every request to a user's URL leaves through this one guarded client (CONTRACT.md section 8).
   const webhooks = new WebhookService({
@@ -95,6 +101,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     secret: (accountId) => accounts.webhookSecret(accountId),
     recordOptions: { publicUrl: config.publicUrl, endpointUrl: config.endpointUrl },
     log: options.logger,
+    onDelivery: (delivered) => metrics.webhookDelivered(delivered),
   });
   const sandbox = new SandboxNetwork({
     clock,
@@ -179,8 +186,10 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
       return Promise.resolve();
     },
     onEvent: (callId, category, message) => webhooks.event(callId, category, message),
+    onTurnLatency: (entry) => metrics.observeTurn(entry),
     ...(options.logger ? { log: options.logger } : {}),
   });
+  liveCalls = () => engine.activeCount;
   // Every worker process runs the campaign dialer; claims are atomic, so several may share a database.
   const dialer = new CampaignDialer({
     db,
@@ -211,12 +220,16 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     engine,
     webhooks,
     postCall,
+    metrics,
     async startWorkers() {
       if (working) return;
       working = true;
       await engine.recover({ soleProcess: storage.dialect === 'sqlite' });
       engine.start();
-      queue.work({ dial: (job) => engine.dial(job.call_id), webhook: (job) => webhooks.deliver(job) });
+      queue.work({
+        dial: metrics.timeJob('dial', (job) => engine.dial(job.call_id)),
+        webhook: metrics.timeJob('webhook', (job) => webhooks.deliver(job)),
+      });
       dialer.start();
     },
     async ready() {

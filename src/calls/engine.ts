@@ -10,7 +10,7 @@ import type { OutboundClient } from '../outbound/http.js';
 import { runTool } from '../agent/tools.js';
 import { DynamicData } from '../agent/dynamic-data.js';
 import { audioLegOf } from '../media/audio-leg.js';
-import { latencyMessage } from '../media/latency.js';
+import { latencyMessage, type TurnLatency } from '../media/latency.js';
 
 export interface EngineLogger {
   info(object: object, message: string): void;
@@ -32,6 +32,8 @@ export interface EngineDeps {
   afterEnd?(callId: string): Promise<void>;
   /** A streamed event of seed 6.2 (queue, call); fire-and-forget, never delays the call. */
   onEvent?(callId: string, category: 'queue' | 'call' | 'tool' | 'dynamic_data' | 'latency', message: string): void;
+  /** Every answered turn's latency of an audio call (the metrics' histograms). */
+  onTurnLatency?(entry: TurnLatency): void;
 }
 
 /** How long a call may ring before it counts as unanswered. */
@@ -306,7 +308,10 @@ export class CallEngine {
     const lines: string[] = [];
     // Audio legs measure every turn's latency (src/media/latency.ts) and may record the call.
     const audio = audioLegOf(leg);
-    const stopLatency = audio?.latency.onTurn((entry) => this.d.onEvent?.(call.id, 'latency', latencyMessage(entry)));
+    const stopLatency = audio?.latency.onTurn((entry) => {
+      this.d.onTurnLatency?.(entry);
+      this.d.onEvent?.(call.id, 'latency', latencyMessage(entry));
+    });
     const session = new CallSession({
       callId: call.id,
       request,

@@ -246,6 +246,12 @@ export class PgBossQueue implements JobQueue {
     await this.boss.getQueue(JOB_NAMES[0]!);
   }
 
+  async pending(): Promise<Partial<Record<JobName, number>>> {
+    // getQueueSize counts the jobs not yet active: created and retry.
+    const sizes = await Promise.all(JOB_NAMES.map(async (name) => [name, await this.boss.getQueueSize(name)] as const));
+    return Object.fromEntries(sizes);
+  }
+
   work(handlers: JobHandlers, options: WorkOptions = {}): void {
     this.handlers = handlers;
     this.concurrency = options.concurrency ?? 50;

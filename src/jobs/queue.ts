@@ -42,5 +42,7 @@ export interface JobQueue {
   cancel(id: string): Promise<boolean>;
   get(id: string): Promise<QueuedJob | undefined>;
   ping(): Promise<void>;
+  /** Jobs waiting to run (due or scheduled), by name: the queue's depth (GET /metrics). */
+  pending(): Promise<Partial<Record<JobName, number>>>;
   stop(): Promise<void>;
 }

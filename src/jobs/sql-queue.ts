@@ -85,6 +85,16 @@ export class SqlJobQueue implements JobQueue {
     await this.db.selectFrom('jobs').select('id').limit(1).execute();
   }
 
+  async pending(): Promise<Partial<Record<JobName, number>>> {
+    const rows = await this.db
+      .selectFrom('jobs')
+      .select(['name', (eb) => eb.fn.countAll<number | string>().as('count')])
+      .where('state', '=', 'pending')
+      .groupBy('name')
+      .execute();
+    return Object.fromEntries(rows.map((r) => [r.name, Number(r.count)]));
+  }
+
   private handlers: JobHandlers | undefined;
   private concurrency = 50;
   private pollMs = 200;

@@ -50,6 +50,8 @@ export interface WebhookDeps {
   secret(accountId: string): Promise<string>;
   recordOptions: { publicUrl: string; endpointUrl: string };
   log?: WebhookLogger | undefined;
+  /** Every delivery attempt's outcome (the metrics' counter). */
+  onDelivery?(delivered: boolean): void;
 }
 
 /**
@@ -135,6 +137,7 @@ export class WebhookService {
       error: failure,
       send_type: job.send_type,
     });
+    this.d.onDelivery?.(failure === null);
     if (failure === null) {
       await this.d.store.markDelivered(message.call_id);
       // Back to what the call read when it ended (status `canceled` or `completed`, its own error_message).
