@@ -10,6 +10,7 @@ import type { Api } from './api/types.js';
 import { API_ROUTES, registerTopLevelAliases } from './api/index.js';
 import healthRoutes from './api/health.js';
 import { metricsRoute } from './observability/metrics.js';
+import { registerRateLimit } from './api/rate-limit.js';
 import twilioRoutes from './carriers/twilio/routes.js';
 
 /** Fields whose values never reach the logs. */
@@ -111,6 +112,10 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
+  await registerRateLimit(app, {
+    perMinute: services.config.rateLimitPerMinute,
+    ...(services.storage.dialect === 'postgres' ? { db: services.storage.db } : {}),
+  });
   services.metrics.instrument(app);
   metricsRoute(app, services.metrics, services.config.metricsToken);
   await app.register(healthRoutes, { services });

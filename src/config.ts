@@ -26,7 +26,7 @@ export interface Config {
   bodyLimitBytes: number;
   /** Bearer token for GET /metrics; without one, /metrics answers on loopback only. */
   metricsToken: string | undefined;
-  /** Requests a minute each API key may make (429 beyond). Default 600; 0 turns the limit off. */
+  /** Requests a minute each API key may make (429 beyond). Default 3000; 0 turns the limit off. */
   rateLimitPerMinute: number;
   /** On SIGTERM, how long live calls may go on before they are ended. Default 30 s. */
   drainSeconds: number;
@@ -259,7 +259,7 @@ export function loadConfig(env: Env = process.env): Config {
     masterKey,
     bodyLimitBytes: integer(env, 'OPENLINE_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     metricsToken,
-    rateLimitPerMinute: integer(env, 'OPENLINE_RATE_LIMIT_PER_MINUTE', 600, 0, 1_000_000),
+    rateLimitPerMinute: integer(env, 'OPENLINE_RATE_LIMIT_PER_MINUTE', 3000, 0, 1_000_000),
     drainSeconds: integer(env, 'OPENLINE_DRAIN_S', 30, 0, 24 * 3600),
     sandboxPricePerMinute: decimal(env, 'OPENLINE_SANDBOX_PRICE_PER_MINUTE', 0),
     endpointUrl: url(env, 'OPENLINE_ENDPOINT_URL', ['http:', 'https:']) ?? publicUrl,

@@ -100,6 +100,23 @@ describe('openline CLI (SQLite in DATA_DIR)', () => {
     }
   });
 
+  it("accounts limit sets an account's own rate limit, and back to the server's", async () => {
+    const accountStore = await store();
+    const [first] = await accountStore.list();
+    assert.ok(first);
+    const set = await openline(['accounts', 'limit', '--rate', '120'], env);
+    assert.equal(set.code, 0, set.stderr);
+    assert.match(set.stdout, /120 requests a minute/);
+    assert.equal((await (await store()).get(first.id))?.rate_limit_per_minute, 120);
+    const back = await openline(['accounts', 'limit', '--rate', 'default', '--account', first.id], env);
+    assert.equal(back.code, 0, back.stderr);
+    assert.equal((await (await store()).get(first.id))?.rate_limit_per_minute, null);
+    const bad = await openline(['accounts', 'limit', '--rate', 'fast'], env);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /--rate must be a whole number/);
+    assert.equal((await openline(['accounts', 'limit'], env)).code, 2);
+  });
+
   it('keys create, list and revoke act on the first account by default', async () => {
     const accountStore = await store();
     const [first] = await accountStore.list();

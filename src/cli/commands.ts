@@ -101,3 +101,23 @@ export async function keysRevoke(
     );
   }
 }
+
+/** Sets an account's own request rate limit, or back to the server's with "default". */
+export async function accountsLimit(
+  accounts: AccountStore,
+  io: Output,
+  rate: string,
+  accountId: string | undefined,
+): Promise<void> {
+  const account = await resolveAccount(accounts, accountId);
+  const perMinute = rate === 'default' ? null : Number(rate);
+  if (perMinute !== null && !(Number.isInteger(perMinute) && perMinute >= 0)) {
+    throw new CliError('--rate must be a whole number of requests a minute (0: no limit) or "default"');
+  }
+  await accounts.setRateLimit(account.id, perMinute);
+  io.out(
+    perMinute === null
+      ? `Account ${account.id} now has the server's rate limit (OPENLINE_RATE_LIMIT_PER_MINUTE).`
+      : `Account ${account.id} may now make ${perMinute === 0 ? 'unlimited' : perMinute} requests a minute per API key.`,
+  );
+}

@@ -5,7 +5,16 @@ import { migrate, openStorage } from '../store/db.js';
 import { loadMasterKey, SecretBox } from '../security/secrets.js';
 import { AccountStore } from '../store/accounts.js';
 import { systemClock } from '../clock.js';
-import { CliError, accountsCreate, accountsList, keysCreate, keysList, keysRevoke, type Output } from './commands.js';
+import {
+  CliError,
+  accountsCreate,
+  accountsLimit,
+  accountsList,
+  keysCreate,
+  keysList,
+  keysRevoke,
+  type Output,
+} from './commands.js';
 import { CAMPAIGN_USAGE, CampaignUsageError, campaignMain, type CampaignIo } from './campaign.js';
 
 export const USAGE = `Usage: openline <command> [options]
@@ -17,6 +26,9 @@ Campaign commands (below) talk to the running server instead.
 Commands:
   accounts create [--name NAME]          Create an account; prints its first API key as the last line
   accounts list                          List accounts (the first one is the default account)
+  accounts limit --rate N|default [--account ID]
+                                         Requests a minute per API key of the account (default:
+                                         OPENLINE_RATE_LIMIT_PER_MINUTE of the server; 0: no limit)
   keys create [--account ID]             Create an API key; prints it as the last line
   keys list [--account ID]               List API keys (prefixes only)
   keys revoke KEY_ID [--account ID]      Revoke an API key
@@ -34,11 +46,17 @@ interface Parsed {
   args: string[];
   name: string | undefined;
   account: string | undefined;
+  rate: string | undefined;
   help: boolean;
 }
 
 function parse(argv: string[]): Parsed {
-  let values: { name?: string | undefined; account?: string | undefined; help?: boolean | undefined };
+  let values: {
+    name?: string | undefined;
+    account?: string | undefined;
+    rate?: string | undefined;
+    help?: boolean | undefined;
+  };
   let positionals: string[];
   try {
     ({ values, positionals } = parseArgs({
@@ -48,6 +66,7 @@ function parse(argv: string[]): Parsed {
       options: {
         name: { type: 'string' },
         account: { type: 'string' },
+        rate: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -60,14 +79,16 @@ function parse(argv: string[]): Parsed {
     args: positionals.slice(2),
     name: values.name,
     account: values.account,
+    rate: values.rate,
     help: values.help === true,
   };
 }
 
 /** Commands and what each accepts, so that a misplaced option is an error rather than ignored. */
-const COMMANDS: Record<string, { args: number; options: ('name' | 'account')[] }> = {
+const COMMANDS: Record<string, { args: number; options: ('name' | 'account' | 'rate')[] }> = {
   'accounts create': { args: 0, options: ['name'] },
   'accounts list': { args: 0, options: [] },
+  'accounts limit': { args: 0, options: ['account', 'rate'] },
   'keys create': { args: 0, options: ['account'] },
   'keys list': { args: 0, options: ['account'] },
   'keys revoke': { args: 1, options: ['account'] },
@@ -80,7 +101,8 @@ function checkUsage(p: Parsed): void {
   }
   if (p.args.length < spec.args) throw new UsageError(`${p.command} needs a KEY_ID`);
   if (p.args.length > spec.args) throw new UsageError(`Unexpected argument: ${p.args[spec.args] ?? ''}`);
-  for (const option of ['name', 'account'] as const) {
+  if (p.command === 'accounts limit' && p.rate === undefined) throw new UsageError('accounts limit needs --rate');
+  for (const option of ['name', 'account', 'rate'] as const) {
     if (p[option] !== undefined && !spec.options.includes(option)) {
       throw new UsageError(`${p.command} does not take --${option}`);
     }
@@ -103,6 +125,8 @@ async function execute(p: Parsed, config: Config, io: Output): Promise<void> {
         return await accountsCreate(accounts, io, { name: p.name ?? 'default', storage: describeStorage(config) });
       case 'accounts list':
         return await accountsList(accounts, io);
+      case 'accounts limit':
+        return await accountsLimit(accounts, io, p.rate ?? '', p.account);
       case 'keys create':
         return await keysCreate(accounts, io, p.account);
       case 'keys list':

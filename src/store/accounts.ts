@@ -7,7 +7,11 @@ export interface Account {
   id: string;
   name: string;
   created_at: string;
+  /** Requests a minute per API key; null: the server's OPENLINE_RATE_LIMIT_PER_MINUTE. */
+  rate_limit_per_minute: number | null;
 }
+
+const ACCOUNT_COLUMNS = ['id', 'name', 'created_at', 'rate_limit_per_minute'] as const;
 
 export interface ApiKeyInfo {
   id: string;
@@ -45,20 +49,20 @@ export class AccountStore {
   async list(): Promise<Account[]> {
     return this.db
       .selectFrom('accounts')
-      .select(['id', 'name', 'created_at'])
+      .select(ACCOUNT_COLUMNS)
       .orderBy('created_at')
       .orderBy('id')
       .execute();
   }
 
   async get(id: string): Promise<Account | undefined> {
-    return this.db.selectFrom('accounts').select(['id', 'name', 'created_at']).where('id', '=', id).executeTakeFirst();
+    return this.db.selectFrom('accounts').select(ACCOUNT_COLUMNS).where('id', '=', id).executeTakeFirst();
   }
 
   /** Creates an account with a first API key (the given one, or a new random one). */
   async create(name = 'default', key: string = newApiKey()): Promise<{ account: Account; key: string }> {
     const now = this.clock.now().toISOString();
-    const account: Account = { id: newId(), name, created_at: now };
+    const account: Account = { id: newId(), name, created_at: now, rate_limit_per_minute: null };
     await this.db.transaction().execute(async (tx) => {
       await tx
         .insertInto('accounts')
@@ -83,7 +87,17 @@ export class AccountStore {
     };
   }
 
-  /** The account whose live key this is, if any. */
+  /** Sets the account's own request rate limit (null: the server's); false when there is no such account. */
+  async setRateLimit(accountId: string, perMinute: number | null): Promise<boolean> {
+    const result = await this.db
+      .updateTable('accounts')
+      .set({ rate_limit_per_minute: perMinute })
+      .where('id', '=', accountId)
+      .executeTakeFirst();
+    this.verified.clear();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
   /** The account of a key verified moments ago, without asking storage; undefined otherwise. */
   recentlyVerified(key: string): Account | undefined {
     const hit = this.verified.get(hashApiKey(key));
@@ -98,7 +112,7 @@ export class AccountStore {
     const account = await this.db
       .selectFrom('api_keys')
       .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
-      .select(['accounts.id', 'accounts.name', 'accounts.created_at'])
+      .select(['accounts.id', 'accounts.name', 'accounts.created_at', 'accounts.rate_limit_per_minute'])
       .where('api_keys.key_hash', '=', hash)
       .where('api_keys.revoked_at', 'is', null)
       .executeTakeFirst();

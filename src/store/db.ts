@@ -12,6 +12,7 @@ import * as m005 from './migrations/005_campaign_dialer.js';
 import * as m006 from './migrations/006_sms_messages.js';
 import * as m007 from './migrations/007_campaign_pacing.js';
 import * as m008 from './migrations/008_call_latency.js';
+import * as m090 from './migrations/090_rate_limits.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -32,6 +33,7 @@ const MIGRATIONS: Record<string, { up: (db: Kysely<any>, dialect: Dialect) => Pr
   '006_sms_messages': m006,
   '007_campaign_pacing': m007,
   '008_call_latency': m008,
+  '090_rate_limits': m090,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -10,6 +10,16 @@ export interface AccountsTable {
   created_at: string;
   /** Webhook signing secret, encrypted with the master key. */
   webhook_secret_enc: string;
+  /** Requests a minute per API key of this account; null: the server's OPENLINE_RATE_LIMIT_PER_MINUTE. */
+  rate_limit_per_minute: number | null;
+}
+
+/** The current rate-limit window of one API key (migration 090), shared by every process. */
+export interface RateLimitWindowsTable {
+  key: string;
+  /** Start of the window, ms since the epoch. */
+  window_start: number;
+  count: number;
 }
 
 export interface ApiKeysTable {
@@ -282,6 +292,7 @@ export interface Database {
   pathway_versions: PathwayVersionsTable;
   a2p_registrations: A2pRegistrationsTable;
   jobs: JobsTable;
+  rate_limit_windows: RateLimitWindowsTable;
   webhook_messages: WebhookMessagesTable;
   webhook_deliveries: WebhookDeliveriesTable;
   sms_messages: SmsMessagesTable;

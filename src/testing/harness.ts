@@ -42,7 +42,13 @@ export async function createTestApp(
 ): Promise<TestApp> {
   const database = options.postgres ? await createTestDatabase() : undefined;
   const config: Config = {
-    ...loadConfig({ DATA_DIR: ':memory:', OPENLINE_ALLOW_PRIVATE_URLS: 'true', ...options.env }),
+    // Tests send requests in bursts: no rate limit unless a test sets one.
+    ...loadConfig({
+      DATA_DIR: ':memory:',
+      OPENLINE_ALLOW_PRIVATE_URLS: 'true',
+      OPENLINE_RATE_LIMIT_PER_MINUTE: '0',
+      ...options.env,
+    }),
     dataDir: options.env?.DATA_DIR ?? ':memory:',
     databaseUrl: database?.url,
     ...options.config,
