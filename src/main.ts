@@ -58,7 +58,10 @@ async function main(): Promise<void> {
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
-    log.info({ signal }, 'shutting down');
+    log.info({ signal, drain_s: config.drainSeconds }, 'shutting down: draining live calls');
+    // The HTTP server stays up while calls drain (their media websockets, /readyz answering 503).
+    const { cut } = await services.drain(config.drainSeconds * 1000);
+    log.info({ cut }, 'drained');
     await app.close();
     await services.close();
     process.exit(0);

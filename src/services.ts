@@ -62,8 +62,16 @@ export interface Services {
   metrics: Metrics;
   /** Starts the job workers and the call engine (the HTTP server does not need them). */
   startWorkers(): Promise<void>;
-  /** Storage and queue reachable (GET /readyz). */
+  /** Storage and queue reachable (GET /readyz); throws while draining. */
   ready(): Promise<void>;
+  /** True once drain() began: new dial jobs, inbound calls and readiness are refused. */
+  readonly draining: boolean;
+  /**
+   * Graceful restart (SIGTERM): stops taking dial jobs and new inbound calls at once, lets live
+   * calls finish for up to `deadlineMs`, then ends the rest, whose records say why. Resolves with
+   * how many calls were cut; close() follows.
+   */
+  drain(deadlineMs: number): Promise<{ cut: number }>;
   close(): Promise<void>;
 }
 
@@ -199,6 +207,8 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     ...(options.logger ? { log: options.logger } : {}),
   });
   let working = false;
+  let draining = false;
+  let queueStopped: Promise<void> | undefined;
   return {
     config,
     clock,
@@ -233,8 +243,34 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
       dialer.start();
     },
     async ready() {
+      if (draining) throw new Error('draining: this process is shutting down');
       await ping(storage);
       await queue.ping();
+    },
+    get draining() {
+      return draining;
+    },
+    async drain(deadlineMs) {
+      draining = true;
+      await dialer.stop();
+      // Stops fetching jobs now; resolves once the jobs under way (calls among them) are over.
+      queueStopped = queue.stop();
+      let jobsOver = false;
+      void queueStopped.then(() => (jobsOver = true));
+      const deadline = performance.now() + deadlineMs;
+      // Dial jobs fetched a moment ago count too, before their calls are live.
+      while ((!jobsOver || engine.activeCount > 0) && performance.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const cut = engine.liveIds();
+      if (cut.length === 0) return { cut: 0 };
+      await engine.stopAll();
+      for (const id of cut) {
+        await calls.transition(id, ['complete', 'call_error'], {
+          error_message: `The server shut down (graceful restart): the call was ended after ${Math.round(deadlineMs / 1000)} s of draining`,
+        });
+      }
+      return { cut: cut.length };
     },
     async close() {
       await dialer.stop();
@@ -243,7 +279,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
       frames.stop();
       await Promise.allSettled([...afterEnds]);
       await webhooks.drain();
-      await queue.stop();
+      await (queueStopped ?? queue.stop());
       await storage.close();
     },
   };

@@ -61,6 +61,11 @@ export class CallEngine {
     return this.live.size;
   }
 
+  /** The ids of the live calls in this process. */
+  liveIds(): string[] {
+    return [...this.live.keys()];
+  }
+
   start(): void {
     this.stopPoll = setInterval(() => void this.pollStops(), STOP_POLL_MS);
     this.stopPoll.unref();

@@ -265,4 +265,54 @@ describe('campaign dialer crash safety', () => {
       await a.close();
     }
   });
+
+  it('a rolling restart of two processes, each drained, loses no call and places no number twice', async (ctx) => {
+    if (!(await postgresAvailable())) return ctx.skip('no PostgreSQL server');
+    // One clock for every process: leases written by one are read by the others.
+    const clock = new ScaledClock(100);
+    const a = await createTestApp({ postgres: true, clock });
+    const config = { ...a.services.config };
+    const b = await buildServices(config, { clock });
+    let aNew: Services | undefined;
+    let bNew: Services | undefined;
+    try {
+      await a.services.startWorkers();
+      await b.startWorkers();
+      // People who hang up after the first sentence, and numbers that ring out: short calls.
+      const numbers = AREAS.flatMap((area) => [num(area, '07'), num(area, '04'), num(area, '05')]);
+      const id = await createCampaign(a, { numbers, pacing: { max_concurrent: 6, calls_per_minute: 600 } });
+      await until('some calls', async () => (await calls(a.services, id)).length >= 4);
+      // Restart a: drained (its live calls finish), closed, started again.
+      assert.deepEqual(await a.services.drain(20_000), { cut: 0 });
+      aNew = await buildServices(config, { clock });
+      await aNew.startWorkers();
+      await until('more calls', async () => (await calls(a.services, id)).length >= 12);
+      // Then b.
+      assert.deepEqual(await b.drain(20_000), { cut: 0 });
+      await b.close();
+      bNew = await buildServices(config, { clock });
+      await bNew.startWorkers();
+      await until('completed', async () => (await state(a, id)).campaign_state === 'completed', 60_000);
+      const placed = await calls(a.services, id);
+      assert.equal(placed.length, numbers.length, 'every number was called');
+      assert.deepEqual([...new Set(perNumber(placed).values())], [1], 'no number was called twice');
+      const failed = await a.services.storage.db
+        .selectFrom('calls')
+        .select(['to_number', 'error_message'])
+        .where('campaign_id', '=', id)
+        .where('queue_status', '!=', 'complete')
+        .execute();
+      // Busy lines end as call_error "The line was busy": nothing else may fail.
+      assert.deepEqual(
+        failed.filter((c) => !/busy/i.test(c.error_message ?? '')),
+        [],
+        'no call was cut or lost',
+      );
+    } finally {
+      await bNew?.close();
+      await aNew?.close();
+      await sleep(3000);
+      await a.close();
+    }
+  });
 });

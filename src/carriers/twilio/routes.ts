@@ -118,7 +118,9 @@ export default async function twilioRoutes(app: FastifyInstance, options: { serv
     const { holder, account } = await numberAccount(to);
     if (!signedBy(request, reply, account)) return reply;
     const from = e164(params.From) ?? params.From ?? '';
-    if (!holder || !to || !account || !carrier.canAnswer || !params.CallSid) return xml(reply, rejectTwiml());
+    // A draining process takes no new call: rejected, Twilio tries the number's fallback URL.
+    if (!holder || !to || !account || !carrier.canAnswer || !params.CallSid || services.draining)
+      return xml(reply, rejectTwiml());
     const token = carrier.expectStream(
       params.CallSid,
       (stream) => {
