@@ -47,12 +47,7 @@ export class AccountStore {
   }
 
   async list(): Promise<Account[]> {
-    return this.db
-      .selectFrom('accounts')
-      .select(ACCOUNT_COLUMNS)
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute();
+    return this.db.selectFrom('accounts').select(ACCOUNT_COLUMNS).orderBy('created_at').orderBy('id').execute();
   }
 
   async get(id: string): Promise<Account | undefined> {
