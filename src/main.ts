@@ -2,6 +2,7 @@ import { pino, type Logger } from 'pino';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { buildServices, type Services } from './services.js';
 import { lockDataDir } from './store/data-dir-lock.js';
+import { currentTraceId, startTracing } from './observability/tracing.js';
 import { buildApp, REDACT } from './app.js';
 import { preloadBackgroundTracks } from './media/background.js';
 import { sharedSileroModel } from './media/vad-silero.js';
@@ -34,7 +35,16 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const log = pino({ level: config.logLevel, redact: REDACT });
+  const tracing = startTracing();
+  // Log lines written inside a traced call carry its trace id.
+  const log = pino({
+    level: config.logLevel,
+    redact: REDACT,
+    mixin: () => {
+      const traceId = currentTraceId();
+      return traceId ? { trace_id: traceId } : {};
+    },
+  });
   const unlock = config.databaseUrl || config.dataDir === ':memory:' ? () => undefined : lockDataDir(config.dataDir);
   process.on('exit', unlock);
   const services = await buildServices(config, { logger: log });
@@ -64,6 +74,7 @@ async function main(): Promise<void> {
     log.info({ cut }, 'drained');
     await app.close();
     await services.close();
+    await tracing?.shutdown();
     process.exit(0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -30,6 +30,7 @@ import { twilioAudioLegs } from './carriers/twilio/audio.js';
 import { FrameScheduler } from './media/pacer.js';
 import { PathwayAgent } from './pathways/runner.js';
 import { Metrics } from './observability/metrics.js';
+import { inSpan } from './observability/tracing.js';
 
 /** The typed bag of services built once at start-up and passed to every part that needs them. */
 export interface Services {
@@ -238,7 +239,11 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
       engine.start();
       queue.work({
         dial: metrics.timeJob('dial', (job) => engine.dial(job.call_id)),
-        webhook: metrics.timeJob('webhook', (job) => webhooks.deliver(job)),
+        webhook: metrics.timeJob('webhook', (job) =>
+          inSpan('webhook delivery', { 'openline.call.id': job.call_id, 'openline.webhook.attempt': job.attempt }, () =>
+            webhooks.deliver(job),
+          ),
+        ),
       });
       dialer.start();
     },

@@ -11,6 +11,7 @@ import { runTool } from '../agent/tools.js';
 import { DynamicData } from '../agent/dynamic-data.js';
 import { audioLegOf } from '../media/audio-leg.js';
 import { latencyMessage, type TurnLatency } from '../media/latency.js';
+import { currentTraceId, inSpan } from '../observability/tracing.js';
 
 export interface EngineLogger {
   info(object: object, message: string): void;
@@ -142,7 +143,11 @@ export class CallEngine {
 
   /** The `dial` job: places a queued call and runs it to its end. */
   dial(callId: string): Promise<void> {
-    return this.track(this.placeCall(callId));
+    return this.track(
+      inSpan('call', { 'openline.call.id': callId, 'openline.call.direction': 'outbound' }, () =>
+        this.placeCall(callId),
+      ),
+    );
   }
 
   /**
@@ -150,7 +155,11 @@ export class CallEngine {
    * the carrier hands over the leg, the session starts at once.
    */
   answer(callId: string, leg: CallLeg): Promise<void> {
-    return this.track(this.answerCall(callId, leg));
+    return this.track(
+      inSpan('call', { 'openline.call.id': callId, 'openline.call.direction': 'inbound' }, () =>
+        this.answerCall(callId, leg),
+      ),
+    );
   }
 
   private async placeCall(callId: string): Promise<void> {
@@ -182,6 +191,7 @@ export class CallEngine {
       queue_status: 'allocated',
       status: 'allocated',
       lease_until: new Date(this.d.clock.now().getTime() + LEASE_MS).toISOString(),
+      trace_id: currentTraceId() ?? null,
     });
     if (allocated) this.d.onEvent?.(id, 'queue', 'Call allocated');
     return allocated;
@@ -330,8 +340,17 @@ export class CallEngine {
       ...(audio && { onReply: () => audio.latency.replyReady(), onFirstToken: () => audio.latency.firstToken() }),
       runTool: async (tool, input) => {
         this.d.onEvent?.(call.id, 'tool', `Tool ${tool.name} called`);
-        const result = this.d.http
-          ? await runTool(tool, input, variables, this.d.http)
+        const http = this.d.http;
+        const result = http
+          ? await inSpan(
+              `tool ${tool.name}`,
+              { 'openline.call.id': call.id, 'openline.tool.name': tool.name },
+              (span) =>
+                runTool(tool, input, variables, http).then((r) => {
+                  span.setAttribute('openline.tool.ok', r.ok);
+                  return r;
+                }),
+            )
           : { ok: false, variables: {}, spokenResult: '', error: 'no outbound client' };
         this.d.onEvent?.(
           call.id,

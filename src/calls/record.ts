@@ -68,6 +68,7 @@ function buildRecord(
       transcript_id: t.transcript_id,
     })),
     latency: fromJson<CallRecord['latency']>(row.latency, null),
+    trace_id: row.trace_id ?? null,
   };
 }
 

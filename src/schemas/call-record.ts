@@ -97,6 +97,9 @@ export const CallRecord = Type.Object(
     concatenated_transcript: Nullable(Type.String()),
     transcripts: Type.Array(TranscriptItem),
     latency: Nullable(CallLatency),
+    trace_id: Nullable(
+      Type.String({ description: 'The OpenTelemetry trace of the call (OTEL_EXPORTER_OTLP_ENDPOINT set), else null' }),
+    ),
   },
   { additionalProperties: true },
 );

@@ -116,6 +116,7 @@ export class CallStore {
       retry_of: call.retry_of ?? null,
       stop_requested_at: null,
       lease_until: null,
+      trace_id: null,
     };
     await this.db.insertInto('calls').values(row).execute();
     return row;

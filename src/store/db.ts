@@ -13,6 +13,7 @@ import * as m006 from './migrations/006_sms_messages.js';
 import * as m007 from './migrations/007_campaign_pacing.js';
 import * as m008 from './migrations/008_call_latency.js';
 import * as m090 from './migrations/090_rate_limits.js';
+import * as m091 from './migrations/091_call_trace.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -34,6 +35,7 @@ const MIGRATIONS: Record<string, { up: (db: Kysely<any>, dialect: Dialect) => Pr
   '007_campaign_pacing': m007,
   '008_call_latency': m008,
   '090_rate_limits': m090,
+  '091_call_trace': m091,
 };
 
 class StaticProvider implements MigrationProvider {

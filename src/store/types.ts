@@ -74,6 +74,8 @@ export interface CallsTable {
   recording_path: string | null;
   /** JSON: per-turn latency of audio calls (src/media/latency.ts LatencyReport; migration 008). */
   latency: string | null;
+  /** The OpenTelemetry trace id of the call, when tracing is on (migration 091). */
+  trace_id: string | null;
   summary: string | null;
   /** JSON: the normalized parameters of the request (the record's request_data). */
   request: string;
