@@ -30,6 +30,8 @@ export interface Config {
   rateLimitPerMinute: number;
   /** On SIGTERM, how long live calls may go on before they are ended. Default 30 s. */
   drainSeconds: number;
+  /** Calls at once per account (more wait queued), unless the account has its own; 0: no limit (default). */
+  maxConcurrentCalls: number;
   /** Price per minute of sandbox calls in USD. Default 0. */
   sandboxPricePerMinute: number;
   /** Host reported as endpoint_url in call records; defaults to the public URL. */
@@ -261,6 +263,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken,
     rateLimitPerMinute: integer(env, 'OPENLINE_RATE_LIMIT_PER_MINUTE', 3000, 0, 1_000_000),
     drainSeconds: integer(env, 'OPENLINE_DRAIN_S', 30, 0, 24 * 3600),
+    maxConcurrentCalls: integer(env, 'OPENLINE_MAX_CONCURRENT_CALLS', 0, 0, 1_000_000),
     sandboxPricePerMinute: decimal(env, 'OPENLINE_SANDBOX_PRICE_PER_MINUTE', 0),
     endpointUrl: url(env, 'OPENLINE_ENDPOINT_URL', ['http:', 'https:']) ?? publicUrl,
     personaDirs: (env.OPENLINE_SANDBOX_PERSONAS ?? '')

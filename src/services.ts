@@ -196,6 +196,8 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     },
     onEvent: (callId, category, message) => webhooks.event(callId, category, message),
     onTurnLatency: (entry) => metrics.observeTurn(entry),
+    concurrencyLimit: async (accountId) =>
+      (await accounts.get(accountId))?.max_concurrent_calls ?? config.maxConcurrentCalls,
     ...(options.logger ? { log: options.logger } : {}),
   });
   liveCalls = () => engine.activeCount;
@@ -238,7 +240,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
       await engine.recover({ soleProcess: storage.dialect === 'sqlite' });
       engine.start();
       queue.work({
-        dial: metrics.timeJob('dial', (job) => engine.dial(job.call_id)),
+        dial: metrics.timeJob('dial', (job) => engine.dial(job.call_id, job.wait ?? 0)),
         webhook: metrics.timeJob('webhook', (job) =>
           inSpan('webhook delivery', { 'openline.call.id': job.call_id, 'openline.webhook.attempt': job.attempt }, () =>
             webhooks.deliver(job),

@@ -106,7 +106,7 @@ describe('openline CLI (SQLite in DATA_DIR)', () => {
     assert.ok(first);
     const set = await openline(['accounts', 'limit', '--rate', '120'], env);
     assert.equal(set.code, 0, set.stderr);
-    assert.match(set.stdout, /120 requests a minute/);
+    assert.match(set.stdout, /requests a minute per API key: 120/);
     assert.equal((await (await store()).get(first.id))?.rate_limit_per_minute, 120);
     const back = await openline(['accounts', 'limit', '--rate', 'default', '--account', first.id], env);
     assert.equal(back.code, 0, back.stderr);
@@ -114,6 +114,9 @@ describe('openline CLI (SQLite in DATA_DIR)', () => {
     const bad = await openline(['accounts', 'limit', '--rate', 'fast'], env);
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /--rate must be a whole number/);
+    const concurrent = await openline(['accounts', 'limit', '--concurrent', '3'], env);
+    assert.equal(concurrent.code, 0, concurrent.stderr);
+    assert.equal((await (await store()).get(first.id))?.max_concurrent_calls, 3);
     assert.equal((await openline(['accounts', 'limit'], env)).code, 2);
   });
 

@@ -33,9 +33,14 @@ export interface EngineDeps {
   afterEnd?(callId: string): Promise<void>;
   /** A streamed event of seed 6.2 (queue, call); fire-and-forget, never delays the call. */
   onEvent?(callId: string, category: 'queue' | 'call' | 'tool' | 'dynamic_data' | 'latency', message: string): void;
+  /** The account's limit of calls at once (0: none): calls beyond it wait queued. */
+  concurrencyLimit?(accountId: string): Promise<number>;
   /** Every answered turn's latency of an audio call (the metrics' histograms). */
   onTurnLatency?(entry: TurnLatency): void;
 }
+
+/** How long a call at its account's concurrent-call limit waits before it tries again (clock ms). */
+const CONCURRENCY_WAIT_MS = 2000;
 
 /** How long a call may ring before it counts as unanswered. */
 export const RING_TIMEOUT_MS = 45_000;
@@ -141,11 +146,11 @@ export class CallEngine {
     return this.d.clock.now().toISOString();
   }
 
-  /** The `dial` job: places a queued call and runs it to its end. */
-  dial(callId: string): Promise<void> {
+  /** The `dial` job: places a queued call and runs it to its end. `wait`: times it waited for a place. */
+  dial(callId: string, wait = 0): Promise<void> {
     return this.track(
       inSpan('call', { 'openline.call.id': callId, 'openline.call.direction': 'outbound' }, () =>
-        this.placeCall(callId),
+        this.placeCall(callId, wait),
       ),
     );
   }
@@ -162,7 +167,7 @@ export class CallEngine {
     );
   }
 
-  private async placeCall(callId: string): Promise<void> {
+  private async placeCall(callId: string, wait: number): Promise<void> {
     const call = await this.d.calls.byId(callId);
     if (!call) return;
     if (call.queue_status === 'allocated' || call.queue_status === 'started') {
@@ -170,7 +175,16 @@ export class CallEngine {
       await this.fail(call.id, ORPHANED);
       return;
     }
-    if (call.queue_status !== 'queued' || !(await this.allocate(call.id))) return;
+    if (call.queue_status !== 'queued') return;
+    const limit = (await this.d.concurrencyLimit?.(call.account_id)) ?? 0;
+    if (!(await this.allocate(call.id, limit > 0 ? { accountId: call.account_id, limit } : undefined))) {
+      // At the account's limit: the call stays queued and tries again shortly.
+      if (limit > 0 && (await this.d.calls.byId(call.id))?.queue_status === 'queued') {
+        const runAt = new Date(this.d.clock.now().getTime() + CONCURRENCY_WAIT_MS);
+        await this.d.queue.enqueue('dial', { call_id: call.id, wait: wait + 1 }, { runAt });
+      }
+      return;
+    }
     await this.run(call.id, (controller) => this.connect(call, JSON.parse(call.request) as CallRequest, controller));
   }
 
@@ -185,14 +199,17 @@ export class CallEngine {
     );
   }
 
-  /** queued -> allocated, taking the call's lease for this process. */
-  private async allocate(id: string): Promise<boolean> {
-    const allocated = await this.d.calls.transition(id, ['queued'], {
+  /** queued -> allocated, taking the call's lease for this process (within the account's limit, if any). */
+  private async allocate(id: string, within?: { accountId: string; limit: number }): Promise<boolean> {
+    const changes = {
       queue_status: 'allocated',
       status: 'allocated',
       lease_until: new Date(this.d.clock.now().getTime() + LEASE_MS).toISOString(),
       trace_id: currentTraceId() ?? null,
-    });
+    };
+    const allocated = within
+      ? await this.d.calls.allocateWithinLimit(id, within.accountId, within.limit, changes)
+      : await this.d.calls.transition(id, ['queued'], changes);
     if (allocated) this.d.onEvent?.(id, 'queue', 'Call allocated');
     return allocated;
   }

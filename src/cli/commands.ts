@@ -102,22 +102,35 @@ export async function keysRevoke(
   }
 }
 
-/** Sets an account's own request rate limit, or back to the server's with "default". */
+/** Reads a limit option: a whole number, or "default" (the server's setting) as null. */
+function limitValue(option: string, value: string): number | null {
+  if (value === 'default') return null;
+  const n = Number(value);
+  if (!(Number.isInteger(n) && n >= 0))
+    throw new CliError(`--${option} must be a whole number (0: no limit) or "default"`);
+  return n;
+}
+
+/** Sets an account's own limits, or back to the server's with "default". */
 export async function accountsLimit(
   accounts: AccountStore,
   io: Output,
-  rate: string,
+  options: { rate?: string | undefined; concurrent?: string | undefined },
   accountId: string | undefined,
 ): Promise<void> {
   const account = await resolveAccount(accounts, accountId);
-  const perMinute = rate === 'default' ? null : Number(rate);
-  if (perMinute !== null && !(Number.isInteger(perMinute) && perMinute >= 0)) {
-    throw new CliError('--rate must be a whole number of requests a minute (0: no limit) or "default"');
+  const limits: Parameters<AccountStore['setLimits']>[1] = {};
+  if (options.rate !== undefined) limits.rate_limit_per_minute = limitValue('rate', options.rate);
+  if (options.concurrent !== undefined) limits.max_concurrent_calls = limitValue('concurrent', options.concurrent);
+  await accounts.setLimits(account.id, limits);
+  const describe = (value: number | null | undefined, what: string, server: string) =>
+    value === undefined
+      ? []
+      : [value === null ? `${what}: the server's (${server})` : `${what}: ${value === 0 ? 'no limit' : value}`];
+  for (const line of [
+    ...describe(limits.rate_limit_per_minute, 'requests a minute per API key', 'OPENLINE_RATE_LIMIT_PER_MINUTE'),
+    ...describe(limits.max_concurrent_calls, 'calls at once', 'OPENLINE_MAX_CONCURRENT_CALLS'),
+  ]) {
+    io.out(`Account ${account.id}: ${line}`);
   }
-  await accounts.setRateLimit(account.id, perMinute);
-  io.out(
-    perMinute === null
-      ? `Account ${account.id} now has the server's rate limit (OPENLINE_RATE_LIMIT_PER_MINUTE).`
-      : `Account ${account.id} may now make ${perMinute === 0 ? 'unlimited' : perMinute} requests a minute per API key.`,
-  );
 }

@@ -26,9 +26,10 @@ Campaign commands (below) talk to the running server instead.
 Commands:
   accounts create [--name NAME]          Create an account; prints its first API key as the last line
   accounts list                          List accounts (the first one is the default account)
-  accounts limit --rate N|default [--account ID]
-                                         Requests a minute per API key of the account (default:
-                                         OPENLINE_RATE_LIMIT_PER_MINUTE of the server; 0: no limit)
+  accounts limit [--rate N|default] [--concurrent N|default] [--account ID]
+                                         The account's own limits: requests a minute per API key
+                                         (--rate) and calls at once (--concurrent; calls beyond it
+                                         wait queued); default: the server's setting; 0: no limit
   keys create [--account ID]             Create an API key; prints it as the last line
   keys list [--account ID]               List API keys (prefixes only)
   keys revoke KEY_ID [--account ID]      Revoke an API key
@@ -47,6 +48,7 @@ interface Parsed {
   name: string | undefined;
   account: string | undefined;
   rate: string | undefined;
+  concurrent: string | undefined;
   help: boolean;
 }
 
@@ -55,6 +57,7 @@ function parse(argv: string[]): Parsed {
     name?: string | undefined;
     account?: string | undefined;
     rate?: string | undefined;
+    concurrent?: string | undefined;
     help?: boolean | undefined;
   };
   let positionals: string[];
@@ -67,6 +70,7 @@ function parse(argv: string[]): Parsed {
         name: { type: 'string' },
         account: { type: 'string' },
         rate: { type: 'string' },
+        concurrent: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -80,15 +84,16 @@ function parse(argv: string[]): Parsed {
     name: values.name,
     account: values.account,
     rate: values.rate,
+    concurrent: values.concurrent,
     help: values.help === true,
   };
 }
 
 /** Commands and what each accepts, so that a misplaced option is an error rather than ignored. */
-const COMMANDS: Record<string, { args: number; options: ('name' | 'account' | 'rate')[] }> = {
+const COMMANDS: Record<string, { args: number; options: ('name' | 'account' | 'rate' | 'concurrent')[] }> = {
   'accounts create': { args: 0, options: ['name'] },
   'accounts list': { args: 0, options: [] },
-  'accounts limit': { args: 0, options: ['account', 'rate'] },
+  'accounts limit': { args: 0, options: ['account', 'rate', 'concurrent'] },
   'keys create': { args: 0, options: ['account'] },
   'keys list': { args: 0, options: ['account'] },
   'keys revoke': { args: 1, options: ['account'] },
@@ -101,8 +106,10 @@ function checkUsage(p: Parsed): void {
   }
   if (p.args.length < spec.args) throw new UsageError(`${p.command} needs a KEY_ID`);
   if (p.args.length > spec.args) throw new UsageError(`Unexpected argument: ${p.args[spec.args] ?? ''}`);
-  if (p.command === 'accounts limit' && p.rate === undefined) throw new UsageError('accounts limit needs --rate');
-  for (const option of ['name', 'account', 'rate'] as const) {
+  if (p.command === 'accounts limit' && p.rate === undefined && p.concurrent === undefined) {
+    throw new UsageError('accounts limit needs --rate or --concurrent');
+  }
+  for (const option of ['name', 'account', 'rate', 'concurrent'] as const) {
     if (p[option] !== undefined && !spec.options.includes(option)) {
       throw new UsageError(`${p.command} does not take --${option}`);
     }
@@ -126,7 +133,7 @@ async function execute(p: Parsed, config: Config, io: Output): Promise<void> {
       case 'accounts list':
         return await accountsList(accounts, io);
       case 'accounts limit':
-        return await accountsLimit(accounts, io, p.rate ?? '', p.account);
+        return await accountsLimit(accounts, io, { rate: p.rate, concurrent: p.concurrent }, p.account);
       case 'keys create':
         return await keysCreate(accounts, io, p.account);
       case 'keys list':

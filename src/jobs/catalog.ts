@@ -3,8 +3,11 @@
  * so that enqueueing the same work twice is harmless.
  */
 export interface JobPayloads {
-  /** Place an outbound call that is queued (or scheduled). */
-  dial: { call_id: string };
+  /**
+   * Place an outbound call that is queued (or scheduled). `wait` counts the times it waited for
+   * the account's concurrent-call limit (each wait is a job of its own).
+   */
+  dial: { call_id: string; wait?: number };
   /**
    * One delivery attempt of a call's end-of-call webhook. Automatic attempts are numbered 1, 2, ...
    * and each failed one enqueues the next at its time (src/outbound/webhooks.ts); a resend is
@@ -16,7 +19,7 @@ export interface JobPayloads {
 export type JobName = keyof JobPayloads;
 
 export const JOB_IDS: { [N in JobName]: (payload: JobPayloads[N]) => string } = {
-  dial: (p) => `dial:${p.call_id}`,
+  dial: (p) => (p.wait ? `dial:${p.call_id}:wait:${p.wait}` : `dial:${p.call_id}`),
   webhook: (p) => `webhook:${p.call_id}:${p.send_type === 'resend' ? 'resend:' : ''}${p.attempt}`,
 };
 

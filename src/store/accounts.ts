@@ -9,9 +9,11 @@ export interface Account {
   created_at: string;
   /** Requests a minute per API key; null: the server's OPENLINE_RATE_LIMIT_PER_MINUTE. */
   rate_limit_per_minute: number | null;
+  /** Calls at once; null: the server's OPENLINE_MAX_CONCURRENT_CALLS. */
+  max_concurrent_calls: number | null;
 }
 
-const ACCOUNT_COLUMNS = ['id', 'name', 'created_at', 'rate_limit_per_minute'] as const;
+const ACCOUNT_COLUMNS = ['id', 'name', 'created_at', 'rate_limit_per_minute', 'max_concurrent_calls'] as const;
 
 export interface ApiKeyInfo {
   id: string;
@@ -57,7 +59,13 @@ export class AccountStore {
   /** Creates an account with a first API key (the given one, or a new random one). */
   async create(name = 'default', key: string = newApiKey()): Promise<{ account: Account; key: string }> {
     const now = this.clock.now().toISOString();
-    const account: Account = { id: newId(), name, created_at: now, rate_limit_per_minute: null };
+    const account: Account = {
+      id: newId(),
+      name,
+      created_at: now,
+      rate_limit_per_minute: null,
+      max_concurrent_calls: null,
+    };
     await this.db.transaction().execute(async (tx) => {
       await tx
         .insertInto('accounts')
@@ -82,13 +90,12 @@ export class AccountStore {
     };
   }
 
-  /** Sets the account's own request rate limit (null: the server's); false when there is no such account. */
-  async setRateLimit(accountId: string, perMinute: number | null): Promise<boolean> {
-    const result = await this.db
-      .updateTable('accounts')
-      .set({ rate_limit_per_minute: perMinute })
-      .where('id', '=', accountId)
-      .executeTakeFirst();
+  /** Sets the account's own limits (null: the server's); false when there is no such account. */
+  async setLimits(
+    accountId: string,
+    limits: Partial<Pick<Account, 'rate_limit_per_minute' | 'max_concurrent_calls'>>,
+  ): Promise<boolean> {
+    const result = await this.db.updateTable('accounts').set(limits).where('id', '=', accountId).executeTakeFirst();
     this.verified.clear();
     return Number(result.numUpdatedRows) > 0;
   }
@@ -107,7 +114,13 @@ export class AccountStore {
     const account = await this.db
       .selectFrom('api_keys')
       .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
-      .select(['accounts.id', 'accounts.name', 'accounts.created_at', 'accounts.rate_limit_per_minute'])
+      .select([
+        'accounts.id',
+        'accounts.name',
+        'accounts.created_at',
+        'accounts.rate_limit_per_minute',
+        'accounts.max_concurrent_calls',
+      ])
       .where('api_keys.key_hash', '=', hash)
       .where('api_keys.revoked_at', 'is', null)
       .executeTakeFirst();

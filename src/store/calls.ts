@@ -229,6 +229,37 @@ export class CallStore {
    * Changes a call only while it is in one of `from` states: the guard that keeps concurrent
    * writers (API stop, dialer, carrier events) from undoing each other. True when it applied.
    */
+  /**
+   * queued -> the given state when the account has fewer than `limit` calls allocated or started:
+   * one statement, so that a call never takes a place another took meanwhile in this process.
+   */
+  async allocateWithinLimit(
+    id: string,
+    accountId: string,
+    limit: number,
+    changes: Partial<Omit<CallRow, 'id' | 'account_id'>>,
+  ): Promise<boolean> {
+    this.forget(id);
+    const result = await this.db
+      .updateTable('calls')
+      .set({ ...changes, updated_at: this.clock.now().toISOString() })
+      .where('id', '=', id)
+      .where('queue_status', '=', 'queued')
+      .where(
+        (eb) =>
+          eb
+            .selectFrom('calls as live')
+            .select((e) => e.fn.countAll<number>().as('n'))
+            .where('live.account_id', '=', accountId)
+            .where('live.queue_status', 'in', ['allocated', 'started']),
+        '<',
+        limit,
+      )
+      .executeTakeFirst();
+    this.forget(id);
+    return Number(result.numUpdatedRows) > 0;
+  }
+
   async transition(
     id: string,
     from: readonly string[],

@@ -14,6 +14,7 @@ import * as m007 from './migrations/007_campaign_pacing.js';
 import * as m008 from './migrations/008_call_latency.js';
 import * as m090 from './migrations/090_rate_limits.js';
 import * as m091 from './migrations/091_call_trace.js';
+import * as m092 from './migrations/092_account_concurrency.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -36,6 +37,7 @@ const MIGRATIONS: Record<string, { up: (db: Kysely<any>, dialect: Dialect) => Pr
   '008_call_latency': m008,
   '090_rate_limits': m090,
   '091_call_trace': m091,
+  '092_account_concurrency': m092,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -12,6 +12,8 @@ export interface AccountsTable {
   webhook_secret_enc: string;
   /** Requests a minute per API key of this account; null: the server's OPENLINE_RATE_LIMIT_PER_MINUTE. */
   rate_limit_per_minute: number | null;
+  /** Calls at once (allocated or started); null: the server's OPENLINE_MAX_CONCURRENT_CALLS. */
+  max_concurrent_calls: number | null;
 }
 
 /** The current rate-limit window of one API key (migration 090), shared by every process. */

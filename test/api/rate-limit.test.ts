@@ -27,7 +27,7 @@ for (const postgres of [false, true]) {
     it('lets an account have its own limit', async () => {
       const me = await t.request('GET', '/v1/me', undefined, { as: t.otherKey });
       const accountId = String((me.body.account as { id: string }).id);
-      assert.equal(await t.services.accounts.setRateLimit(accountId, 100), true);
+      assert.equal(await t.services.accounts.setLimits(accountId, { rate_limit_per_minute: 100 }), true);
       for (let i = 0; i < 10; i++) {
         assert.equal((await t.request('GET', '/v1/tools', undefined, { as: t.otherKey })).status, 200);
       }
