@@ -137,8 +137,12 @@ export class AnswerDetector {
   timeout(): Answerer | undefined {
     if (this.decided) return undefined;
     // On audio the detector over the audio has its own five seconds, counted in frames; a machine
-    // whose first words named nothing said nothing more that would make it a menu.
-    if (this.options.acoustic) return this.awaitingMore ? this.decide('voicemail') : undefined;
+    // whose first words named nothing said nothing more that would make it a menu, unless its next
+    // words are still coming (a menu started late): those are judged when they end.
+    if (this.options.acoustic) {
+      if (!this.awaitingMore || this.speakingSince !== undefined) return undefined;
+      return this.decide('voicemail');
+    }
     if (this.speakingSince !== undefined) {
       this.deferred = true;
       return undefined;

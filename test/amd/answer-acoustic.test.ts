@@ -66,6 +66,15 @@ test("acoustic mode: the audio AMD decides; a machine's greeting waits for its w
   assert.equal(quiet.observe(speech(2300, 'Thank you for calling Acme.', 1900)), undefined);
   assert.equal(quiet.timeout(), 'voicemail', 'nothing more within the five seconds');
 
+  // The menu started before the five seconds ended: its words decide when it ends.
+  const late = new AnswerDetector(t0, { acoustic: true });
+  late.observe(start(400));
+  late.observe(amd(1900, 'voicemail'));
+  assert.equal(late.observe(speech(2300, 'Thank you for calling Acme.', 1900)), undefined);
+  late.observe(start(4700));
+  assert.equal(late.timeout(), undefined, 'words still coming at five seconds');
+  assert.equal(late.observe(speech(7200, 'Press 1 for sales, 2 for support.', 2500)), 'ivr');
+
   const nobody = new AnswerDetector(t0, { acoustic: true });
   assert.equal(nobody.observe(amd(5000, 'unknown')), undefined);
   assert.equal(nobody.result, undefined);
