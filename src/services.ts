@@ -240,7 +240,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
       await engine.recover({ soleProcess: storage.dialect === 'sqlite' });
       engine.start();
       queue.work({
-        dial: metrics.timeJob('dial', (job) => engine.dial(job.call_id, job.wait ?? 0)),
+        dial: metrics.timeJob('dial', (job, run) => engine.dial(job.call_id, job.wait ?? 0, run.settle)),
         webhook: metrics.timeJob('webhook', (job) =>
           inSpan('webhook delivery', { 'openline.call.id': job.call_id, 'openline.webhook.attempt': job.attempt }, () =>
             webhooks.deliver(job),

@@ -146,11 +146,15 @@ export class CallEngine {
     return this.d.clock.now().toISOString();
   }
 
-  /** The `dial` job: places a queued call and runs it to its end. `wait`: times it waited for a place. */
-  dial(callId: string, wait = 0): Promise<void> {
+  /**
+   * The `dial` job: places a queued call and runs it to its end. `wait`: times it waited for a
+   * place. `settle` hands the job over once the call is allocated: from then the call's lease
+   * guards it, and a job replayed after its process died must not dial it again.
+   */
+  dial(callId: string, wait = 0, settle?: () => Promise<void>): Promise<void> {
     return this.track(
       inSpan('call', { 'openline.call.id': callId, 'openline.call.direction': 'outbound' }, () =>
-        this.placeCall(callId, wait),
+        this.placeCall(callId, wait, settle),
       ),
     );
   }
@@ -167,12 +171,14 @@ export class CallEngine {
     );
   }
 
-  private async placeCall(callId: string, wait: number): Promise<void> {
+  private async placeCall(callId: string, wait: number, settle?: () => Promise<void>): Promise<void> {
     const call = await this.d.calls.byId(callId);
     if (!call) return;
     if (call.queue_status === 'allocated' || call.queue_status === 'started') {
-      // A replay: the process that ran this call died with it.
-      await this.fail(call.id, ORPHANED);
+      // A replay. A process whose lease still holds runs the call; otherwise it died with it.
+      if (!this.live.has(call.id) && (call.lease_until === null || call.lease_until < this.now())) {
+        await this.fail(call.id, ORPHANED);
+      }
       return;
     }
     if (call.queue_status !== 'queued') return;
@@ -185,6 +191,7 @@ export class CallEngine {
       }
       return;
     }
+    await settle?.();
     await this.run(call.id, (controller) => this.connect(call, JSON.parse(call.request) as CallRequest, controller));
   }
 

@@ -23,9 +23,23 @@ export const JOB_IDS: { [N in JobName]: (payload: JobPayloads[N]) => string } = 
   webhook: (p) => `webhook:${p.call_id}:${p.send_type === 'resend' ? 'resend:' : ''}${p.attempt}`,
 };
 
-/** Retry policy per job: attempts, and the backoff before attempt n (1-based) in ms. */
-export const JOB_POLICY: { [N in JobName]: { maxAttempts: number; backoffMs: (attempt: number) => number } } = {
-  dial: { maxAttempts: 3, backoffMs: (n) => 1000 * 2 ** (n - 1) },
+export interface JobPolicy {
+  maxAttempts: number;
+  /** The backoff before attempt n (1-based), in ms. */
+  backoffMs: (attempt: number) => number;
+  /**
+   * Real seconds a job may run unsettled before a queue shared by several processes (pg-boss)
+   * takes its process for dead and runs it again (see JobRun.settle).
+   */
+  expireSeconds: number;
+}
+
+/** Retry policy per job. */
+export const JOB_POLICY: { [N in JobName]: JobPolicy } = {
+  // Settled once its call is allocated (a fraction of a second): a dial job taken by a process
+  // that died before it allocated the call is run again a minute later.
+  dial: { maxAttempts: 3, backoffMs: (n) => 1000 * 2 ** (n - 1), expireSeconds: 60 },
   // Only storage failures throw here: a failed delivery schedules its own next attempt instead.
-  webhook: { maxAttempts: 5, backoffMs: (n) => 5000 * 2 ** (n - 1) },
+  // One attempt lasts at most the delivery timeout (10 s).
+  webhook: { maxAttempts: 5, backoffMs: (n) => 5000 * 2 ** (n - 1), expireSeconds: 300 },
 };

@@ -9,12 +9,13 @@ import type { SqlQueueLogger } from './sql-queue.js';
 export const PGBOSS_SCHEMA = 'openline_jobs';
 
 /**
- * How long a job may stay active before pg-boss's maintenance fails it (and retries it while
- * attempts remain). pg-boss 10 has no heartbeat, so this must outlast the longest job: a dial job
- * lasts as long as its call (max_duration, default 30 min). It is also how long a job whose
- * process died stays `running` before it is replayed. pg-boss allows less than 24 h.
+ * How often pg-boss's maintenance (one process at a time) fails jobs past their expiry, so that
+ * they are run again. pg-boss 10 has no heartbeat: a job's expiry (JOB_POLICY.expireSeconds) is
+ * how long it may stay active unsettled, and a job whose process died is run again within
+ * expiry + this interval. A job settles early (JobRun.settle) when its handler runs on for long,
+ * as a dial job does for its whole call.
  */
-export const EXPIRE_IN_SECONDS = 6 * 60 * 60;
+const MAINTENANCE_INTERVAL_SECONDS = 30;
 
 /** pg-boss refuses to poll more often than every 500 ms; our own fetch loop keeps that floor. */
 const MIN_POLL_MS = 500;
@@ -69,14 +70,14 @@ export function uuidV5(name: string, namespace = JOB_ID_NAMESPACE): string {
  */
 type Policy = PgBoss.RetryOptions & PgBoss.ExpirationOptions;
 
-function bossPolicy(name: JobName, scale: number): Policy {
+function bossPolicy(name: JobName, scale: number, expireSeconds?: number): Policy {
   const policy = JOB_POLICY[name];
   const retryDelay = Math.ceil(policy.backoffMs(1) / scale / 1000);
   return {
     retryLimit: policy.maxAttempts - 1,
     retryDelay,
     retryBackoff: retryDelay > 0 && policy.backoffMs(2) > policy.backoffMs(1),
-    expireInSeconds: EXPIRE_IN_SECONDS,
+    expireInSeconds: expireSeconds ?? policy.expireSeconds,
   };
 }
 
@@ -114,6 +115,9 @@ export interface PgBossQueueOptions {
   url: string;
   clock: Clock;
   log?: SqlQueueLogger;
+  /** Tests: other expiries than the catalog's (seconds), and a shorter maintenance interval. */
+  expireSeconds?: Partial<Record<JobName, number>>;
+  maintenanceIntervalSeconds?: number;
 }
 
 /**
@@ -144,10 +148,11 @@ export class PgBossQueue implements JobQueue {
     private readonly boss: PgBoss,
     private readonly clock: Clock,
     private readonly log?: SqlQueueLogger,
+    expireSeconds: Partial<Record<JobName, number>> = {},
   ) {
-    this.policy = Object.fromEntries(JOB_NAMES.map((name) => [name, bossPolicy(name, clock.scale)])) as {
-      [N in JobName]: Policy;
-    };
+    this.policy = Object.fromEntries(
+      JOB_NAMES.map((name) => [name, bossPolicy(name, clock.scale, expireSeconds[name])]),
+    ) as { [N in JobName]: Policy };
   }
 
   /** Starts pg-boss (creating or migrating its schema) and the catalog's queues. */
@@ -159,11 +164,12 @@ export class PgBossQueue implements JobQueue {
       max: 4,
       // No cron schedules here: skip the timekeeper and its clock-skew polling.
       schedule: false,
+      maintenanceIntervalSeconds: options.maintenanceIntervalSeconds ?? MAINTENANCE_INTERVAL_SECONDS,
     });
     // pg-boss emits errors of its maintenance and pool; an unheard 'error' event would crash us.
     boss.on('error', (error) => options.log?.error({ err: error }, 'pg-boss error'));
     await boss.start();
-    const queue = new PgBossQueue(boss, options.clock, options.log);
+    const queue = new PgBossQueue(boss, options.clock, options.log, options.expireSeconds);
     try {
       for (const name of JOB_NAMES) await createQueue(boss, name, queue.policy[name]);
     } catch (error) {
@@ -302,15 +308,23 @@ export class PgBossQueue implements JobQueue {
     const handler = this.handlers?.[name] as JobHandler<JobName> | undefined;
     const id = job.data.key;
     const attempt = job.retryCount + 1;
+    let settled: Promise<void> | undefined;
+    const settle = (): Promise<void> =>
+      (settled ??= this.boss.complete(name, job.id).then(
+        () => undefined,
+        (error: unknown) => this.log?.error({ err: error, job_id: id }, 'job state update failed'),
+      ));
     const run = (async () => {
       let failure: string | undefined;
       try {
         if (!handler) throw new Error(`no handler for job ${name}`);
-        await handler(job.data.payload, { id, attempt });
+        await handler(job.data.payload, { id, attempt, settle });
       } catch (error) {
         failure = error instanceof Error ? error.message : String(error);
         this.log?.error({ err: error, job_id: id, attempt }, 'job failed');
       }
+      // A settled job is done whatever its handler did after: what it handed over guards itself.
+      if (settled) return;
       try {
         // fail() retries the job after its backoff while attempts remain, else leaves it failed.
         if (failure === undefined) await this.boss.complete(name, job.id);

@@ -18,10 +18,19 @@ export interface QueuedJob<N extends JobName = JobName> {
 /** pending -> running -> done | (pending again, with backoff) | dead; or canceled before it ran. */
 export type JobState = 'pending' | 'running' | 'done' | 'dead' | 'canceled';
 
-export type JobHandler<N extends JobName> = (
-  payload: JobPayloads[N],
-  job: { id: string; attempt: number },
-) => Promise<void>;
+/** What a handler knows of its job. */
+export interface JobRun {
+  id: string;
+  attempt: number;
+  /**
+   * The job's work is safely handed over: it counts as done from now on, though its handler runs
+   * on (a dial job once its call is allocated: the call's lease guards it from then). Until then,
+   * a job whose process died is run again after its policy's `expireSeconds`.
+   */
+  settle(): Promise<void>;
+}
+
+export type JobHandler<N extends JobName> = (payload: JobPayloads[N], job: JobRun) => Promise<void>;
 
 export type JobHandlers = { [N in JobName]: JobHandler<N> };
 

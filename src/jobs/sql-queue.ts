@@ -178,14 +178,22 @@ export class SqlJobQueue implements JobQueue {
     const name = row.name as JobName;
     // One job's handler, typed for any payload: the name was read from storage with its payload.
     const handler = this.handlers?.[name] as JobHandler<JobName> | undefined;
+    let settled: Promise<void> | undefined;
+    const settle = (): Promise<void> => (settled ??= this.finish(row.id, { state: 'done', last_error: null }));
     const run = (async () => {
       try {
         if (!handler) throw new Error(`no handler for job ${name}`);
-        await handler(JSON.parse(row.payload) as JobPayloads[typeof name], { id: row.id, attempt: row.attempts });
-        await this.finish(row.id, { state: 'done', last_error: null });
+        await handler(JSON.parse(row.payload) as JobPayloads[typeof name], {
+          id: row.id,
+          attempt: row.attempts,
+          settle,
+        });
+        await settle();
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         this.log?.error({ err: error, job_id: row.id, attempt: row.attempts }, 'job failed');
+        // A settled job is done whatever its handler did after: what it handed over guards itself.
+        if (settled) return;
         if (row.attempts >= row.max_attempts) {
           await this.finish(row.id, { state: 'dead', last_error: message });
         } else {

@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { ScaledClock } from '../../src/clock.js';
-import { EXPIRE_IN_SECONDS, PGBOSS_SCHEMA, PgBossQueue, uuidV5 } from '../../src/jobs/pgboss-queue.js';
+import PgBoss from 'pg-boss';
+import { PGBOSS_SCHEMA, PgBossQueue, uuidV5 } from '../../src/jobs/pgboss-queue.js';
+import { JOB_POLICY } from '../../src/jobs/catalog.js';
 import { createTestDatabase, postgresAvailable } from '../../src/testing/postgres.js';
 import { jobQueueContract, waitFor } from './queue-contract.js';
 
@@ -82,7 +84,7 @@ describe('PgBossQueue on PostgreSQL, beyond the contract', { skip: skip ?? false
     }
   });
 
-  it(`keeps its tables in the ${PGBOSS_SCHEMA} schema, and lets a job run ${EXPIRE_IN_SECONDS / 3600} h before expiry`, async () => {
+  it(`keeps its tables in the ${PGBOSS_SCHEMA} schema, and lets a dial job run unsettled ${JOB_POLICY.dial.expireSeconds} s`, async () => {
     const q = await PgBossQueue.open({ url: database.url, clock: new ScaledClock(1) });
     const call = randomUUID();
     try {
@@ -97,9 +99,45 @@ describe('PgBossQueue on PostgreSQL, beyond the contract', { skip: skip ?? false
         `select extract(epoch from expire_in)::int as expire, retry_limit from ${PGBOSS_SCHEMA}.job where id = $1`,
         [uuidV5(`dial:${call}`)],
       );
-      assert.deepEqual(rows, [{ expire: EXPIRE_IN_SECONDS, retry_limit: 2 }]);
+      assert.deepEqual(rows, [{ expire: JOB_POLICY.dial.expireSeconds, retry_limit: 2 }]);
     } finally {
       await client.end();
+    }
+  });
+
+  it('runs again a job whose process died before settling it; a settled job never runs again', async () => {
+    const own = await createTestDatabase();
+    const clock = new ScaledClock(1);
+    const options = { url: own.url, clock, expireSeconds: { dial: 2 }, maintenanceIntervalSeconds: 1 };
+    const q = await PgBossQueue.open(options);
+    // A process that takes both jobs, settles one, and dies: it never completes the other.
+    const dead = new PgBoss({
+      connectionString: own.url,
+      schema: PGBOSS_SCHEMA,
+      schedule: false,
+      supervise: false,
+    });
+    await dead.start();
+    const [lost, handedOver] = [randomUUID(), randomUUID()];
+    try {
+      await q.enqueue('dial', { call_id: lost });
+      await q.enqueue('dial', { call_id: handedOver });
+      const taken = await dead.fetch<{ payload: { call_id: string } }>('dial', { batchSize: 2 });
+      assert.equal(taken.length, 2);
+      const settled = taken.find((j) => j.data.payload.call_id === handedOver)!;
+      await dead.complete('dial', settled.id);
+      const runs: string[] = [];
+      q.work({ dial: async (payload) => void runs.push(payload.call_id), webhook: async () => {} }, { pollMs: 500 });
+      await waitFor(
+        'the lost job run again',
+        async () => ((await q.get(`dial:${lost}`))?.state === 'done' ? true : undefined),
+        20_000,
+      );
+      assert.deepEqual(runs, [lost]);
+    } finally {
+      await dead.stop({ graceful: false, close: true });
+      await q.stop();
+      await own.drop();
     }
   });
 });

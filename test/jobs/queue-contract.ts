@@ -84,7 +84,10 @@ export function jobQueueContract(label: string, subject: () => Promise<QueueSubj
       });
       assert.equal(done.attempts, 1);
       assert.equal(done.last_error, null);
-      assert.deepEqual(runs, [{ id: `dial:${call}`, attempt: 1 }]);
+      assert.deepEqual(
+        runs.map(({ id, attempt }) => ({ id, attempt })),
+        [{ id: `dial:${call}`, attempt: 1 }],
+      );
       // A replay of a finished job is harmless too: it stays done and does not run again.
       await q.enqueue('dial', { call_id: call });
       assert.equal((await q.get(`dial:${call}`))?.state, 'done');
@@ -127,6 +130,30 @@ export function jobQueueContract(label: string, subject: () => Promise<QueueSubj
         const gap = starts[n]!.at - starts[n - 1]!.at;
         assert.ok(gap >= backoffMs(n), `attempt ${n + 1} came ${gap} clock ms after attempt ${n}`);
       }
+    });
+
+    it('a settled job is done at once, and stays done when its handler fails after', async () => {
+      const q = await open();
+      const call = callId();
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      q.work(
+        handlers(async (_payload, job) => {
+          await job.settle();
+          await held;
+          throw new Error('failed after it was settled');
+        }),
+      );
+      await q.enqueue('dial', { call_id: call });
+      await waitFor('done while its handler runs', async () =>
+        (await q.get(`dial:${call}`))?.state === 'done' ? true : undefined,
+      );
+      release();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const job = await q.get(`dial:${call}`);
+      assert.equal(job?.state, 'done');
+      assert.equal(job?.last_error, null);
+      await q.stop();
     });
 
     it('cancels a scheduled job, which then never runs; a second cancel is false', async () => {
