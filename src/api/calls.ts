@@ -97,6 +97,11 @@ export default async function routes(app: Api, services: Services): Promise<void
             message: Type.String(),
             call_id: Type.String(),
             batch_id: Nullable(Type.String()),
+            warnings: Type.Optional(
+              Type.Array(Type.String(), {
+                description: 'Present when the call differs from the request (an unknown voice)',
+              }),
+            ),
           }),
           ...errorResponses,
         },
@@ -150,6 +155,7 @@ export default async function routes(app: Api, services: Services): Promise<void
         message: 'Call successfully queued.',
         call_id: call.id,
         batch_id: call.batch_id,
+        ...(normalized.warnings?.length ? { warnings: normalized.warnings } : {}),
       };
     },
   );

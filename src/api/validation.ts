@@ -4,6 +4,7 @@ import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { validationError } from '../errors.js';
 import { CHECKS, type CheckName, type CheckContext } from '../domain/checks.js';
 import { findOversizedArray } from './body-bounds.js';
+import { applyLeniency, missingUpdateFields, type Accepts } from './leniency.js';
 
 /**
  * Builds the Ajv instances behind every route: bodies are validated strictly (no coercion, every
@@ -15,7 +16,17 @@ export function buildValidatorCompiler(context: CheckContext): FastifySchemaComp
   const paramAjv = withKeywords(new Ajv({ ...common, coerceTypes: 'array', useDefaults: true }), context);
   return ({ schema, httpPart }) => {
     if (httpPart !== 'body') return paramAjv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
-    return boundedValidator(bodyAjv.compile(withoutRouteItems(schema)), schema);
+    return boundedValidator(bodyAjv.compile(withoutRouteItems(schema)), schema, acceptsWith(bodyAjv));
+  };
+}
+
+/** Accepts for the leniency rule: a field's own schema, compiled once and kept with it. */
+function acceptsWith(ajv: Ajv): Accepts {
+  const compiled = new WeakMap<object, AjvValidate>();
+  return (schema, value) => {
+    let validate = compiled.get(schema);
+    if (!validate) compiled.set(schema, (validate = ajv.compile(withoutRouteItems(schema))));
+    return validate(value) as boolean;
   };
 }
 
@@ -40,7 +51,11 @@ export function refuseOversizedBodies(request: FastifyRequest, _reply: unknown, 
  * A body validator that refuses arrays over their bound before Ajv looks at any item (see
  * body-bounds.ts), so that the work of validating a body stays small whatever its length.
  */
-function boundedValidator(validate: AjvValidate, schema: unknown): ReturnType<FastifySchemaCompiler<unknown>> {
+function boundedValidator(
+  validate: AjvValidate,
+  schema: unknown,
+  accepts: Accepts,
+): ReturnType<FastifySchemaCompiler<unknown>> {
   const bounded = (data: unknown): boolean => {
     const over = findOversizedArray(schema, data);
     if (over) {
@@ -52,6 +67,12 @@ function boundedValidator(validate: AjvValidate, schema: unknown): ReturnType<Fa
           params: { limit: over.limit },
         },
       ];
+      return false;
+    }
+    applyLeniency(schema, data, accepts);
+    const expected = missingUpdateFields(schema, data, accepts);
+    if (expected) {
+      bounded.errors = [{ keyword: 'x-update', instancePath: '', schemaPath: '#/x-update', params: { expected } }];
       return false;
     }
     const ok = validate(data) as boolean;
@@ -82,6 +103,8 @@ function withKeywords(ajv: Ajv, context: CheckContext): Ajv {
   ajv.addKeyword({ keyword: 'x-message', schemaType: 'string' });
   ajv.addKeyword({ keyword: 'example' });
   ajv.addKeyword({ keyword: 'x-items-checked-by-route', schemaType: 'boolean' });
+  ajv.addKeyword({ keyword: 'x-normalize', schemaType: 'string' });
+  ajv.addKeyword({ keyword: 'x-update', schemaType: 'boolean' });
   ajv.addKeyword({
     keyword: 'x-check',
     schemaType: 'string',
@@ -150,6 +173,11 @@ function message(error: ErrorObject, root: string): string {
   switch (error.keyword) {
     case 'required':
       return `${joinField(field, String(p.missingProperty), root)} is required`;
+    case 'x-update':
+      return (
+        'the body gives no field to update (null and empty values count as not given); expected one of: ' +
+        (p.expected as string[]).join(', ')
+      );
     case 'type':
       return `${field} must be ${describeTypes(p.type)}`;
     case 'enum':

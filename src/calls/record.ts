@@ -23,7 +23,9 @@ function buildRecord(
   transcripts: TranscriptRow[],
   options: { publicUrl: string; endpointUrl: string },
 ): CallRecord {
+  const requestData = fromJson<Record<string, unknown>>(row.request, {});
   return {
+    warnings: Array.isArray(requestData.warnings) ? (requestData.warnings as string[]) : [],
     call_id: row.id,
     c_id: row.id,
     call_length: row.call_length,
@@ -33,7 +35,7 @@ function buildRecord(
     to: row.to_number,
     from: row.from_number,
     transferred_to: row.transferred_to,
-    request_data: fromJson<Record<string, unknown>>(row.request, {}),
+    request_data: requestData,
     completed: isTrue(row.completed),
     inbound: isTrue(row.inbound),
     created_at: row.created_at,

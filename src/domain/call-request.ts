@@ -55,6 +55,8 @@ export interface CallRequest {
   analysis_schema: Record<string, unknown> | null;
   /** answered_by_enabled, or its legacy name amd. */
   answered_by_enabled: boolean;
+  /** What the server did differently from what was asked (a voice it does not have); may be absent on old calls. */
+  warnings?: string[];
 }
 
 export const CALL_DEFAULTS = {
@@ -190,5 +192,6 @@ export async function normalizeCallSettings(
     analysis_prompt: body.analysis_prompt ?? null,
     analysis_schema: body.analysis_schema ?? null,
     answered_by_enabled: body.answered_by_enabled === true || body.amd === true,
+    warnings: voice.ok && voice.warning ? [voice.warning] : [],
   };
 }

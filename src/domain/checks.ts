@@ -1,5 +1,4 @@
 import { normalizeFromNumber, normalizePhone } from './phone.js';
-import { isKnownVoice } from './voices.js';
 import { isValidTimezone, parseStartTime } from './start-time.js';
 import { toolNameProblem } from './tool-name.js';
 import { US_STATES } from './us-states.js';
@@ -53,8 +52,9 @@ export const CHECKS = {
       : 'must be "word" or "word:<boost>" with a numeric boost',
   tool_url: (value, context) => httpUrlProblem(value, context.allowPrivateUrls ? ['https:', 'http:'] : ['https:']),
   http_url: (value) => httpUrlProblem(value, ['https:', 'http:']),
-  voice: (value) =>
-    typeof value === 'string' && isKnownVoice(value) ? null : `is not a known voice (see GET /v1/voices)`,
+  // A voice this server does not know falls back to the default voice with a warning (see
+  // resolveVoice): clients send voices of the hosted service that no self-hosted server can know.
+  voice: (value) => (typeof value === 'string' && value.trim() !== '' ? null : 'must be a voice name or id'),
   tool_name: (value) => (typeof value === 'string' ? toolNameProblem(value) : 'must be a string'),
   boolean_like: (value) =>
     typeof value === 'boolean' || value === 'true' || value === 'false' ? null : 'must be true or false',

@@ -104,7 +104,8 @@ export interface ResolvedVoice {
   high_fidelity: boolean;
 }
 
-export type VoiceResult = { ok: true; value: ResolvedVoice } | { ok: false; field: string; reason: string };
+export type VoiceResult =
+  { ok: true; value: ResolvedVoice; warning?: string } | { ok: false; field: string; reason: string };
 
 function byName(value: string): Voice | undefined {
   const key = value.trim().toLowerCase();
@@ -144,13 +145,21 @@ export function resolveVoice(params: {
   reduce_latency?: unknown;
 }): VoiceResult {
   let resolved: ResolvedVoice = { voice: DEFAULT_VOICE, reduce_latency: false, high_fidelity: false };
+  let warning: string | undefined;
   for (const field of ['voice_preset_id', 'voice'] as const) {
     const value = params[field];
     if (value === undefined || value === null || value === '') continue;
     if (typeof value !== 'string') return { ok: false, field, reason: 'must be a string' };
     const parsed = parseVoice(value);
-    if (!parsed) return { ok: false, field, reason: `"${value}" is not a known voice (see GET /v1/voices)` };
-    resolved = parsed;
+    if (parsed) {
+      resolved = parsed;
+      warning = undefined;
+      continue;
+    }
+    // A voice of the hosted service (an id or a name no catalogue here has): the call goes ahead
+    // in the default voice, keeps the name it was given, and says so.
+    resolved = { voice: value, reduce_latency: false, high_fidelity: false };
+    warning = `${field} "${value}" is not a voice of this server: the default voice (${DEFAULT_VOICE}) speaks instead (GET /v1/voices lists the voices)`;
   }
   if (params.voice_id !== undefined && params.voice_id !== null) {
     const id =
@@ -166,7 +175,7 @@ export function resolveVoice(params: {
       return { ok: false, field: 'reduce_latency', reason: 'must be a boolean' };
     resolved = { ...resolved, reduce_latency: params.reduce_latency };
   }
-  return { ok: true, value: resolved };
+  return warning ? { ok: true, value: resolved, warning } : { ok: true, value: resolved };
 }
 
 /**

@@ -67,7 +67,7 @@ export const AgentCreate = Type.Object(
 export type AgentCreate = Static<typeof AgentCreate>;
 
 /** Body of POST /v1/agents/{id}: the same fields, all optional. */
-export const AgentUpdate = Type.Partial(AgentCreate, { additionalProperties: true });
+export const AgentUpdate = Type.Partial(AgentCreate, { additionalProperties: true, 'x-update': true });
 export type AgentUpdate = Static<typeof AgentUpdate>;
 
 /** The agent settings of seed 2.6 (without agent_id), as stored. */

@@ -95,6 +95,10 @@ export const CallRecord = Type.Object(
     analysis_schema: Nullable(FreeObject()),
     analysis: Nullable(FreeObject()),
     concatenated_transcript: Nullable(Type.String()),
+    warnings: Type.Array(Type.String(), {
+      description:
+        'What the server did differently from what was asked (a voice it does not have, replaced by the default)',
+    }),
     transcripts: Type.Array(TranscriptItem),
     latency: Nullable(CallLatency),
     trace_id: Nullable(

@@ -1,35 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { FreeObject, Nullable, StringEnum, checked } from './common.js';
 import { CustomTool } from './tool.js';
+import { LANGUAGES } from '../domain/language.js';
 
-/** The seed's `language` values (2.1), shared by calls, inbound numbers and agents. */
-export const LANGUAGES = [
-  'en',
-  'en-US',
-  'en-GB',
-  'zh',
-  'zh-CN',
-  'zh-Hans',
-  'zh-TW',
-  'zh-Hant',
-  'es',
-  'fr',
-  'de',
-  'hi',
-  'ja',
-  'ko',
-  'pt',
-  'it',
-  'nl',
-  'pl',
-  'ru',
-  'sv',
-  'da',
-  'id',
-  'ms',
-  'tr',
-] as const;
-export const Language = StringEnum(LANGUAGES, { description: 'Language of the conversation; default en-US' });
+export { LANGUAGES } from '../domain/language.js';
+export const Language = StringEnum(LANGUAGES, {
+  description: 'Language of the conversation; default en-US. Matched case-insensitively, with legacy aliases (ENG)',
+  'x-normalize': 'language',
+});
 export type Language = Static<typeof Language>;
 export const DEFAULT_LANGUAGE: Language = 'en-US';
 

@@ -60,7 +60,7 @@ export const inboundFields = {
 };
 
 /** Body of Update Inbound Details (seed 2.4, 4.4). */
-export const InboundUpdate = Type.Partial(Type.Object(inboundFields), { additionalProperties: true });
+export const InboundUpdate = Type.Partial(Type.Object(inboundFields), { additionalProperties: true, 'x-update': true });
 export type InboundUpdate = Static<typeof InboundUpdate>;
 
 /** The stored configuration of a number: every seed 2.4 setting, defaults filled, null where unset. */

@@ -82,7 +82,7 @@ export const PathwayCreateBody = Type.Object(
 );
 export type PathwayCreateBody = Static<typeof PathwayCreateBody>;
 
-export const PathwayUpdateBody = Type.Partial(PathwayCreateBody, { additionalProperties: true });
+export const PathwayUpdateBody = Type.Partial(PathwayCreateBody, { additionalProperties: true, 'x-update': true });
 export type PathwayUpdateBody = Static<typeof PathwayUpdateBody>;
 
 /** Seed 2.8. */

@@ -31,7 +31,7 @@ export const CustomTool = Type.Object(
 export type CustomTool = Static<typeof CustomTool>;
 
 /** The same fields, all optional: the body of an update. */
-export const CustomToolUpdate = Type.Partial(CustomTool, { additionalProperties: true });
+export const CustomToolUpdate = Type.Partial(CustomTool, { additionalProperties: true, 'x-update': true });
 
 export const StoredTool = Type.Object(
   {

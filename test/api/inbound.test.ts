@@ -275,7 +275,7 @@ for (const storage of ['sqlite', 'postgres'] as const)
       const invalid: [string, unknown][] = [
         ['prompt', 5],
         ['pathway_id', 7],
-        ['voice', 'nobody'],
+        ['voice', 7],
         ['background_track', 'jazz'],
         ['first_sentence', false],
         ['wait_for_greeting', 'yes'],
@@ -293,9 +293,16 @@ for (const storage of ['sqlite', 'postgres'] as const)
         ['analysis_schema', 'total'],
         ['metadata', [1]],
         ['summary_prompt', 1],
-        ['analysis_prompt', {}],
+        ['analysis_prompt', 7],
         ['record', 'true'],
       ];
+      it('refuses an update that gives no field once empty values count as not given', async () => {
+        const phone = await buy();
+        const r = await t.request('POST', `/v1/inbound/${phone}`, { analysis_prompt: {}, voice: [] });
+        assert.equal(r.status, 400, JSON.stringify(r.body));
+        assert.match(errorsOf(r)[0]!, /^the body gives no field to update .*expected one of: .*prompt/);
+      });
+
       for (const [field, value] of invalid) {
         it(`rejects an invalid ${field}, naming it in errors and failed_updates`, async () => {
           const phone = await buy();

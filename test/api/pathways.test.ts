@@ -138,9 +138,13 @@ for (const storage of ['sqlite', 'postgres'] as const)
       assert.equal(both.status, 200);
       assert.equal(((both.body.pathway_data as Json).nodes as Json[]).length, 2);
 
-      const badName = await t.request('POST', `/v1/pathway/${id}`, { name: '' });
+      const badName = await t.request('POST', `/v1/pathway/${id}`, { name: 7 });
       assert.equal(badName.status, 400);
-      assert.deepEqual(badName.body.errors, ['name must not be empty']);
+      assert.deepEqual(badName.body.errors, ['name must be a string']);
+      // An empty name counts as not given: the update then names no field at all.
+      const emptyName = await t.request('POST', `/v1/pathway/${id}`, { name: '' });
+      assert.equal(emptyName.status, 400);
+      assert.match(String((emptyName.body.errors as string[])[0]), /^the body gives no field to update/);
     });
 
     it('numbers versions 1, 2, 3 and never changes them', async () => {

@@ -1,0 +1,93 @@
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+import { normalizeLanguage } from '../domain/language.js';
+
+/** Whether a value passes a (sub)schema: the body validator's Ajv, compiled once per schema. */
+export type Accepts = (schema: Record<string, unknown>, value: unknown) => boolean;
+
+/**
+ * The leniency rule of every request body (CONTRACT.md section 4): real clients of the hosted API
+ * send what it accepts, so before a body is validated, an optional field whose value is `null`,
+ * `""`, `{}`, `[]` or `[{}]` and which the field's schema would refuse is removed, as if it had
+ * not been given; and values the schema marks for normalisation (`x-normalize`: language codes)
+ * are put in their canonical form. A value the field accepts keeps its meaning (an update's
+ * `null` or `""` that clears a field, as the seed has it); required fields are left alone, so
+ * their absence stays an error.
+ *
+ * Driven by the route's schema, so every endpoint gets the same rule. Linear in the body: each
+ * value is visited once (arrays are bounded before this runs, see body-bounds.ts).
+ */
+export function applyLeniency(schema: unknown, data: unknown, accepts: Accepts): void {
+  if (!isRecord(schema)) return;
+  const objectSchema = objectBranch(schema, data);
+  if (objectSchema && isRecord(data)) {
+    const properties = objectSchema.properties as Record<string, unknown>;
+    const required = new Set(Array.isArray(objectSchema.required) ? (objectSchema.required as string[]) : []);
+    for (const [key, property] of Object.entries(properties)) {
+      if (!Object.hasOwn(data, key) || !isRecord(property)) continue;
+      const value = data[key];
+      if (!required.has(key) && emptyLike(value) && !accepts(property, value)) {
+        delete data[key];
+        continue;
+      }
+      if (normalizerOf(property) === 'language' && typeof value === 'string') {
+        data[key] = normalizeLanguage(value) ?? value;
+        continue;
+      }
+      applyLeniency(property, value, accepts);
+    }
+    return;
+  }
+  const items = schema.items;
+  if (Array.isArray(data) && isRecord(items) && schema['x-items-checked-by-route'] !== true) {
+    for (const item of data) applyLeniency(items, item, accepts);
+  }
+}
+
+/**
+ * An update body (a schema marked `x-update`) must name a field of its resource. One wrapped as
+ * GET returns the resource (`{"tool": {...}}`, or the whole GET answer) is unwrapped first. Returns
+ * the fields expected when the body names none of them (after the leniency rule), else undefined.
+ */
+export function missingUpdateFields(schema: unknown, data: unknown, accepts: Accepts): string[] | undefined {
+  if (!isRecord(schema) || schema['x-update'] !== true || !isRecord(schema.properties) || !isRecord(data)) {
+    return undefined;
+  }
+  const fields = Object.keys(schema.properties);
+  const namesAField = (body: Record<string, unknown>) => fields.some((field) => Object.hasOwn(body, field));
+  if (namesAField(data)) return undefined;
+  for (const [key, inner] of Object.entries(data)) {
+    if (!isRecord(inner) || !namesAField(inner)) continue;
+    delete data[key];
+    Object.assign(data, inner);
+    applyLeniency(schema, data, accepts);
+    return namesAField(data) ? undefined : fields;
+  }
+  return fields;
+}
+
+/** The schema's object form for `data`: itself, or the object branch of a union. */
+function objectBranch(schema: Record<string, unknown>, data: unknown): Record<string, unknown> | undefined {
+  if (isRecord(schema.properties)) return schema;
+  if (!isRecord(data)) return undefined;
+  const branches = (schema.anyOf ?? schema.oneOf) as unknown;
+  if (!Array.isArray(branches)) return undefined;
+  return branches.find((b): b is Record<string, unknown> => isRecord(b) && isRecord(b.properties));
+}
+
+/** The `x-normalize` mark of a schema or of a branch of its union. */
+function normalizerOf(schema: Record<string, unknown>): unknown {
+  if (schema['x-normalize'] !== undefined) return schema['x-normalize'];
+  const branches = (schema.anyOf ?? schema.oneOf) as unknown;
+  return Array.isArray(branches)
+    ? branches.map((b) => (isRecord(b) ? b['x-normalize'] : undefined)).find(Boolean)
+    : undefined;
+}
+
+const isEmptyObject = (value: unknown): boolean => isRecord(value) && Object.keys(value).length === 0;
+
+/** null, "", {}, [] and [{}]: what clients send for "not given". */
+function emptyLike(value: unknown): boolean {
+  if (value === null || value === '' || isEmptyObject(value)) return true;
+  return Array.isArray(value) && (value.length === 0 || (value.length === 1 && isEmptyObject(value[0])));
+}

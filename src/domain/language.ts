@@ -1,0 +1,76 @@
+/** The seed's `language` values (2.1), shared by calls, inbound numbers and agents. */
+export const LANGUAGES = [
+  'en',
+  'en-US',
+  'en-GB',
+  'zh',
+  'zh-CN',
+  'zh-Hans',
+  'zh-TW',
+  'zh-Hant',
+  'es',
+  'fr',
+  'de',
+  'hi',
+  'ja',
+  'ko',
+  'pt',
+  'it',
+  'nl',
+  'pl',
+  'ru',
+  'sv',
+  'da',
+  'id',
+  'ms',
+  'tr',
+] as const;
+export type LanguageCode = (typeof LANGUAGES)[number];
+
+/**
+ * The hosted service's legacy three-letter codes (its call records still echo `ENG`), and the
+ * ISO 639-2 forms clients send for the same languages.
+ */
+const LEGACY: Record<string, LanguageCode> = {
+  eng: 'en',
+  esp: 'es',
+  spa: 'es',
+  fre: 'fr',
+  fra: 'fr',
+  ger: 'de',
+  deu: 'de',
+  hin: 'hi',
+  jpn: 'ja',
+  jap: 'ja',
+  kor: 'ko',
+  por: 'pt',
+  ita: 'it',
+  dut: 'nl',
+  nld: 'nl',
+  pol: 'pl',
+  rus: 'ru',
+  swe: 'sv',
+  dan: 'da',
+  ind: 'id',
+  may: 'ms',
+  msa: 'ms',
+  tur: 'tr',
+  chi: 'zh',
+  zho: 'zh',
+};
+
+const BY_LOWER = new Map<string, LanguageCode>(LANGUAGES.map((code) => [code.toLowerCase(), code]));
+
+/**
+ * A language code as clients send it, in the seed's form: matched case-insensitively and with
+ * `_` for `-` (`EN_us` -> `en-US`), legacy aliases (`ENG` -> `en`), and a region the seed does not
+ * list falling back to its language (`es-MX` -> `es`). Undefined when nothing fits: the schema
+ * then reports the value.
+ */
+export function normalizeLanguage(value: string): LanguageCode | undefined {
+  const key = value.trim().toLowerCase().replaceAll('_', '-');
+  const exact = BY_LOWER.get(key) ?? LEGACY[key];
+  if (exact) return exact;
+  const base = key.split('-')[0]!;
+  return key.includes('-') ? (BY_LOWER.get(base) ?? LEGACY[base]) : undefined;
+}

@@ -1,0 +1,128 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestApp, type TestApp } from '../../src/testing/harness.js';
+import { normalizeLanguage } from '../../src/domain/language.js';
+
+type Json = Record<string, unknown>;
+
+describe('real clients of the hosted API: the leniency rule', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await createTestApp();
+  });
+  after(() => t.close());
+
+  it('Send Call with the nulls, empty values and legacy codes exported code snippets carry', async () => {
+    const r = await t.request('POST', '/v1/calls', {
+      phone_number: '+14155550100',
+      task: 'Confirm the appointment.',
+      from: null,
+      temperature: null,
+      start_time: null,
+      webhook: null,
+      first_sentence: '',
+      pathway_id: '',
+      language: 'ENG',
+      dynamic_data: {},
+      tools: [{}],
+      transfer_list: {},
+      keywords: [],
+      voice: null,
+      max_duration: null,
+      metadata: { source: 'snippet' },
+    });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.warnings, undefined);
+    const record = (await t.request('GET', `/v1/calls/${String(r.body.call_id)}`)).body;
+    const request = record.request_data as Json;
+    assert.equal(request.language, 'en');
+    assert.equal(request.temperature, 0.7, 'null temperature: the default');
+    assert.equal(request.max_duration, 30);
+    assert.equal(request.pathway_id, null);
+    assert.deepEqual(request.tools, []);
+    assert.deepEqual(request.dynamic_data, []);
+    assert.equal(request.start_time, null);
+    assert.deepEqual(record.warnings, []);
+  });
+
+  it('a voice only the hosted service has: 200, the default voice, and a warning on the answer and the record', async () => {
+    for (const voice of ['ravi', 'default_voice', '13843c96-ab9e-4938-baf3-ad53fcee541d']) {
+      const r = await t.request('POST', '/v1/calls', { phone_number: '+14155550100', task: 'Say hello.', voice });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      const warnings = r.body.warnings as string[];
+      assert.equal(warnings.length, 1);
+      assert.match(warnings[0]!, new RegExp(`voice "${voice}" is not a voice of this server: the default voice`));
+      const record = (await t.request('GET', `/v1/calls/${String(r.body.call_id)}`)).body;
+      assert.equal((record.request_data as Json).voice, voice, 'kept as sent');
+      assert.deepEqual(record.warnings, warnings);
+    }
+    const known = await t.request('POST', '/v1/calls', { phone_number: '+14155550100', task: 'Hi.', voice: 'MAYA' });
+    assert.equal(known.body.warnings, undefined);
+  });
+
+  it('hard rules stay errors: an empty-like required field, a value out of range, a wrong type', async () => {
+    const missing = await t.request('POST', '/v1/calls', { phone_number: null, task: 'x' });
+    assert.equal(missing.status, 400);
+    assert.ok((missing.body.errors as string[]).some((e) => e.startsWith('phone_number')));
+    const hot = await t.request('POST', '/v1/calls', { phone_number: '+14155550100', task: 'x', temperature: 3 });
+    assert.equal(hot.status, 400);
+    assert.ok((hot.body.errors as string[]).some((e) => e.startsWith('temperature')));
+    const klingon = await t.request('POST', '/v1/calls', { phone_number: '+14155550100', task: 'x', language: 'tlh' });
+    assert.equal(klingon.status, 400);
+    assert.ok((klingon.body.errors as string[]).some((e) => e.startsWith('language')));
+  });
+
+  it('an update wrapped as GET returns it is applied; one naming no field is a 400 saying what was expected', async () => {
+    const created = await t.request('POST', '/v1/tools', {
+      name: 'Lookup',
+      description: 'Looks an order up',
+      url: 'https://api.example.com/orders',
+      input_schema: { type: 'object', properties: { id: { type: 'string' } } },
+    });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    const id = String(created.body.tool_id);
+    const got = await t.request('GET', `/v1/tools/${id}`);
+    const wrapped = { status: 'success', tool: { ...got.body, description: 'Finds an order by its id' } };
+    const updated = await t.request('POST', `/v1/tools/${id}`, wrapped);
+    assert.equal(updated.status, 200, JSON.stringify(updated.body));
+    const after = await t.request('GET', `/v1/tools/${id}`);
+    assert.equal(after.body.description, 'Finds an order by its id');
+
+    const nothing = await t.request('POST', `/v1/tools/${id}`, { tool_name: 'Lookup', colour: 'blue' });
+    assert.equal(nothing.status, 400);
+    assert.match((nothing.body.errors as string[])[0]!, /gives no field to update.*expected one of: .*description/);
+    assert.equal((await t.request('GET', `/v1/tools/${id}`)).body.description, 'Finds an order by its id');
+  });
+
+  it('an update may still clear a field with the null or "" the field accepts', async () => {
+    const phone = String(
+      ((await t.request('POST', '/v1/inbound/purchase', { area_code: '415' })).body as Json).phone_number,
+    );
+    const set = await t.request('POST', `/v1/inbound/${phone}`, { prompt: 'Take orders.', language: 'esp' });
+    assert.equal(set.status, 200, JSON.stringify(set.body));
+    const number = (await t.request('GET', `/v1/inbound/${phone}`)).body;
+    assert.equal(number.language, 'es');
+  });
+});
+
+describe('language codes', () => {
+  it('match case-insensitively, with legacy aliases and unknown regions falling back to the language', () => {
+    const cases: [string, string | undefined][] = [
+      ['en', 'en'],
+      ['EN-us', 'en-US'],
+      ['en_GB', 'en-GB'],
+      ['ENG', 'en'],
+      ['eng', 'en'],
+      ['ESP', 'es'],
+      ['GER', 'de'],
+      ['es-MX', 'es'],
+      ['pt-BR', 'pt'],
+      ['zh-hant', 'zh-Hant'],
+      ['fra', 'fr'],
+      ['tlh', undefined],
+      ['xx-YY', undefined],
+      ['', undefined],
+    ];
+    for (const [given, expected] of cases) assert.equal(normalizeLanguage(given), expected, given);
+  });
+});
