@@ -329,8 +329,16 @@ export default async function routes(app: Api, services: Services): Promise<void
       const call = await services.calls.get(request.account.id, request.params.id);
       if (!call) throw notFound('Call');
       if ((OPEN_STATES as readonly string[]).includes(call.queue_status)) throw conflict('Call has not ended yet');
-      if (!services.postCall.hasModel)
-        throw conflict('Call analysis needs a language model: configure OPENAI_API_KEY or OPENLINE_LLM_BASE_URL');
+      if (!services.postCall.hasModel) {
+        // A fresh install has no model: the client's code path goes on, with an answer per question.
+        return {
+          status: 'success',
+          message:
+            'No language model is configured, so the questions were not answered: set OPENAI_API_KEY or OPENLINE_LLM_BASE_URL',
+          answers: request.body.questions.map(() => null),
+          credits_used: 0,
+        };
+      }
       try {
         const answers = await services.postCall.analyze(call, request.body.goal, request.body.questions);
         // Self-hosted: no credits are consumed; the field stays for wire compatibility.
