@@ -43,7 +43,7 @@ export interface InboundSmsResult {
   duplicate: boolean;
 }
 
-/** The body POSTed to the number's SMS webhook (documented in the README's webhooks section). */
+/** The body POSTed to the number's SMS webhook (documented in docs/api-notes.md, Webhooks). */
 export interface InboundSmsPayload {
   event: 'sms.received';
   message_id: string;
