@@ -27,6 +27,7 @@ import { OpenAiProvider } from './providers/llm/openai.js';
 import { PostCallService } from './postcall/summary.js';
 import { CarrierSelector, TwilioCarrier } from './carriers/twilio/carrier.js';
 import { twilioAudioLegs } from './carriers/twilio/audio.js';
+import { createSpeech, type Speech } from './providers/speech.js';
 import { FrameScheduler } from './media/pacer.js';
 import { PathwayAgent } from './pathways/runner.js';
 import { Metrics } from './observability/metrics.js';
@@ -54,6 +55,8 @@ export interface Services {
   carrier: Carrier;
   /** Twilio Programmable Voice (docs/twilio.md): BYO accounts, or the server's own when configured. */
   twilio: TwilioCarrier;
+  /** The speech providers of the configuration (OPENLINE_TTS, Deepgram): audio calls and voice samples. */
+  speech: Speech;
   engine: CallEngine;
   /** End-of-call webhooks, their delivery log, and streamed events (CONTRACT.md section 8). */
   webhooks: WebhookService;
@@ -131,7 +134,8 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
   // 5 ms apart so that hundreds of calls' frames leave in small bursts, each call keeping
   // audioAheadMs at the carrier.
   const frames = new FrameScheduler({ phases: 4, aheadFrames: config.audioAheadMs / 20 });
-  twilio.useAudioLeg(twilioAudioLegs(config, frames, options.logger));
+  const speech = createSpeech(config);
+  twilio.useAudioLeg(twilioAudioLegs(config, speech, frames, options.logger));
   const carrier = new CarrierSelector(sandbox, twilio);
   const offline = new OfflineAgent();
   const pathways = new PathwayStore(db, clock);
@@ -214,6 +218,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
   let queueStopped: Promise<void> | undefined;
   return {
     config,
+    speech,
     clock,
     storage,
     secrets,

@@ -2,8 +2,11 @@ import { Type } from '@sinclair/typebox';
 import type { Api } from './types.js';
 import type { Services } from '../services.js';
 import { errorResponses, IdParams } from '../schemas/common.js';
-import { VOICES, type Voice as CatalogueVoice } from '../domain/voices.js';
-import { notFound } from '../errors.js';
+import { DEFAULT_VOICE, VOICES, type Voice as CatalogueVoice } from '../domain/voices.js';
+import { DEFAULT_LANGUAGE, Language } from '../schemas/call.js';
+import { concatPcm } from '../media/audio.js';
+import { encodeWav } from '../media/wav.js';
+import { ApiError, notFound } from '../errors.js';
 
 const tags = ['Voices'];
 
@@ -15,17 +18,64 @@ const Voice = Type.Object({
   public: Type.Boolean(),
   tags: Type.Array(Type.String()),
   voice_id: Type.Integer({ description: 'Legacy numeric voice_id (also the digits of the RL/HQ forms)' }),
+  average_rating: Type.Number({
+    description: 'Star rating out of 5 (the hosted library rates voices; 0 here: not rated)',
+  }),
+  total_ratings: Type.Integer({ description: 'Ratings counted (0: voices here are not rated)' }),
 });
 
 function present(voice: CatalogueVoice) {
   const { id, name, description, tags: voiceTags, legacy_id } = voice;
-  return { id, name, description, public: voice.public, tags: voiceTags, voice_id: legacy_id };
+  return {
+    id,
+    name,
+    description,
+    public: voice.public,
+    tags: voiceTags,
+    voice_id: legacy_id,
+    average_rating: 0,
+    total_ratings: 0,
+  };
+}
+
+function findVoice(idOrName: string): CatalogueVoice | undefined {
+  const key = idOrName.trim().toLowerCase();
+  return VOICES.find((v) => v.id === key || v.name === key);
+}
+
+const SpeechBody = Type.Object(
+  {
+    text: Type.String({ minLength: 1, maxLength: 1000, description: 'What to say (at most 1,000 characters)' }),
+    language: Type.Optional(Language),
+  },
+  { additionalProperties: true },
+);
+
+const Audio = Type.Unsafe<Buffer>({ type: 'string', format: 'binary', description: 'audio/wav, 16-bit mono PCM' });
+
+/** Says `text` in `voice` with the configured text-to-speech provider: one WAV file. */
+async function synthesizeWav(services: Services, text: string, voice: string, language: string): Promise<Buffer> {
+  const chunks: Int16Array[] = [];
+  let sampleRate = 16000;
+  const { tts } = services.speech;
+  try {
+    for await (const chunk of tts.synthesize({
+      text,
+      voice: services.speech.ttsVoiceFor({ voice, language }),
+      language,
+    })) {
+      chunks.push(chunk.pcm);
+      sampleRate = chunk.sampleRate;
+    }
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new ApiError('PROVIDER_UNAVAILABLE', `The text-to-speech provider (${tts.name}) failed: ${reason}`);
+  }
+  return encodeWav(concatPcm(chunks), { sampleRate });
 }
 
 /** List Voices (seed 4.12); the wrapper key follows the hosted service's documentation. */
 export default async function routes(app: Api, services: Services): Promise<void> {
-  void services;
-
   app.get(
     '/voices',
     {
@@ -51,10 +101,56 @@ export default async function routes(app: Api, services: Services): Promise<void
       },
     },
     async (request) => {
-      const key = request.params.id.trim().toLowerCase();
-      const voice = VOICES.find((v) => v.id === key || v.name === key);
+      const voice = findVoice(request.params.id);
       if (!voice) throw notFound('Voice');
       return { voice: present(voice) };
+    },
+  );
+
+  app.post(
+    '/voices/:id/sample',
+    {
+      schema: {
+        tags,
+        summary: 'Generate a voice sample',
+        description: 'The text spoken in this voice by the configured text-to-speech provider (espeak-ng locally).',
+        params: IdParams,
+        body: SpeechBody,
+        response: { 200: Audio, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const voice = findVoice(request.params.id);
+      if (!voice) throw notFound('Voice');
+      const wav = await synthesizeWav(
+        services,
+        request.body.text,
+        voice.name,
+        request.body.language ?? DEFAULT_LANGUAGE,
+      );
+      return reply.type('audio/wav').send(wav);
+    },
+  );
+
+  app.post(
+    '/speak',
+    {
+      schema: {
+        tags,
+        summary: 'Speak text',
+        description:
+          'The text spoken by the configured text-to-speech provider in `voice` (default mason; a voice this server lacks speaks in the default voice).',
+        body: Type.Object(
+          { ...SpeechBody.properties, voice: Type.Optional(Type.String({ minLength: 1 })) },
+          { additionalProperties: true },
+        ),
+        response: { 200: Audio, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const { text, voice, language } = request.body;
+      const wav = await synthesizeWav(services, text, voice ?? DEFAULT_VOICE, language ?? DEFAULT_LANGUAGE);
+      return reply.type('audio/wav').send(wav);
     },
   );
 }

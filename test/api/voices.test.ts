@@ -20,7 +20,18 @@ describe('voices', () => {
         ['maya', 'mason', 'ryan', 'adriana', 'tina', 'matt', 'evelyn'],
       );
       for (const voice of voices) {
-        assert.deepEqual(Object.keys(voice).sort(), ['description', 'id', 'name', 'public', 'tags', 'voice_id']);
+        assert.deepEqual(Object.keys(voice).sort(), [
+          'average_rating',
+          'description',
+          'id',
+          'name',
+          'public',
+          'tags',
+          'total_ratings',
+          'voice_id',
+        ]);
+        assert.equal(voice.average_rating, 0);
+        assert.equal(voice.total_ratings, 0);
         assert.equal(voice.public, true);
         assert.ok(Array.isArray(voice.tags));
       }
@@ -51,5 +62,38 @@ describe('voices', () => {
   it('requires an API key', async () => {
     assert.equal((await t.request('GET', '/v1/voices', undefined, { as: null })).status, 401);
     assert.equal((await t.request('GET', '/v1/voices/maya', undefined, { as: 'wrong' })).status, 401);
+  });
+
+  it('speaks a sample in a voice, and any text through /v1/speak, as WAV from the configured voice (espeak-ng)', async () => {
+    const sample = await t.app.inject({
+      method: 'POST',
+      url: '/v1/voices/maya/sample',
+      headers: { authorization: t.key, 'content-type': 'application/json' },
+      payload: { text: 'Hello from Openline.' },
+    });
+    assert.equal(sample.statusCode, 200, sample.body);
+    assert.match(String(sample.headers['content-type']), /^audio\/wav/);
+    const wav = sample.rawPayload;
+    assert.equal(wav.toString('ascii', 0, 4), 'RIFF');
+    assert.equal(wav.readUInt16LE(22), 1, 'mono');
+    const seconds = (wav.length - 44) / 2 / wav.readUInt32LE(24);
+    assert.ok(seconds > 0.5 && seconds < 5, `${seconds} s of speech`);
+    let peak = 0;
+    for (let at = 44; at + 2 <= wav.length; at += 2) peak = Math.max(peak, Math.abs(wav.readInt16LE(at)));
+    assert.ok(peak > 1000, 'audible speech');
+
+    const spoken = await t.app.inject({
+      method: 'POST',
+      url: '/v1/speak',
+      headers: { authorization: t.key, 'content-type': 'application/json' },
+      payload: { text: 'Your order ships today.', voice: 'some-hosted-voice', language: 'ENG' },
+    });
+    assert.equal(spoken.statusCode, 200, spoken.body);
+    assert.equal(spoken.rawPayload.toString('ascii', 0, 4), 'RIFF');
+
+    assert.equal((await t.request('POST', '/v1/voices/nobody/sample', { text: 'Hi' })).status, 404);
+    const empty = await t.request('POST', '/v1/voices/maya/sample', { text: '' });
+    assert.equal(empty.status, 400);
+    assert.ok((empty.body.errors as string[]).some((e) => e.startsWith('text')));
   });
 });

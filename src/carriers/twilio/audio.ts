@@ -3,7 +3,7 @@ import { audioLegSettings, createAudioLeg } from '../../media/audio-leg.js';
 import { backgroundMixer } from '../../media/background.js';
 import type { FrameScheduler } from '../../media/pacer.js';
 import { createVad } from '../../media/vad.js';
-import { createSpeech } from '../../providers/speech.js';
+import type { Speech } from '../../providers/speech.js';
 import type { AudioLegFactory, TwilioLogger } from './carrier.js';
 
 /**
@@ -13,11 +13,11 @@ import type { AudioLegFactory, TwilioLogger } from './carrier.js';
  * process's 20 ms frame scheduler.
  */
 export function twilioAudioLegs(
-  config: Pick<Config, 'speech' | 'dataDir'>,
+  config: Pick<Config, 'dataDir'>,
+  speech: Speech,
   scheduler: FrameScheduler,
   log?: TwilioLogger,
 ): AudioLegFactory {
-  const speech = createSpeech(config);
   return (transport, request, callId, control) =>
     createAudioLeg(transport, audioLegSettings(callId, request, speech.ttsVoiceFor(request)), {
       stt: speech.stt,
