@@ -216,6 +216,37 @@ export default async function routes(app: Api, services: Services): Promise<void
     },
   );
 
+  app.get(
+    '/calls/active',
+    {
+      schema: {
+        tags,
+        summary: 'List active calls',
+        description: 'The calls of the account that are queued (scheduled ones too), ringing or live, newest first.',
+        response: {
+          200: Type.Object({
+            status: Type.Literal('success'),
+            count: Type.Integer(),
+            calls: Type.Array(CallSummary),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const open = await Promise.all(
+        OPEN_STATES.map((queue_status) =>
+          services.calls.list(request.account.id, { queue_status, ascending: false, limit: 1000 }),
+        ),
+      );
+      const calls = open
+        .flat()
+        .sort((a, b) => b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id))
+        .map(toCallSummary);
+      return { status: 'success' as const, count: calls.length, calls };
+    },
+  );
+
   app.post(
     '/calls/active/stop',
     {
@@ -277,6 +308,67 @@ export default async function routes(app: Api, services: Services): Promise<void
         throw conflict('Call has already ended');
       }
       return { status: 'success' as const, message: 'Call ended successfully.' };
+    },
+  );
+
+  app.get(
+    '/calls/:id/correct',
+    {
+      schema: {
+        tags,
+        summary: 'Get the corrected transcript',
+        description:
+          'The transcript as timed segments, as the hosted API answers it: `corrected` (start and end in ' +
+          'seconds from the answer, speaker 1 the other side and 2 the agent) and the older `aligned` form. ' +
+          "Openline's transcript is already final, so the segments are its lines.",
+        params: IdParams,
+        response: {
+          200: Type.Object({
+            status: Type.Literal('success'),
+            message: Type.String(),
+            corrected: Type.Array(
+              Type.Object({
+                start: Type.Number(),
+                end: Type.Number(),
+                text: Type.String(),
+                speaker: Type.Integer({ description: '1: the other side, 2: the agent' }),
+                speaker_label: Type.String({ description: 'user or assistant' }),
+                confidence: Nullable(Type.Number(), {
+                  description: '1 for the agent (its own words); null where the recogniser gave none',
+                }),
+              }),
+            ),
+            aligned: Type.Array(
+              Type.Object({ created_at: Type.String(), speaker: Type.String(), text: Type.String() }),
+            ),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const call = await services.calls.get(request.account.id, request.params.id);
+      if (!call) throw notFound('Call');
+      const lines = (await services.calls.transcripts(call.id)).filter(
+        (t) => t.user === 'user' || t.user === 'assistant',
+      );
+      const origin = Date.parse(call.started_at ?? call.created_at);
+      const seconds = (iso: string) => Math.max(0, Math.round(Date.parse(iso) - origin) / 1000);
+      const callEnd = call.ended_at ? seconds(call.ended_at) : undefined;
+      const corrected = lines.map((line, i) => {
+        const start = seconds(line.created_at);
+        const next = lines[i + 1];
+        return {
+          start,
+          end: Math.max(start, next ? seconds(next.created_at) : (callEnd ?? start)),
+          text: line.text,
+          speaker: line.user === 'assistant' ? 2 : 1,
+          speaker_label: line.user,
+          confidence: line.user === 'assistant' ? 1 : null,
+        };
+      });
+      const aligned = lines.map((line) => ({ created_at: line.created_at, speaker: line.user, text: line.text }));
+      return { status: 'success' as const, message: 'Corrected transcript', corrected, aligned };
     },
   );
 
