@@ -8,6 +8,7 @@ import { buildValidatorCompiler, refuseOversizedBodies } from './api/validation.
 import { parseJsonBody } from './api/json-body.js';
 import type { Api } from './api/types.js';
 import { API_ROUTES, registerTopLevelAliases } from './api/index.js';
+import { batchesV2 } from './api/batches.js';
 import healthRoutes from './api/health.js';
 import { metricsRoute } from './observability/metrics.js';
 import { registerRateLimit } from './api/rate-limit.js';
@@ -123,6 +124,15 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(twilioRoutes, { services });
   await app.register(async (scope) => api(scope as Api, services), { prefix: '/v1' });
   await app.register(async (scope) => api(scope as Api, services), { prefix: '/api/v1' });
+  // The hosted API's /v2 endpoints that clients call (batches).
+  await app.register(
+    async (scope) => {
+      requireApiKey(scope as Api, services);
+      scope.addHook('preHandler', refuseOversizedBodies);
+      await batchesV2(scope as Api, services);
+    },
+    { prefix: '/v2' },
+  );
   await app.register(async (scope) => {
     requireApiKey(scope as Api, services);
     await registerTopLevelAliases(scope as Api, services);

@@ -11,6 +11,7 @@ import { AgentStore } from './store/agents.js';
 import { InboundStore } from './store/inbound.js';
 import { CampaignStore } from './store/campaigns.js';
 import { PathwayStore } from './store/pathways.js';
+import { BatchStore } from './store/batches.js';
 import { A2pStore } from './store/a2p.js';
 import type { JobQueue } from './jobs/queue.js';
 import { SqlJobQueue } from './jobs/sql-queue.js';
@@ -48,6 +49,7 @@ export interface Services {
   inbound: InboundStore;
   campaigns: CampaignStore;
   pathways: PathwayStore;
+  batches: BatchStore;
   a2p: A2pStore;
   /** The sandbox telephone network (CONTRACT.md section 6), always present. */
   sandbox: SandboxNetwork;
@@ -139,6 +141,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
   const carrier = new CarrierSelector(sandbox, twilio);
   const offline = new OfflineAgent();
   const pathways = new PathwayStore(db, clock);
+  const batches = new BatchStore(db, clock);
   // Webhook nodes of pathways leave through the guarded client, as custom tools do (CONTRACT.md section 8).
   const pathwayHttp = new OutboundClient({ allowPrivate: config.allowPrivateUrls });
   // With an LLM configured (CONTRACT.md section 7) every call gets its own LlmAgent; else offline.
@@ -231,6 +234,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     inbound: new InboundStore(db, clock),
     campaigns: new CampaignStore(db, clock),
     pathways,
+    batches,
     a2p: new A2pStore(db, clock),
     sandbox,
     carrier,

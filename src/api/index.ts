@@ -11,6 +11,7 @@ import sms, { registerA2PAlias } from './sms.js';
 import accounts from './accounts.js';
 import sandbox from './sandbox.js';
 import webhooks from './webhooks.js';
+import batches from './batches.js';
 
 export type RouteModule = (app: Api, services: Services) => Promise<void>;
 
@@ -27,6 +28,7 @@ export const API_ROUTES: RouteModule[] = [
   accounts,
   sandbox,
   webhooks,
+  batches,
 ];
 
 /** Routes outside the /v1 prefix. */

@@ -15,6 +15,7 @@ import * as m008 from './migrations/008_call_latency.js';
 import * as m090 from './migrations/090_rate_limits.js';
 import * as m091 from './migrations/091_call_trace.js';
 import * as m092 from './migrations/092_account_concurrency.js';
+import * as m093 from './migrations/093_batches.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -38,6 +39,7 @@ const MIGRATIONS: Record<string, { up: (db: Kysely<any>, dialect: Dialect) => Pr
   '090_rate_limits': m090,
   '091_call_trace': m091,
   '092_account_concurrency': m092,
+  '093_batches': m093,
 };
 
 class StaticProvider implements MigrationProvider {

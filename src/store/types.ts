@@ -144,6 +144,17 @@ export interface InboundNumbersTable {
   sms_webhook: string | null;
 }
 
+export interface BatchesTable {
+  id: string;
+  account_id: string;
+  created_at: string;
+  label: string | null;
+  call_count: number;
+  /** JSON: the settings every call of the batch shares, as sent (global / base_prompt and the rest). */
+  settings: string;
+  stopped_at: string | null;
+}
+
 export interface CampaignsTable {
   id: string;
   account_id: string;
@@ -290,6 +301,7 @@ export interface Database {
   tools: ToolsTable;
   agents: AgentsTable;
   inbound_numbers: InboundNumbersTable;
+  batches: BatchesTable;
   campaigns: CampaignsTable;
   campaign_numbers: CampaignNumbersTable;
   pathways: PathwaysTable;

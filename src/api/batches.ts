@@ -1,0 +1,410 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import type { Api } from './types.js';
+import type { Services } from '../services.js';
+import { errorResponses, FreeObject, IdParams, Nullable } from '../schemas/common.js';
+import { callSettingsProperties, PhoneInput, type CallSettings } from '../schemas/call.js';
+import { CallSummary } from '../schemas/call-record.js';
+import { normalizeCallSettings, type CallRequest } from '../domain/call-request.js';
+import { notFound } from '../errors.js';
+import { assertValid, isRecord } from './validation.js';
+import { toCallSummary } from '../calls/record.js';
+import { stopCall } from '../calls/stop.js';
+import { OPEN_STATES } from '../store/calls.js';
+import type { BatchRow } from '../store/batches.js';
+import { slicer } from '../slices.js';
+
+const tags = ['Batches'];
+
+/** Calls a batch may hold: each is stored and queued by the request that creates the batch. */
+const MAX_CALLS = 10_000;
+
+type Json = Record<string, unknown>;
+
+/** One call of a batch: the shared settings, then the call's own (request_data merged key by key). */
+function mergeCall(shared: Json, own: Json): Json {
+  const requestData = { ...(isRecord(shared.request_data) ? shared.request_data : {}) };
+  if (isRecord(own.request_data)) Object.assign(requestData, own.request_data);
+  const metadata =
+    isRecord(shared.metadata) || isRecord(own.metadata)
+      ? { ...(isRecord(shared.metadata) ? shared.metadata : {}), ...(isRecord(own.metadata) ? own.metadata : {}) }
+      : undefined;
+  return { ...shared, ...own, request_data: requestData, ...(metadata ? { metadata } : {}) };
+}
+
+/**
+ * Creates a batch: every call is checked first (nothing is created when one is wrong, each problem
+ * named by its place), then stored with the batch's id as `batch_id` and queued like Send Call's
+ * calls, in slices so that large batches leave the server responsive. The calls go out through the
+ * same call engine and queue as every call, within the account's concurrent-call limit.
+ */
+async function createBatch(
+  request: FastifyRequest,
+  services: Services,
+  accountId: string,
+  calls: Json[],
+  field: string,
+  batch: { label: string | null; settings: Json },
+  errors: string[],
+): Promise<BatchRow> {
+  const slice = slicer();
+  const requests: CallRequest[] = [];
+  for (let i = 0; i < calls.length; i++) {
+    if (i % 100 === 0) await slice();
+    const own: string[] = [];
+    const normalized = await normalizeCallSettings(
+      calls[i] as CallSettings & { phone_number?: unknown },
+      (ids) => services.tools.getMany(accountId, ids),
+      own,
+      { requirePhone: true, requireTask: true },
+    );
+    errors.push(...own.map((e) => `${field}[${i}]: ${e}`));
+    if (own.length === 0) requests.push(normalized as CallRequest);
+  }
+  assertValid(request, errors);
+  const id = services.batches.newId();
+  const row = await services.batches.create(accountId, { id, ...batch, call_count: requests.length });
+  for (let i = 0; i < requests.length; i++) {
+    if (i % 100 === 0) await slice();
+    const call = await services.calls.create(accountId, { request: requests[i]!, batch_id: id });
+    await services.queue.enqueue(
+      'dial',
+      { call_id: call.id },
+      call.scheduled_at ? { runAt: new Date(call.scheduled_at) } : {},
+    );
+  }
+  return row;
+}
+
+/** What a batch looks like in lists and details. */
+async function present(services: Services, row: BatchRow) {
+  const counts = await services.batches.counts(row.account_id, row.id);
+  const count = (states: readonly string[]) => states.reduce((n, s) => n + (counts[s] ?? 0), 0);
+  const open = count(OPEN_STATES);
+  return {
+    batch_id: row.id,
+    label: row.label,
+    created_at: row.created_at,
+    call_count: row.call_count,
+    queued: count(['new', 'queued']),
+    in_progress: count(['allocated', 'started']),
+    completed: count(['complete']),
+    failed: count(['complete_error', 'call_error', 'queue_error', 'pre_queue_error']),
+    status: open > 0 ? (row.stopped_at ? 'stopping' : 'in_progress') : row.stopped_at ? 'stopped' : 'completed',
+    settings: JSON.parse(row.settings) as Json,
+  };
+}
+
+const BatchInfo = Type.Object({
+  batch_id: Type.String(),
+  label: Nullable(Type.String()),
+  created_at: Type.String(),
+  call_count: Type.Integer(),
+  queued: Type.Integer(),
+  in_progress: Type.Integer(),
+  completed: Type.Integer({ description: 'Calls that ended (queue_status complete)' }),
+  failed: Type.Integer({ description: 'Calls that ended in an error state' }),
+  status: Type.String({ description: 'in_progress, completed, stopping or stopped' }),
+  settings: FreeObject({ description: 'The settings every call shares, as sent' }),
+});
+
+/** Stops every queued and live call of the batch. */
+async function stopBatch(services: Services, accountId: string, id: string): Promise<number> {
+  await services.batches.markStopped(accountId, id);
+  let stopped = 0;
+  for (const queue_status of OPEN_STATES) {
+    const open = await services.calls.list(accountId, {
+      batch_id: id,
+      queue_status,
+      ascending: true,
+      limit: MAX_CALLS,
+    });
+    for (const call of open) if ((await stopCall(services, call)) === 'stopped') stopped++;
+  }
+  return stopped;
+}
+
+async function batchOrThrow(services: Services, accountId: string, id: string): Promise<BatchRow> {
+  const row = await services.batches.get(accountId, id);
+  if (!row) throw notFound('Batch');
+  return row;
+}
+
+const V1Body = Type.Object(
+  {
+    ...callSettingsProperties,
+    base_prompt: Type.Optional(
+      Type.String({ description: 'The task of every call; {{variables}} come from call_data' }),
+    ),
+    label: Type.Optional(Type.String()),
+    call_data: Type.Array(
+      Type.Object(
+        { phone_number: PhoneInput },
+        { additionalProperties: true, description: 'phone_number, and variables for the prompt' },
+      ),
+      { minItems: 1, maxItems: MAX_CALLS },
+    ),
+  },
+  { additionalProperties: true },
+);
+
+const AnalyzeBatchBody = Type.Object({
+  goal: Type.String(),
+  questions: Type.Array(Type.Array(Type.String(), { minItems: 1, maxItems: 2 }), { minItems: 1, maxItems: 50 }),
+});
+
+/** The hosted API's first batches (/v1/batches). */
+export default async function routes(app: Api, services: Services): Promise<void> {
+  app.post(
+    '/batches',
+    {
+      schema: {
+        tags,
+        summary: 'Send a batch of calls',
+        description:
+          'Every Send Call setting at the top level applies to every call; `base_prompt` is their task; each ' +
+          'entry of `call_data` is one call: its phone_number, and its other keys as request_data variables.',
+        body: V1Body,
+        response: {
+          200: Type.Object({ status: Type.Literal('success'), message: Type.String(), batch_id: Type.String() }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const { call_data, base_prompt, label, ...shared } = request.body as Json & { call_data: Json[] };
+      const settings: Json = { ...shared, ...(typeof base_prompt === 'string' ? { task: base_prompt } : {}) };
+      const calls = call_data.map(({ phone_number, ...variables }) =>
+        mergeCall(settings, { phone_number, request_data: variables }),
+      );
+      const row = await createBatch(
+        request,
+        services,
+        request.account.id,
+        calls,
+        'call_data',
+        { label: typeof label === 'string' ? label : null, settings: { base_prompt, ...shared } },
+        [],
+      );
+      return { status: 'success' as const, message: 'Batch created', batch_id: row.id };
+    },
+  );
+
+  app.get(
+    '/batches',
+    {
+      schema: {
+        tags,
+        summary: 'List batches',
+        response: {
+          200: Type.Object({ status: Type.Literal('success'), batches: Type.Array(BatchInfo) }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const rows = await services.batches.list(request.account.id);
+      return { status: 'success' as const, batches: await Promise.all(rows.map((r) => present(services, r))) };
+    },
+  );
+
+  app.get(
+    '/batches/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Batch details',
+        description: 'The batch and its calls (GET /v1/calls?batch_id= lists them too).',
+        params: IdParams,
+        response: {
+          200: Type.Object({ status: Type.Literal('success'), batch: BatchInfo, calls: Type.Array(CallSummary) }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const row = await batchOrThrow(services, request.account.id, request.params.id);
+      const calls = await services.calls.list(request.account.id, {
+        batch_id: row.id,
+        ascending: true,
+        limit: MAX_CALLS,
+      });
+      return { status: 'success' as const, batch: await present(services, row), calls: calls.map(toCallSummary) };
+    },
+  );
+
+  app.post(
+    '/batches/:id/stop',
+    {
+      schema: {
+        tags,
+        summary: 'Stop a batch',
+        description: 'Cancels its queued calls and hangs up its live ones.',
+        params: IdParams,
+        response: {
+          200: Type.Object({ status: Type.Literal('success'), message: Type.String(), num_calls: Type.Integer() }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const row = await batchOrThrow(services, request.account.id, request.params.id);
+      const stopped = await stopBatch(services, request.account.id, row.id);
+      return { status: 'success' as const, message: 'Batch stopped', num_calls: stopped };
+    },
+  );
+
+  app.post(
+    '/batches/:id/analyze',
+    {
+      schema: {
+        tags,
+        summary: 'Analyze the calls of a batch',
+        description:
+          'The questions of Analyze Call over every ended call of the batch: answers by call id. Without a ' +
+          'language model every answer is null.',
+        params: IdParams,
+        body: AnalyzeBatchBody,
+        response: {
+          200: Type.Object({
+            status: Type.Literal('success'),
+            message: Type.String(),
+            answers: Type.Record(Type.String(), Type.Array(Type.Unknown())),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const row = await batchOrThrow(services, request.account.id, request.params.id);
+      const calls = await services.calls.list(request.account.id, {
+        batch_id: row.id,
+        ascending: true,
+        limit: MAX_CALLS,
+      });
+      const ended = calls.filter((c) => !(OPEN_STATES as readonly string[]).includes(c.queue_status));
+      const { goal, questions } = request.body;
+      const answers: Record<string, unknown[]> = {};
+      for (const call of ended) {
+        answers[call.id] = services.postCall.hasModel
+          ? await services.postCall.analyze(call, goal, questions).catch(() => questions.map(() => null))
+          : questions.map(() => null);
+      }
+      const message = services.postCall.hasModel
+        ? `Analyzed ${ended.length} ended call(s) of the batch`
+        : 'No language model is configured, so the questions were not answered: set OPENAI_API_KEY or OPENLINE_LLM_BASE_URL';
+      return { status: 'success' as const, message, answers };
+    },
+  );
+}
+
+const V2Body = Type.Object(
+  {
+    global: Type.Optional(
+      Type.Object(callSettingsProperties, {
+        additionalProperties: true,
+        description: 'Send Call settings every call shares (task or pathway_id, never phone_number)',
+      }),
+    ),
+    call_objects: Type.Array(
+      Type.Object(
+        { phone_number: PhoneInput, ...callSettingsProperties },
+        { additionalProperties: true, description: 'One call: phone_number and any setting of its own' },
+      ),
+      { minItems: 1, maxItems: MAX_CALLS },
+    ),
+    label: Type.Optional(Type.String()),
+  },
+  { additionalProperties: true },
+);
+
+/** The answer shape of the hosted API's /v2 endpoints: {data, errors}. */
+const V2 = <T extends Parameters<typeof Type.Object>[0]>(data: T) =>
+  Type.Object({ data: Type.Object(data), errors: Nullable(Type.Array(Type.String())) });
+
+/** The hosted API's newer batches (/v2/batches). */
+export async function batchesV2(app: Api, services: Services): Promise<void> {
+  app.post(
+    '/batches/create',
+    {
+      schema: {
+        tags,
+        summary: 'Create a batch (v2)',
+        description: '`global` holds what every call shares; each of `call_objects` is one call with its own settings.',
+        body: V2Body,
+        response: { 200: V2({ batch_id: Type.String() }), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { global = {}, call_objects, label } = request.body as Json & { global?: Json; call_objects: Json[] };
+      const { phone_number: _ignored, ...shared } = global;
+      const calls = call_objects.map((own) => mergeCall(shared, own));
+      const row = await createBatch(
+        request,
+        services,
+        request.account.id,
+        calls,
+        'call_objects',
+        { label: typeof label === 'string' ? label : null, settings: shared },
+        [],
+      );
+      return { data: { batch_id: row.id }, errors: null };
+    },
+  );
+
+  app.get(
+    '/batches/list',
+    {
+      schema: {
+        tags,
+        summary: 'List batches (v2)',
+        response: {
+          200: Type.Object({ data: Type.Array(BatchInfo), errors: Nullable(Type.Array(Type.String())) }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const rows = await services.batches.list(request.account.id);
+      return { data: await Promise.all(rows.map((r) => present(services, r))), errors: null };
+    },
+  );
+
+  app.get(
+    '/batches/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Batch details (v2)',
+        params: IdParams,
+        response: { 200: V2({ ...BatchInfo.properties, calls: Type.Array(CallSummary) }), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const row = await batchOrThrow(services, request.account.id, request.params.id);
+      const calls = await services.calls.list(request.account.id, {
+        batch_id: row.id,
+        ascending: true,
+        limit: MAX_CALLS,
+      });
+      return { data: { ...(await present(services, row)), calls: calls.map(toCallSummary) }, errors: null };
+    },
+  );
+
+  app.post(
+    '/batches/:id/stop',
+    {
+      schema: {
+        tags,
+        summary: 'Stop a batch (v2)',
+        params: IdParams,
+        response: { 200: V2({ batch_id: Type.String(), num_calls: Type.Integer() }), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const row = await batchOrThrow(services, request.account.id, request.params.id);
+      const stopped = await stopBatch(services, request.account.id, row.id);
+      return { data: { batch_id: row.id, num_calls: stopped }, errors: null };
+    },
+  );
+}
