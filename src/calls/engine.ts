@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { Carrier, CallLeg } from '../carriers/types.js';
+import type { Carrier, CallLeg, DialRequest } from '../carriers/types.js';
 import type { Agent } from '../agent/types.js';
 import type { CallRequest } from '../domain/call-request.js';
 import { systemVariables } from '../domain/template.js';
@@ -247,7 +247,7 @@ export class CallEngine {
   }
 
   private async connect(call: CallRow, request: CallRequest, controller: AbortController): Promise<void> {
-    const result = await this.d.carrier.dial({
+    const dial: DialRequest = {
       callId: call.id,
       to: call.to_number,
       from: call.from_number,
@@ -255,7 +255,13 @@ export class CallEngine {
       signal: controller.signal,
       request,
       accountId: call.account_id,
-    });
+    };
+    if (!dial.from) {
+      // The record names the number the call comes from, the carrier's own when the request named none.
+      dial.from = (await this.d.carrier.callerId?.(dial)) ?? null;
+      if (dial.from) await this.d.calls.transition(call.id, ['allocated'], { from_number: dial.from });
+    }
+    const result = await this.d.carrier.dial(dial);
     const ended = { completed: 1, call_length: 0, corrected_duration: 0, price: 0, ended_at: this.now() };
     if (result.status === 'failed') {
       await this.d.calls.transition(call.id, ['allocated'], {

@@ -92,4 +92,9 @@ export type DialResult =
 export interface Carrier {
   readonly name: string;
   dial(request: DialRequest): Promise<DialResult>;
+  /**
+   * The number a call that names no `from` comes from (seed 2.1: a shared pool of the service's
+   * numbers), so that its record says who called; null when the carrier has none to give.
+   */
+  callerId?(request: DialRequest): Promise<string | null>;
 }

@@ -20,6 +20,8 @@ describe('the corrected transcript and the active calls (sandbox, clock 50x)', (
       wait_for_greeting: true,
     });
     const call = await waitForCall(t, String(sent.body.call_id));
+    // Seed 2.1: a call that names no from comes from the service's pool; the record says which.
+    assert.match(String(call.from), /^\+1415555120\d$/);
     const r = await t.request('GET', `/v1/calls/${String(call.call_id)}/correct`);
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.status, 'success');

@@ -98,6 +98,17 @@ type RingOutcome =
   { status: 'answered' } | { status: 'no-answer' } | { status: 'busy' } | { status: 'failed'; reason: string };
 
 export class SandboxNetwork implements Carrier {
+  /**
+   * Calls that name no `from` come from the sandbox's own numbers, +1 415 555-1200..1209 (outside
+   * the personas' 555-01XX and the numbers sold at 555-0200..0999), one per call id.
+   */
+  async callerId(request: DialRequest): Promise<string | null> {
+    if (request.from) return request.from;
+    let hash = 0;
+    for (const char of request.callId) hash = (hash * 31 + char.charCodeAt(0)) >>> 0;
+    return `+1415555120${hash % 10}`;
+  }
+
   readonly name = 'sandbox';
   readonly personas: PersonaSet;
   /** Every transfer asked on this network, oldest first (bounded like the call logs). */

@@ -258,6 +258,11 @@ export class TwilioCarrier implements Carrier {
    * server's for any number but the sandbox's fictional personas (555-0100..0199), which stay on
    * the sandbox network.
    */
+  /** Calls with no `from` come from the server's TWILIO_PHONE_NUMBER (a BYO account's calls need their own). */
+  async callerId(request: DialRequest): Promise<string | null> {
+    return request.from ?? this.o.defaultFrom ?? null;
+  }
+
   async serves(request: DialRequest): Promise<boolean> {
     const row = await this.o.calls.byId(request.callId);
     if (row?.credential_id) return true;
@@ -544,5 +549,10 @@ export class CarrierSelector implements Carrier {
 
   async dial(request: DialRequest): Promise<DialResult> {
     return (await this.twilio.serves(request)) ? this.twilio.dial(request) : this.sandbox.dial(request);
+  }
+
+  async callerId(request: DialRequest): Promise<string | null> {
+    const carrier = (await this.twilio.serves(request)) ? this.twilio : this.sandbox;
+    return (await carrier.callerId?.(request)) ?? null;
   }
 }
