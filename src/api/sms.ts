@@ -4,6 +4,8 @@ import type { Services } from '../services.js';
 import { Type } from '@sinclair/typebox';
 import { errorResponses, Nullable } from '../schemas/common.js';
 import { listInboundSms } from '../sms/inbound.js';
+import { sendSms } from '../sms/send.js';
+import { normalizePhone } from '../domain/phone.js';
 import {
   A2pRegisterResponse,
   A2pRegistrationRequest,
@@ -159,6 +161,71 @@ export default async function routes(app: Api, services: Services): Promise<void
     },
   );
 
+  app.post(
+    '/sms/send',
+    {
+      schema: {
+        tags,
+        summary: 'Send an SMS',
+        description:
+          'From one of your numbers: `{phone_number, message, from?}` or the form `{user_number, agent_number, ' +
+          'agent_message}`. Without from/agent_number, the first number the account holds sends it. Through ' +
+          'Twilio for a Twilio number; on the sandbox it is delivered at once.',
+        body: Type.Object(
+          {
+            phone_number: Type.Optional(Type.Union([Type.String(), Type.Number()])),
+            message: Type.Optional(Type.String({ minLength: 1, maxLength: 1600 })),
+            from: Type.Optional(Type.String()),
+            user_number: Type.Optional(Type.Union([Type.String(), Type.Number()])),
+            agent_number: Type.Optional(Type.String()),
+            agent_message: Type.Optional(Type.String({ minLength: 1, maxLength: 1600 })),
+          },
+          { additionalProperties: true },
+        ),
+        response: {
+          200: Type.Object({
+            status: Type.Literal('success'),
+            message: Type.String(),
+            message_id: Type.String(),
+            to: Type.String(),
+            from: Type.String(),
+            body: Type.String(),
+            sent_at: Type.String(),
+            carrier: Type.String(),
+            carrier_message_id: Nullable(Type.String()),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const b = request.body;
+      // The two body shapes real clients send; the second names its fields as the agent's.
+      const agentForm = b.user_number !== undefined || b.agent_message !== undefined;
+      const [toField, bodyField, fromField] = agentForm
+        ? (['user_number', 'agent_message', 'agent_number'] as const)
+        : (['phone_number', 'message', 'from'] as const);
+      const errors: string[] = [];
+      const rawTo = b[toField];
+      const to = rawTo === undefined ? undefined : normalizePhone(rawTo);
+      if (rawTo === undefined) errors.push(`${toField} is required`);
+      else if (to && !to.ok) errors.push(`${toField} ${to.reason}`);
+      const text = b[bodyField];
+      if (text === undefined) errors.push(`${bodyField} is required`);
+      const rawFrom = b[fromField];
+      const from = rawFrom === undefined ? undefined : normalizePhone(rawFrom);
+      if (from && !from.ok) errors.push(`${fromField} ${from.reason}`);
+      assertValid(request, errors);
+      const sent = await sendSms(services, request.account.id, {
+        to: to && to.ok ? to.e164 : '',
+        from: from && from.ok ? from.e164 : undefined,
+        body: text ?? '',
+        fromField,
+      });
+      return { status: 'success' as const, message: 'SMS sent', ...sent };
+    },
+  );
+
   app.get(
     '/sms/messages',
     {
@@ -171,6 +238,11 @@ export default async function routes(app: Api, services: Services): Promise<void
         querystring: Type.Object({
           phone_number: Type.Optional(Type.String()),
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+          direction: Type.Optional(
+            Type.Union([Type.Literal('inbound'), Type.Literal('outbound')], {
+              description: 'inbound (default): received; outbound: sent with POST /v1/sms/send',
+            }),
+          ),
         }),
         response: {
           200: Type.Object({
@@ -201,6 +273,7 @@ export default async function routes(app: Api, services: Services): Promise<void
       const messages = await listInboundSms(services.storage.db, request.account.id, {
         ...(to !== undefined ? { to } : {}),
         ...(request.query.limit !== undefined ? { limit: request.query.limit } : {}),
+        ...(request.query.direction !== undefined ? { direction: request.query.direction } : {}),
       });
       return { status: 'success' as const, messages };
     },

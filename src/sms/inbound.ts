@@ -127,6 +127,7 @@ export async function deliverInboundSms(deps: InboundSmsDeps, sms: InboundSms): 
     received_at: (sms.receivedAt ?? now).toISOString(),
     created_at: now.toISOString(),
     webhook: holder.sms_webhook,
+    direction: 'inbound',
   };
   const payload: InboundSmsPayload = {
     event: 'sms.received',
@@ -194,16 +195,19 @@ export interface StoredSms {
 export async function listInboundSms(
   db: Kysely<Database>,
   accountId: string,
-  options: { to?: string; limit?: number } = {},
+  options: { to?: string; limit?: number; direction?: 'inbound' | 'outbound' } = {},
 ): Promise<StoredSms[]> {
   let query = db
     .selectFrom('sms_messages')
     .selectAll()
     .where('account_id', '=', accountId)
+    .where('direction', '=', options.direction ?? 'inbound')
     .orderBy('received_at', 'desc')
     .orderBy('id')
     .limit(options.limit ?? 100);
-  if (options.to !== undefined) query = query.where('to_number', '=', options.to);
+  // One of the account's numbers: the one a message came to, or the one it was sent from.
+  if (options.to !== undefined)
+    query = query.where(options.direction === 'outbound' ? 'from_number' : 'to_number', '=', options.to);
   const rows = await query.execute();
   return rows.map((r) => ({
     message_id: r.id,

@@ -16,6 +16,7 @@ import * as m090 from './migrations/090_rate_limits.js';
 import * as m091 from './migrations/091_call_trace.js';
 import * as m092 from './migrations/092_account_concurrency.js';
 import * as m093 from './migrations/093_batches.js';
+import * as m094 from './migrations/094_sms_direction.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -40,6 +41,7 @@ const MIGRATIONS: Record<string, { up: (db: Kysely<any>, dialect: Dialect) => Pr
   '091_call_trace': m091,
   '092_account_concurrency': m092,
   '093_batches': m093,
+  '094_sms_direction': m094,
 };
 
 class StaticProvider implements MigrationProvider {

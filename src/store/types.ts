@@ -290,6 +290,8 @@ export interface SmsMessagesTable {
   created_at: string;
   /** The SMS webhook the message was sent to; null when the number had none. */
   webhook: string | null;
+  /** inbound (received on one of the account's numbers) or outbound (sent by POST /v1/sms/send). */
+  direction: string;
 }
 
 export interface Database {

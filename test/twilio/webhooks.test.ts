@@ -106,6 +106,19 @@ describe('Twilio webhooks, inbound calls, numbers and SMS through the emulator',
     assert.equal(listed.status, 200);
   });
 
+  it('sends an SMS from a Twilio number through the Messages resource', async () => {
+    const r = await env.t.request('POST', '/v1/sms/send', {
+      user_number: '+14155550142',
+      agent_number: '+12025550300',
+      agent_message: 'Your kettle ships today.',
+    });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.carrier, 'twilio');
+    const sent = env.emulator.messages.find((m) => m.body === 'Your kettle ships today.')!;
+    assert.deepEqual([sent.to, sent.from, sent.accountSid], ['+14155550142', '+12025550300', SERVER.accountSid]);
+    assert.equal(r.body.carrier_message_id, sent.sid);
+  });
+
   it('answers an inbound call: voice webhook, Connect Stream TwiML, media stream, a call record with a transcript', async () => {
     const phone = '+12025550300';
     env.hear(['Hi, do you have the blue kettle in stock']);
