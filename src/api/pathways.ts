@@ -264,6 +264,41 @@ export default async function routes(app: Api, services: Services): Promise<void
   );
 
   app.post(
+    '/pathway/:id/version/:n',
+    {
+      attachValidation: true,
+      schema: {
+        tags,
+        summary: 'Update a pathway version',
+        description:
+          "Fields sent replace the version's own (name, nodes, edges); the resulting graph must be valid. " +
+          'Calls already running keep the graph they started with.',
+        params: Type.Object({ id: Type.String(), n: Type.Integer({ minimum: 1 }) }),
+        body: PathwayUpdateBody,
+        response: {
+          200: Type.Object({ status: Type.Literal('success'), message: Type.String(), data: VersionDetail }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const { id, n } = request.params;
+      const accountId = request.account.id;
+      const current = await services.pathways.getVersion(accountId, id, n);
+      if (!current.ok) {
+        if (current.reason === 'pathway') throw notFound('Pathway');
+        throw new ApiError('NOT_FOUND', `Pathway version ${n} not found`);
+      }
+      const graph = checkBody(request, current.version, false);
+      const name = request.body.name;
+      await services.pathways.updateVersion(accountId, id, n, { ...(name !== undefined && { name }), ...graph });
+      const updated = await services.pathways.getVersion(accountId, id, n);
+      if (!updated.ok) throw new ApiError('NOT_FOUND', `Pathway version ${n} not found`);
+      return { status: 'success' as const, message: 'Pathway version updated', data: updated.version };
+    },
+  );
+
+  app.post(
     '/pathway/:id/publish',
     {
       schema: {

@@ -275,6 +275,30 @@ export class PathwayStore {
     };
   }
 
+  /**
+   * Changes version `n` (its name, nodes, edges): the hosted API's Update Pathway Version. Calls
+   * already running keep the graph they started with. False when there is no such version.
+   */
+  async updateVersion(
+    accountId: string,
+    pathwayId: string,
+    n: number,
+    patch: { name?: string } & Partial<PathwayGraph>,
+  ): Promise<boolean> {
+    if (!(await this.owns(this.db, accountId, pathwayId))) return false;
+    const result = await this.db
+      .updateTable('pathway_versions')
+      .set({
+        ...(patch.name !== undefined && { name: patch.name }),
+        ...(patch.nodes !== undefined && { nodes: toJson(patch.nodes) }),
+        ...(patch.edges !== undefined && { edges: toJson(patch.edges) }),
+      })
+      .where('pathway_id', '=', pathwayId)
+      .where('version_number', '=', n)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
   /** Points an environment at a version, named by its id or its number. */
   async publish(
     accountId: string,
