@@ -12,6 +12,7 @@ import { InboundStore } from './store/inbound.js';
 import { CampaignStore } from './store/campaigns.js';
 import { PathwayStore } from './store/pathways.js';
 import { BatchStore } from './store/batches.js';
+import { BlockedStore } from './store/blocked.js';
 import { A2pStore } from './store/a2p.js';
 import type { JobQueue } from './jobs/queue.js';
 import { SqlJobQueue } from './jobs/sql-queue.js';
@@ -50,6 +51,7 @@ export interface Services {
   campaigns: CampaignStore;
   pathways: PathwayStore;
   batches: BatchStore;
+  blocked: BlockedStore;
   a2p: A2pStore;
   /** The sandbox telephone network (CONTRACT.md section 6), always present. */
   sandbox: SandboxNetwork;
@@ -142,6 +144,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
   const offline = new OfflineAgent();
   const pathways = new PathwayStore(db, clock);
   const batches = new BatchStore(db, clock);
+  const blocked = new BlockedStore(db, clock);
   // Webhook nodes of pathways leave through the guarded client, as custom tools do (CONTRACT.md section 8).
   const pathwayHttp = new OutboundClient({ allowPrivate: config.allowPrivateUrls });
   // With an LLM configured (CONTRACT.md section 7) every call gets its own LlmAgent; else offline.
@@ -235,6 +238,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     campaigns: new CampaignStore(db, clock),
     pathways,
     batches,
+    blocked,
     a2p: new A2pStore(db, clock),
     sandbox,
     carrier,

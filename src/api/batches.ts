@@ -61,6 +61,18 @@ async function createBatch(
     errors.push(...own.map((e) => `${field}[${i}]: ${e}`));
     if (own.length === 0) requests.push(normalized as CallRequest);
   }
+  // Only when every call was valid do the requests line up with their places.
+  const blocked =
+    errors.length > 0
+      ? new Set<string>()
+      : await services.blocked.blockedAmong(
+          accountId,
+          requests.map((r) => r.phone_number),
+        );
+  requests.forEach((r, i) => {
+    if (blocked.has(r.phone_number))
+      errors.push(`${field}[${i}]: phone_number ${r.phone_number} is on this account's blocked list`);
+  });
   assertValid(request, errors);
   const id = services.batches.newId();
   const row = await services.batches.create(accountId, { id, ...batch, call_count: requests.length });

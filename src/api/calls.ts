@@ -139,6 +139,11 @@ export default async function routes(app: Api, services: Services): Promise<void
           );
         }
       }
+      if (normalized.phone_number && (await services.blocked.get(accountId, normalized.phone_number))) {
+        errors.push(
+          `phone_number ${normalized.phone_number} is on this account's blocked list (DELETE /v1/blocked_numbers/{number} unblocks it)`,
+        );
+      }
       assertValid(request, errors);
       const credential = await credentialFromHeader(request, services);
       const call = await services.calls.create(accountId, {

@@ -132,6 +132,11 @@ export default async function routes(app: Api, services: Services): Promise<void
       const errors = schemaErrors(request);
 
       const numbers = await normalizeNumbers(raw.numbers, errors);
+      const blocked = await services.blocked.blockedAmong(
+        accountId,
+        numbers.map((n) => n.phone_number),
+      );
+      for (const phone of blocked) errors.push(`numbers contains ${phone}, which is on this account's blocked list`);
 
       const steps: Record<string, unknown>[] = Array.isArray(raw.sequences) ? raw.sequences.filter(isRecord) : [];
       const stepsChooseOwn = steps.some((s) => nonEmpty(s.task) || nonEmpty(s.pathway_id));

@@ -12,6 +12,7 @@ import accounts from './accounts.js';
 import sandbox from './sandbox.js';
 import webhooks from './webhooks.js';
 import batches from './batches.js';
+import blocked from './blocked.js';
 
 export type RouteModule = (app: Api, services: Services) => Promise<void>;
 
@@ -29,6 +30,7 @@ export const API_ROUTES: RouteModule[] = [
   sandbox,
   webhooks,
   batches,
+  blocked,
 ];
 
 /** Routes outside the /v1 prefix. */

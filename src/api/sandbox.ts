@@ -4,7 +4,7 @@ import type { Services } from '../services.js';
 import { errorResponses, Nullable } from '../schemas/common.js';
 import { PhoneInput } from '../schemas/call.js';
 import { normalizePhone } from '../domain/phone.js';
-import { ApiError, notFound, validationError } from '../errors.js';
+import { ApiError, conflict, notFound, validationError } from '../errors.js';
 import { createConnectedCall } from '../calls/inbound.js';
 import { deliverInboundSms, MAX_SMS_BODY } from '../sms/inbound.js';
 
@@ -40,6 +40,9 @@ export default async function routes(app: Api, services: Services): Promise<void
       if (!from.ok || !to.ok) throw notFound('Inbound number');
       const callee = await services.inbound.get(accountId, to.e164);
       if (!callee) throw notFound('Inbound number');
+      if (await services.blocked.get(accountId, from.e164)) {
+        throw conflict(`Call rejected: ${from.e164} is on this account's blocked list`);
+      }
       const caller = from.e164 === to.e164 ? undefined : await services.inbound.get(accountId, from.e164);
       const callId = await createConnectedCall(services, accountId, callee, from.e164, 'inbound');
       if (!caller) {

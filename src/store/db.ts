@@ -17,6 +17,7 @@ import * as m091 from './migrations/091_call_trace.js';
 import * as m092 from './migrations/092_account_concurrency.js';
 import * as m093 from './migrations/093_batches.js';
 import * as m094 from './migrations/094_sms_direction.js';
+import * as m095 from './migrations/095_blocked_numbers.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -42,6 +43,7 @@ const MIGRATIONS: Record<string, { up: (db: Kysely<any>, dialect: Dialect) => Pr
   '092_account_concurrency': m092,
   '093_batches': m093,
   '094_sms_direction': m094,
+  '095_blocked_numbers': m095,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -144,6 +144,13 @@ export interface InboundNumbersTable {
   sms_webhook: string | null;
 }
 
+export interface BlockedNumbersTable {
+  account_id: string;
+  phone_number: string;
+  reason: string | null;
+  created_at: string;
+}
+
 export interface BatchesTable {
   id: string;
   account_id: string;
@@ -304,6 +311,7 @@ export interface Database {
   agents: AgentsTable;
   inbound_numbers: InboundNumbersTable;
   batches: BatchesTable;
+  blocked_numbers: BlockedNumbersTable;
   campaigns: CampaignsTable;
   campaign_numbers: CampaignNumbersTable;
   pathways: PathwaysTable;

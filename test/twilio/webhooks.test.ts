@@ -106,6 +106,18 @@ describe('Twilio webhooks, inbound calls, numbers and SMS through the emulator',
     assert.equal(listed.status, 200);
   });
 
+  it('rejects a call from a number the account blocked', async () => {
+    await env.t.request('POST', '/v1/blocked_numbers', { phone_number: '+14155550177' });
+    const params = { CallSid: 'CA2', AccountSid: SERVER.accountSid, From: '+14155550177', To: '+12025550300' };
+    const reply = await post(
+      '/twilio/voice',
+      params,
+      twilioSignature(SERVER.authToken, `${env.publicUrl}/twilio/voice`, params),
+    );
+    assert.equal(parseTwiml(reply.body).verb, 'reject');
+    await env.t.request('DELETE', '/v1/blocked_numbers/+14155550177');
+  });
+
   it('sends an SMS from a Twilio number through the Messages resource', async () => {
     const r = await env.t.request('POST', '/v1/sms/send', {
       user_number: '+14155550142',

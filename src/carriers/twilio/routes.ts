@@ -121,6 +121,8 @@ export default async function twilioRoutes(app: FastifyInstance, options: { serv
     // A draining process takes no new call: rejected, Twilio tries the number's fallback URL.
     if (!holder || !to || !account || !carrier.canAnswer || !params.CallSid || services.draining)
       return xml(reply, rejectTwiml());
+    // A caller the account blocked is rejected before anything answers.
+    if (await services.blocked.get(holder.accountId, from)) return xml(reply, rejectTwiml());
     const token = carrier.expectStream(
       params.CallSid,
       (stream) => {
