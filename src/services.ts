@@ -13,6 +13,7 @@ import { CampaignStore } from './store/campaigns.js';
 import { PathwayStore } from './store/pathways.js';
 import { BatchStore } from './store/batches.js';
 import { BlockedStore } from './store/blocked.js';
+import { CallEventBus } from './calls/events.js';
 import { A2pStore } from './store/a2p.js';
 import type { JobQueue } from './jobs/queue.js';
 import { SqlJobQueue } from './jobs/sql-queue.js';
@@ -52,6 +53,8 @@ export interface Services {
   pathways: PathwayStore;
   batches: BatchStore;
   blocked: BlockedStore;
+  /** The events of the calls this process runs (GET /v1/calls/{id}/events). */
+  callEvents: CallEventBus;
   a2p: A2pStore;
   /** The sandbox telephone network (CONTRACT.md section 6), always present. */
   sandbox: SandboxNetwork;
@@ -145,6 +148,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
   const pathways = new PathwayStore(db, clock);
   const batches = new BatchStore(db, clock);
   const blocked = new BlockedStore(db, clock);
+  const callEvents = new CallEventBus();
   // Webhook nodes of pathways leave through the guarded client, as custom tools do (CONTRACT.md section 8).
   const pathwayHttp = new OutboundClient({ allowPrivate: config.allowPrivateUrls });
   // With an LLM configured (CONTRACT.md section 7) every call gets its own LlmAgent; else offline.
@@ -204,7 +208,10 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
       void work.finally(() => afterEnds.delete(work));
       return Promise.resolve();
     },
-    onEvent: (callId, category, message) => webhooks.event(callId, category, message),
+    onEvent: (callId, category, message) => {
+      callEvents.publish({ call_id: callId, category, message, log_level: 'info', at: clock.now().toISOString() });
+      webhooks.event(callId, category, message);
+    },
     onTurnLatency: (entry) => metrics.observeTurn(entry),
     concurrencyLimit: async (accountId) =>
       (await accounts.get(accountId))?.max_concurrent_calls ?? config.maxConcurrentCalls,
@@ -239,6 +246,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     pathways,
     batches,
     blocked,
+    callEvents,
     a2p: new A2pStore(db, clock),
     sandbox,
     carrier,
