@@ -79,7 +79,12 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     { parseAs: 'string' },
     async (_request: unknown, body: string | Buffer) => parseJsonBody(String(body)),
   );
-  app.setValidatorCompiler(buildValidatorCompiler({ allowPrivateUrls: services.config.allowPrivateUrls }));
+  app.setValidatorCompiler(
+    buildValidatorCompiler({
+      allowPrivateUrls: services.config.allowPrivateUrls,
+      voiceAliases: services.config.voiceAliases,
+    }),
+  );
   installErrorHandling(app);
 
   await app.register(swagger, {

@@ -1,3 +1,4 @@
+import { isKnownVoice } from './domain/voices.js';
 import path from 'node:path';
 import { TTS_VENDORS, type TtsVendor } from './domain/voices.js';
 import { ELEVENLABS_OUTPUT_FORMATS, type ElevenLabsOutputFormat } from './providers/tts/elevenlabs.js';
@@ -20,6 +21,11 @@ export interface Config {
   databaseUrl: string | undefined;
   /** Lets outbound requests reach loopback and private addresses (development and tests only). */
   allowPrivateUrls: boolean;
+  /**
+   * OPENLINE_VOICE_ALIASES: voices of the hosted service (ids or names, lower case) mapped to a
+   * voice of this server (`ravi=mason,<uuid>=maya`), so a client's favourite voice gets a chosen one.
+   */
+  voiceAliases: Map<string, string>;
   /** 32-byte key (hex or base64) for secrets at rest; generated into DATA_DIR when unset. */
   masterKey: string | undefined;
   /** Largest accepted request body in bytes. Default 1 MiB. */
@@ -109,6 +115,20 @@ export class ConfigError extends Error {
 type Env = Record<string, string | undefined>;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function voiceAliases(env: Env): Map<string, string> {
+  const name = 'OPENLINE_VOICE_ALIASES';
+  const aliases = new Map<string, string>();
+  for (const pair of (env[name] ?? '').split(',')) {
+    if (pair.trim() === '') continue;
+    const [alias, target, extra] = pair.split('=').map((x) => x.trim());
+    if (!alias || !target || extra !== undefined) throw new ConfigError(name, `"${pair}" must be alias=voice`);
+    if (!isKnownVoice(target))
+      throw new ConfigError(name, `"${target}" is not a voice of this server (GET /v1/voices)`);
+    aliases.set(alias.toLowerCase(), target);
+  }
+  return aliases;
+}
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
@@ -258,6 +278,7 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl,
     databaseUrl: url(env, 'OPENLINE_DATABASE_URL', ['postgres:', 'postgresql:']),
     allowPrivateUrls: boolean(env, 'OPENLINE_ALLOW_PRIVATE_URLS'),
+    voiceAliases: voiceAliases(env),
     masterKey,
     bodyLimitBytes: integer(env, 'OPENLINE_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     metricsToken,

@@ -29,6 +29,8 @@ describe('configuration', () => {
     ['OPENLINE_WORKERS', 'sometimes'],
     ['OPENLINE_AUDIO_AHEAD_MS', '500'],
     ['OPENLINE_AUDIO_AHEAD_MS', 'a little'],
+    ['OPENLINE_VOICE_ALIASES', 'ravi=nobody'],
+    ['OPENLINE_VOICE_ALIASES', 'ravi'],
   ];
   for (const [name, value] of bad) {
     it(`stops on ${name}=${value} with a message naming the variable`, () => {

@@ -26,7 +26,10 @@ type Validator = ReturnType<ReturnType<typeof buildValidatorCompiler>>;
  * schema, so a missing field is named instead of "body must match one of several shapes".
  */
 function credentialChecker(services: Services): (body: unknown) => CarrierCredential {
-  const compile = buildValidatorCompiler({ allowPrivateUrls: services.config.allowPrivateUrls });
+  const compile = buildValidatorCompiler({
+    allowPrivateUrls: services.config.allowPrivateUrls,
+    voiceAliases: services.config.voiceAliases,
+  });
   const asBody = (schema: object): Validator => compile({ schema, method: 'POST', url: '/accounts', httpPart: 'body' });
   const providerOnly = asBody(ProviderOnly);
   const byProvider = Object.fromEntries(

@@ -2,8 +2,13 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 import { normalizeLanguage } from '../domain/language.js';
 
-/** Whether a value passes a (sub)schema: the body validator's Ajv, compiled once per schema. */
-export type Accepts = (schema: Record<string, unknown>, value: unknown) => boolean;
+/** What the rule needs besides the schema. */
+export interface Leniency {
+  /** Whether a value passes a (sub)schema: the body validator's Ajv, compiled once per schema. */
+  accepts: (schema: Record<string, unknown>, value: unknown) => boolean;
+  /** OPENLINE_VOICE_ALIASES: a voice the client names (lower case) -> a voice of this server. */
+  voiceAliases?: ReadonlyMap<string, string> | undefined;
+}
 
 /**
  * The leniency rule of every request body (CONTRACT.md section 4): real clients of the hosted API
@@ -17,7 +22,7 @@ export type Accepts = (schema: Record<string, unknown>, value: unknown) => boole
  * Driven by the route's schema, so every endpoint gets the same rule. Linear in the body: each
  * value is visited once (arrays are bounded before this runs, see body-bounds.ts).
  */
-export function applyLeniency(schema: unknown, data: unknown, accepts: Accepts): void {
+export function applyLeniency(schema: unknown, data: unknown, lenient: Leniency): void {
   if (!isRecord(schema)) return;
   const objectSchema = objectBranch(schema, data);
   if (objectSchema && isRecord(data)) {
@@ -26,21 +31,26 @@ export function applyLeniency(schema: unknown, data: unknown, accepts: Accepts):
     for (const [key, property] of Object.entries(properties)) {
       if (!Object.hasOwn(data, key) || !isRecord(property)) continue;
       const value = data[key];
-      if (!required.has(key) && emptyLike(value) && !accepts(property, value)) {
+      if (!required.has(key) && emptyLike(value) && !lenient.accepts(property, value)) {
         delete data[key];
         continue;
       }
-      if (normalizerOf(property) === 'language' && typeof value === 'string') {
+      const normalizer = normalizerOf(property);
+      if (normalizer === 'language' && typeof value === 'string') {
         data[key] = normalizeLanguage(value) ?? value;
         continue;
       }
-      applyLeniency(property, value, accepts);
+      if (normalizer === 'voice' && typeof value === 'string') {
+        data[key] = lenient.voiceAliases?.get(value.trim().toLowerCase()) ?? value;
+        continue;
+      }
+      applyLeniency(property, value, lenient);
     }
     return;
   }
   const items = schema.items;
   if (Array.isArray(data) && isRecord(items) && schema['x-items-checked-by-route'] !== true) {
-    for (const item of data) applyLeniency(items, item, accepts);
+    for (const item of data) applyLeniency(items, item, lenient);
   }
 }
 
@@ -49,7 +59,7 @@ export function applyLeniency(schema: unknown, data: unknown, accepts: Accepts):
  * GET returns the resource (`{"tool": {...}}`, or the whole GET answer) is unwrapped first. Returns
  * the fields expected when the body names none of them (after the leniency rule), else undefined.
  */
-export function missingUpdateFields(schema: unknown, data: unknown, accepts: Accepts): string[] | undefined {
+export function missingUpdateFields(schema: unknown, data: unknown, lenient: Leniency): string[] | undefined {
   if (!isRecord(schema) || schema['x-update'] !== true || !isRecord(schema.properties) || !isRecord(data)) {
     return undefined;
   }
@@ -60,7 +70,7 @@ export function missingUpdateFields(schema: unknown, data: unknown, accepts: Acc
     if (!isRecord(inner) || !namesAField(inner)) continue;
     delete data[key];
     Object.assign(data, inner);
-    applyLeniency(schema, data, accepts);
+    applyLeniency(schema, data, lenient);
     return namesAField(data) ? undefined : fields;
   }
   return fields;

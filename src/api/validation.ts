@@ -4,7 +4,7 @@ import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { validationError } from '../errors.js';
 import { CHECKS, type CheckName, type CheckContext } from '../domain/checks.js';
 import { findOversizedArray } from './body-bounds.js';
-import { applyLeniency, missingUpdateFields, type Accepts } from './leniency.js';
+import { applyLeniency, missingUpdateFields, type Leniency } from './leniency.js';
 
 /**
  * Builds the Ajv instances behind every route: bodies are validated strictly (no coercion, every
@@ -14,14 +14,15 @@ export function buildValidatorCompiler(context: CheckContext): FastifySchemaComp
   const common: Options = { allErrors: true, strict: false, verbose: true, removeAdditional: false };
   const bodyAjv = withKeywords(new Ajv({ ...common, coerceTypes: false, useDefaults: false }), context);
   const paramAjv = withKeywords(new Ajv({ ...common, coerceTypes: 'array', useDefaults: true }), context);
+  const lenient: Leniency = { accepts: acceptsWith(bodyAjv), voiceAliases: context.voiceAliases };
   return ({ schema, httpPart }) => {
     if (httpPart !== 'body') return paramAjv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
-    return boundedValidator(bodyAjv.compile(withoutRouteItems(schema)), schema, acceptsWith(bodyAjv));
+    return boundedValidator(bodyAjv.compile(withoutRouteItems(schema)), schema, lenient);
   };
 }
 
 /** Accepts for the leniency rule: a field's own schema, compiled once and kept with it. */
-function acceptsWith(ajv: Ajv): Accepts {
+function acceptsWith(ajv: Ajv): Leniency['accepts'] {
   const compiled = new WeakMap<object, AjvValidate>();
   return (schema, value) => {
     let validate = compiled.get(schema);
@@ -54,7 +55,7 @@ export function refuseOversizedBodies(request: FastifyRequest, _reply: unknown, 
 function boundedValidator(
   validate: AjvValidate,
   schema: unknown,
-  accepts: Accepts,
+  lenient: Leniency,
 ): ReturnType<FastifySchemaCompiler<unknown>> {
   const bounded = (data: unknown): boolean => {
     const over = findOversizedArray(schema, data);
@@ -69,8 +70,8 @@ function boundedValidator(
       ];
       return false;
     }
-    applyLeniency(schema, data, accepts);
-    const expected = missingUpdateFields(schema, data, accepts);
+    applyLeniency(schema, data, lenient);
+    const expected = missingUpdateFields(schema, data, lenient);
     if (expected) {
       bounded.errors = [{ keyword: 'x-update', instancePath: '', schemaPath: '#/x-update', params: { expected } }];
       return false;

@@ -22,10 +22,14 @@ const Voice = Type.Object({
     description: 'Star rating out of 5 (the hosted library rates voices; 0 here: not rated)',
   }),
   total_ratings: Type.Integer({ description: 'Ratings counted (0: voices here are not rated)' }),
+  aliases: Type.Array(Type.String(), {
+    description: 'Voice names and ids of the hosted service that speak in this voice here (OPENLINE_VOICE_ALIASES)',
+  }),
 });
 
-function present(voice: CatalogueVoice) {
+function present(voice: CatalogueVoice, aliases: ReadonlyMap<string, string>) {
   const { id, name, description, tags: voiceTags, legacy_id } = voice;
+  const own = [...aliases].filter(([, target]) => findVoice(target)?.id === id).map(([alias]) => alias);
   return {
     id,
     name,
@@ -35,6 +39,7 @@ function present(voice: CatalogueVoice) {
     voice_id: legacy_id,
     average_rating: 0,
     total_ratings: 0,
+    aliases: own,
   };
 }
 
@@ -86,7 +91,7 @@ export default async function routes(app: Api, services: Services): Promise<void
         response: { 200: Type.Object({ voices: Type.Array(Voice) }), ...errorResponses },
       },
     },
-    async () => ({ voices: VOICES.map(present) }),
+    async () => ({ voices: VOICES.map((v) => present(v, services.config.voiceAliases)) }),
   );
 
   app.get(
@@ -101,9 +106,10 @@ export default async function routes(app: Api, services: Services): Promise<void
       },
     },
     async (request) => {
-      const voice = findVoice(request.params.id);
+      const key = request.params.id.trim().toLowerCase();
+      const voice = findVoice(services.config.voiceAliases.get(key) ?? key);
       if (!voice) throw notFound('Voice');
-      return { voice: present(voice) };
+      return { voice: present(voice, services.config.voiceAliases) };
     },
   );
 

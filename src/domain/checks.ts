@@ -7,6 +7,8 @@ import { US_STATES } from './us-states.js';
 export interface CheckContext {
   /** With OPENLINE_ALLOW_PRIVATE_URLS, tool URLs may be http:// (local development). */
   allowPrivateUrls: boolean;
+  /** OPENLINE_VOICE_ALIASES: a voice the client names (lower case) -> a voice of this server. */
+  voiceAliases?: ReadonlyMap<string, string>;
 }
 
 type Check = (value: unknown, context: CheckContext) => string | null;

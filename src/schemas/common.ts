@@ -23,7 +23,8 @@ export function Nullable<T extends TSchema>(schema: T, options: SchemaOptions = 
 
 /** Marks a schema with a domain rule from src/domain/checks.ts. */
 export function checked<T extends TSchema>(schema: T, check: CheckName): T {
-  return { ...schema, 'x-check': check };
+  // A voice is also put through the configured voice aliases before it is checked (leniency.ts).
+  return { ...schema, 'x-check': check, ...(check === 'voice' ? { 'x-normalize': 'voice' } : {}) };
 }
 
 /** An object whose keys are the caller's own (request_data, metadata, headers, ...). */

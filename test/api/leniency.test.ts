@@ -105,6 +105,35 @@ describe('real clients of the hosted API: the leniency rule', () => {
   });
 });
 
+describe('voice aliases (OPENLINE_VOICE_ALIASES)', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await createTestApp({
+      env: { OPENLINE_VOICE_ALIASES: 'ravi=maya, 13843C96-AB9E-4938-BAF3-AD53FCEE541D=ryan' },
+    });
+  });
+  after(() => t.close());
+
+  it('give a hosted voice a chosen local voice: no warning, shown on GET /v1/voices', async () => {
+    for (const [voice, local] of [
+      ['Ravi', 'maya'],
+      ['13843c96-ab9e-4938-baf3-ad53fcee541d', 'ryan'],
+    ] as const) {
+      const r = await t.request('POST', '/v1/calls', { phone_number: '+14155550100', task: 'Hi.', voice });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.equal(r.body.warnings, undefined);
+      const record = (await t.request('GET', `/v1/calls/${String(r.body.call_id)}`)).body;
+      assert.equal((record.request_data as Json).voice, local);
+    }
+    const voices = (await t.request('GET', '/v1/voices')).body.voices as Json[];
+    assert.deepEqual(voices.find((v) => v.name === 'maya')!.aliases, ['ravi']);
+    assert.deepEqual(voices.find((v) => v.name === 'ryan')!.aliases, ['13843c96-ab9e-4938-baf3-ad53fcee541d']);
+    assert.equal(((await t.request('GET', '/v1/voices/ravi')).body.voice as Json).name, 'maya');
+    const agent = await t.request('POST', '/v1/agents', { prompt: 'Help.', voice: 'ravi' });
+    assert.equal((agent.body.agent as Json).voice, 'maya');
+  });
+});
+
 describe('language codes', () => {
   it('match case-insensitively, with legacy aliases and unknown regions falling back to the language', () => {
     const cases: [string, string | undefined][] = [

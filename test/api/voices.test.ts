@@ -21,6 +21,7 @@ describe('voices', () => {
       );
       for (const voice of voices) {
         assert.deepEqual(Object.keys(voice).sort(), [
+          'aliases',
           'average_rating',
           'description',
           'id',
