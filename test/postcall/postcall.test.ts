@@ -89,7 +89,13 @@ describe('post-call summary without a language model', () => {
   it('analyze answers 200 with null answers, naming the settings that enable a model; 404 for unknown calls', async () => {
     const id = await place(t, { task: 'Confirm the appointment.' });
     await summarized(t, id);
-    const body = { goal: 'Check', questions: [['Did they confirm?', 'boolean'], ['When?', 'string']] };
+    const body = {
+      goal: 'Check',
+      questions: [
+        ['Did they confirm?', 'boolean'],
+        ['When?', 'string'],
+      ],
+    };
     const r = await t.request('POST', `/v1/calls/${id}/analyze`, body);
     assert.equal(r.status, 200);
     assert.equal(r.body.status, 'success');
