@@ -249,7 +249,7 @@ export class LlmAgent implements Agent {
       const answer = await complete(
         this.o.provider,
         { model: this.o.model, messages, tools: toolsFor(ctx.request), temperature: ctx.request.temperature },
-        { ...(ctx.onFirstToken && { onFirst: ctx.onFirstToken }) },
+        { ...(ctx.onFirstToken && { onFirst: ctx.onFirstToken }), ...(ctx.onText && { onText: ctx.onText }) },
       );
       this.failures = 0;
       const actions = answer.toolCalls.map((c) => ({ call: c, action: actionOf(c, ctx.request) }));

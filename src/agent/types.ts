@@ -52,6 +52,11 @@ export interface AgentContext {
   knowledge?: readonly string[];
   /** Called when a language model's first token of this reply arrives (per-turn latency). */
   onFirstToken?(): void;
+  /**
+   * Called with each piece of the reply's words as a language model writes them: the session
+   * speaks them as they come. The reply's `say` is still all of them.
+   */
+  onText?(piece: string): void;
 }
 
 /** The mind of a call: the offline rule model, an LLM, or a pathway runner. */

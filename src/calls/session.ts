@@ -7,6 +7,7 @@ import { decideVoicemail } from '../domain/voicemail-rules.js';
 import { renderTemplate } from '../domain/template.js';
 import { AnswerDetector, answeredByOf, utteranceKind, type Answerer } from './answer-detector.js';
 import { EventQueue } from './event-queue.js';
+import { TextChannel } from './text-channel.js';
 import { hasInboundAudio, watchAnsweringMachine } from '../media/amd.js';
 
 type Internal =
@@ -219,10 +220,33 @@ export class CallSession {
     };
   }
 
-  private async ask(input: AgentInput): Promise<AgentReply> {
-    const reply = await this.o.agent.respond(input, this.context());
+  /**
+   * Asks the agent. A reply the agent writes piece by piece (a language model's stream) is spoken
+   * as it comes: speech starts with its first sentence while the model writes the rest, and the
+   * reply comes back marked `streamed` with its action, carried out once the words are played.
+   */
+  private async ask(input: AgentInput): Promise<AgentReply & { streamed?: AbortController }> {
+    const channel = new TextChannel();
+    let streamed: AbortController | undefined;
+    const context: AgentContext = {
+      ...this.context(),
+      onText: (piece) => {
+        if (!streamed && piece.trim() !== '') streamed = this.say(channel, null);
+        channel.push(piece);
+      },
+    };
+    let reply: AgentReply;
+    try {
+      reply = await this.o.agent.respond(input, context);
+    } finally {
+      channel.close();
+    }
     this.o.onReply?.();
-    return reply;
+    if (!streamed) return reply;
+    // The reply differs from the words streamed (the model failed midway and a fallback line
+    // replaces them): say it instead, as an ordinary reply.
+    if (reply.say !== null && reply.say.trim() !== channel.text.trim()) return reply;
+    return { ...reply, streamed };
   }
 
   private async greet(): Promise<void> {
@@ -233,8 +257,13 @@ export class CallSession {
   }
 
   /** Says the reply's words (if any), then carries out its action once they have been played. */
-  private async act(reply: AgentReply): Promise<void> {
+  private async act(reply: AgentReply & { streamed?: AbortController }): Promise<void> {
     if (reply.note) await this.record('agent-action', reply.note);
+    if (reply.streamed) {
+      // Its words are being said already: the action follows them (see onSpoken).
+      this.streamedThen.set(reply.streamed, reply.action);
+      return;
+    }
     if (reply.say && reply.say.trim() !== '') {
       this.say(reply.say, reply.action);
     } else if (reply.action) {
@@ -244,15 +273,27 @@ export class CallSession {
     }
   }
 
-  private say(text: string, then: AgentAction | 'hangup' | null): void {
+  /** The actions of streamed replies, by the speech that says their words. */
+  private readonly streamedThen = new Map<AbortController, AgentAction | null>();
+
+  private say(text: string | TextChannel, then: AgentAction | 'hangup' | null): AbortController {
     this.speaking?.abort();
     const controller = new AbortController();
     this.speaking = controller;
     this.disarm('silence');
+    const words = () => (typeof text === 'string' ? text : text.text);
     void this.o.leg.speak(text, { signal: controller.signal }).then(
-      (result) => this.events.push({ type: 'spoken', text, result, then, by: controller }),
-      () => this.events.push({ type: 'spoken', text, result: { played: '', interrupted: true }, then, by: controller }),
+      (result) => this.events.push({ type: 'spoken', text: words(), result, then, by: controller }),
+      () =>
+        this.events.push({
+          type: 'spoken',
+          text: words(),
+          result: { played: '', interrupted: true },
+          then,
+          by: controller,
+        }),
     );
+    return controller;
   }
 
   private async handle(event: Internal): Promise<void> {
@@ -430,7 +471,11 @@ export class CallSession {
     return { voicemail_message: r.voicemail_message, voicemail_action: r.voicemail_action, amd: r.answered_by_enabled };
   }
 
-  private async onSpoken(event: Extract<Internal, { type: 'spoken' }>): Promise<void> {
+  private async onSpoken(spoken: Extract<Internal, { type: 'spoken' }>): Promise<void> {
+    // A streamed reply's action is known once the model has finished: it was noted by act().
+    const streamedThen = this.streamedThen.get(spoken.by);
+    this.streamedThen.delete(spoken.by);
+    const event = streamedThen === undefined ? spoken : { ...spoken, then: streamedThen };
     const current = this.speaking === event.by;
     if (current) this.speaking = undefined;
     const played = event.result.played.trim();

@@ -45,15 +45,19 @@ export interface SpeakResult {
 
 export type TransferResult = { ok: true } | { ok: false; reason: string };
 
+/** What is said: all at once, or as it is written (a language model's streamed reply). */
+export type SpeechText = string | AsyncIterable<string>;
+
 export interface CallLeg {
   readonly mode: 'text' | 'audio';
   /** Subscribes to the far end; returns the unsubscribe function. */
   on(listener: LegListener): () => void;
   /**
-   * Says `text` to the far end. Resolves when it has been played, or early when `signal` aborts
+   * Says `text` to the far end: all of it, or a reply as it is written (an audio leg starts with
+   * its first sentence). Resolves when it has been played, or early when `signal` aborts
    * (barge-in) with what was played so far.
    */
-  speak(text: string, options?: { signal?: AbortSignal }): Promise<SpeakResult>;
+  speak(text: SpeechText, options?: { signal?: AbortSignal }): Promise<SpeakResult>;
   /** Sends DTMF digits (0-9, *, #; `w` waits half a second), as tones the far end can hear. */
   sendDtmf(digits: string): Promise<void>;
   /** Hands the far end over to `to`; the leg ends for us when this succeeds. */

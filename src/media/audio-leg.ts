@@ -19,7 +19,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { CallLeg, LegEvent, LegListener, SpeakResult, TransferResult } from '../carriers/types.js';
+import type { CallLeg, LegEvent, LegListener, SpeakResult, SpeechText, TransferResult } from '../carriers/types.js';
+import { sentencesOf } from './sentences.js';
 import type { CallRequest } from '../domain/call-request.js';
 import type { SttEvent, SttProvider, SttStream } from '../providers/stt/types.js';
 import type { TtsProvider } from '../providers/tts/types.js';
@@ -507,19 +508,18 @@ class AudioCallLeg implements AudioLeg {
 
   // ---- outbound ------------------------------------------------------------------------------
 
-  speak(text: string, options: { signal?: AbortSignal } = {}): Promise<SpeakResult> {
+  speak(source: SpeechText, options: { signal?: AbortSignal } = {}): Promise<SpeakResult> {
     const signal = options.signal;
     if (this.ended || signal?.aborted) return Promise.resolve({ played: '', interrupted: true });
     // One thing is said at a time: a new utterance replaces one still playing.
     this.speaking?.finish(true);
     const prefix = `s${++this.seq}`;
-    const words = wordsOf(text);
     const synthesis = new AbortController();
     return new Promise<SpeakResult>((resolve) => {
       const state: Speaking = {
         prefix,
-        text,
-        words,
+        text: '',
+        words: [],
         echoed: -1,
         finish: (interrupted) => {
           if (this.speaking !== state) return;
@@ -533,6 +533,7 @@ class AudioCallLeg implements AudioLeg {
             this.transport.clear();
             this.latency.abandon();
           }
+          const { text, words } = state;
           const played = interrupted ? (state.echoed < 0 ? '' : text.slice(0, words[state.echoed]!.end)) : text;
           resolve({ played, interrupted });
         },
@@ -540,17 +541,47 @@ class AudioCallLeg implements AudioLeg {
       const onAbort = () => state.finish(true);
       signal?.addEventListener('abort', onAbort, { once: true });
       this.speaking = state;
-      words.forEach((_, i) =>
-        this.markHandlers.set(`${prefix}:${i}`, () => (state.echoed = Math.max(state.echoed, i))),
-      );
       this.markHandlers.set(`${prefix}:end`, () => state.finish(false));
-      void this.synthesize(state, synthesis.signal);
+      void this.synthesize(state, source, synthesis.signal);
     });
   }
 
-  /** Streams the TTS into paced frames with a mark after each word. */
-  private async synthesize(state: Speaking, signal: AbortSignal): Promise<void> {
-    const { text, words, prefix } = state;
+  /**
+   * Synthesises what is said sentence by sentence as it comes (a streamed reply starts playing with
+   * its first sentence while the rest is written), into paced frames with a mark after each word.
+   */
+  private async synthesize(state: Speaking, source: SpeechText, signal: AbortSignal): Promise<void> {
+    try {
+      for await (const sentence of sentencesOf(source)) {
+        if (signal.aborted) return;
+        // A streamed reply is ready to be heard with its first sentence (a whole one already was).
+        if (state.text === '') this.latency.replyReady();
+        const offset = state.text === '' ? 0 : state.text.length + 1;
+        state.text = state.text === '' ? sentence : `${state.text} ${sentence}`;
+        const first = state.words.length;
+        for (const word of wordsOf(sentence)) {
+          const i = state.words.length;
+          state.words.push({ end: offset + word.end });
+          this.markHandlers.set(`${state.prefix}:${i}`, () => (state.echoed = Math.max(state.echoed, i)));
+        }
+        await this.synthesizeSentence(state, sentence, first, signal);
+      }
+    } catch (error) {
+      // The reply's source failed (the model's stream broke): what was said so far stands.
+      if (!signal.aborted) this.deps.log?.warn({ err: error, call_id: this.settings.callId }, 'reply stream failed');
+    }
+    if (signal.aborted) return;
+    this.pacer.mark(`${state.prefix}:end`);
+  }
+
+  /** One sentence: the TTS streamed into frames, with the marks of its words (from `firstWord`). */
+  private async synthesizeSentence(
+    state: Speaking,
+    text: string,
+    firstWord: number,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const words = wordsOf(text);
     const spoken = applyPronunciationGuide(text, this.settings.pronunciationGuide);
     const chars = Math.max(1, text.length);
     const estimate = Math.max(1, Math.round((chars / CHARS_PER_SECOND) * (1000 / FRAME_MS)));
@@ -559,7 +590,7 @@ class AudioCallLeg implements AudioLeg {
     let nextWord = 0;
     const placeMarks = (total: number, all: boolean) => {
       while (nextWord < words.length && (all || frames >= Math.ceil((words[nextWord]!.end / chars) * total))) {
-        this.pacer.mark(`${prefix}:${nextWord}`);
+        this.pacer.mark(`${state.prefix}:${firstWord + nextWord}`);
         nextWord++;
       }
     };
@@ -570,7 +601,7 @@ class AudioCallLeg implements AudioLeg {
         placeMarks(total(), false);
       }
     };
-    let first = true;
+    let first = firstWord === 0;
     try {
       for await (const chunk of this.deps.tts.synthesize({
         text: spoken,
@@ -603,7 +634,6 @@ class AudioCallLeg implements AudioLeg {
       pushFrames(last, () => frames);
     }
     placeMarks(frames, true);
-    this.pacer.mark(`${prefix}:end`);
   }
 
   sendDtmf(digits: string): Promise<void> {

@@ -21,8 +21,9 @@ export interface TurnLatency {
   /** End of speech -> the leg handed the utterance to the session (end of turn). */
   turn_ms: number;
   /**
-   * End of turn -> the agent's reply was ready (the language model's answer, or the offline
-   * model's; the session may first wait for a merged turn).
+   * End of turn -> the agent's reply was ready to be said: the language model's answer (its first
+   * sentence, when the reply is streamed and spoken as it is written), or the offline model's; the
+   * session may first wait for a merged turn.
    */
   llm_ms: number;
   /**

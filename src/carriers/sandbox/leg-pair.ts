@@ -6,7 +6,8 @@
  * 20 ms mu-law frames so that an audio mode can reuse the same pair.
  */
 import type { Clock } from '../../clock.js';
-import type { CallLeg, LegEvent, LegListener, SpeakResult, TransferResult } from '../types.js';
+import type { CallLeg, LegEvent, LegListener, SpeakResult, SpeechText, TransferResult } from '../types.js';
+import { textOf } from '../../media/sentences.js';
 
 export interface LegTiming {
   /** Speaking time of one word. Default 60000/165 (165 words a minute). */
@@ -102,9 +103,10 @@ export class SandboxLegEnd implements CallLeg {
     return () => this.listeners.delete(listener);
   }
 
-  speak(text: string, options: { signal?: AbortSignal } = {}): Promise<SpeakResult> {
-    // One end's utterances play one after another, as a carrier's playback queue would.
-    const turn = this.speechTail.then(() => this.playUtterance(text.trim(), options.signal));
+  speak(source: SpeechText, options: { signal?: AbortSignal } = {}): Promise<SpeakResult> {
+    // One end's utterances play one after another, as a carrier's playback queue would. Text
+    // carries a reply whole: a streamed one is said once it is all written.
+    const turn = this.speechTail.then(async () => this.playUtterance((await textOf(source)).trim(), options.signal));
     this.speechTail = turn.catch(ignore);
     return turn;
   }

@@ -1,5 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Carrier, DialRequest, DialResult, LegEvent, LegListener, SpeakResult, TransferResult } from '../types.js';
+import type {
+  Carrier,
+  DialRequest,
+  DialResult,
+  LegEvent,
+  LegListener,
+  SpeakResult,
+  SpeechText,
+  TransferResult,
+} from '../types.js';
 import type { MediaTransport } from '../../media/transport.js';
 import type { AudioLeg } from '../../media/audio-leg.js';
 import type { LatencySource } from '../../media/latency.js';
@@ -177,7 +186,7 @@ export class TwilioCallLeg implements AudioLeg {
     for (const listener of this.extra) listener(event);
   }
 
-  speak(text: string, options?: { signal?: AbortSignal }): Promise<SpeakResult> {
+  speak(text: SpeechText, options?: { signal?: AbortSignal }): Promise<SpeakResult> {
     return this.inner.speak(text, options);
   }
 

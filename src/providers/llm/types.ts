@@ -73,7 +73,7 @@ export class LlmError extends Error {
 export async function complete(
   provider: LlmProvider,
   request: ChatRequest,
-  options: { onFirst?: () => void } = {},
+  options: { onFirst?: () => void; onText?: (delta: string) => void } = {},
 ): Promise<LlmReply> {
   let text = '';
   const toolCalls: LlmToolCall[] = [];
@@ -84,8 +84,10 @@ export async function complete(
       first();
       first = undefined;
     }
-    if (event.type === 'text') text += event.delta;
-    else if (event.type === 'tool_call') toolCalls.push(event.call);
+    if (event.type === 'text') {
+      text += event.delta;
+      options.onText?.(event.delta);
+    } else if (event.type === 'tool_call') toolCalls.push(event.call);
     else finishReason = event.finishReason;
   }
   return { text, toolCalls, finishReason };
