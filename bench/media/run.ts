@@ -66,14 +66,16 @@ const AHEAD = aheadOption === undefined ? 2 : Number(aheadOption);
 const callsOption = args.find((a) => a.startsWith('--calls='))?.slice(8);
 const onlyCalls = callsOption === undefined ? undefined : Number(callsOption);
 const only = args.find((a) => a.startsWith('--only='))?.slice(7);
-if (only !== undefined && only !== 'overhead' && only !== 'density')
-  throw new Error('--only must be overhead or density');
+if (only !== undefined && only !== 'overhead' && only !== 'density' && only !== 'voice')
+  throw new Error('--only must be overhead, density or voice');
 if (!(Number.isInteger(AHEAD) && AHEAD >= 0)) throw new Error('--ahead must be a whole number of frames');
 if (onlyCalls !== undefined && !(Number.isInteger(onlyCalls) && onlyCalls > 0))
   throw new Error('--calls must be a positive integer');
 
 /** The fakes' fixed latencies (subtracted from the measured span). */
 const LLM_MS = 100;
+/** Section 3: how long the writing model takes over a whole reply. */
+const WRITE_MS = 3000;
 const TTS_FIRST_AUDIO_MS = 80;
 /** Before the measured span (end of speech -> STT final): not subtracted, not counted. */
 const STT_FINAL_MS = 50;
@@ -88,11 +90,47 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
 }
 
+/**
+ * A model that writes its reply over `totalMs`: the first sentence at once, the other words spread
+ * evenly after it. With `stream` the session hears the words as they come (a streamed reply);
+ * without, the whole reply only at the end (as before streaming).
+ */
+const STREAMED_REPLY = ['Nine to five on weekdays.', 'Saturdays ten to noon.', 'Anything else?'];
+function writingModel(totalMs: number, stream: boolean): Agent {
+  return {
+    label: 'bench-writer',
+    respond: (input, ctx) =>
+      new Promise((resolve) => {
+        if (input.kind !== 'heard') {
+          resolve({ say: input.kind === 'start' ? 'Hello, how can I help?' : null, action: null });
+          return;
+        }
+        const [first, ...rest] = STREAMED_REPLY;
+        const words = rest.join(' ').split(' ');
+        const text = STREAMED_REPLY.join(' ');
+        if (stream) ctx.onText?.(`${first!} `);
+        words.forEach((word, i) =>
+          setTimeout(
+            () => {
+              if (stream) ctx.onText?.(i === words.length - 1 ? word : `${word} `);
+              if (i === words.length - 1) resolve({ say: text, action: null });
+            },
+            (totalMs * (i + 1)) / words.length,
+          ),
+        );
+      }),
+  };
+}
+
 /** The fakes of one call, timing what they actually took (timers fire late on a busy machine). */
-function fakes(): { agent: Agent; tts: TtsProvider; took: { llm: number; tts: number } } {
+function fakes(model?: { totalMs: number; stream: boolean }): {
+  agent: Agent;
+  tts: TtsProvider;
+  took: { llm: number; tts: number };
+} {
   const took = { llm: LLM_MS, tts: TTS_FIRST_AUDIO_MS };
   const tone = new ToneTts({ firstChunkMs: TTS_FIRST_AUDIO_MS, msPerChar: 60 });
-  const agent: Agent = {
+  const fixed: Agent = {
     label: 'bench',
     respond: (input) => {
       const asked = performance.now();
@@ -110,6 +148,7 @@ function fakes(): { agent: Agent; tts: TtsProvider; took: { llm: number; tts: nu
       );
     },
   };
+  const agent = model ? writingModel(model.totalMs, model.stream) : fixed;
   const tts: TtsProvider = {
     name: 'tone',
     async *synthesize(request) {
@@ -217,6 +256,7 @@ async function runLevel(
   speech: Buffer,
   background: string,
   vadKind: VadKind,
+  model?: { totalMs: number; stream: boolean },
 ): Promise<
   Level & {
     sent: number;
@@ -258,7 +298,7 @@ async function runLevel(
         const t0 = Number(message.start.customParameters.t0);
         const request = callRequest({ background_track: background });
         const callId = `bench-${message.start.callSid}`;
-        const fake = fakes();
+        const fake = fakes(model);
         const leg = createAudioLeg(stamped(stream, t0, sentAt), audioLegSettings(callId, request, 'bench'), {
           stt: new ScriptedStt({ lines: Array(100).fill('what are your opening hours'), finalLatencyMs: STT_FINAL_MS }),
           tts: fake.tts,
@@ -402,7 +442,7 @@ async function main(): Promise<void> {
         // the event loop's rare long stalls (25 s steps at 200 calls gave 3.7-11.3 ms).
         [200, 75_000],
       ];
-  for (const [calls, duration] of only === 'density' ? [] : overheadLevels) {
+  for (const [calls, duration] of only === 'density' || only === 'voice' ? [] : overheadLevels) {
     scheduler.stats.reset();
     const r = await runLevel(calls, seconds(duration), scheduler, speech, 'none', vadOption ?? 'silero');
     const overhead = r.turns
@@ -431,7 +471,29 @@ async function main(): Promise<void> {
     );
   }
 
-  if (only === 'overhead') {
+  if (only === undefined || only === 'voice') {
+    console.log(
+      `\n3. Voice to voice: end of the caller's speech -> first frame of the answer, with a model whose first ` +
+        `sentence comes at once and whole reply after ${WRITE_MS / 1000} s (TTS first audio ${TTS_FIRST_AUDIO_MS} ms a sentence)`,
+    );
+    for (const stream of [false, true]) {
+      for (const calls of onlyCalls ? [onlyCalls] : [1, 50, 200]) {
+        scheduler.stats.reset();
+        const r = await runLevel(calls, seconds(20_000), scheduler, speech, 'none', vadOption ?? 'silero', {
+          totalMs: WRITE_MS,
+          stream,
+        });
+        const totals = r.turns.map((t) => t.total_ms);
+        console.log(
+          `  ${stream ? 'streamed    ' : 'whole reply '} ${String(calls).padStart(3)} calls: ${totals.length} turns, ` +
+            `voice to voice p50 ${fmt(percentile(totals, 0.5))} ms, p99 ${fmt(percentile(totals, 0.99))} ms; ` +
+            `outbound frames late >20 ms ${scheduler.stats.lateFrames}/${scheduler.stats.frames}`,
+        );
+      }
+    }
+  }
+
+  if (only === 'overhead' || only === 'voice') {
     scheduler.stop();
     process.exit(0);
   }
