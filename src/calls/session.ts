@@ -8,6 +8,7 @@ import { renderTemplate } from '../domain/template.js';
 import { AnswerDetector, answeredByOf, utteranceKind, type Answerer } from './answer-detector.js';
 import { EventQueue } from './event-queue.js';
 import { TextChannel } from './text-channel.js';
+import { inSpan } from '../observability/tracing.js';
 import { hasInboundAudio, watchAnsweringMachine } from '../media/amd.js';
 
 type Internal =
@@ -237,7 +238,13 @@ export class CallSession {
     };
     let reply: AgentReply;
     try {
-      reply = await this.o.agent.respond(input, context);
+      // A span per turn of the agent (under the call's), with the model's requests under it.
+      reply = await inSpan('turn', { 'openline.call.id': this.o.callId, 'openline.turn.input': input.kind }, (span) =>
+        this.o.agent.respond(input, context).then((answer) => {
+          if (answer.action) span.setAttribute('openline.turn.action', answer.action.type);
+          return answer;
+        }),
+      );
     } finally {
       channel.close();
     }

@@ -4,11 +4,14 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ScaledClock } from '../../src/clock.js';
+import { FakeOpenAi, fakeLlmConfig } from '../../src/testing/fake-openai.js';
 import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
 import { startTracing, type Tracing } from '../../src/observability/tracing.js';
 
 interface OtlpSpan {
   traceId: string;
+  spanId: string;
+  parentSpanId?: string;
   name: string;
   attributes: { key: string; value: { stringValue?: string; intValue?: string | number } }[];
 }
@@ -75,5 +78,37 @@ describe('OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
     assert.equal(attribute(span, 'openline.call.direction'), 'outbound');
     assert.equal(call.trace_id, span.traceId);
     assert.match(String(call.trace_id), /^[0-9a-f]{32}$/);
+    // The agent's turns, in the call's trace, under its span.
+    const turns = receiver.spans.filter((s) => s.name === 'turn' && attribute(s, 'openline.call.id') === callId);
+    assert.ok(turns.length >= 1, `spans received: ${receiver.spans.map((s) => s.name).join(', ')}`);
+    for (const turn of turns) assert.equal(turn.traceId, span.traceId);
+    assert.ok(turns.some((s) => s.parentSpanId === span.spanId));
+  });
+
+  it('sends a span per language-model request, named and described by the GenAI conventions, under its turn', async () => {
+    assert.ok(tracing, 'tracing started');
+    const fake = await FakeOpenAi.start();
+    fake.handler = () => ({
+      text: 'Hello! This is a reminder of your visit tomorrow. Goodbye.',
+      toolCalls: [{ name: 'end_call' }],
+    });
+    const withModel = await createTestApp({ clock: new ScaledClock(20), config: { llm: fakeLlmConfig(fake, 10_000) } });
+    try {
+      await withModel.services.startWorkers();
+      const r = await withModel.request('POST', '/v1/calls', { phone_number: '+14155550100', task: 'Remind them.' });
+      const callId = String(r.body.call_id);
+      await waitForCall(withModel, callId);
+      await tracing.flush();
+      const turns = receiver.spans.filter((s) => s.name === 'turn' && attribute(s, 'openline.call.id') === callId);
+      const chats = receiver.spans.filter(
+        (s) => s.name.startsWith('chat ') && turns.some((t) => t.spanId === s.parentSpanId),
+      );
+      assert.ok(chats.length >= 1, `spans received: ${receiver.spans.map((s) => s.name).join(', ')}`);
+      assert.equal(attribute(chats[0]!, 'gen_ai.operation.name'), 'chat');
+      assert.ok(attribute(chats[0]!, 'gen_ai.request.model'));
+    } finally {
+      await withModel.close();
+      await fake.close();
+    }
   });
 });

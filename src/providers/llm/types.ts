@@ -1,3 +1,5 @@
+import { inSpan } from '../../observability/tracing.js';
+
 /**
  * The language-model port (ARCHITECTURE.md rule 5): chat messages in, a stream of text deltas and
  * whole tool calls out. Vendor files stay thin; whatever they throw becomes an LlmError that says
@@ -74,6 +76,28 @@ export async function complete(
   provider: LlmProvider,
   request: ChatRequest,
   options: { onFirst?: () => void; onText?: (delta: string) => void } = {},
+): Promise<LlmReply> {
+  // A span per model request, named and described by OpenTelemetry's GenAI conventions.
+  return inSpan(
+    `chat ${request.model}`,
+    {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.system': provider.name,
+      'gen_ai.request.model': request.model,
+      ...(request.temperature !== undefined && { 'gen_ai.request.temperature': request.temperature }),
+    },
+    async (span) => {
+      const reply = await collect(provider, request, options);
+      if (reply.finishReason) span.setAttribute('gen_ai.response.finish_reasons', [reply.finishReason]);
+      return reply;
+    },
+  );
+}
+
+async function collect(
+  provider: LlmProvider,
+  request: ChatRequest,
+  options: { onFirst?: () => void; onText?: (delta: string) => void },
 ): Promise<LlmReply> {
   let text = '';
   const toolCalls: LlmToolCall[] = [];
