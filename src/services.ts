@@ -193,6 +193,11 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
               provider,
               model: llm.models[request.model],
               now: () => clock.now(),
+              onFailure: (error) =>
+                metrics.providerError(
+                  provider.name,
+                  error.status ? `http_${error.status}` : error.retryable ? 'retryable' : 'failed',
+                ),
               ...(options.logger ? { log: options.logger } : {}),
             })
           : offline,

@@ -30,6 +30,8 @@ export interface LlmAgentOptions {
   /** Current time, for the prompt (the service clock, so scaled test clocks agree). */
   now: () => Date;
   log?: AgentLog;
+  /** A request that failed (the metrics' provider errors): timeout, retryable or not. */
+  onFailure?(error: LlmError): void;
 }
 
 const END_CALL: LlmTool = {
@@ -266,6 +268,7 @@ export class LlmAgent implements Agent {
     } catch (error) {
       const failure = error instanceof LlmError ? error : new LlmError(String(error), false);
       this.failures++;
+      this.o.onFailure?.(failure);
       this.o.log?.warn(
         {
           call_id: ctx.callId,

@@ -103,6 +103,9 @@ describe('calls conducted by a language model (fake OpenAI server, sandbox, cloc
         // Three failed turns in a row: the agent ends the call itself rather than apologising forever.
         assert.match(lines, /assistant: .*technical difficulties/, lines);
         assert.equal(call.call_ended_by, 'ASSISTANT');
+        // Each failed request is counted for the operator (GET /metrics).
+        const scrape = await t.app.inject({ method: 'GET', url: '/metrics' });
+        assert.match(scrape.body, /openline_provider_errors_total\{provider="[^"]+",kind="http_500"\} [1-9]/);
       } else {
         // 300 ms of real time is 7.5 s of call time at 25x: the sandbox person gives up and hangs
         // up while the agent apologises (the line is cut where they hung up).
