@@ -142,7 +142,9 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
   // audioAheadMs at the carrier.
   const frames = new FrameScheduler({ phases: 4, aheadFrames: config.audioAheadMs / 20 });
   const speech = createSpeech(config);
-  twilio.useAudioLeg(twilioAudioLegs(config, speech, frames, options.logger));
+  twilio.useAudioLeg(
+    twilioAudioLegs(config, speech, frames, options.logger, (provider) => metrics.providerError(provider, 'failed')),
+  );
   const carrier = new CarrierSelector(sandbox, twilio);
   const offline = new OfflineAgent();
   const pathways = new PathwayStore(db, clock);

@@ -101,6 +101,8 @@ export interface AudioLegDeps {
   /** Also emit an `audio` event for every inbound frame (answering-machine detection). Default false. */
   audioEvents?: boolean;
   log?: { warn(object: object, message: string): void };
+  /** A speech provider failed (the metrics' provider errors). */
+  onProviderError?(kind: 'stt' | 'tts'): void;
 }
 
 /** The CallLeg of an audio carrier, with what the engine reads beyond the port. */
@@ -334,6 +336,7 @@ class AudioCallLeg implements AudioLeg {
       if (this.utterance?.vadEndedFrame !== null && this.utterance?.vadEndedFrame !== undefined) stream.finalize();
     } catch (error) {
       this.sttPending = null;
+      this.deps.onProviderError?.('stt');
       this.deps.log?.warn({ err: error, call_id: this.settings.callId }, 'speech recognition unavailable');
     }
   }
@@ -460,6 +463,7 @@ class AudioCallLeg implements AudioLeg {
   private onStt(event: SttEvent): void {
     if (this.ended) return;
     if (event.type === 'error') {
+      this.deps.onProviderError?.('stt');
       this.deps.log?.warn({ call_id: this.settings.callId, reason: event.message }, 'speech recognition failed');
       return;
     }
@@ -625,6 +629,7 @@ class AudioCallLeg implements AudioLeg {
       }
     } catch (error) {
       if (signal.aborted) return;
+      this.deps.onProviderError?.('tts');
       this.deps.log?.warn({ err: error, call_id: this.settings.callId }, 'speech synthesis failed');
     }
     if (signal.aborted) return;

@@ -200,6 +200,71 @@ describe('audio leg: outbound speech', () => {
     assert.equal(far.closed, true);
   });
 
+  it('a streamed reply is synthesised sentence by sentence as it comes, its word marks in one sequence', async () => {
+    const { leg, far, tts } = setup();
+    let release!: () => void;
+    const rest = new Promise<void>((resolve) => (release = resolve));
+    async function* reply(): AsyncGenerator<string> {
+      yield 'Sure thing. ';
+      await rest;
+      yield 'The shop opens at nine.';
+    }
+    const speaking = leg.speak(reply());
+    // The first sentence plays while the rest is still being written.
+    await until('the first sentence played', () => far.echoed.includes('s1:1'));
+    assert.deepEqual(
+      tts.requests.map((r) => r.text),
+      ['Sure thing.'],
+    );
+    release();
+    const result = await speaking;
+    assert.deepEqual(result, { played: 'Sure thing. The shop opens at nine.', interrupted: false });
+    assert.deepEqual(
+      tts.requests.map((r) => r.text),
+      ['Sure thing.', 'The shop opens at nine.'],
+    );
+    assert.deepEqual(
+      far.marks.filter((m) => m.startsWith('s1:')),
+      ['s1:0', 's1:1', 's1:2', 's1:3', 's1:4', 's1:5', 's1:6', 's1:end'],
+    );
+    await leg.hangup();
+  });
+
+  it('a failing text-to-speech provider is reported, and the turn still ends', async () => {
+    const { transport } = createMediaPair({ playoutMs: 0 });
+    const failures: string[] = [];
+    const leg = createAudioLeg(
+      transport,
+      {
+        callId: 'call-tts-fails',
+        interruptionThreshold: 100,
+        language: 'en-US',
+        keywords: [],
+        voice: 'v',
+        pronunciationGuide: [],
+        backgroundTrack: 'none',
+        record: false,
+      },
+      {
+        stt: new ScriptedStt({ lines: [] }),
+        tts: {
+          name: 'broken',
+          // eslint-disable-next-line require-yield
+          async *synthesize() {
+            throw new Error('503 from the vendor');
+          },
+        },
+        vad: new EnergyVad(),
+        scheduler,
+        onProviderError: (kind) => failures.push(kind),
+      },
+    );
+    const result = await leg.speak('Hello there.');
+    assert.equal(result.interrupted, false);
+    assert.deepEqual(failures, ['tts']);
+    await leg.hangup();
+  });
+
   it('barge-in stops synthesis, sends clear and keeps only the words whose marks came back', async () => {
     const { leg, far } = setup({ playoutMs: 40, msPerChar: 30 });
     const text = 'one two three four five six seven eight nine ten eleven twelve';

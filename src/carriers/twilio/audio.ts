@@ -17,6 +17,7 @@ export function twilioAudioLegs(
   speech: Speech,
   scheduler: FrameScheduler,
   log?: TwilioLogger,
+  onProviderError?: (provider: string) => void,
 ): AudioLegFactory {
   return (transport, request, callId, control) =>
     createAudioLeg(transport, audioLegSettings(callId, request, speech.ttsVoiceFor(request)), {
@@ -29,5 +30,9 @@ export function twilioAudioLegs(
       transfer: control.transfer,
       hangup: control.hangup,
       ...(log ? { log } : {}),
+      ...(onProviderError && {
+        onProviderError: (kind: 'stt' | 'tts') =>
+          onProviderError(kind === 'tts' ? speech.tts.name : (speech.stt?.name ?? 'stt')),
+      }),
     });
 }
