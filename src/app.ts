@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger, type FastifyReply } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -60,6 +60,9 @@ async function api(app: Api, services: Services): Promise<void> {
 export async function buildApp(services: Services, options: AppOptions = {}): Promise<Api> {
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
+    // Each request is one debug line (below); at info the log tells what calls do, so the first
+    // API key printed at start-up stays on screen.
+    disableRequestLogging: true,
     bodyLimit: services.config.bodyLimitBytes,
     trustProxy: true,
     genReqId: () => crypto.randomUUID(),
@@ -86,6 +89,18 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     }),
   );
   installErrorHandling(app);
+  app.addHook('onResponse', (request, reply, done) => {
+    request.log.debug(
+      {
+        method: request.method,
+        route: request.routeOptions.url,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      },
+      'request',
+    );
+    done();
+  });
 
   await app.register(swagger, {
     openapi: {
@@ -115,8 +130,14 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       url,
     }),
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  // The document names the server as the reader reached it (a proxy's X-Forwarded-* included), so
+  // "Try it out" works from wherever /docs was opened.
+  const asReached = <T extends object>(spec: T, request: FastifyRequest) => ({
+    ...spec,
+    servers: [{ url: `${request.protocol}://${request.host}` }],
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', transformSpecification: asReached });
+  app.get('/openapi.json', { schema: { hide: true } }, async (request) => asReached(app.swagger(), request));
 
   await registerRateLimit(app, {
     perMinute: services.config.rateLimitPerMinute,

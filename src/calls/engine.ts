@@ -217,7 +217,10 @@ export class CallEngine {
     const allocated = within
       ? await this.d.calls.allocateWithinLimit(id, within.accountId, within.limit, changes)
       : await this.d.calls.transition(id, ['queued'], changes);
-    if (allocated) this.d.onEvent?.(id, 'queue', 'Call allocated');
+    if (allocated) {
+      this.d.log?.info({ call_id: id }, 'call allocated');
+      this.d.onEvent?.(id, 'queue', 'Call allocated');
+    }
     return allocated;
   }
 
@@ -243,7 +246,10 @@ export class CallEngine {
       error_message: message,
       ended_at: this.now(),
     });
-    if (failed) await this.d.afterEnd?.(id);
+    if (failed) {
+      this.d.log?.info({ call_id: id, error_message: message }, 'call failed');
+      await this.d.afterEnd?.(id);
+    }
   }
 
   private async connect(call: CallRow, request: CallRequest, controller: AbortController): Promise<void> {
@@ -348,6 +354,7 @@ export class CallEngine {
       await leg.hangup();
       return;
     }
+    this.d.log?.info({ call_id: call.id, inbound: call.inbound === 1 }, 'call started');
     this.d.onEvent?.(call.id, 'queue', 'Call started');
     this.d.onEvent?.(call.id, 'call', 'Call connected');
     const lines: string[] = [];
