@@ -68,10 +68,16 @@ describe('openline CLI (SQLite in DATA_DIR)', () => {
     return accounts;
   }
 
-  it('says there is no account yet before the first one', async () => {
+  it('refuses to work on a DATA_DIR with no database (a server elsewhere), naming where it looked', async () => {
     const r = await openline(['keys', 'list'], env);
     assert.equal(r.code, 1);
-    assert.match(r.stderr, /no account yet.*openline accounts create/);
+    assert.match(r.stderr, /no Openline database at .*openline\.db: run this with the server's DATA_DIR/);
+  });
+
+  it('accounts create makes the database, saying so', async () => {
+    const r = await openline(['accounts', 'create', '--name', 'First'], env);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /no database at .* yet: creating one/);
   });
 
   it('accounts create prints the account id and, last, a working API key', async () => {

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from '../config.js';
@@ -123,6 +124,19 @@ function describeStorage(config: Config): string {
 }
 
 async function execute(p: Parsed, config: Config, io: Output): Promise<void> {
+  // Run beside a server with another DATA_DIR, the command would make an empty database of its own.
+  if (
+    !config.databaseUrl &&
+    config.dataDir !== ':memory:' &&
+    !fs.existsSync(path.join(config.dataDir, 'openline.db'))
+  ) {
+    if (p.command !== 'accounts create') {
+      throw new CliError(
+        `no Openline database at ${describeStorage(config)}: run this with the server's DATA_DIR (or OPENLINE_DATABASE_URL)`,
+      );
+    }
+    io.err(`openline: no database at ${describeStorage(config)} yet: creating one`);
+  }
   const storage = await openStorage(config);
   try {
     await migrate(storage);
