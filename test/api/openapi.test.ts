@@ -67,6 +67,15 @@ describe('OpenAPI document', () => {
     assert.equal(new Set(operations).size, operations.length);
   });
 
+  it('names the server as the reader reached it', async () => {
+    const r = await t.app.inject({
+      method: 'GET',
+      url: '/openapi.json',
+      headers: { host: 'voice.example.com', 'x-forwarded-proto': 'https' },
+    });
+    assert.deepEqual((JSON.parse(r.body) as { servers: unknown }).servers, [{ url: 'https://voice.example.com' }]);
+  });
+
   it('serves the rendered documentation at /docs without a key', async () => {
     const r = await t.app.inject({ method: 'GET', url: '/docs/' });
     assert.equal(r.statusCode, 200);
