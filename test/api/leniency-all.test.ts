@@ -43,7 +43,7 @@ describe('the leniency rule on every endpoint (from the OpenAPI document)', () =
           for (const value of EMPTY) {
             if (accepts(value)) continue;
             checked++;
-            const r = await t.request(method.toUpperCase(), url, { [field]: value });
+            const r = await t.request(method.toUpperCase() as 'POST', url, { [field]: value });
             const errors = (r.body.errors as string[] | undefined) ?? [];
             // Treated as not given: "is required" is the one thing the field may still be told (a
             // field the route needs unless another is given, such as task without pathway_id).
