@@ -25,7 +25,35 @@ function stem(word: string): string {
   return word;
 }
 
-/** Content words of a text as stems; yes/no and their variants become the words "yes" and "no". */
+/**
+ * The everyday intents of a reply (and of the edge labels that expect them), as words both sides
+ * share: "Yes, that works for me" meets "wants to renew", "not now, call me next week" meets
+ * "call back later", "you have the wrong number" meets "wrong person".
+ */
+const INTENTS: { word: string; pattern: RegExp; unless?: RegExp }[] = [
+  // Wanting, agreeing, accepting: a yes, unless negated ("not interested", "doesn't want").
+  {
+    word: 'yes',
+    pattern:
+      /\b(wants?|would like|(?:i'?d|we'?d) (?:like|love)|interested|agrees?|accepts?|confirm\w*|happy to|let'?s do|go ahead|no problem|no worries)\b/i,
+    unless: /\b(not|don't|doesn't|do not|does not|never|no longer)\b(?!\s+(?:problem|worries))/i,
+  },
+  {
+    word: 'later',
+    pattern:
+      /\b(later|another time|call (?:me |us )?back|not (?:right )?now|busy|next (?:week|month)|reschedul\w*|some other time)\b/i,
+  },
+  {
+    word: 'wrong',
+    pattern:
+      /\b(wrong (?:number|person)|who is this|no one (?:here )?by that name|not the right person|doesn'?t live here|don'?t know (?:him|her|them|who))\b/i,
+  },
+  // Refusing, as edge labels often put it ("declines", "refused the offer").
+  { word: 'no', pattern: /\b(declin\w*|refus\w*|reject\w*|turn(?:s|ed)? (?:it )?down)\b/i },
+  { word: 'stop', pattern: /\b(stop calling|do not call|don'?t call|remove (?:me|my number)|take me off)\b/i },
+];
+
+/** Content words of a text as stems; yes/no, their variants and the everyday intents become words. */
 export function contentWords(text: string): Set<string> {
   const words = new Set(
     text
@@ -35,8 +63,19 @@ export function contentWords(text: string): Set<string> {
       .filter((w) => w.length > 1 && !STOP_WORDS.has(w))
       .map(stem),
   );
-  if (AFFIRMATIVE.test(text)) words.add('yes');
-  if (NEGATIVE.test(text)) words.add('no');
+  const intents = new Set<string>();
+  for (const intent of INTENTS) {
+    if (intent.pattern.test(text) && !intent.unless?.test(text)) intents.add(intent.word);
+  }
+  // "No problem" and "no worries" agree.
+  const agreeing = /\bno (?:problem|worries)\b/i.test(text);
+  if (AFFIRMATIVE.test(text) || intents.has('yes')) words.add('yes');
+  // A deferral or a wrong person is what the "no" in it means.
+  const other = intents.has('later') || intents.has('wrong');
+  if (NEGATIVE.test(text) && !agreeing && !other) words.add('no');
+  if (other || agreeing) words.delete('no');
+  if (intents.has('no') && !other) words.add('no');
+  for (const intent of intents) if (intent !== 'yes' && intent !== 'no') words.add(intent);
   return words;
 }
 
