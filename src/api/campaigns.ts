@@ -4,7 +4,7 @@ import type { ErrorObject } from 'ajv';
 import type { FastifyRequest } from 'fastify';
 import type { Api } from './types.js';
 import type { Services } from '../services.js';
-import { ErrorResponse, errorResponses, IdParams } from '../schemas/common.js';
+import { ErrorResponse, errorResponses, IdParams, Nullable } from '../schemas/common.js';
 import {
   CAMPAIGN_TRANSITIONS,
   CampaignCreateBody,
@@ -291,6 +291,9 @@ export default async function routes(app: Api, services: Services): Promise<void
               done: Type.Integer(),
               skipped: Type.Integer(),
               finished: Type.Integer(),
+              called: Type.Integer({ description: 'Numbers called at least once' }),
+              waiting_retry: Type.Integer({ description: 'Pending numbers waiting for a retry at a later time' }),
+              next_retry_at: Nullable(Type.String({ description: 'When the first of them is due' })),
             }),
             calls: Type.Object({
               placed: Type.Integer(),

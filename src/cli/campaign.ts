@@ -472,7 +472,8 @@ export type Progress = CampaignProgress;
 export function describeProgress(p: Progress): string {
   const c = p.calls;
   return (
-    `${p.campaign_state} | numbers ${p.numbers.finished}/${p.numbers.total} finished | dialled ${c.placed} | ` +
+    `${p.campaign_state} | numbers ${p.numbers.finished}/${p.numbers.total} finished, ${p.numbers.called} called` +
+    `${p.numbers.waiting_retry ? `, ${p.numbers.waiting_retry} waiting for a retry` : ''} | dialled ${c.placed} | ` +
     `live ${c.live} | completed ${c.completed} | answered ${c.answered} | voicemail ${c.voicemail} | ` +
     `unknown ${c.unknown} | no answer ${c.no_answer} | failed ${c.failed}`
   );
@@ -490,6 +491,7 @@ async function watchCampaign(
   const path = `/v1/campaigns/${encodeURIComponent(id)}/progress`;
   let bar: cliProgress.SingleBar | undefined;
   let last = '';
+  let retriesOnly: string | undefined;
   try {
     for (;;) {
       const reply = await request(connection, 'GET', path);
@@ -529,10 +531,21 @@ async function watchCampaign(
       }
       last = line;
       if (done) break;
+      // Nothing under way and every number left waits for a retry later (a day, say): watching on
+      // would only wait. Say so, and when, and end.
+      const n = progress.numbers;
+      if (progress.calls.live === 0 && n.dialing === 0 && n.pending > 0 && n.pending === n.waiting_retry) {
+        retriesOnly = `${n.waiting_retry} number(s) wait for a retry, the first at ${n.next_retry_at ?? 'a later time'}`;
+        break;
+      }
       await sleep(options.intervalMs);
     }
   } finally {
     bar?.stop();
+  }
+  if (retriesOnly) {
+    io.out(`Campaign ${id}: only retries remain: ${retriesOnly}. Watch it again then: openline campaign watch ${id}`);
+    return;
   }
   io.out(`Campaign ${id} ${last.split(' | ', 1)[0] ?? ''}: ${last.split(' | ').slice(1).join(', ')}`);
 }

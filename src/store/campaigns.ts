@@ -63,7 +63,19 @@ type CampaignRow = Database['campaigns'];
 export interface CampaignProgress {
   campaign_id: string;
   campaign_state: string;
-  numbers: { total: number; pending: number; dialing: number; done: number; skipped: number; finished: number };
+  numbers: {
+    total: number;
+    pending: number;
+    dialing: number;
+    done: number;
+    skipped: number;
+    finished: number;
+    /** Numbers called at least once (a stopped campaign's skipped numbers may have been). */
+    called: number;
+    /** Pending numbers that wait for a retry at a later time (next_retry_at: the first of them). */
+    waiting_retry: number;
+    next_retry_at: string | null;
+  };
   calls: {
     placed: number;
     live: number;
@@ -308,6 +320,32 @@ export class CampaignStore {
         countWhen(eb, 'answered_by', ['no-answer']).as('no_answer'),
       ])
       .executeTakeFirstOrThrow();
+    const now = this.clock.now().toISOString();
+    const tally = await this.db
+      .selectFrom('campaign_numbers')
+      .where('campaign_id', '=', id)
+      .select((eb) => [
+        eb.fn.count(eb.case().when('attempts', '>', 0).then(1).end()).as('called'),
+        eb.fn
+          .count(
+            eb
+              .case()
+              .when(eb.and([eb('state', '=', NUMBER_PENDING), eb('attempts', '>', 0), eb('next_at', '>', now)]))
+              .then(1)
+              .end(),
+          )
+          .as('waiting'),
+        eb.fn
+          .min(
+            eb
+              .case()
+              .when(eb.and([eb('state', '=', NUMBER_PENDING), eb('attempts', '>', 0), eb('next_at', '>', now)]))
+              .then(eb.ref('next_at'))
+              .end(),
+          )
+          .as('next_retry_at'),
+      ])
+      .executeTakeFirstOrThrow();
     const numbers = {
       total: Number(row.number_count),
       pending: states[NUMBER_PENDING] ?? 0,
@@ -318,7 +356,13 @@ export class CampaignStore {
     return {
       campaign_id: row.id,
       campaign_state: row.state,
-      numbers: { ...numbers, finished: numbers.done + numbers.skipped },
+      numbers: {
+        ...numbers,
+        finished: numbers.done + numbers.skipped,
+        called: Number(tally.called),
+        waiting_retry: Number(tally.waiting),
+        next_retry_at: (tally.next_retry_at as string | null) ?? null,
+      },
       calls: {
         placed: Number(calls.placed),
         live: Number(calls.live),

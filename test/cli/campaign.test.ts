@@ -276,9 +276,12 @@ describe('openline campaign (against a running server)', () => {
     // One line per change, then the summary.
     assert.ok(watched.out.length >= 2, watched.out.join('\n'));
     const last = watched.out.at(-2)!;
-    assert.match(last, /^completed \| numbers 4\/4 finished \| dialled 4 \| live 0 \| completed \d/);
+    assert.match(last, /^completed \| numbers 4\/4 finished, 4 called \| dialled 4 \| live 0 \| completed \d/);
     assert.match(last, /answered 1 \| voicemail 1 \| unknown 0 \| no answer 2 \| failed 0$/);
-    assert.match(watched.out.at(-1)!, new RegExp(`^Campaign ${id} completed: numbers 4/4 finished, dialled 4`));
+    assert.match(
+      watched.out.at(-1)!,
+      new RegExp(`^Campaign ${id} completed: numbers 4/4 finished, 4 called, dialled 4`),
+    );
     for (const line of watched.out.slice(0, -1)) assert.match(line, /^(active|completed) \| numbers \d\/4 finished/);
     // Lines only change forwards: finished numbers never go down.
     const finished = watched.out.slice(0, -1).map((l) => Number(/numbers (\d)\/4/.exec(l)?.[1]));
@@ -305,7 +308,7 @@ describe('openline campaign (against a running server)', () => {
     assert.equal(watched.code, 0, watched.err);
     assert.match(
       watched.out.at(-2)!,
-      /^completed \| numbers 2\/2 finished \| dialled 2 \| live 0 \| completed 2 \| answered 1 \|/,
+      /^completed \| numbers 2\/2 finished, 2 called \| dialled 2 \| live 0 \| completed 2 \| answered 1 \|/,
     );
     assert.match(watched.out.at(-2)!, /no answer 1 \| failed 0$/);
   });
@@ -326,11 +329,41 @@ describe('openline campaign (against a running server)', () => {
     const watched = await cli(['campaign', 'watch', id, '--interval', '0.05']);
     assert.equal(watched.code, 0, watched.err);
     // The first slot came at once: a call placed before the pause runs on; the rest were skipped.
-    const [, finished, dialled, live] = /^stopped \| numbers (\d)\/3 finished \| dialled (\d) \| live (\d)/.exec(
-      watched.out[0]!,
-    ) ?? [watched.out[0]];
+    const [, finished, called, dialled, live] =
+      /^stopped \| numbers (\d)\/3 finished, (\d) called \| dialled (\d) \| live (\d)/.exec(watched.out[0]!) ?? [
+        watched.out[0],
+      ];
     assert.ok(Number(dialled) <= 1, watched.out[0]);
+    // The numbers that were called are told apart from the ones the stop skipped.
+    assert.equal(called, dialled, watched.out[0]);
     assert.equal(Number(finished) + Number(live), 3, watched.out[0]);
+  });
+
+  it('watch ends when only retries a day away remain, saying when', async () => {
+    const file = csv('retry.csv', 'phone_number\n+14155550104\n');
+    const created = await cli([
+      'campaign',
+      'create',
+      '--csv',
+      file,
+      '--task',
+      'Say hello.',
+      '--calls-per-minute',
+      '600',
+      '--retries',
+      '1',
+      '--wait-period',
+      '1',
+    ]);
+    assert.equal(created.code, 0, created.err);
+    const id = created.out.at(-1)!;
+    const watched = await cli(['campaign', 'watch', id, '--interval', '0.05']);
+    assert.equal(watched.code, 0, watched.err);
+    assert.match(
+      watched.out.at(-1)!,
+      new RegExp(`^Campaign ${id}: only retries remain: 1 number\\(s\\) wait for a retry, the first at \\d{4}-`),
+    );
+    assert.match(watched.out.at(-2)!, /1 waiting for a retry/);
   });
 
   it('runs as the openline command', async () => {
