@@ -142,6 +142,13 @@ async function batchOrThrow(services: Services, accountId: string, id: string): 
   return row;
 }
 
+/** A batch of the account and its calls, oldest first (404 for another account's). */
+async function batchWithCalls(services: Services, accountId: string, id: string) {
+  const row = await batchOrThrow(services, accountId, id);
+  const calls = await services.calls.list(accountId, { batch_id: row.id, ascending: true, limit: MAX_CALLS });
+  return { row, calls };
+}
+
 const V1Body = Type.Object(
   {
     ...callSettingsProperties,
@@ -235,12 +242,7 @@ export default async function routes(app: Api, services: Services): Promise<void
       },
     },
     async (request) => {
-      const row = await batchOrThrow(services, request.account.id, request.params.id);
-      const calls = await services.calls.list(request.account.id, {
-        batch_id: row.id,
-        ascending: true,
-        limit: MAX_CALLS,
-      });
+      const { row, calls } = await batchWithCalls(services, request.account.id, request.params.id);
       return { status: 'success' as const, batch: await present(services, row), calls: calls.map(toCallSummary) };
     },
   );
@@ -288,12 +290,7 @@ export default async function routes(app: Api, services: Services): Promise<void
       },
     },
     async (request) => {
-      const row = await batchOrThrow(services, request.account.id, request.params.id);
-      const calls = await services.calls.list(request.account.id, {
-        batch_id: row.id,
-        ascending: true,
-        limit: MAX_CALLS,
-      });
+      const { calls } = await batchWithCalls(services, request.account.id, request.params.id);
       const ended = calls.filter((c) => !(OPEN_STATES as readonly string[]).includes(c.queue_status));
       const { goal, questions } = request.body;
       const answers: Record<string, unknown[]> = {};
@@ -393,12 +390,7 @@ export async function batchesV2(app: Api, services: Services): Promise<void> {
       },
     },
     async (request) => {
-      const row = await batchOrThrow(services, request.account.id, request.params.id);
-      const calls = await services.calls.list(request.account.id, {
-        batch_id: row.id,
-        ascending: true,
-        limit: MAX_CALLS,
-      });
+      const { row, calls } = await batchWithCalls(services, request.account.id, request.params.id);
       return { data: { ...(await present(services, row)), calls: calls.map(toCallSummary) }, errors: null };
     },
   );
