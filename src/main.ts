@@ -1,5 +1,6 @@
 import { pino, type Logger } from 'pino';
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { espeakAvailable } from './providers/tts/espeak.js';
 import { buildServices, type Services } from './services.js';
 import { lockDataDir } from './store/data-dir-lock.js';
 import { currentTraceId, startTracing } from './observability/tracing.js';
@@ -34,6 +35,16 @@ async function main(): Promise<void> {
       process.exit(1);
     }
     throw error;
+  }
+  // Audio without its voice would "complete" calls in a second with nothing said: stop here instead.
+  const localVoice = config.speech.tts === 'espeak' && (config.sandboxAudio || config.twilio !== undefined);
+  if (localVoice && !espeakAvailable()) {
+    process.stderr.write(
+      `espeak-ng is not installed, and ${config.sandboxAudio ? 'the sandbox audio mode (OPENLINE_SANDBOX_AUDIO) needs' : 'Twilio calls need'} it for the ` +
+        'local voice (OPENLINE_TTS=espeak). Install the package espeak-ng (Debian/Ubuntu: apt-get install espeak-ng), ' +
+        'or choose another voice with OPENLINE_TTS=openai or elevenlabs.\n',
+    );
+    process.exit(1);
   }
   const tracing = startTracing();
   // Log lines written inside a traced call carry its trace id.

@@ -3,7 +3,7 @@
  * network and no key. Its voices sound robotic but are real speech, which is what the sandbox's
  * audio mode and calls without a cloud TTS need.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { WavStreamReader } from './pcm-stream.js';
 import { TtsError, type PcmChunk, type TtsProvider, type TtsRequest } from './types.js';
 
@@ -109,5 +109,14 @@ export class EspeakTts implements TtsProvider {
       kill();
       await stdout.return?.();
     }
+  }
+}
+
+/** Whether the espeak-ng program runs here (the local voice of audio calls and the sandbox's audio mode). */
+export function espeakAvailable(command = 'espeak-ng'): boolean {
+  try {
+    return spawnSync(command, ['--version'], { stdio: 'ignore', timeout: 5000 }).status === 0;
+  } catch {
+    return false;
   }
 }

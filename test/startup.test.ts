@@ -1,0 +1,42 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+
+/** Starts the server with `env`; resolves with its exit code and what it wrote to stderr. */
+function start(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-startup-'));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: {
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      OPENLINE_API_KEY: 'startup-key-0123456789',
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  // A server that did start is stopped after a moment: the test is only about refusing.
+  const timer = setTimeout(() => child.kill('SIGTERM'), 15_000);
+  return new Promise((resolve) =>
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      fs.rmSync(dataDir, { recursive: true, force: true });
+      resolve({ code, stderr });
+    }),
+  );
+}
+
+test('sandbox audio mode without espeak-ng stops start-up with a message naming the package', async () => {
+  const r = await start({ OPENLINE_SANDBOX_AUDIO: '1', PATH: '/nonexistent' });
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(
+    r.stderr,
+    /espeak-ng is not installed, and the sandbox audio mode \(OPENLINE_SANDBOX_AUDIO\) needs it .*apt-get install espeak-ng/,
+  );
+});
