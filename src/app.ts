@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -56,13 +56,32 @@ async function api(app: Api, services: Services): Promise<void> {
   for (const routes of API_ROUTES) await routes(app, services);
 }
 
+/**
+ * Each request is one debug line; at info the log tells what calls do (src/calls/engine.ts), so
+ * the first API key printed at start-up stays on screen. Errors keep Fastify's own lines.
+ */
+class QuietRequests extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (error) return super.requestCompleted(error, request, reply);
+    reply.log.debug(
+      {
+        method: request.method,
+        route: request.routeOptions.url,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      },
+      'request',
+    );
+  }
+}
+
 /** A Fastify instance with every route, without listen(): tests call inject() on it. */
 export async function buildApp(services: Services, options: AppOptions = {}): Promise<Api> {
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
-    // Each request is one debug line (below); at info the log tells what calls do, so the first
-    // API key printed at start-up stays on screen.
-    disableRequestLogging: true,
+    logController: new QuietRequests(),
     bodyLimit: services.config.bodyLimitBytes,
     trustProxy: true,
     genReqId: () => crypto.randomUUID(),
@@ -89,18 +108,6 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     }),
   );
   installErrorHandling(app);
-  app.addHook('onResponse', (request, reply, done) => {
-    request.log.debug(
-      {
-        method: request.method,
-        route: request.routeOptions.url,
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime),
-      },
-      'request',
-    );
-    done();
-  });
 
   await app.register(swagger, {
     openapi: {
