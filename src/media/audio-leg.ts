@@ -21,6 +21,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { CallLeg, LegEvent, LegListener, SpeakResult, SpeechText, TransferResult } from '../carriers/types.js';
 import { sentencesOf } from './sentences.js';
+import { inSpan } from '../observability/tracing.js';
 import type { CallRequest } from '../domain/call-request.js';
 import type { SttEvent, SttProvider, SttStream } from '../providers/stt/types.js';
 import type { TtsProvider } from '../providers/tts/types.js';
@@ -319,12 +320,19 @@ class AudioCallLeg implements AudioLeg {
       return;
     }
     try {
-      const stream = await this.deps.stt.open({
-        language: this.settings.language,
-        keywords: this.settings.keywords,
-        encoding: 'mulaw',
-        sampleRate: SAMPLE_RATE,
-      });
+      const stt = this.deps.stt;
+      // A span per provider request: the recogniser's stream is opened once a call.
+      const stream = await inSpan(
+        'stt.open',
+        { 'openline.call.id': this.settings.callId, 'openline.stt.provider': stt.name },
+        () =>
+          stt.open({
+            language: this.settings.language,
+            keywords: this.settings.keywords,
+            encoding: 'mulaw',
+            sampleRate: SAMPLE_RATE,
+          }),
+      );
       if (this.ended) {
         await stream.close();
         return;
@@ -578,13 +586,21 @@ class AudioCallLeg implements AudioLeg {
     this.pacer.mark(`${state.prefix}:end`);
   }
 
+  /** One sentence, as one request to the text-to-speech provider (a span of its own). */
+  private synthesizeSentence(state: Speaking, text: string, firstWord: number, signal: AbortSignal): Promise<void> {
+    return inSpan(
+      'tts',
+      {
+        'openline.call.id': this.settings.callId,
+        'openline.tts.provider': this.deps.tts.name,
+        'openline.tts.characters': text.length,
+      },
+      () => this.speakSentence(state, text, firstWord, signal),
+    );
+  }
+
   /** One sentence: the TTS streamed into frames, with the marks of its words (from `firstWord`). */
-  private async synthesizeSentence(
-    state: Speaking,
-    text: string,
-    firstWord: number,
-    signal: AbortSignal,
-  ): Promise<void> {
+  private async speakSentence(state: Speaking, text: string, firstWord: number, signal: AbortSignal): Promise<void> {
     const words = wordsOf(text);
     const spoken = applyPronunciationGuide(text, this.settings.pronunciationGuide);
     const chars = Math.max(1, text.length);

@@ -111,4 +111,25 @@ describe('OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
       await fake.close();
     }
   });
+
+  it('sends a span per speech provider request of an audio call: the recogniser opened, each sentence synthesised', async () => {
+    assert.ok(tracing, 'tracing started');
+    const r = await t.request('POST', '/v1/calls', {
+      phone_number: '+14155550107',
+      task: 'Say hello.',
+      metadata: { openline_sandbox_audio: true },
+    });
+    const callId = String(r.body.call_id);
+    await waitForCall(t, callId);
+    await tracing.flush();
+    const mine = receiver.spans.filter((s) => attribute(s, 'openline.call.id') === callId);
+    assert.ok(
+      mine.some((s) => s.name === 'tts'),
+      `spans received: ${mine.map((s) => s.name).join(', ')}`,
+    );
+    assert.ok(
+      mine.some((s) => s.name === 'stt.open'),
+      `spans received: ${mine.map((s) => s.name).join(', ')}`,
+    );
+  });
 });
