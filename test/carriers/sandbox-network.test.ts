@@ -273,16 +273,20 @@ describe('sandbox network: 555-0112, a talker', () => {
 });
 
 describe('sandbox network: inbound and agent-to-agent calls', () => {
-  it('connectInbound puts the caller persona on the far end', async () => {
+  it('connectInbound puts the caller persona on the far end: it waits for the greeting, then orders', async () => {
     const { network, clock } = setup();
-    const agent = new ScriptedAgent(
-      network.connectInbound({ from: '+14155550100', to: '+14155559999', callId: 'in-1' }),
-      clock,
-    );
-    await agent.hear(/^Hello\?$/);
+    const leg = network.connectInbound({ from: '+14155550100', to: '+14155559999', callId: 'in-1' });
+    const agent = new ScriptedAgent(leg, clock);
+    await leg.speak('Thanks for calling Pizza Place, how can I help?');
+    await agent.hear(/^Hi, I'd like to order a pizza\.$/);
     assert.equal(network.call('in-1')?.direction, 'inbound');
+    assert.deepEqual(
+      network.call('in-1')?.log.map((e) => `${e.by}:${e.kind}`),
+      ['network:answered', 'agent:speech', 'persona:speech'],
+    );
+    // A number that never answers calls in as the default person; with no greeting, it speaks first after a while.
     const fromBusy = new ScriptedAgent(network.connectInbound({ from: '+14155550105', to: '+14155559999' }), clock);
-    await fromBusy.hear(/^Hello\?$/);
+    await fromBusy.hear(/order a pizza/);
   });
 
   it('connectAgents connects two engine legs', async () => {

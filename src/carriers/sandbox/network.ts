@@ -154,6 +154,8 @@ export class SandboxNetwork implements Carrier {
     let persona: Persona = this.personas.forNumber(call.from);
     // A number that never answers outbound still places calls: its caller is the default person.
     if (!persona.start) persona = this.personas.forNumber('');
+    // A caller with a purpose: the persona's inbound start (waits for the agent's greeting, then asks).
+    if (persona.inboundStart) persona = { ...persona, start: persona.inboundStart };
     this.note(record, 'network', 'answered', persona.id);
     // Audio mode: the caller speaks audio; our end has the default voice settings.
     if (this.audio.enabled) return this.connectAudio(record, persona, undefined);

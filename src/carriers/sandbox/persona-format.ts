@@ -73,6 +73,8 @@ export interface Persona {
   voice?: string;
   /** Required when the persona answers. */
   start?: string;
+  /** Where the persona starts when it places an inbound call (`POST /v1/sandbox/inbound`); default `start`. */
+  inboundStart?: string;
   states?: Record<string, Step[]>;
 }
 
@@ -106,6 +108,7 @@ const PersonaShape = Type.Object(
     replyDelayMs: Type.Optional(Ms),
     voice: Type.Optional(Type.String({ pattern: '^[a-z]{2,3}(-[a-z0-9-]+)?(\\+[a-z0-9]+)?$' })),
     start: Type.Optional(Type.String()),
+    inboundStart: Type.Optional(Type.String()),
     states: Type.Optional(Type.Record(Type.String(), Steps)),
   },
   { additionalProperties: false },
@@ -196,6 +199,9 @@ export function parsePersona(json: unknown, file: string): LoadedPersona {
   }
   if (persona.start !== undefined && !(persona.start in states)) {
     fail('/start', `no state named "${persona.start}"`);
+  }
+  if (persona.inboundStart !== undefined && !(persona.inboundStart in states)) {
+    fail('/inboundStart', `no state named "${persona.inboundStart}"`);
   }
 
   const checkSteps = (steps: unknown[], path: string): void =>
