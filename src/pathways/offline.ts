@@ -53,6 +53,9 @@ const INTENTS: { word: string; pattern: RegExp; unless?: RegExp }[] = [
   { word: 'stop', pattern: /\b(stop calling|do not call|don'?t call|remove (?:me|my number)|take me off)\b/i },
 ];
 
+/** The words intents add: a topic is never made of them alone (see the runner's global nodes). */
+export const INTENT_WORDS: ReadonlySet<string> = new Set(['yes', 'no', 'later', 'wrong', 'stop']);
+
 /** Content words of a text as stems; yes/no, their variants and the everyday intents become words. */
 export function contentWords(text: string): Set<string> {
   const words = new Set(

@@ -16,6 +16,7 @@ import type { PathwayLogEntry } from './logs.js';
 import {
   answerFrom,
   bestMatch,
+  INTENT_WORDS,
   conditionMet,
   extractValue,
   lineFromPrompt,
@@ -699,7 +700,9 @@ export class PathwayAgent implements Agent {
       heard,
       globals.map((g) => ({ id: g.id, text: String(g.data.globalLabel) })),
     );
-    if (globalMatch && (!edgeMatch || globalMatch.matched.length > edgeMatch.matched.length)) {
+    // A global node is a topic ("wants to speak to a person"): a bare yes or no never jumps to it.
+    const topical = globalMatch?.matched.some((word) => !INTENT_WORDS.has(word)) ?? false;
+    if (globalMatch && topical && (!edgeMatch || globalMatch.matched.length > edgeMatch.matched.length)) {
       return {
         kind: 'global',
         global: globals.find((g) => g.id === globalMatch.id)!,

@@ -56,3 +56,14 @@ for (const [group, edges, heard, expected] of cases) {
     assert.equal(bestMatch(heard, edges)?.id, expected, JSON.stringify(bestMatch(heard, edges)));
   });
 }
+
+test('a bare yes does not make a topic: the intent words alone never carry a global node', async () => {
+  const { INTENT_WORDS, sharedWords } = await import('../../src/pathways/offline.js');
+  const matched = sharedWords('Yes, sure.', 'wants to speak to a person');
+  assert.deepEqual(matched, ['yes'], 'the label wants a yes');
+  assert.ok(
+    matched.every((w) => INTENT_WORDS.has(w)),
+    'but only intent words: not a topic',
+  );
+  assert.ok(sharedWords('Can I speak to a person?', 'wants to speak to a person').some((w) => !INTENT_WORDS.has(w)));
+});
