@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { Api } from './types.js';
 import type { Services } from '../services.js';
 import { errorResponses, IdParams } from '../schemas/common.js';
-import { DEFAULT_VOICE, VOICES, type Voice as CatalogueVoice } from '../domain/voices.js';
+import { DEFAULT_VOICE, VOICES, voiceByName, type Voice as CatalogueVoice } from '../domain/voices.js';
 import { DEFAULT_LANGUAGE, Language } from '../schemas/call.js';
 import { concatPcm } from '../media/audio.js';
 import { encodeWav } from '../media/wav.js';
@@ -29,7 +29,7 @@ const Voice = Type.Object({
 
 function present(voice: CatalogueVoice, aliases: ReadonlyMap<string, string>) {
   const { id, name, description, tags: voiceTags, legacy_id } = voice;
-  const own = [...aliases].filter(([, target]) => findVoice(target)?.id === id).map(([alias]) => alias);
+  const own = [...aliases].filter(([, target]) => voiceByName(target)?.id === id).map(([alias]) => alias);
   return {
     id,
     name,
@@ -41,11 +41,6 @@ function present(voice: CatalogueVoice, aliases: ReadonlyMap<string, string>) {
     total_ratings: 0,
     aliases: own,
   };
-}
-
-function findVoice(idOrName: string): CatalogueVoice | undefined {
-  const key = idOrName.trim().toLowerCase();
-  return VOICES.find((v) => v.id === key || v.name === key);
 }
 
 const SpeechBody = Type.Object(
@@ -107,7 +102,7 @@ export default async function routes(app: Api, services: Services): Promise<void
     },
     async (request) => {
       const key = request.params.id.trim().toLowerCase();
-      const voice = findVoice(services.config.voiceAliases.get(key) ?? key);
+      const voice = voiceByName(services.config.voiceAliases.get(key) ?? key);
       if (!voice) throw notFound('Voice');
       return { voice: present(voice, services.config.voiceAliases) };
     },
@@ -126,7 +121,7 @@ export default async function routes(app: Api, services: Services): Promise<void
       },
     },
     async (request, reply) => {
-      const voice = findVoice(request.params.id);
+      const voice = voiceByName(request.params.id);
       if (!voice) throw notFound('Voice');
       const wav = await synthesizeWav(
         services,

@@ -107,7 +107,8 @@ export interface ResolvedVoice {
 export type VoiceResult =
   { ok: true; value: ResolvedVoice; warning?: string } | { ok: false; field: string; reason: string };
 
-function byName(value: string): Voice | undefined {
+/** A voice of the catalogue by its name or id (case-insensitive). */
+export function voiceByName(value: string): Voice | undefined {
   const key = value.trim().toLowerCase();
   return VOICES.find((v) => v.name === key || v.id === key);
 }
@@ -129,7 +130,7 @@ function parseVoice(value: string): ResolvedVoice | undefined {
     const prefix = (legacy[1] ?? '').toUpperCase();
     return { voice: voice.name, reduce_latency: prefix === 'RL', high_fidelity: prefix === 'HQ' };
   }
-  const voice = byName(value);
+  const voice = voiceByName(value);
   return voice ? { voice: voice.name, reduce_latency: false, high_fidelity: false } : undefined;
 }
 
@@ -185,5 +186,5 @@ export function resolveVoice(params: {
  */
 export function providerVoiceId(vendor: TtsVendor, voice: string | null | undefined): string {
   const name = (voice ? parseVoice(voice)?.voice : undefined) ?? DEFAULT_VOICE;
-  return (byName(name) ?? byName(DEFAULT_VOICE)!)[vendor];
+  return (voiceByName(name) ?? voiceByName(DEFAULT_VOICE)!)[vendor];
 }
