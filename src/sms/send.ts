@@ -24,12 +24,7 @@ export async function sendSms(
   accountId: string,
   message: { to: string; from: string | undefined; body: string; fromField: string },
 ): Promise<SentSms> {
-  const numbers = await services.storage.db
-    .selectFrom('inbound_numbers')
-    .select(['phone_number', 'carrier', 'credential_id'])
-    .where('account_id', '=', accountId)
-    .orderBy('created_at')
-    .execute();
+  const numbers = await services.inbound.senders(accountId);
   const number = message.from === undefined ? numbers[0] : numbers.find((n) => n.phone_number === message.from);
   if (!number) {
     throw validationError([

@@ -114,6 +114,17 @@ export class InboundStore {
     return undefined;
   }
 
+  /** The account's numbers with their carrier and credentials, oldest first (who can send an SMS). */
+  senders(accountId: string): Promise<{ phone_number: string; carrier: string; credential_id: string | null }[]> {
+    return this.db
+      .selectFrom('inbound_numbers')
+      .select(['phone_number', 'carrier', 'credential_id'])
+      .where('account_id', '=', accountId)
+      .orderBy('created_at')
+      .orderBy('phone_number')
+      .execute();
+  }
+
   async list(accountId: string): Promise<InboundNumber[]> {
     const rows = await this.db
       .selectFrom('inbound_numbers')
