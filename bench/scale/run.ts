@@ -4,13 +4,13 @@
 // dialled twice (two agent greetings in one call), calls the kill cut (ended as call_error by the
 // orphan sweep), and how long the sweep took after the kill.
 // Usage: npm run bench:scale [-- --workers=1,2,4 --calls=2000 --timeout=600]
-import { spawn, type ChildProcess } from 'node:child_process';
-import readline from 'node:readline';
+import type { ChildProcess } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from '../../src/store/types.js';
 import { createTestDatabase } from '../../src/testing/postgres.js';
+import { startServerProcess } from '../../src/testing/server-process.js';
 
 const { values } = parseArgs({
   options: {
@@ -31,31 +31,18 @@ interface Worker {
 }
 
 async function startWorker(databaseUrl: string): Promise<Worker> {
-  const child = spawn(
-    process.execPath,
-    ['--initial-heap-size=256', '--max-semi-space-size=8', '--import', 'tsx', 'src/main.ts'],
+  const { child, baseUrl } = await startServerProcess(
     {
-      env: {
-        ...process.env,
-        PORT: '0',
-        HOST: '127.0.0.1',
-        OPENLINE_DATABASE_URL: databaseUrl,
-        OPENLINE_API_KEY: API_KEY,
-        OPENLINE_RATE_LIMIT_PER_MINUTE: '0',
-        LOG_LEVEL: 'info',
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
+      PORT: '0',
+      HOST: '127.0.0.1',
+      OPENLINE_DATABASE_URL: databaseUrl,
+      OPENLINE_API_KEY: API_KEY,
+      OPENLINE_RATE_LIMIT_PER_MINUTE: '0',
+      LOG_LEVEL: 'info',
     },
+    { nodeArgs: ['--initial-heap-size=256', '--max-semi-space-size=8'] },
   );
-  const lines = readline.createInterface({ input: child.stdout! });
-  return new Promise((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`worker exited with ${code} before it was ready`)));
-    lines.on('line', (line) => {
-      if (!line.includes('Openline ready')) return;
-      const { base_url } = JSON.parse(line) as { base_url: string };
-      resolve({ child, url: base_url });
-    });
-  });
+  return { child, url: baseUrl };
 }
 
 async function place(url: string, count: number): Promise<void> {

@@ -1,10 +1,10 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { startServerProcess } from '../../src/testing/server-process.js';
 
 /**
  * The README's shell examples, run as written against a live server (`src/main.ts` in a child
@@ -41,27 +41,17 @@ describe('README examples run as written', { skip: missing.length > 0 && `needs 
   before(async () => {
     assert.ok(key, 'the README exports an example key');
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-readme-'));
-    server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: {
-        ...process.env,
-        PORT: '0',
-        HOST: '127.0.0.1',
-        DATA_DIR: dataDir,
-        OPENLINE_API_KEY: key,
-        // The sandbox's clock runs faster, so the README's 25-second call takes a few seconds.
-        OPENLINE_TIME_SCALE: '8',
-        LOG_LEVEL: 'info',
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
+    const started = await startServerProcess({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      OPENLINE_API_KEY: key,
+      // The sandbox's clock runs faster, so the README's 25-second call takes a few seconds.
+      OPENLINE_TIME_SCALE: '8',
+      LOG_LEVEL: 'info',
     });
-    const lines = readline.createInterface({ input: server.stdout! });
-    origin = await new Promise<string>((resolve, reject) => {
-      server.once('exit', (code) => reject(new Error(`the server exited with ${code}`)));
-      lines.on('line', (line) => {
-        if (!line.includes('Openline ready')) return;
-        resolve(new URL((JSON.parse(line) as { base_url: string }).base_url).origin);
-      });
-    });
+    server = started.child;
+    origin = new URL(started.baseUrl).origin;
   });
 
   after(async () => {
