@@ -32,7 +32,9 @@ import { CarrierSelector, TwilioCarrier } from './carriers/twilio/carrier.js';
 import { twilioAudioLegs } from './carriers/twilio/audio.js';
 import { createSpeech, type Speech } from './providers/speech.js';
 import { FrameScheduler } from './media/pacer.js';
-import { PathwayAgent } from './pathways/runner.js';
+import { PathwayAgent, type PathwayAgentDeps } from './pathways/runner.js';
+import { PathwayChats } from './pathways/chat.js';
+import type { CallRequest } from './domain/call-request.js';
 import { Metrics } from './observability/metrics.js';
 import { inSpan } from './observability/tracing.js';
 
@@ -53,6 +55,8 @@ export interface Services {
   pathways: PathwayStore;
   batches: BatchStore;
   blocked: BlockedStore;
+  /** Pathways run as text (POST /v1/pathway/chat/create): the dashboard's chat panel. */
+  pathwayChats: PathwayChats;
   /** The events of the calls this process runs (GET /v1/calls/{id}/events). */
   callEvents: CallEventBus;
   a2p: A2pStore;
@@ -171,6 +175,28 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
   });
   /** Post-call work and webhook scheduling under way; shutdown waits for them. */
   const afterEnds = new Set<Promise<void>>();
+  /** The pathway runner of a call or of a pathway chat; `accountOf` and `saveLogs` differ. */
+  const pathwayAgent = (
+    request: CallRequest,
+    own: Pick<PathwayAgentDeps, 'accountOf' | 'saveLogs' | 'sendSms'>,
+  ): PathwayAgent =>
+    new PathwayAgent({
+      resolve: (accountId, pathwayId, version) => pathways.resolveVersion(accountId, pathwayId, version),
+      http: pathwayHttp,
+      ...own,
+      ...(llm && provider ? { llm: { provider, model: llm.models[request.model] } } : {}),
+      now: () => clock.now(),
+      ...(options.logger ? { log: options.logger } : {}),
+    });
+  const pathwayChats = new PathwayChats({
+    clock,
+    agentFor: (request, accountId) =>
+      pathwayAgent(request, {
+        accountOf: async () => accountId,
+        saveLogs: async () => {},
+        sendSms: () => ({ ok: false, reason: 'a pathway chat sends no text messages' }),
+      }),
+  });
   const engine = new CallEngine({
     calls,
     queue,
@@ -179,16 +205,11 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     // A call with a pathway_id (sent, or from an inbound number's settings) follows the pathway.
     agentFor: (request) =>
       request.pathway_id
-        ? new PathwayAgent({
-            resolve: (accountId, pathwayId, version) => pathways.resolveVersion(accountId, pathwayId, version),
+        ? pathwayAgent(request, {
             accountOf: async (callId) => (await calls.byId(callId))?.account_id,
             saveLogs: (callId, logs) => calls.setPathwayLogs(callId, logs),
-            http: pathwayHttp,
             // The sandbox logs a text of its own calls; any other call's goes out on Twilio.
             sendSms: (message) => (sandbox.call(message.callId) ? sandbox.sendSms(message) : twilio.sendSms(message)),
-            ...(llm && provider ? { llm: { provider, model: llm.models[request.model] } } : {}),
-            now: () => clock.now(),
-            ...(options.logger ? { log: options.logger } : {}),
           })
         : llm && provider
           ? new LlmAgent({
@@ -254,6 +275,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     batches,
     blocked,
     callEvents,
+    pathwayChats,
     a2p: new A2pStore(db, clock),
     sandbox,
     carrier,

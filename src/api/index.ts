@@ -6,7 +6,7 @@ import agents from './agents.js';
 import voices from './voices.js';
 import inbound from './inbound.js';
 import campaigns from './campaigns.js';
-import pathways from './pathways.js';
+import pathways, { pathwayChatRoutes } from './pathways.js';
 import sms, { registerA2PAlias } from './sms.js';
 import accounts from './accounts.js';
 import sandbox from './sandbox.js';
@@ -25,6 +25,7 @@ export const API_ROUTES: RouteModule[] = [
   inbound,
   campaigns,
   pathways,
+  pathwayChatRoutes,
   sms,
   accounts,
   sandbox,

@@ -17,6 +17,7 @@ import {
 import { checkPathwayGraph, type PathwayGraph } from '../domain/pathway-graph.js';
 import { ApiError, notFound } from '../errors.js';
 import { assertValid, isRecord } from './validation.js';
+import { normalizeCallSettings } from '../domain/call-request.js';
 
 const tags = ['Pathways'];
 
@@ -338,6 +339,122 @@ export default async function routes(app: Api, services: Services): Promise<void
         version_number: result.version_number,
         environment,
       };
+    },
+  );
+}
+
+const ChatData = Type.Object({
+  chat_id: Type.String(),
+  pathway_id: Type.String(),
+  assistant_responses: Type.Array(Type.String(), { description: 'What the pathway said in answer to this message' }),
+  current_node_id: Nullable(Type.String()),
+  current_node_name: Nullable(Type.String()),
+  chat_history: Type.Array(Type.Object({ role: Type.String(), content: Type.String() })),
+  variables: Type.Record(Type.String(), Type.Unknown()),
+  pathway_logs: Type.Array(Type.Unknown(), { description: 'Every step so far, as in a call record' }),
+  ended: Type.Boolean({ description: 'An end node or a transfer was reached' }),
+});
+const ChatReply = Type.Object({ data: ChatData, errors: Type.Null() });
+const ChatParams = Type.Object({ id: Type.String() });
+
+/** Pathway chat: a pathway run as text with the call's own runner (src/pathways/chat.ts). */
+export async function pathwayChatRoutes(app: Api, services: Services): Promise<void> {
+  const tags = ['Pathways'];
+  app.post(
+    '/pathway/chat/create',
+    {
+      attachValidation: true,
+      schema: {
+        tags,
+        summary: 'Start a pathway chat',
+        description:
+          'Starts a text conversation with a pathway (its production version unless pathway_version is ' +
+          'given, or its draft when none is published), using the offline model or the configured language model.',
+        body: Type.Object(
+          {
+            pathway_id: Type.String({ minLength: 1 }),
+            start_node_id: Type.Optional(Type.String()),
+            pathway_version: Type.Optional(Type.Integer({ minimum: 0 })),
+            request_data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+          },
+          { additionalProperties: true },
+        ),
+        response: {
+          200: Type.Object({
+            data: Type.Object({
+              chat_id: Type.String(),
+              message: Type.String(),
+              variables: Type.Record(Type.String(), Type.Unknown()),
+            }),
+            errors: Type.Null(),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      assertValid(request);
+      const accountId = request.account.id;
+      const body = request.body;
+      const version = body.pathway_version ?? null;
+      if (!(await services.pathways.resolveVersion(accountId, body.pathway_id, version))) {
+        if (version === null || !(await services.pathways.get(accountId, body.pathway_id))) throw notFound('Pathway');
+        throw new ApiError('NOT_FOUND', `Pathway version ${version} not found`);
+      }
+      const errors: string[] = [];
+      const settings = await normalizeCallSettings(
+        {
+          pathway_id: body.pathway_id,
+          ...(version !== null && { pathway_version: version }),
+          ...(body.start_node_id !== undefined && { start_node_id: body.start_node_id }),
+          request_data: body.request_data ?? {},
+        },
+        async () => [],
+        errors,
+        { requirePhone: false, requireTask: false },
+      );
+      assertValid(request, errors);
+      const variables = { ...(body.request_data ?? {}) };
+      const chatId = services.pathwayChats.create(accountId, { ...settings, phone_number: '' }, variables);
+      return { data: { chat_id: chatId, message: 'Chat instance created successfully', variables }, errors: null };
+    },
+  );
+
+  app.post(
+    '/pathway/chat/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Send a message to a pathway chat',
+        description: 'The first message (or an empty one) also returns the opening words of the start node.',
+        params: ChatParams,
+        body: Type.Optional(
+          Type.Object({ message: Type.Optional(Type.String({ maxLength: 4000 })) }, { additionalProperties: true }),
+        ),
+        response: { 200: ChatReply, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const data = await services.pathwayChats.send(request.account.id, request.params.id, request.body?.message);
+      if (!data) throw notFound('Pathway chat');
+      return { data, errors: null };
+    },
+  );
+
+  app.get(
+    '/pathway/chat/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Get a pathway chat',
+        params: ChatParams,
+        response: { 200: ChatReply, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const data = services.pathwayChats.get(request.account.id, request.params.id);
+      if (!data) throw notFound('Pathway chat');
+      return { data, errors: null };
     },
   );
 }

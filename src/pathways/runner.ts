@@ -148,6 +148,12 @@ export class PathwayAgent implements Agent {
     return this.logs;
   }
 
+  /** The node the conversation is in (pathway chat shows it), once the pathway has started. */
+  get currentNode(): { id: string; name: string } | undefined {
+    const node = this.currentId === undefined ? undefined : this.node(this.currentId);
+    return node && { id: node.id, name: typeof node.data.name === 'string' ? node.data.name : node.id };
+  }
+
   async respond(input: AgentInput, ctx: AgentContext): Promise<AgentReply> {
     const out: TurnOut = { say: [], action: null, notes: [] };
     const before = this.logs.length;
