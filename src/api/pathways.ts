@@ -423,19 +423,21 @@ export async function pathwayChatRoutes(app: Api, services: Services): Promise<v
   app.post(
     '/pathway/chat/:id',
     {
+      // The message is optional: a POST without a body (the opening words only) is an empty one.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
       schema: {
         tags,
         summary: 'Send a message to a pathway chat',
         description: 'The first message (or an empty one) also returns the opening words of the start node.',
         params: ChatParams,
-        body: Type.Optional(
-          Type.Object({ message: Type.Optional(Type.String({ maxLength: 4000 })) }, { additionalProperties: true }),
-        ),
+        body: Type.Object({ message: Type.Optional(Type.String({ maxLength: 4000 })) }, { additionalProperties: true }),
         response: { 200: ChatReply, ...errorResponses },
       },
     },
     async (request) => {
-      const data = await services.pathwayChats.send(request.account.id, request.params.id, request.body?.message);
+      const data = await services.pathwayChats.send(request.account.id, request.params.id, request.body.message);
       if (!data) throw notFound('Pathway chat');
       return { data, errors: null };
     },
@@ -444,6 +446,10 @@ export async function pathwayChatRoutes(app: Api, services: Services): Promise<v
   app.get(
     '/pathway/chat/:id',
     {
+      // The message is optional: a POST without a body (the opening words only) is an empty one.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
       schema: {
         tags,
         summary: 'Get a pathway chat',
