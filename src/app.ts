@@ -13,6 +13,7 @@ import healthRoutes from './api/health.js';
 import { metricsRoute } from './observability/metrics.js';
 import { registerRateLimit } from './api/rate-limit.js';
 import twilioRoutes from './carriers/twilio/routes.js';
+import { dashboardRoutes } from './web.js';
 
 /** Fields whose values never reach the logs. */
 export const REDACT = ['req.headers.authorization', 'req.headers.encrypted_key', 'req.headers["x-twilio-signature"]'];
@@ -170,5 +171,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     requireApiKey(scope as Api, services);
     await registerTopLevelAliases(scope as Api, services);
   });
+  // The dashboard at / and its deep links: last, so every API route above stays as it is.
+  await dashboardRoutes(app);
   return app;
 }

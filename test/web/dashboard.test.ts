@@ -1,0 +1,182 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { ScaledClock } from '../../src/clock.js';
+import { createTestApp, type TestApp } from '../../src/testing/harness.js';
+import { ensureDashboardBuilt, launchChromium } from '../../src/testing/browser.js';
+
+type Json = Record<string, unknown>;
+
+/**
+ * The dashboard end to end in Debian's Chromium, against a real server on loopback with the
+ * sandbox in audio mode (so recordings exist): sign in from a deep link, place a call from the
+ * form and watch it finish, play its recording, edit, publish and chat with a pathway, run a
+ * campaign from a CSV file, sign out.
+ */
+describe('dashboard in Chromium', () => {
+  let t: TestApp;
+  let origin: string;
+  let browser: Browser;
+  let page: Page;
+  let dataDir: string;
+  const pageErrors: string[] = [];
+
+  before(async () => {
+    ensureDashboardBuilt();
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-dashboard-'));
+    t = await createTestApp({ clock: new ScaledClock(4), env: { OPENLINE_SANDBOX_AUDIO: '1', DATA_DIR: dataDir } });
+    await t.services.startWorkers();
+    origin = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1366, height: 900 } });
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+  });
+  after(async () => {
+    await browser?.close();
+    await t?.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  async function api(method: string, url: string, body?: Json): Promise<Json> {
+    const r = await t.request(method as 'GET', url, body);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    return r.body;
+  }
+
+  it('a deep link opened signed out asks for the key, refuses a wrong one, then shows the page asked for', async () => {
+    await page.goto(`${origin}/calls?answered_by=human`);
+    await page.getByLabel('API key').fill('ol_not_a_key');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').filter({ hasText: 'not accepted' }).waitFor();
+
+    await page.getByLabel('API key').fill(t.key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Calls' }).waitFor();
+    assert.equal(new URL(page.url()).pathname, '/calls');
+    assert.equal(new URL(page.url()).searchParams.get('answered_by'), 'human');
+    // The key is in session storage only: not in the URL, not in local storage.
+    assert.ok(!page.url().includes(t.key));
+    assert.equal(await page.evaluate<number>('window.localStorage.length'), 0);
+  });
+
+  it('places a call from the New call form and watches it complete with its transcript and recording', async () => {
+    await page.goto(`${origin}/calls/new`);
+    await page.getByLabel('Phone number', { exact: true }).fill('+14155550100');
+    await page.getByLabel('Task', { exact: true }).fill('Confirm the dentist appointment for tomorrow at 3 pm.');
+    await page.getByLabel('Record the call').check();
+    await page.getByRole('button', { name: 'Place call' }).click();
+    await page.waitForURL(/\/calls\/[0-9a-f-]{36}$/);
+    const callId = page.url().split('/').pop()!;
+
+    // Live: the page follows the call until it ends, without a reload.
+    await page.locator('h1 .badge', { hasText: 'completed' }).waitFor({ timeout: 90_000 });
+    const lines = page.getByRole('list', { name: 'Transcript' }).getByRole('listitem');
+    assert.ok((await lines.count()) >= 2, 'the transcript shows both sides');
+    await lines.filter({ hasText: 'Agent' }).first().waitFor();
+    await lines.filter({ hasText: 'Caller' }).first().waitFor();
+
+    const audio = page.getByLabel('Call recording');
+    await audio.waitFor();
+    assert.match(String(await audio.getAttribute('src')), /^blob:/);
+    await page.getByRole('img', { name: 'Waveform of the agent track' }).waitFor();
+    await page.getByRole('img', { name: 'Waveform of the other party track' }).waitFor();
+    const duration = await audio.evaluate(
+      (element) =>
+        new Promise<number>((resolve) => {
+          const media = element as unknown as { readyState: number; duration: number } & EventTarget;
+          if (media.readyState >= 1) resolve(media.duration);
+          else media.addEventListener('loadedmetadata', () => resolve(media.duration));
+        }),
+    );
+    assert.ok(duration > 1, `the recording plays (${duration} s)`);
+
+    // The list shows it, and its link leads back.
+    await page.goto(`${origin}/calls`);
+    await page.getByRole('link', { name: /\d/ }).first().click();
+    assert.equal(page.url().split('/').pop(), callId);
+  });
+
+  it('edits a pathway on the canvas, shows a problem on its node, publishes a version and chats with it', async () => {
+    const created = await api('POST', '/v1/pathway/create', {
+      name: 'Dental booking',
+      nodes: [
+        {
+          id: 'start',
+          type: 'Default',
+          data: {
+            name: 'Greeting',
+            isStart: true,
+            text: 'Hi, this is Ava from Sunny Dental. Shall we book a cleaning?',
+          },
+        },
+        { id: 'book', type: 'Default', data: { name: 'Book', text: 'Great, which day works for you?' } },
+        { id: 'bye', type: 'End Call', data: { name: 'Goodbye', text: 'No problem. Goodbye!' } },
+      ],
+      edges: [
+        { id: 'e1', source: 'start', target: 'book', label: 'yes, wants to book' },
+        { id: 'e2', source: 'start', target: 'bye', label: 'no, not interested' },
+      ],
+    });
+    const id = String(created.pathway_id);
+    await page.goto(`${origin}/pathways/${id}`);
+    const canvas = page.getByLabel('Pathway canvas');
+    await canvas.getByText('Greeting').waitFor();
+    await canvas.getByText('Book', { exact: true }).click();
+
+    const node = page.getByRole('form', { name: 'Node' });
+    await node.getByLabel('Name', { exact: true }).fill('');
+    await canvas.getByText(/must not be empty|is required/).waitFor();
+    await node.getByLabel('Name', { exact: true }).fill('Pick a day');
+    await node.getByLabel('Text', { exact: true }).fill('Wonderful. Which day suits you best?');
+    await page.getByRole('button', { name: 'Save draft' }).click();
+    await page.getByRole('button', { name: 'Draft saved' }).waitFor();
+    const draft = await api('GET', `/v1/pathway/${id}`);
+    const saved = (draft.nodes as { id: string; data: Json }[]).find((n) => n.id === 'book')!;
+    assert.equal(saved.data.name, 'Pick a day');
+    assert.equal(saved.data.text, 'Wonderful. Which day suits you best?');
+
+    await page.getByLabel('Version name').fill('First');
+    await page.getByRole('button', { name: 'Save as version' }).click();
+    await page.getByRole('button', { name: 'Publish to production' }).click();
+    await page.locator('.versions .badge-production').waitFor();
+    const summary = (await api('GET', '/v1/pathway')).pathways as Json[];
+    assert.equal(summary.find((p) => p.id === id)?.production_version, 1);
+
+    await page.getByRole('button', { name: 'Start chat' }).click();
+    const chat = page.getByRole('list', { name: 'Chat' });
+    await chat.getByText('Shall we book a cleaning?').waitFor();
+    await page.getByLabel('Message', { exact: true }).fill('Yes, I would like to book');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    await chat.getByText('Which day suits you best?').waitFor();
+    await page.getByText('Current node: Pick a day').waitFor();
+  });
+
+  it('creates a campaign from a CSV file and watches it finish', async () => {
+    await page.goto(`${origin}/campaigns`);
+    await page.getByLabel('Campaign name').fill('Reminders');
+    await page.getByLabel('Task', { exact: true }).fill('Remind {{name}} of the appointment tomorrow.');
+    await page.getByLabel('Numbers (CSV)').setInputFiles({
+      name: 'numbers.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from('phone_number,name\n+14155550100,Sam\n+14155550104,Ana\n+14155550106,Lee\n'),
+    });
+    await page.getByText('3 numbers read from numbers.csv').waitFor();
+    await page.getByRole('button', { name: 'Create campaign' }).click();
+    await page.waitForURL(/\/campaigns\/[0-9a-f-]+$/);
+    await page.getByText('3 of 3 numbers finished').waitFor({ timeout: 120_000 });
+    await page.locator('h1 .badge', { hasText: 'completed' }).waitFor({ timeout: 30_000 });
+    await page.getByRole('img', { name: 'Calls by outcome' }).waitFor();
+  });
+
+  it('signs out: the key is gone and the sign-in form is back', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('API key').waitFor();
+    assert.equal(await page.evaluate<number>('window.sessionStorage.length'), 0);
+    await page.reload();
+    await page.getByLabel('API key').waitFor();
+    assert.deepEqual(pageErrors, []);
+  });
+});

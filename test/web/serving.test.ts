@@ -1,0 +1,71 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Fastify from 'fastify';
+import { createTestApp, type TestApp } from '../../src/testing/harness.js';
+import { ensureDashboardBuilt } from '../../src/testing/browser.js';
+import { dashboardRoutes } from '../../src/web.js';
+import type { Api } from '../../src/api/types.js';
+
+describe('the dashboard is served at / with its deep links, and the API keeps its own 404s', () => {
+  let t: TestApp;
+  before(async () => {
+    ensureDashboardBuilt();
+    t = await createTestApp();
+  });
+  after(() => t.close());
+
+  const get = (url: string, accept = 'text/html,application/xhtml+xml') =>
+    t.app.inject({ method: 'GET', url, headers: { accept } });
+
+  it('serves the app at / and at every deep link, with a strict content security policy', async () => {
+    for (const url of ['/', '/calls', '/calls/2d0c1f7e-0000-4000-8000-000000000000', '/pathways/abc', '/settings']) {
+      const r = await get(url);
+      assert.equal(r.statusCode, 200, url);
+      assert.match(r.headers['content-type'] as string, /text\/html/);
+      assert.match(r.body, /<div id="root">/);
+      assert.match(r.headers['content-security-policy'] as string, /default-src 'self'/);
+      assert.match(r.headers['content-security-policy'] as string, /frame-ancestors 'none'/);
+      assert.equal(r.headers['cache-control'], 'no-cache');
+    }
+  });
+
+  it('serves the hashed assets for good', async () => {
+    const page = (await get('/')).body;
+    const script = /src="(\/assets\/[^"]+\.js)"/.exec(page)?.[1];
+    assert.ok(script, 'the page names its script');
+    const r = await get(script, '*/*');
+    assert.equal(r.statusCode, 200);
+    assert.match(r.headers['content-type'] as string, /javascript/);
+    assert.match(r.headers['cache-control'] as string, /immutable/);
+  });
+
+  it('leaves the API, docs and probes as they are: unknown API paths are JSON 404s', async () => {
+    for (const url of ['/v1/nothing', '/api/v1/nothing', '/v2/nothing']) {
+      const r = await get(url);
+      assert.equal(r.statusCode, 404, url);
+      assert.equal(r.json().code, 'ROUTE_NOT_FOUND');
+    }
+    assert.equal((await get('/healthz', 'application/json')).json().status, 'ok');
+    assert.equal((await get('/openapi.json', 'application/json')).statusCode, 200);
+    // A client asking for JSON at a path that is not the API's gets the API's 404, not a page.
+    const json = await get('/whatever', 'application/json');
+    assert.equal(json.statusCode, 404);
+    assert.equal(json.json().code, 'ROUTE_NOT_FOUND');
+    const post = await t.app.inject({ method: 'POST', url: '/calls' });
+    assert.equal(post.statusCode, 404);
+  });
+
+  it('says how to build it when it was not built', async () => {
+    const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-no-dashboard-'));
+    const app = Fastify();
+    await dashboardRoutes(app as unknown as Api, empty);
+    const r = await app.inject({ method: 'GET', url: '/calls', headers: { accept: 'text/html' } });
+    assert.equal(r.statusCode, 200);
+    assert.match(r.body, /npm run build:web/);
+    await app.close();
+    fs.rmSync(empty, { recursive: true });
+  });
+});

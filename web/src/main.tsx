@@ -1,0 +1,74 @@
+import { StrictMode, Suspense, lazy } from 'react';
+import { createRoot } from 'react-dom/client';
+import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { BrowserRouter, Navigate, Route, Routes } from 'react-router';
+import { AuthGate } from './auth';
+import { Layout } from './layout';
+import { CallsPage } from './pages/calls';
+import { CallPage } from './pages/call';
+import { NewCallPage } from './pages/new-call';
+import { AgentsPage, ToolsPage } from './pages/resources';
+import { NumbersPage } from './pages/numbers';
+import { VoicesPage } from './pages/voices';
+import { CampaignsPage, CampaignPage } from './pages/campaigns';
+import { BatchesPage } from './pages/batches';
+import { PathwaysPage } from './pages/pathways';
+import { SmsPage } from './pages/sms';
+import { SettingsPage } from './pages/settings';
+import './styles.css';
+
+// The pathway editor (the canvas library and the graph checks) loads when first opened.
+const PathwayPage = lazy(async () => ({ default: (await import('./pages/pathway')).PathwayPage }));
+
+const client = new QueryClient({
+  defaultOptions: {
+    queries: { retry: (count, error) => count < 2 && !(error as { status?: number }).status, staleTime: 2_000 },
+  },
+});
+
+function NotFound() {
+  return (
+    <section>
+      <h1>Page not found</h1>
+      <p>There is no such page in the dashboard.</p>
+    </section>
+  );
+}
+
+createRoot(document.getElementById('root')!).render(
+  <StrictMode>
+    <QueryClientProvider client={client}>
+      <BrowserRouter>
+        <AuthGate>
+          <Routes>
+            <Route element={<Layout />}>
+              <Route index element={<Navigate to="/calls" replace />} />
+              <Route path="calls" element={<CallsPage />} />
+              <Route path="calls/new" element={<NewCallPage />} />
+              <Route path="calls/:id" element={<CallPage />} />
+              <Route path="agents" element={<AgentsPage />} />
+              <Route path="tools" element={<ToolsPage />} />
+              <Route path="numbers" element={<NumbersPage />} />
+              <Route path="voices" element={<VoicesPage />} />
+              <Route path="campaigns" element={<CampaignsPage />} />
+              <Route path="campaigns/:id" element={<CampaignPage />} />
+              <Route path="batches" element={<BatchesPage />} />
+              <Route path="pathways" element={<PathwaysPage />} />
+              <Route
+                path="pathways/:id"
+                element={
+                  <Suspense fallback={<p aria-busy="true">Loading the editor…</p>}>
+                    <PathwayPage />
+                  </Suspense>
+                }
+              />
+              <Route path="sms" element={<SmsPage />} />
+              <Route path="settings" element={<SettingsPage />} />
+              <Route path="*" element={<NotFound />} />
+            </Route>
+          </Routes>
+        </AuthGate>
+      </BrowserRouter>
+    </QueryClientProvider>
+  </StrictMode>,
+);

@@ -1,0 +1,117 @@
+import { useState } from 'react';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Link } from 'react-router';
+import { api, type Json } from '../api';
+import { CsvInput } from '../components/csv';
+import { Badge, Field, Loading, Problem, time } from '../components/ui';
+
+interface Batch {
+  batch_id: string;
+  label: string | null;
+  created_at: string;
+  call_count: number;
+  queued: number;
+  in_progress: number;
+  completed: number;
+  failed: number;
+  status: string;
+}
+
+/** Batches: one task to many numbers from a CSV, with progress; calls open in the calls list. */
+export function BatchesPage() {
+  const queries = useQueryClient();
+  const batches = useQuery({
+    queryKey: ['batches'],
+    queryFn: async () => (await api<{ batches: Batch[] }>('/v1/batches')).batches,
+    refetchInterval: (q) => (q.state.data?.some((b) => b.status === 'in_progress') ? 2_000 : false),
+  });
+  const [label, setLabel] = useState('');
+  const [prompt, setPrompt] = useState('');
+  const [rows, setRows] = useState<Json[] | null>(null);
+  const create = useMutation({
+    mutationFn: () =>
+      api('/v1/batches', {
+        method: 'POST',
+        body: { ...(label && { label }), base_prompt: prompt, call_data: rows ?? [] },
+      }),
+    onSuccess: () => {
+      setRows(null);
+      void queries.invalidateQueries({ queryKey: ['batches'] });
+    },
+  });
+  const stop = useMutation({
+    mutationFn: (id: string) => api(`/v1/batches/${id}/stop`, { method: 'POST' }),
+    onSuccess: () => queries.invalidateQueries({ queryKey: ['batches'] }),
+  });
+
+  return (
+    <section>
+      <h1>Batches</h1>
+      <form
+        className="editor"
+        onSubmit={(e) => {
+          e.preventDefault();
+          create.mutate();
+        }}
+      >
+        <h2>New batch</h2>
+        <Field label="Label">
+          <input value={label} onChange={(e) => setLabel(e.target.value)} />
+        </Field>
+        <Field label="Task" hint="{{variables}} come from the CSV's columns">
+          <textarea rows={4} required value={prompt} onChange={(e) => setPrompt(e.target.value)} />
+        </Field>
+        <CsvInput label="Numbers (CSV)" onRows={setRows} />
+        <Problem error={create.error} />
+        <button type="submit" disabled={!rows || create.isPending}>
+          Start batch
+        </button>
+      </form>
+      <Problem error={batches.error ?? stop.error} />
+      {batches.isPending ? (
+        <Loading what="batches" />
+      ) : batches.data?.length === 0 ? (
+        <p className="empty">No batches yet.</p>
+      ) : (
+        <table className="list">
+          <thead>
+            <tr>
+              <th scope="col">Batch</th>
+              <th scope="col">Created</th>
+              <th scope="col">Status</th>
+              <th scope="col">Calls</th>
+              <th scope="col">Done</th>
+              <th scope="col">Failed</th>
+              <th scope="col">
+                <span className="sr-only">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {batches.data?.map((b) => (
+              <tr key={b.batch_id}>
+                <td>
+                  <Link to={`/calls?batch_id=${b.batch_id}`}>{b.label ?? b.batch_id}</Link>
+                </td>
+                <td>{time(b.created_at)}</td>
+                <td>
+                  <Badge value={b.status} />
+                </td>
+                <td>{b.call_count}</td>
+                <td>{b.completed}</td>
+                <td>{b.failed}</td>
+                <td>
+                  {b.status === 'in_progress' && (
+                    <button type="button" className="danger" onClick={() => stop.mutate(b.batch_id)}>
+                      Stop
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,253 @@
+import { useState, type FormEvent, type ReactNode } from 'react';
+import { useMutation, useQuery } from '@tanstack/react-query';
+import { useNavigate } from 'react-router';
+import { api, type Json, type SendCallBody } from '../api';
+import { Field, JsonArea, Problem, parseJsonField } from '../components/ui';
+
+interface Voice {
+  id: string;
+  name: string;
+  description: string;
+}
+
+/** Every Send Call field the form shows, as text; empty means "the server's default". */
+const EMPTY = {
+  phone_number: '',
+  task: '',
+  pathway_id: '',
+  first_sentence: '',
+  from: '',
+  voice: '',
+  model: '',
+  language: '',
+  temperature: '',
+  wait_for_greeting: false,
+  block_interruptions: false,
+  interruption_threshold: '',
+  max_duration: '',
+  record: false,
+  answered_by_enabled: false,
+  voicemail_action: '',
+  voicemail_message: '',
+  transfer_phone_number: '',
+  timezone: '',
+  start_time: '',
+  webhook: '',
+  summary_prompt: '',
+  analysis_prompt: '',
+  request_data: '',
+  metadata: '',
+  tools: '',
+  dynamic_data: '',
+  other: '',
+};
+type Form = typeof EMPTY;
+type TextField = { [K in keyof Form]: Form[K] extends string ? K : never }[keyof Form];
+type FlagField = { [K in keyof Form]: Form[K] extends boolean ? K : never }[keyof Form];
+
+function Group({ title, children }: { title: string; children: ReactNode }) {
+  return (
+    <fieldset>
+      <legend>{title}</legend>
+      <div className="grid">{children}</div>
+    </fieldset>
+  );
+}
+
+/** The request body: filled fields only, numbers as numbers, JSON fields parsed, extras merged. */
+function toBody(form: Form): SendCallBody {
+  const body: Json = {};
+  const number = (name: string, text: string) => {
+    if (text.trim() === '') return;
+    const value = Number(text);
+    if (!Number.isFinite(value)) throw new Error(`${name} must be a number`);
+    body[name] = value;
+  };
+  for (const name of [
+    'phone_number',
+    'task',
+    'pathway_id',
+    'first_sentence',
+    'from',
+    'voice',
+    'model',
+    'language',
+    'voicemail_action',
+    'voicemail_message',
+    'transfer_phone_number',
+    'timezone',
+    'webhook',
+    'summary_prompt',
+    'analysis_prompt',
+  ] as const)
+    if (form[name].trim() !== '') body[name] = form[name].trim();
+  if (form.start_time) body.start_time = new Date(form.start_time).toISOString();
+  number('temperature', form.temperature);
+  number('interruption_threshold', form.interruption_threshold);
+  number('max_duration', form.max_duration);
+  for (const flag of ['wait_for_greeting', 'block_interruptions', 'record', 'answered_by_enabled'] as const)
+    if (form[flag]) body[flag] = true;
+  for (const name of ['request_data', 'metadata', 'tools', 'dynamic_data'] as const) {
+    const value = parseJsonField(name, form[name]);
+    if (value !== undefined) body[name] = value;
+  }
+  const other = parseJsonField('Other settings', form.other);
+  if (other !== undefined) {
+    if (typeof other !== 'object' || other === null || Array.isArray(other))
+      throw new Error('Other settings must be a JSON object');
+    Object.assign(body, other);
+  }
+  return body as SendCallBody;
+}
+
+/** "New call": every Send Call field, grouped, the defaults shown; places the call and opens it. */
+export function NewCallPage() {
+  const navigate = useNavigate();
+  const [form, setForm] = useState<Form>(EMPTY);
+  const voices = useQuery({ queryKey: ['voices'], queryFn: () => api<{ voices: Voice[] }>('/v1/voices') });
+  const pathways = useQuery({
+    queryKey: ['pathways'],
+    queryFn: () => api<{ pathways: { id: string; name: string }[] }>('/v1/pathway'),
+  });
+  const send = useMutation({
+    mutationFn: async () => api<{ call_id: string }>('/v1/calls', { method: 'POST', body: toBody(form) }),
+    onSuccess: (result) => navigate(`/calls/${result.call_id}`),
+  });
+  const text = (name: TextField) => ({
+    value: form[name],
+    onChange: (e: { target: { value: string } }) => setForm({ ...form, [name]: e.target.value }),
+  });
+  const flag = (name: FlagField) => ({
+    checked: form[name],
+    onChange: (e: { target: { checked: boolean } }) => setForm({ ...form, [name]: e.target.checked }),
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    send.mutate();
+  };
+
+  return (
+    <section>
+      <h1>New call</h1>
+      <p className="muted">
+        Numbers of the sandbox (+1 NPA 555-01XX) answer with simulated people and machines; see the sandbox guide.
+      </p>
+      <form onSubmit={submit} className="wide-form">
+        <Group title="Who and what">
+          <Field label="Phone number" hint="E.164, e.g. +14155550123">
+            <input required {...text('phone_number')} placeholder="+14155550123" />
+          </Field>
+          <Field label="From" hint="One of your numbers; default: the server's">
+            <input {...text('from')} />
+          </Field>
+          <Field label="Task" hint="What the agent should do (or choose a pathway)">
+            <textarea rows={5} {...text('task')} />
+          </Field>
+          <Field label="Pathway">
+            <select {...text('pathway_id')}>
+              <option value="">none: follow the task</option>
+              {pathways.data?.pathways.map((p) => (
+                <option key={p.id} value={p.id}>
+                  {p.name}
+                </option>
+              ))}
+            </select>
+          </Field>
+          <Field label="First sentence" hint="Said first; default: the agent opens by itself">
+            <input {...text('first_sentence')} />
+          </Field>
+        </Group>
+        <Group title="Voice and model">
+          <Field label="Voice">
+            <select {...text('voice')}>
+              <option value="">default</option>
+              {voices.data?.voices.map((v) => (
+                <option key={v.id} value={v.name}>
+                  {v.name}: {v.description}
+                </option>
+              ))}
+            </select>
+          </Field>
+          <Field label="Model">
+            <select {...text('model')}>
+              <option value="">enhanced (default)</option>
+              <option value="base">base</option>
+              <option value="turbo">turbo</option>
+            </select>
+          </Field>
+          <Field label="Language">
+            <input {...text('language')} placeholder="en-US" />
+          </Field>
+          <Field label="Temperature">
+            <input inputMode="decimal" {...text('temperature')} placeholder="0.7" />
+          </Field>
+        </Group>
+        <Group title="Conversation">
+          <label className="check">
+            <input type="checkbox" {...flag('wait_for_greeting')} /> Wait for the greeting
+          </label>
+          <label className="check">
+            <input type="checkbox" {...flag('block_interruptions')} /> Block interruptions
+          </label>
+          <label className="check">
+            <input type="checkbox" {...flag('record')} /> Record the call
+          </label>
+          <label className="check">
+            <input type="checkbox" {...flag('answered_by_enabled')} /> Detect answering machines
+          </label>
+          <Field label="Interruption threshold (ms)">
+            <input inputMode="numeric" {...text('interruption_threshold')} placeholder="100" />
+          </Field>
+          <Field label="Max duration (minutes)">
+            <input inputMode="numeric" {...text('max_duration')} placeholder="30" />
+          </Field>
+          <Field label="Voicemail action">
+            <select {...text('voicemail_action')}>
+              <option value="">hangup (default)</option>
+              <option value="leave_message">leave_message</option>
+              <option value="ignore">ignore</option>
+            </select>
+          </Field>
+          <Field label="Voicemail message">
+            <input {...text('voicemail_message')} />
+          </Field>
+          <Field label="Transfer phone number">
+            <input {...text('transfer_phone_number')} />
+          </Field>
+        </Group>
+        <Group title="Scheduling and results">
+          <Field label="Start time" hint="Empty: now">
+            <input type="datetime-local" {...text('start_time')} />
+          </Field>
+          <Field label="Time zone">
+            <input {...text('timezone')} placeholder="America/Los_Angeles" />
+          </Field>
+          <Field label="Webhook URL">
+            <input type="url" {...text('webhook')} />
+          </Field>
+          <Field label="Summary prompt">
+            <input {...text('summary_prompt')} />
+          </Field>
+          <Field label="Analysis prompt">
+            <input {...text('analysis_prompt')} />
+          </Field>
+        </Group>
+        <Group title="Data (JSON)">
+          <JsonArea label="Request data" rows={4} {...jsonProps(form, setForm, 'request_data')} />
+          <JsonArea label="Metadata" rows={4} {...jsonProps(form, setForm, 'metadata')} />
+          <JsonArea label="Tools" rows={4} {...jsonProps(form, setForm, 'tools')} />
+          <JsonArea label="Dynamic data" rows={4} {...jsonProps(form, setForm, 'dynamic_data')} />
+          <JsonArea label="Other settings" rows={4} {...jsonProps(form, setForm, 'other')} />
+        </Group>
+        <Problem error={send.error} />
+        <button type="submit" disabled={send.isPending}>
+          Place call
+        </button>
+      </form>
+    </section>
+  );
+}
+
+function jsonProps(form: Form, setForm: (form: Form) => void, name: TextField) {
+  return { value: form[name], onChange: (value: string) => setForm({ ...form, [name]: value }) };
+}

@@ -1,0 +1,160 @@
+import { useState } from 'react';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useNavigate } from 'react-router';
+import { api, type InboundNumber, type Json } from '../api';
+import { Field, JsonArea, Loading, Problem, parseJsonField, time } from '../components/ui';
+
+const SETTINGS = [
+  'prompt',
+  'pathway_id',
+  'voice',
+  'first_sentence',
+  'model',
+  'language',
+  'max_duration',
+  'record',
+  'webhook',
+  'transfer_phone_number',
+  'tools',
+] as const;
+
+const path = (number: string) => `/v1/inbound/${encodeURIComponent(number)}`;
+
+/** Inbound numbers: buy one (on the sandbox without a carrier), set its agent, ring it from a sandbox caller. */
+export function NumbersPage() {
+  const queries = useQueryClient();
+  const navigate = useNavigate();
+  const numbers = useQuery({
+    queryKey: ['numbers'],
+    queryFn: async () => (await api<{ inbound_numbers: InboundNumber[] }>('/v1/inbound')).inbound_numbers,
+  });
+  const [areaCode, setAreaCode] = useState('');
+  const [editing, setEditing] = useState<{ number: string; text: string } | null>(null);
+  const [caller, setCaller] = useState('+14155550100');
+  const refresh = () => queries.invalidateQueries({ queryKey: ['numbers'] });
+
+  const buy = useMutation({
+    mutationFn: () =>
+      api('/v1/inbound/purchase', {
+        method: 'POST',
+        body: {
+          ...(areaCode.trim() && { area_code: areaCode.trim() }),
+          prompt: 'You are the receptionist of this business. Greet the caller and help them.',
+        },
+      }),
+    onSuccess: refresh,
+  });
+  const save = useMutation({
+    mutationFn: async () => {
+      if (!editing) return;
+      await api(path(editing.number), { method: 'POST', body: parseJsonField('Settings', editing.text) as Json });
+    },
+    onSuccess: () => {
+      setEditing(null);
+      void refresh();
+    },
+  });
+  const ring = useMutation({
+    mutationFn: (to: string) =>
+      api<{ call_id: string }>('/v1/sandbox/inbound', { method: 'POST', body: { from: caller, to } }),
+    onSuccess: (result) => navigate(`/calls/${result.call_id}`),
+  });
+
+  return (
+    <section>
+      <h1>Numbers</h1>
+      <form
+        className="inline-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          buy.mutate();
+        }}
+      >
+        <Field label="Area code" hint="Optional, e.g. 415">
+          <input value={areaCode} onChange={(e) => setAreaCode(e.target.value)} inputMode="numeric" maxLength={3} />
+        </Field>
+        <button type="submit" disabled={buy.isPending}>
+          Buy a number
+        </button>
+      </form>
+      <Problem error={buy.error ?? numbers.error ?? ring.error} />
+      <Field label="Sandbox caller for Ring" hint="555-0100 is a person; see the sandbox guide for others">
+        <input value={caller} onChange={(e) => setCaller(e.target.value)} />
+      </Field>
+      {editing && (
+        <form
+          className="editor"
+          onSubmit={(e) => {
+            e.preventDefault();
+            save.mutate();
+          }}
+        >
+          <h2>Settings of {editing.number}</h2>
+          <JsonArea
+            label="Settings (JSON)"
+            rows={14}
+            value={editing.text}
+            onChange={(text) => setEditing({ ...editing, text })}
+          />
+          <Problem error={save.error} />
+          <div className="actions">
+            <button type="submit" disabled={save.isPending}>
+              Save settings
+            </button>
+            <button type="button" className="secondary" onClick={() => setEditing(null)}>
+              Cancel
+            </button>
+          </div>
+        </form>
+      )}
+      {numbers.isPending ? (
+        <Loading what="numbers" />
+      ) : numbers.data?.length === 0 ? (
+        <p className="empty">No numbers yet: buy one to take inbound calls.</p>
+      ) : (
+        <table className="list">
+          <thead>
+            <tr>
+              <th scope="col">Number</th>
+              <th scope="col">Carrier</th>
+              <th scope="col">Answers with</th>
+              <th scope="col">Since</th>
+              <th scope="col">
+                <span className="sr-only">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {numbers.data?.map((n) => (
+              <tr key={n.phone_number}>
+                <td>{n.phone_number}</td>
+                <td>{n.carrier}</td>
+                <td>{n.pathway_id ? `pathway ${n.pathway_id}` : (n.prompt ?? '').slice(0, 60) || '—'}</td>
+                <td>{time(n.created_at)}</td>
+                <td className="actions">
+                  <button
+                    type="button"
+                    className="secondary"
+                    onClick={() =>
+                      setEditing({
+                        number: n.phone_number,
+                        text: JSON.stringify(Object.fromEntries(SETTINGS.map((k) => [k, n[k]])), null, 2),
+                      })
+                    }
+                  >
+                    Configure
+                  </button>
+                  {n.carrier === 'sandbox' && (
+                    <button type="button" onClick={() => ring.mutate(n.phone_number)} disabled={ring.isPending}>
+                      Ring
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,620 @@
+import { useEffect, useMemo, useState, type FormEvent } from 'react';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useParams } from 'react-router';
+import {
+  Background,
+  Controls,
+  Handle,
+  Position,
+  ReactFlow,
+  type Edge,
+  type Node,
+  type NodeChange,
+  type NodeProps,
+} from '@xyflow/react';
+import '@xyflow/react/dist/style.css';
+import {
+  NODE_TYPES,
+  checkPathwayGraph,
+  type PathwayEdge,
+  type PathwayNode,
+} from '../../../src/domain/pathway-graph.js';
+import type { PathwayDetail, VersionDetail, VersionSummary } from '../../../src/schemas/pathway.js';
+import type { ChatTurnResult } from '../../../src/pathways/chat.js';
+import { api, type Json } from '../api';
+import { Field, JsonArea, Loading, Problem, parseJsonField } from '../components/ui';
+import { PathwaySteps } from '../components/steps';
+
+interface Graph {
+  nodes: PathwayNode[];
+  edges: PathwayEdge[];
+}
+
+type Selection = { kind: 'node'; id: string } | { kind: 'edge'; id: string } | null;
+
+/** Where a node without a stored position goes: a grid in list order. */
+const gridPosition = (i: number) => ({ x: (i % 4) * 260, y: Math.floor(i / 4) * 170 });
+
+function positionOf(node: PathwayNode, i: number): { x: number; y: number } {
+  const p = node.position as { x?: unknown; y?: unknown } | undefined;
+  return typeof p?.x === 'number' && typeof p?.y === 'number' ? { x: p.x, y: p.y } : gridPosition(i);
+}
+
+/** Problems per node and edge id, from messages such as `nodes[2].data.name is required`. */
+function problemsById(graph: Graph, problems: string[]): Map<string, string[]> {
+  const byId = new Map<string, string[]>();
+  for (const problem of problems) {
+    const match = /^(nodes|edges)\[(\d+)\]/.exec(problem);
+    if (!match) continue;
+    const item = (match[1] === 'nodes' ? graph.nodes : graph.edges)[Number(match[2])];
+    if (!item) continue;
+    byId.set(item.id, [...(byId.get(item.id) ?? []), problem]);
+  }
+  return byId;
+}
+
+interface CardData extends Record<string, unknown> {
+  node: PathwayNode;
+  problems: string[];
+  current: boolean;
+}
+
+/** A node on the canvas: its name and type, start and global marks, and its problems. */
+function NodeCard({ data, selected }: NodeProps<Node<CardData>>) {
+  const { node, problems, current } = data;
+  return (
+    <div
+      className={`node-card${selected ? ' selected' : ''}${problems.length ? ' invalid' : ''}${current ? ' current' : ''}`}
+      title={problems.join('\n')}
+    >
+      <Handle type="target" position={Position.Top} />
+      <div className="node-type">
+        {node.type}
+        {node.data.isStart ? ' · start' : ''}
+        {node.data.isGlobal ? ' · global' : ''}
+      </div>
+      <div className="node-name">{node.data.name || <em>unnamed</em>}</div>
+      {problems.length > 0 && (
+        <div className="node-problem" role="note">
+          {problems.length === 1 ? problems[0] : `${problems.length} problems`}
+        </div>
+      )}
+      <Handle type="source" position={Position.Bottom} />
+    </div>
+  );
+}
+const nodeTypes = { card: NodeCard };
+
+/** Nodes and edges added, removed or changed between two graphs (by id). */
+function diff(before: Graph, after: Graph): string[] {
+  const lines: string[] = [];
+  const compare = <T extends { id: string }>(kind: string, a: T[], b: T[], name: (item: T) => string) => {
+    const old = new Map(a.map((item) => [item.id, item]));
+    const now = new Map(b.map((item) => [item.id, item]));
+    for (const [id, item] of now)
+      if (!old.has(id)) lines.push(`+ ${kind} ${name(item)}`);
+      else if (JSON.stringify({ ...old.get(id), position: 0 }) !== JSON.stringify({ ...item, position: 0 }))
+        lines.push(`~ ${kind} ${name(item)} changed`);
+    for (const [id, item] of old) if (!now.has(id)) lines.push(`- ${kind} ${name(item)}`);
+  };
+  compare('node', before.nodes, after.nodes, (n) => `"${n.data.name}"`);
+  compare('edge', before.edges, after.edges, (e) => `"${e.label}"`);
+  return lines;
+}
+
+/** The pathway editor: canvas, the selected node's or edge's fields, versions, and a chat that runs it. */
+export function PathwayPage() {
+  const { id = '' } = useParams();
+  const queries = useQueryClient();
+  const pathway = useQuery({ queryKey: ['pathway', id], queryFn: () => api<PathwayDetail>(`/v1/pathway/${id}`) });
+  const [graph, setGraph] = useState<Graph | null>(null);
+  const [dirty, setDirty] = useState(false);
+  const [selection, setSelection] = useState<Selection>(null);
+  const [currentNode, setCurrentNode] = useState<string | null>(null);
+  useEffect(() => {
+    if (pathway.data && !graph) setGraph({ nodes: pathway.data.nodes, edges: pathway.data.edges });
+  }, [pathway.data, graph]);
+
+  // The server's own graph rules, run as the user edits: problems show on their nodes before saving.
+  const { problems, marked } = useMemo(() => {
+    if (!graph) return { problems: [], marked: new Map<string, string[]>() };
+    const check = checkPathwayGraph(graph.nodes, graph.edges, { requireNodes: true });
+    const list = check.ok ? [] : check.errors;
+    return { problems: list, marked: problemsById(graph, list) };
+  }, [graph]);
+
+  const save = useMutation({
+    mutationFn: () => api(`/v1/pathway/${id}`, { method: 'POST', body: graph }),
+    onSuccess: () => {
+      setDirty(false);
+      void queries.invalidateQueries({ queryKey: ['pathway', id] });
+    },
+  });
+
+  if (pathway.isPending || (!graph && !pathway.error)) return <Loading what="the pathway" />;
+  if (!graph) return <Problem error={pathway.error} />;
+
+  const change = (next: Graph) => {
+    setGraph(next);
+    setDirty(true);
+  };
+  const flowNodes: Node<CardData>[] = graph.nodes.map((node, i) => ({
+    id: node.id,
+    type: 'card',
+    position: positionOf(node, i),
+    selected: selection?.kind === 'node' && selection.id === node.id,
+    data: { node, problems: marked.get(node.id) ?? [], current: node.id === currentNode },
+  }));
+  const flowEdges: Edge[] = graph.edges.map((edge) => ({
+    id: edge.id,
+    source: edge.source,
+    target: edge.target,
+    label: edge.label,
+    selected: selection?.kind === 'edge' && selection.id === edge.id,
+    className: marked.has(edge.id) ? 'invalid' : undefined,
+  }));
+  const onNodesChange = (changes: NodeChange<Node<CardData>>[]) => {
+    const moved = new Map<string, { x: number; y: number }>();
+    for (const c of changes) if (c.type === 'position' && c.position) moved.set(c.id, c.position);
+    if (moved.size > 0)
+      change({
+        ...graph,
+        nodes: graph.nodes.map((n) => (moved.has(n.id) ? { ...n, position: moved.get(n.id) } : n)),
+      });
+  };
+  const addNode = () => {
+    let n = graph.nodes.length + 1;
+    while (graph.nodes.some((node) => node.id === `node-${n}`)) n++;
+    const node: PathwayNode = {
+      id: `node-${n}`,
+      type: 'Default',
+      data: { name: `Node ${n}`, text: '' },
+      position: gridPosition(graph.nodes.length),
+    };
+    change({ ...graph, nodes: [...graph.nodes, node] });
+    setSelection({ kind: 'node', id: node.id });
+  };
+  const selectedNode = selection?.kind === 'node' ? graph.nodes.find((n) => n.id === selection.id) : undefined;
+  const selectedEdge = selection?.kind === 'edge' ? graph.edges.find((e) => e.id === selection.id) : undefined;
+
+  return (
+    <section className="pathway">
+      <div className="page-head">
+        <h1>{pathway.data?.name ?? 'Pathway'}</h1>
+        <div className="actions">
+          <button type="button" className="secondary" onClick={addNode}>
+            Add node
+          </button>
+          <button type="button" onClick={() => save.mutate()} disabled={!dirty || save.isPending}>
+            {dirty ? 'Save draft' : 'Draft saved'}
+          </button>
+        </div>
+      </div>
+      <Problem error={save.error} />
+      {problems.length > 0 && (
+        <details className="problems" open>
+          <summary>
+            {problems.length} problem{problems.length === 1 ? '' : 's'} to fix before calls can use this draft
+          </summary>
+          <ul>
+            {problems.map((p) => (
+              <li key={p}>{p}</li>
+            ))}
+          </ul>
+        </details>
+      )}
+      <div className="editor-body">
+        <div className="canvas" aria-label="Pathway canvas">
+          <ReactFlow
+            nodes={flowNodes}
+            edges={flowEdges}
+            nodeTypes={nodeTypes}
+            onNodesChange={onNodesChange}
+            onNodeClick={(_e, node) => setSelection({ kind: 'node', id: node.id })}
+            onEdgeClick={(_e, edge) => setSelection({ kind: 'edge', id: edge.id })}
+            onPaneClick={() => setSelection(null)}
+            onConnect={(connection) => {
+              if (!connection.source || !connection.target) return;
+              const edge: PathwayEdge = {
+                id: `edge-${crypto.randomUUID().slice(0, 8)}`,
+                source: connection.source,
+                target: connection.target,
+                label: 'describe when to take this path',
+              };
+              change({ ...graph, edges: [...graph.edges, edge] });
+              setSelection({ kind: 'edge', id: edge.id });
+            }}
+            fitView
+            deleteKeyCode={null}
+          >
+            <Background />
+            <Controls />
+          </ReactFlow>
+        </div>
+        <aside className="inspector">
+          {selectedNode ? (
+            <NodeFields
+              key={selectedNode.id}
+              node={selectedNode}
+              problems={marked.get(selectedNode.id) ?? []}
+              onChange={(node) => change({ ...graph, nodes: graph.nodes.map((n) => (n.id === node.id ? node : n)) })}
+              onDelete={() => {
+                change({
+                  nodes: graph.nodes.filter((n) => n.id !== selectedNode.id),
+                  edges: graph.edges.filter((e) => e.source !== selectedNode.id && e.target !== selectedNode.id),
+                });
+                setSelection(null);
+              }}
+            />
+          ) : selectedEdge ? (
+            <EdgeFields
+              key={selectedEdge.id}
+              edge={selectedEdge}
+              problems={marked.get(selectedEdge.id) ?? []}
+              onChange={(edge) => change({ ...graph, edges: graph.edges.map((e) => (e.id === edge.id ? edge : e)) })}
+              onDelete={() => {
+                change({ ...graph, edges: graph.edges.filter((e) => e.id !== selectedEdge.id) });
+                setSelection(null);
+              }}
+            />
+          ) : (
+            <p className="muted">
+              Select a node or a path to edit it. Drag from a node's bottom handle to another node to add a path.
+            </p>
+          )}
+        </aside>
+      </div>
+      <div className="two-columns">
+        <Versions pathwayId={id} draft={graph} />
+        <Chat pathwayId={id} dirty={dirty} onNode={setCurrentNode} />
+      </div>
+    </section>
+  );
+}
+
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+function NodeFields({
+  node,
+  problems,
+  onChange,
+  onDelete,
+}: {
+  node: PathwayNode;
+  problems: string[];
+  onChange(node: PathwayNode): void;
+  onDelete(): void;
+}) {
+  const { name, text, prompt, isStart, isGlobal, globalLabel, extractVars, ...rest } = node.data;
+  const [extra, setExtra] = useState(JSON.stringify(rest, null, 2));
+  const [vars, setVars] = useState(extractVars === undefined ? '' : JSON.stringify(extractVars, null, 2));
+  const [jsonProblem, setJsonProblem] = useState<string | null>(null);
+  const data = (patch: Json) => onChange({ ...node, data: { ...node.data, ...patch } });
+  const applyJson = (nextExtra: string, nextVars: string) => {
+    try {
+      const other = (parseJsonField('Other fields', nextExtra) ?? {}) as Json;
+      const parsedVars = parseJsonField('Extract variables', nextVars);
+      setJsonProblem(null);
+      onChange({
+        ...node,
+        data: {
+          name,
+          ...(text !== undefined && { text }),
+          ...(prompt !== undefined && { prompt }),
+          ...(isStart !== undefined && { isStart }),
+          ...(isGlobal !== undefined && { isGlobal }),
+          ...(globalLabel !== undefined && { globalLabel }),
+          ...other,
+          ...(parsedVars !== undefined && { extractVars: parsedVars }),
+        },
+      });
+    } catch (error) {
+      setJsonProblem((error as Error).message);
+    }
+  };
+  return (
+    <form className="fields" onSubmit={(e: FormEvent) => e.preventDefault()} aria-label="Node">
+      <h2>Node</h2>
+      {problems.length > 0 && (
+        <ul className="problem" role="alert">
+          {problems.map((p) => (
+            <li key={p}>{p}</li>
+          ))}
+        </ul>
+      )}
+      <Field label="Name">
+        <input value={str(name)} onChange={(e) => data({ name: e.target.value })} />
+      </Field>
+      <Field label="Type">
+        <select value={node.type} onChange={(e) => onChange({ ...node, type: e.target.value as PathwayNode['type'] })}>
+          {NODE_TYPES.map((t) => (
+            <option key={t}>{t}</option>
+          ))}
+        </select>
+      </Field>
+      <Field label="Text" hint="Said as written (or use a prompt)">
+        <textarea rows={3} value={str(text)} onChange={(e) => data({ text: e.target.value })} />
+      </Field>
+      <Field label="Prompt" hint="What the agent should say, in its own words">
+        <textarea rows={3} value={str(prompt)} onChange={(e) => data({ prompt: e.target.value })} />
+      </Field>
+      <label className="check">
+        <input type="checkbox" checked={isStart === true} onChange={(e) => data({ isStart: e.target.checked })} /> Start
+        node
+      </label>
+      <label className="check">
+        <input type="checkbox" checked={isGlobal === true} onChange={(e) => data({ isGlobal: e.target.checked })} />{' '}
+        Global node
+      </label>
+      {isGlobal === true && (
+        <Field label="Global label" hint="When the caller says this, the call jumps here">
+          <input value={str(globalLabel)} onChange={(e) => data({ globalLabel: e.target.value })} />
+        </Field>
+      )}
+      <JsonArea
+        label="Extract variables"
+        rows={3}
+        value={vars}
+        onChange={(t) => {
+          setVars(t);
+          applyJson(extra, t);
+        }}
+      />
+      <JsonArea
+        label="Other fields (JSON)"
+        rows={5}
+        value={extra}
+        onChange={(t) => {
+          setExtra(t);
+          applyJson(t, vars);
+        }}
+      />
+      {jsonProblem && <p className="problem-text">{jsonProblem}</p>}
+      <button type="button" className="danger" onClick={onDelete}>
+        Delete node
+      </button>
+    </form>
+  );
+}
+
+function EdgeFields({
+  edge,
+  problems,
+  onChange,
+  onDelete,
+}: {
+  edge: PathwayEdge;
+  problems: string[];
+  onChange(edge: PathwayEdge): void;
+  onDelete(): void;
+}) {
+  const [conditions, setConditions] = useState(edge.conditions ? JSON.stringify(edge.conditions, null, 2) : '');
+  const [jsonProblem, setJsonProblem] = useState<string | null>(null);
+  return (
+    <form className="fields" onSubmit={(e: FormEvent) => e.preventDefault()} aria-label="Path">
+      <h2>Path</h2>
+      {problems.length > 0 && (
+        <ul className="problem" role="alert">
+          {problems.map((p) => (
+            <li key={p}>{p}</li>
+          ))}
+        </ul>
+      )}
+      <Field label="Label" hint="What the agent reads to choose this path">
+        <input value={edge.label} onChange={(e) => onChange({ ...edge, label: e.target.value })} />
+      </Field>
+      <Field label="Description">
+        <textarea
+          rows={2}
+          value={edge.description ?? ''}
+          onChange={(e) => onChange({ ...edge, description: e.target.value })}
+        />
+      </Field>
+      <JsonArea
+        label="Conditions"
+        rows={4}
+        value={conditions}
+        onChange={(t) => {
+          setConditions(t);
+          try {
+            const parsed = parseJsonField('Conditions', t);
+            setJsonProblem(null);
+            const { conditions: _old, ...rest } = edge;
+            onChange(parsed === undefined ? rest : { ...rest, conditions: parsed as PathwayEdge['conditions'] });
+          } catch (error) {
+            setJsonProblem((error as Error).message);
+          }
+        }}
+      />
+      {jsonProblem && <p className="problem-text">{jsonProblem}</p>}
+      <button type="button" className="danger" onClick={onDelete}>
+        Delete path
+      </button>
+    </form>
+  );
+}
+
+function Versions({ pathwayId, draft }: { pathwayId: string; draft: Graph }) {
+  const queries = useQueryClient();
+  const versions = useQuery({
+    queryKey: ['versions', pathwayId],
+    queryFn: async () => (await api<{ versions: VersionSummary[] }>(`/v1/pathway/${pathwayId}/versions`)).versions,
+  });
+  const [name, setName] = useState('');
+  const [compared, setCompared] = useState<{ n: number; lines: string[] } | null>(null);
+  const refresh = () => {
+    void queries.invalidateQueries({ queryKey: ['versions', pathwayId] });
+    void queries.invalidateQueries({ queryKey: ['pathways'] });
+  };
+  const create = useMutation({
+    mutationFn: () =>
+      api(`/v1/pathway/${pathwayId}/version`, {
+        method: 'POST',
+        body: { name: name || `Version ${(versions.data?.length ?? 0) + 1}`, ...draft },
+      }),
+    onSuccess: () => {
+      setName('');
+      refresh();
+    },
+  });
+  const publish = useMutation({
+    mutationFn: ({ n, environment }: { n: number; environment: string }) =>
+      api(`/v1/pathway/${pathwayId}/publish`, { method: 'POST', body: { version_id: n, environment } }),
+    onSuccess: refresh,
+  });
+  const compare = useMutation({
+    mutationFn: async (n: number) => {
+      const version = await api<VersionDetail>(`/v1/pathway/${pathwayId}/version/${n}`);
+      return { n, lines: diff(version, draft) };
+    },
+    onSuccess: setCompared,
+  });
+  return (
+    <div className="panel">
+      <h2>Versions</h2>
+      <form
+        className="inline-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          create.mutate();
+        }}
+      >
+        <Field label="Version name">
+          <input value={name} onChange={(e) => setName(e.target.value)} placeholder="optional" />
+        </Field>
+        <button type="submit" disabled={create.isPending}>
+          Save as version
+        </button>
+      </form>
+      <Problem error={create.error ?? publish.error ?? compare.error ?? versions.error} />
+      {versions.data?.length === 0 && <p className="muted">No versions yet: calls use the draft.</p>}
+      <ul className="versions">
+        {versions.data?.map((v) => (
+          <li key={v.id}>
+            <strong>
+              {v.version_number}. {v.name}
+            </strong>{' '}
+            {v.is_production && <span className="badge badge-production">production</span>}
+            {v.is_staging && <span className="badge badge-staging">staging</span>}
+            <div className="actions">
+              {!v.is_production && (
+                <button
+                  type="button"
+                  className="secondary"
+                  onClick={() => publish.mutate({ n: v.version_number, environment: 'production' })}
+                >
+                  Publish to production
+                </button>
+              )}
+              {!v.is_staging && (
+                <button
+                  type="button"
+                  className="secondary"
+                  onClick={() => publish.mutate({ n: v.version_number, environment: 'staging' })}
+                >
+                  Publish to staging
+                </button>
+              )}
+              <button type="button" className="secondary" onClick={() => compare.mutate(v.version_number)}>
+                Compare with draft
+              </button>
+            </div>
+          </li>
+        ))}
+      </ul>
+      {compared && (
+        <div>
+          <h3>Version {compared.n} → draft</h3>
+          {compared.lines.length === 0 ? (
+            <p className="muted">The draft is the same as this version.</p>
+          ) : (
+            <pre className="diff">{compared.lines.join('\n')}</pre>
+          )}
+        </div>
+      )}
+    </div>
+  );
+}
+
+/** Runs the pathway (as calls would: production version, else the saved draft) as a text conversation. */
+function Chat({ pathwayId, dirty, onNode }: { pathwayId: string; dirty: boolean; onNode(id: string | null): void }) {
+  const [chat, setChat] = useState<ChatTurnResult | null>(null);
+  const [message, setMessage] = useState('');
+  const [variables, setVariables] = useState('');
+  const start = useMutation({
+    mutationFn: async () => {
+      const requestData = parseJsonField('Variables', variables);
+      const created = await api<{ data: { chat_id: string } }>('/v1/pathway/chat/create', {
+        method: 'POST',
+        body: { pathway_id: pathwayId, ...(requestData !== undefined && { request_data: requestData }) },
+      });
+      return (await api<{ data: ChatTurnResult }>(`/v1/pathway/chat/${created.data.chat_id}`, { method: 'POST' })).data;
+    },
+    onSuccess: (data) => {
+      setChat(data);
+      onNode(data.current_node_id);
+    },
+  });
+  const send = useMutation({
+    mutationFn: async (text: string) =>
+      (
+        await api<{ data: ChatTurnResult }>(`/v1/pathway/chat/${chat!.chat_id}`, {
+          method: 'POST',
+          body: { message: text },
+        })
+      ).data,
+    onSuccess: (data) => {
+      setChat(data);
+      setMessage('');
+      onNode(data.current_node_id);
+    },
+  });
+  return (
+    <div className="panel chat">
+      <h2>Chat with this pathway</h2>
+      {dirty && <p className="muted">Save the draft first: the chat runs what is saved.</p>}
+      <JsonArea label="Variables (request_data)" rows={2} value={variables} onChange={setVariables} />
+      <button type="button" className="secondary" onClick={() => start.mutate()} disabled={start.isPending}>
+        {chat ? 'Restart chat' : 'Start chat'}
+      </button>
+      <Problem error={start.error ?? send.error} />
+      {chat && (
+        <>
+          <ol className="timeline" aria-label="Chat" aria-live="polite">
+            {chat.chat_history.map((line, i) => (
+              <li key={i} className={`line line-${line.role}`}>
+                <span className="who">
+                  {line.role === 'user' ? 'You' : line.role === 'assistant' ? 'Agent' : 'Action'}
+                </span>
+                <span className="said">{line.content}</span>
+              </li>
+            ))}
+          </ol>
+          <p>
+            Current node: <strong>{chat.current_node_name ?? '—'}</strong>
+            {chat.ended && ' (the conversation has ended)'}
+          </p>
+          <form
+            className="inline-form"
+            onSubmit={(e) => {
+              e.preventDefault();
+              if (message.trim()) send.mutate(message);
+            }}
+          >
+            <Field label="Message">
+              <input value={message} onChange={(e) => setMessage(e.target.value)} disabled={chat.ended} />
+            </Field>
+            <button type="submit" disabled={chat.ended || send.isPending}>
+              Send
+            </button>
+          </form>
+          <details>
+            <summary>Variables and steps</summary>
+            <pre className="json">{JSON.stringify(chat.variables, null, 2)}</pre>
+            <PathwaySteps steps={chat.pathway_logs} />
+          </details>
+        </>
+      )}
+    </div>
+  );
+}

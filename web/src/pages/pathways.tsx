@@ -1,0 +1,90 @@
+import { useState } from 'react';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Link, useNavigate } from 'react-router';
+import type { PathwaySummary } from '../../../src/schemas/pathway.js';
+import { api } from '../api';
+import { Field, Loading, Problem, time } from '../components/ui';
+
+/** Pathways: the list, and a new one opened in the editor. */
+export function PathwaysPage() {
+  const navigate = useNavigate();
+  const queries = useQueryClient();
+  const pathways = useQuery({
+    queryKey: ['pathways'],
+    queryFn: () => api<{ pathways: PathwaySummary[] }>('/v1/pathway'),
+  });
+  const [name, setName] = useState('');
+  const create = useMutation({
+    mutationFn: () =>
+      api<{ pathway_id: string }>('/v1/pathway/create', {
+        method: 'POST',
+        body: {
+          name,
+          nodes: [
+            {
+              id: 'start',
+              type: 'Default',
+              data: { name: 'Start', isStart: true, text: 'Hi, this is Ava. How can I help you today?' },
+              position: { x: 0, y: 0 },
+            },
+          ],
+          edges: [],
+        },
+      }),
+    onSuccess: (result) => {
+      void queries.invalidateQueries({ queryKey: ['pathways'] });
+      navigate(`/pathways/${result.pathway_id}`);
+    },
+  });
+  return (
+    <section>
+      <h1>Pathways</h1>
+      <form
+        className="inline-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          create.mutate();
+        }}
+      >
+        <Field label="Pathway name">
+          <input required value={name} onChange={(e) => setName(e.target.value)} />
+        </Field>
+        <button type="submit" disabled={create.isPending}>
+          Create pathway
+        </button>
+      </form>
+      <Problem error={create.error ?? pathways.error} />
+      {pathways.isPending ? (
+        <Loading what="pathways" />
+      ) : pathways.data?.pathways.length === 0 ? (
+        <p className="empty">No pathways yet.</p>
+      ) : (
+        <table className="list">
+          <thead>
+            <tr>
+              <th scope="col">Pathway</th>
+              <th scope="col">Production</th>
+              <th scope="col">Staging</th>
+              <th scope="col">Latest version</th>
+              <th scope="col">Updated</th>
+            </tr>
+          </thead>
+          <tbody>
+            {pathways.data?.pathways.map((p) => (
+              <tr key={p.id}>
+                <td>
+                  <Link to={`/pathways/${p.id}`}>{p.name}</Link>
+                  {p.description && <div className="muted">{p.description}</div>}
+                </td>
+                <td>{p.production_version ?? '—'}</td>
+                <td>{p.staging_version ?? '—'}</td>
+                <td>{p.latest_version ?? '—'}</td>
+                <td>{time(p.updated_at)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}

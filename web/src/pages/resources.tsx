@@ -1,0 +1,179 @@
+import { useState } from 'react';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { api, type Agent, type Json } from '../api';
+import { JsonArea, Loading, Problem, parseJsonField, time } from '../components/ui';
+
+/** A resource kept with create / read / update / delete endpoints and edited as JSON. */
+interface Kind<T> {
+  title: string;
+  one: string;
+  list(): Promise<T[]>;
+  id(item: T): string;
+  name(item: T): string;
+  created(item: T): string | null;
+  /** What is edited: the item without its id and timestamps. */
+  editable(item: T): Json;
+  template: Json;
+  create(body: Json): Promise<unknown>;
+  update(id: string, body: Json): Promise<unknown>;
+  remove(id: string): Promise<unknown>;
+}
+
+function ResourcePage<T>({ kind }: { kind: Kind<T> }) {
+  const queries = useQueryClient();
+  const key = [kind.title];
+  const items = useQuery({ queryKey: key, queryFn: kind.list });
+  const [editing, setEditing] = useState<{ id: string | null; text: string } | null>(null);
+  const done = () => {
+    setEditing(null);
+    void queries.invalidateQueries({ queryKey: key });
+  };
+  const save = useMutation({
+    mutationFn: async () => {
+      if (!editing) return;
+      const body = parseJsonField(kind.one, editing.text);
+      if (typeof body !== 'object' || body === null || Array.isArray(body))
+        throw new Error(`The ${kind.one} must be a JSON object`);
+      await (editing.id ? kind.update(editing.id, body as Json) : kind.create(body as Json));
+    },
+    onSuccess: done,
+  });
+  const remove = useMutation({ mutationFn: (id: string) => kind.remove(id), onSuccess: done });
+
+  return (
+    <section>
+      <div className="page-head">
+        <h1>{kind.title}</h1>
+        <button type="button" onClick={() => setEditing({ id: null, text: JSON.stringify(kind.template, null, 2) })}>
+          New {kind.one}
+        </button>
+      </div>
+      {editing && (
+        <form
+          className="editor"
+          onSubmit={(e) => {
+            e.preventDefault();
+            save.mutate();
+          }}
+        >
+          <h2>{editing.id ? `Edit ${kind.one}` : `New ${kind.one}`}</h2>
+          <JsonArea
+            label={`${kind.one} (JSON)`}
+            rows={16}
+            value={editing.text}
+            onChange={(text) => setEditing({ ...editing, text })}
+          />
+          <Problem error={save.error} />
+          <div className="actions">
+            <button type="submit" disabled={save.isPending}>
+              Save {kind.one}
+            </button>
+            <button type="button" className="secondary" onClick={() => setEditing(null)}>
+              Cancel
+            </button>
+          </div>
+        </form>
+      )}
+      <Problem error={items.error ?? remove.error} />
+      {items.isPending ? (
+        <Loading what={kind.title.toLowerCase()} />
+      ) : items.data?.length === 0 ? (
+        <p className="empty">No {kind.title.toLowerCase()} yet.</p>
+      ) : (
+        <table className="list">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">ID</th>
+              <th scope="col">Created</th>
+              <th scope="col">
+                <span className="sr-only">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {items.data?.map((item) => (
+              <tr key={kind.id(item)}>
+                <td>{kind.name(item)}</td>
+                <td>
+                  <code>{kind.id(item)}</code>
+                </td>
+                <td>{time(kind.created(item))}</td>
+                <td className="actions">
+                  <button
+                    type="button"
+                    className="secondary"
+                    onClick={() =>
+                      setEditing({ id: kind.id(item), text: JSON.stringify(kind.editable(item), null, 2) })
+                    }
+                  >
+                    Edit
+                  </button>
+                  <button
+                    type="button"
+                    className="danger"
+                    onClick={() => {
+                      if (window.confirm(`Delete ${kind.one} ${kind.name(item)}?`)) remove.mutate(kind.id(item));
+                    }}
+                  >
+                    Delete
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+const without = (item: Json, ...names: string[]): Json =>
+  Object.fromEntries(Object.entries(item).filter(([name]) => !names.includes(name)));
+
+const AGENTS: Kind<Agent> = {
+  title: 'Agents',
+  one: 'agent',
+  list: async () => (await api<{ agents: Agent[] }>('/v1/agents')).agents,
+  id: (a) => a.agent_id,
+  name: (a) => (typeof a.prompt === 'string' ? a.prompt.slice(0, 60) : a.agent_id),
+  created: (a) => a.created_at,
+  editable: (a) => without(a as unknown as Json, 'agent_id', 'created_at', 'updated_at'),
+  template: {
+    prompt: 'You are Ava, a friendly receptionist of Sunny Dental. Help callers book a cleaning.',
+    first_sentence: 'Hi, this is Ava from Sunny Dental.',
+  },
+  create: (body) => api('/v1/agents', { method: 'POST', body }),
+  update: (id, body) => api(`/v1/agents/${id}`, { method: 'POST', body }),
+  remove: (id) => api(`/v1/agents/${id}`, { method: 'DELETE' }),
+};
+
+interface Tool extends Json {
+  tool_id: string;
+  name: string;
+  created_at?: string;
+}
+
+const TOOLS: Kind<Tool> = {
+  title: 'Tools',
+  one: 'tool',
+  list: async () => (await api<{ tools: Tool[] }>('/v1/tools')).tools,
+  id: (t) => t.tool_id,
+  name: (t) => t.name,
+  created: (t) => t.created_at ?? null,
+  editable: (t) => without(t, 'tool_id', 'created_at', 'updated_at'),
+  template: {
+    name: 'BookAppointment',
+    description: 'Books an appointment for the caller',
+    url: 'https://example.com/appointments',
+    method: 'POST',
+    input_schema: { type: 'object', properties: { date: { type: 'string' } }, required: ['date'] },
+    response: { confirmation: '$.confirmation' },
+  },
+  create: (body) => api('/v1/tools', { method: 'POST', body }),
+  update: (id, body) => api(`/v1/tools/${id}`, { method: 'POST', body }),
+  remove: (id) => api(`/v1/tools/${id}`, { method: 'DELETE' }),
+};
+
+export const AgentsPage = () => <ResourcePage kind={AGENTS} />;
+export const ToolsPage = () => <ResourcePage kind={TOOLS} />;
