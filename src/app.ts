@@ -13,7 +13,7 @@ import healthRoutes from './api/health.js';
 import { metricsRoute } from './observability/metrics.js';
 import { registerRateLimit } from './api/rate-limit.js';
 import twilioRoutes from './carriers/twilio/routes.js';
-import { dashboardRoutes } from './web.js';
+import { dashboard } from './web.js';
 
 /** Fields whose values never reach the logs. */
 export const REDACT = ['req.headers.authorization', 'req.headers.encrypted_key', 'req.headers["x-twilio-signature"]'];
@@ -21,6 +21,8 @@ export const REDACT = ['req.headers.authorization', 'req.headers.encrypted_key',
 export interface AppOptions {
   /** pino instance for request logs; none in tests. */
   logger?: FastifyBaseLogger;
+  /** Where the built dashboard is; default web/dist. */
+  dashboardDir?: string;
 }
 
 function bearerless(header: string | string[] | undefined): string | undefined {
@@ -108,7 +110,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       voiceAliases: services.config.voiceAliases,
     }),
   );
-  installErrorHandling(app);
+  const site = dashboard(options.dashboardDir);
+  installErrorHandling(app, { page: site.deepLink });
 
   await app.register(swagger, {
     openapi: {
@@ -171,7 +174,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     requireApiKey(scope as Api, services);
     await registerTopLevelAliases(scope as Api, services);
   });
-  // The dashboard at / and its deep links: last, so every API route above stays as it is.
-  await dashboardRoutes(app);
+  // The dashboard at /; its deep links are answered by the not-found handler (site.deepLink).
+  await site.register(app);
   return app;
 }

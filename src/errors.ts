@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { formatValidationErrors } from './api/validation.js';
 
 /** Every error code Openline answers with, mapped to its HTTP status in this one place. */
@@ -114,8 +114,15 @@ export function frameworkError(error: FastifyError): { statusCode: number; body:
   return { statusCode: known.statusCode, body: body(known) };
 }
 
-/** One handler turns every thrown error into the contract's JSON; a 500 never leaks internals. */
-export function installErrorHandling(app: FastifyInstance): void {
+/**
+ * One handler turns every thrown error into the contract's JSON; a 500 never leaks internals.
+ * `page` may answer a request no route matched with a page instead (the dashboard's deep links);
+ * it returns undefined for requests it leaves to the JSON 404.
+ */
+export function installErrorHandling(
+  app: FastifyInstance,
+  options: { page?: (request: FastifyRequest, reply: FastifyReply) => FastifyReply | undefined } = {},
+): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const known = error instanceof ApiError ? error : fromFastify(error);
     if (known) {
@@ -132,6 +139,8 @@ export function installErrorHandling(app: FastifyInstance): void {
     return reply.status(500).send(internal);
   });
   app.setNotFoundHandler((request, reply) => {
+    const page = options.page?.(request, reply);
+    if (page) return page;
     const notFoundBody: ErrorBody = {
       status: 'error',
       message: `Route ${request.method} ${request.url.split('?')[0]} not found`,

@@ -29,40 +29,46 @@ const NOT_BUILT = `<!doctype html><html lang="en"><head><meta charset="utf-8"><t
 <code>npm run build:web</code>) and restart the server. The API works meanwhile: see <a href="/docs">/docs</a>.</p>
 </main></body></html>`;
 
+/** A browser asking for a page at a path that is not the server's own. */
 const wantsPage = (request: FastifyRequest): boolean =>
   (request.method === 'GET' || request.method === 'HEAD') &&
   !SERVER_PATHS.test(request.url) &&
   (request.headers.accept ?? '*/*').split(',').some((type) => /text\/html|\*\/\*/.test(type));
 
-/**
- * The dashboard (CONTRACT.md section 2): the single-page app at `/`, its hashed assets (cached for
- * good), and the same page for every deep link (`/calls/{id}`, `/pathways/{id}`, ...) so the
- * app's router shows it. Anything under the API's paths that is not a route stays a JSON 404.
- */
-export async function dashboardRoutes(app: Api, root = DASHBOARD_DIR): Promise<void> {
+export interface Dashboard {
+  /** Serves the app at `/` and its hashed assets (cached for good). */
+  register(app: Api): Promise<void>;
+  /**
+   * The app's page for a deep link (`/calls/{id}`, `/pathways/{id}`, ...) that no route matched,
+   * so the app's router shows it; undefined for anything else (the API's JSON 404 answers).
+   */
+  deepLink(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined;
+}
+
+/** The dashboard (CONTRACT.md section 2): the single-page app built into `root`. */
+export function dashboard(root = DASHBOARD_DIR): Dashboard {
   const built = fs.existsSync(path.join(root, 'index.html'));
-  const page = (_request: FastifyRequest, reply: FastifyReply) => {
-    void reply.headers(PAGE_HEADERS);
-    return built
-      ? reply.type('text/html').sendFile('index.html', root, { cacheControl: false })
-      : reply.type('text/html').send(NOT_BUILT);
+  const page = (reply: FastifyReply): FastifyReply => {
+    void reply.headers(PAGE_HEADERS).type('text/html');
+    return built ? reply.sendFile('index.html', root, { cacheControl: false }) : reply.send(NOT_BUILT);
   };
-  if (built) {
-    await app.register(fastifyStatic, {
-      root,
-      prefix: '/',
-      // Files are listed once at start-up: unknown paths fall through to the page below.
-      wildcard: false,
-      index: false,
-      cacheControl: false,
-      setHeaders: (res, file) => {
-        if (file.includes(`${path.sep}assets${path.sep}`))
-          res.setHeader('cache-control', 'public, max-age=31536000, immutable');
-      },
-    });
-  }
-  app.get('/', { schema: { hide: true } }, page);
-  app.get('/*', { schema: { hide: true } }, (request, reply) =>
-    wantsPage(request) ? page(request, reply) : reply.callNotFound(),
-  );
+  return {
+    async register(app) {
+      if (built)
+        await app.register(fastifyStatic, {
+          root,
+          prefix: '/',
+          // Files are listed once at start-up; other paths go to the not-found handler.
+          wildcard: false,
+          index: false,
+          cacheControl: false,
+          setHeaders: (res, file) => {
+            if (file.includes(`${path.sep}assets${path.sep}`))
+              res.setHeader('cache-control', 'public, max-age=31536000, immutable');
+          },
+        });
+      app.get('/', { schema: { hide: true } }, (_request, reply) => page(reply));
+    },
+    deepLink: (request, reply) => (wantsPage(request) ? page(reply) : undefined),
+  };
 }

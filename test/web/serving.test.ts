@@ -6,7 +6,8 @@ import path from 'node:path';
 import Fastify from 'fastify';
 import { createTestApp, type TestApp } from '../../src/testing/harness.js';
 import { ensureDashboardBuilt } from '../../src/testing/browser.js';
-import { dashboardRoutes } from '../../src/web.js';
+import { dashboard } from '../../src/web.js';
+import { installErrorHandling } from '../../src/errors.js';
 import type { Api } from '../../src/api/types.js';
 
 describe('the dashboard is served at / with its deep links, and the API keeps its own 404s', () => {
@@ -61,7 +62,9 @@ describe('the dashboard is served at / with its deep links, and the API keeps it
   it('says how to build it when it was not built', async () => {
     const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-no-dashboard-'));
     const app = Fastify();
-    await dashboardRoutes(app as unknown as Api, empty);
+    const site = dashboard(empty);
+    installErrorHandling(app, { page: site.deepLink });
+    await site.register(app as unknown as Api);
     const r = await app.inject({ method: 'GET', url: '/calls', headers: { accept: 'text/html' } });
     assert.equal(r.statusCode, 200);
     assert.match(r.body, /npm run build:web/);
