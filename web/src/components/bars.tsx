@@ -16,7 +16,7 @@ export function StackedBars({ rows, unit, title }: { rows: BarRow[]; unit: strin
   return (
     <figure className="chart">
       <figcaption>{title}</figcaption>
-      <svg viewBox={`0 0 ${width} ${height}`} role="img" aria-label={title} width="100%">
+      <svg viewBox={`0 0 ${width} ${height}`} role="img" aria-label={title} width="100%" style={{ maxWidth: 760 }}>
         {rows.map((row, r) => {
           let x = labelWidth;
           const total = row.parts.reduce((sum, p) => sum + Math.max(0, p.value), 0);

@@ -32,12 +32,44 @@ interface Graph {
 
 type Selection = { kind: 'node'; id: string } | { kind: 'edge'; id: string } | null;
 
-/** Where a node without a stored position goes: a grid in list order. */
-const gridPosition = (i: number) => ({ x: (i % 4) * 260, y: Math.floor(i / 4) * 170 });
+const COLUMN = 240;
+const ROW = 150;
 
-function positionOf(node: PathwayNode, i: number): { x: number; y: number } {
+/**
+ * Where nodes without a stored position go: layered from the start node (a row per step away
+ * from it, in edge order), global and unreachable nodes on the rows after them.
+ */
+function layout(graph: Graph): Map<string, { x: number; y: number }> {
+  const depth = new Map<string, number>();
+  const queue = graph.nodes.filter((n) => n.data.isStart === true).map((n) => n.id);
+  if (queue.length === 0 && graph.nodes[0]) queue.push(graph.nodes[0].id);
+  for (const id of queue) depth.set(id, 0);
+  while (queue.length > 0) {
+    const id = queue.shift()!;
+    for (const edge of graph.edges)
+      if (edge.source === id && !depth.has(edge.target)) {
+        depth.set(edge.target, depth.get(id)! + 1);
+        queue.push(edge.target);
+      }
+  }
+  const deepest = Math.max(-1, ...depth.values());
+  let extra = 0;
+  const rows = new Map<number, number>();
+  const positions = new Map<string, { x: number; y: number }>();
+  for (const node of graph.nodes) {
+    const row = depth.get(node.id) ?? deepest + 1 + Math.floor(extra++ / 4);
+    const column = rows.get(row) ?? 0;
+    rows.set(row, column + 1);
+    positions.set(node.id, { x: column * COLUMN, y: row * ROW });
+  }
+  return positions;
+}
+
+function positionOf(node: PathwayNode, auto: Map<string, { x: number; y: number }>): { x: number; y: number } {
   const p = node.position as { x?: unknown; y?: unknown } | undefined;
-  return typeof p?.x === 'number' && typeof p?.y === 'number' ? { x: p.x, y: p.y } : gridPosition(i);
+  return typeof p?.x === 'number' && typeof p?.y === 'number'
+    ? { x: p.x, y: p.y }
+    : (auto.get(node.id) ?? { x: 0, y: 0 });
 }
 
 /** Problems per node and edge id, from messages such as `nodes[2].data.name is required`. */
@@ -138,10 +170,11 @@ export function PathwayPage() {
     setGraph(next);
     setDirty(true);
   };
-  const flowNodes: Node<CardData>[] = graph.nodes.map((node, i) => ({
+  const auto = layout(graph);
+  const flowNodes: Node<CardData>[] = graph.nodes.map((node) => ({
     id: node.id,
     type: 'card',
-    position: positionOf(node, i),
+    position: positionOf(node, auto),
     selected: selection?.kind === 'node' && selection.id === node.id,
     data: { node, problems: marked.get(node.id) ?? [], current: node.id === currentNode },
   }));
@@ -169,7 +202,8 @@ export function PathwayPage() {
       id: `node-${n}`,
       type: 'Default',
       data: { name: `Node ${n}`, text: '' },
-      position: gridPosition(graph.nodes.length),
+      // Below everything on the canvas.
+      position: { x: 0, y: Math.max(-ROW, ...flowNodes.map((f) => f.position.y)) + ROW },
     };
     change({ ...graph, nodes: [...graph.nodes, node] });
     setSelection({ kind: 'node', id: node.id });
