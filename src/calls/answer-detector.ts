@@ -41,7 +41,8 @@ export function utteranceKind(text: string): 'ivr' | 'voicemail' | 'screener' | 
  * On audio (`acoustic`), answering-machine detection over the sound decides person or machine; a
  * machine's words then tell a menu, a screener or a voicemail apart. A machine whose first
  * utterance names none of them ("Thank you for calling Acme.") is judged on its next one (a menu
- * follows, or a voicemail greeting goes on), or is a voicemail when the five seconds end first.
+ * follows, or a voicemail greeting goes on), or is `unknown` when the five seconds end first, and
+ * revised when a menu, a voicemail's words or a beep come within twelve seconds.
  */
 export class AnswerDetector {
   static readonly WINDOW_MS = 5000;
@@ -75,10 +76,14 @@ export class AnswerDetector {
   /** Feeds one event; returns the answer the first time it is decided. */
   observe(event: LegEvent): Answerer | undefined {
     const at = event.at.getTime() - this.answeredAt.getTime();
-    // "Thank you for calling." then a menu: the greeting looked like a person's, the menu says
-    // otherwise. A menu heard early overrides that first judgement.
-    if (this.decided === 'human' && event.type === 'speech' && at <= REVISE_MS && utteranceKind(event.text) === 'ivr') {
-      return this.decide('ivr');
+    // "Thank you for calling." then a menu: the greeting looked like a person's (or told nothing),
+    // the menu says otherwise. A menu heard early overrides that first judgement; after "unknown",
+    // a beep or a voicemail's words do too.
+    if ((this.decided === 'human' || this.decided === 'unknown') && at <= REVISE_MS) {
+      const kind = event.type === 'speech' ? utteranceKind(event.text) : undefined;
+      if (kind === 'ivr') return this.decide('ivr');
+      if (this.decided === 'unknown' && (kind === 'voicemail' || (event.type === 'tone' && isBeep(event))))
+        return this.decide('voicemail');
     }
     if (this.decided) return undefined;
     if (event.type === 'answered_by' && this.options.acoustic) {
@@ -136,12 +141,15 @@ export class AnswerDetector {
   /** The five-second window closed. Speech still going on is judged when it ends. */
   timeout(): Answerer | undefined {
     if (this.decided) return undefined;
-    // On audio the detector over the audio has its own five seconds, counted in frames; a machine
-    // whose first words named nothing said nothing more that would make it a menu, unless its next
-    // words are still coming (a menu started late): those are judged when they end.
+    // On audio the detector over the audio has its own five seconds, counted in frames. A machine
+    // whose first words named nothing ("Thank you for calling Acme.") and said nothing more is not
+    // known to be a voicemail: hanging up on a menu that starts late, or on a person after a
+    // company's recording, costs more than talking to a machine. It is `unknown` (the agent
+    // speaks), revised if a menu, a voicemail's words or a beep follow. Words still coming at five
+    // seconds are judged when they end.
     if (this.options.acoustic) {
       if (!this.awaitingMore || this.speakingSince !== undefined) return undefined;
-      return this.decide('voicemail');
+      return this.decide('unknown');
     }
     if (this.speakingSince !== undefined) {
       this.deferred = true;

@@ -64,7 +64,20 @@ test("acoustic mode: the audio AMD decides; a machine's greeting waits for its w
   quiet.observe(start(400));
   quiet.observe(amd(1900, 'voicemail'));
   assert.equal(quiet.observe(speech(2300, 'Thank you for calling Acme.', 1900)), undefined);
-  assert.equal(quiet.timeout(), 'voicemail', 'nothing more within the five seconds');
+  assert.equal(quiet.timeout(), 'unknown', 'nothing more within the five seconds: not known to be a voicemail');
+  assert.equal(quiet.observe(speech(8000, 'Press 1 for sales, 2 for support.', 2500)), 'ivr', 'a late menu');
+
+  const lateBeep = new AnswerDetector(t0, { acoustic: true });
+  lateBeep.observe(start(400));
+  lateBeep.observe(amd(1900, 'voicemail'));
+  lateBeep.observe(speech(2300, 'Thank you for calling Acme.', 1900));
+  assert.equal(lateBeep.timeout(), 'unknown');
+  assert.equal(
+    lateBeep.observe({ type: 'tone', at: at(7000), frequencyHz: 1000, durationMs: 500 }),
+    'voicemail',
+    'a beep after all',
+  );
+  assert.equal(lateBeep.observe(speech(9000, 'Press 1 for sales.', 1000)), undefined, 'a voicemail verdict is final');
 
   // The menu started before the five seconds ended: its words decide when it ends.
   const late = new AnswerDetector(t0, { acoustic: true });
