@@ -1,5 +1,6 @@
 import { isKnownVoice } from './domain/voices.js';
 import path from 'node:path';
+import { parseTrunk, type SipTrunk } from './carriers/sip/trunk.js';
 import { TTS_VENDORS, type TtsVendor } from './domain/voices.js';
 import { ELEVENLABS_OUTPUT_FORMATS, type ElevenLabsOutputFormat } from './providers/tts/elevenlabs.js';
 
@@ -71,6 +72,24 @@ export interface Config {
   twilioApiUrl: string;
   /** TWILIO_PHONE_NUMBER: caller id of Twilio calls that name no `from`. */
   twilioPhoneNumber: string | undefined;
+  /** SIP (docs/sip.md; CONTRACT.md section 1). */
+  sip: SipConfig;
+}
+
+export interface SipConfig {
+  /** OPENLINE_SIP_TRUNK: the server-wide trunk outbound calls go through. */
+  trunk: SipTrunk | undefined;
+  /** OPENLINE_SIP_LISTEN (`host:port`, default 0.0.0.0:5060); null: `off`, no SIP at all. */
+  listen: { host: string; port: number } | null;
+  /** OPENLINE_SIP_PUBLIC_ADDRESS: the address in Via, Contact and SDP (behind NAT). */
+  publicAddress: string | undefined;
+  /** OPENLINE_RTP_PORTS (`min-max`, default 10000-20000). */
+  rtpPorts: { min: number; max: number };
+  /**
+   * OPENLINE_SIP_ALLOW: addresses (or CIDR ranges, or `*`) whose INVITEs are taken, besides
+   * loopback and the trunk's own host.
+   */
+  allow: string[];
 }
 
 /** Text-to-speech and speech-to-text vendors, read by createSpeech. */
@@ -253,6 +272,43 @@ function twilioPhoneNumber(env: Env): string | undefined {
   return raw;
 }
 
+function sipConfig(env: Env): SipConfig {
+  let trunk: SipTrunk | undefined;
+  if (env.OPENLINE_SIP_TRUNK) {
+    const parsed = parseTrunk(env.OPENLINE_SIP_TRUNK);
+    if (typeof parsed === 'string') throw new ConfigError('OPENLINE_SIP_TRUNK', parsed);
+    trunk = parsed;
+  }
+  const rawListen = env.OPENLINE_SIP_LISTEN || '0.0.0.0:5060';
+  let listen: SipConfig['listen'] = null;
+  if (rawListen !== 'off') {
+    const match = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(rawListen);
+    if (!match || Number(match[2]) > 65535)
+      throw new ConfigError('OPENLINE_SIP_LISTEN', `must be host:port (e.g. 0.0.0.0:5060) or off, got "${rawListen}"`);
+    listen = { host: match[1]!.replace(/^\[|\]$/g, ''), port: Number(match[2]) };
+  }
+  const rawPorts = env.OPENLINE_RTP_PORTS || '10000-20000';
+  const ports = /^(\d+)-(\d+)$/.exec(rawPorts);
+  const min = Number(ports?.[1]);
+  const max = Number(ports?.[2]);
+  if (!ports || min < 1024 || max > 65535 || max - min < 1)
+    throw new ConfigError('OPENLINE_RTP_PORTS', `must be a range min-max within 1024-65535, got "${rawPorts}"`);
+  const allow = (env.OPENLINE_SIP_ALLOW ?? '')
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
+  for (const entry of allow)
+    if (entry !== '*' && !/^[0-9a-f.:]+(\/\d{1,3})?$/i.test(entry))
+      throw new ConfigError('OPENLINE_SIP_ALLOW', `"${entry}" is not an address, a CIDR range or *`);
+  return {
+    trunk,
+    listen,
+    publicAddress: env.OPENLINE_SIP_PUBLIC_ADDRESS || undefined,
+    rtpPorts: { min, max },
+    allow,
+  };
+}
+
 /** Reads and validates the environment. Throws ConfigError naming the variable on a bad value. */
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
@@ -302,5 +358,6 @@ export function loadConfig(env: Env = process.env): Config {
     twilio: twilioAccount(env),
     twilioApiUrl: url(env, 'OPENLINE_TWILIO_API_URL', ['http:', 'https:']) ?? 'https://api.twilio.com',
     twilioPhoneNumber: twilioPhoneNumber(env),
+    sip: sipConfig(env),
   };
 }

@@ -28,8 +28,11 @@ import { CampaignDialer } from './campaigns/dialer.js';
 import { LlmAgent } from './agent/llm.js';
 import { OpenAiProvider } from './providers/llm/openai.js';
 import { PostCallService } from './postcall/summary.js';
-import { CarrierSelector, TwilioCarrier } from './carriers/twilio/carrier.js';
-import { twilioAudioLegs } from './carriers/twilio/audio.js';
+import { TwilioCarrier } from './carriers/twilio/carrier.js';
+import { CarrierSelector } from './carriers/selector.js';
+import type { SipCarrier } from './carriers/sip/carrier.js';
+import { startSip } from './carriers/sip/service.js';
+import { carrierAudioLegs } from './carriers/audio-legs.js';
 import { createSpeech, type Speech } from './providers/speech.js';
 import { FrameScheduler } from './media/pacer.js';
 import { PathwayAgent, type PathwayAgentDeps } from './pathways/runner.js';
@@ -146,9 +149,12 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
   // audioAheadMs at the carrier.
   const frames = new FrameScheduler({ phases: 4, aheadFrames: config.audioAheadMs / 20 });
   const speech = createSpeech(config);
-  twilio.useAudioLeg(
-    twilioAudioLegs(config, speech, frames, options.logger, (provider) => metrics.providerError(provider, 'failed')),
+  const audioLegs = carrierAudioLegs(config, speech, frames, options.logger, (provider) =>
+    metrics.providerError(provider, 'failed'),
   );
+  twilio.useAudioLeg(audioLegs);
+  /** SIP (OPENLINE_SIP_LISTEN / OPENLINE_SIP_TRUNK), started with the workers. */
+  let sip: SipCarrier | undefined;
   const carrier = new CarrierSelector(sandbox, twilio);
   const offline = new OfflineAgent();
   const pathways = new PathwayStore(db, clock);
@@ -257,7 +263,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
   let working = false;
   let draining = false;
   let queueStopped: Promise<void> | undefined;
-  return {
+  const services: Services = {
     config,
     speech,
     clock,
@@ -289,6 +295,8 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
       working = true;
       await engine.recover({ soleProcess: storage.dialect === 'sqlite' });
       engine.start();
+      sip = await startSip(services, audioLegs, options.logger);
+      carrier.useSip(sip);
       queue.work({
         dial: metrics.timeJob('dial', (job, run) => engine.dial(job.call_id, job.wait ?? 0, run.settle)),
         webhook: metrics.timeJob('webhook', (job) =>
@@ -333,6 +341,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
       await dialer.stop();
       postCall.close();
       await engine.stopAll();
+      await sip?.close();
       frames.stop();
       await Promise.allSettled([...afterEnds]);
       await webhooks.drain();
@@ -340,4 +349,5 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
       await storage.close();
     },
   };
+  return services;
 }

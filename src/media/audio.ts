@@ -40,6 +40,43 @@ export function mulawToLinear(byte: number): number {
 const DECODE_TABLE = Int16Array.from({ length: 256 }, (_, b) => mulawToLinear(b));
 const ENCODE_TABLE = Uint8Array.from({ length: 65536 }, (_, i) => linearToMulaw(i - 32768));
 
+/** Encodes one linear sample as a G.711 A-law byte (PCMA, the codec of most trunks outside North America). */
+export function linearToAlaw(sample: number): number {
+  let s = Math.max(-32768, Math.min(32767, Math.round(sample))) >> 3;
+  const sign = s >= 0 ? 0x80 : 0;
+  if (s < 0) s = -s - 1;
+  let exponent = 0;
+  for (let v = s >> 4; v > 1 && exponent < 7; v >>= 1) exponent++;
+  const mantissa = exponent === 0 ? (s >> 1) & 0x0f : (s >> exponent) & 0x0f;
+  const code = exponent === 0 && s < 32 ? s >> 1 : (Math.min(exponent, 7) << 4) | mantissa;
+  return (sign | code) ^ 0x55;
+}
+
+/** Decodes one G.711 A-law byte to a linear sample. */
+export function alawToLinear(byte: number): number {
+  const a = byte ^ 0x55;
+  const exponent = (a >> 4) & 0x07;
+  const mantissa = a & 0x0f;
+  const magnitude = exponent === 0 ? (mantissa << 4) + 8 : ((mantissa << 4) + 0x108) << (exponent - 1);
+  return a & 0x80 ? magnitude : -magnitude;
+}
+
+const MULAW_TO_ALAW = Uint8Array.from({ length: 256 }, (_, b) => linearToAlaw(mulawToLinear(b)));
+const ALAW_TO_MULAW = Uint8Array.from({ length: 256 }, (_, b) => linearToMulaw(alawToLinear(b)));
+
+/** Re-encodes G.711 between its two laws, byte for byte (a table lookup per sample). */
+export function mulawToAlaw(bytes: Uint8Array): Buffer {
+  const out = Buffer.allocUnsafe(bytes.length);
+  for (let i = 0; i < bytes.length; i++) out[i] = MULAW_TO_ALAW[bytes[i]!]!;
+  return out;
+}
+
+export function alawToMulaw(bytes: Uint8Array): Buffer {
+  const out = Buffer.allocUnsafe(bytes.length);
+  for (let i = 0; i < bytes.length; i++) out[i] = ALAW_TO_MULAW[bytes[i]!]!;
+  return out;
+}
+
 /** mu-law bytes -> 16-bit linear PCM. */
 export function decodeMulaw(bytes: Uint8Array): Int16Array {
   return decodeMulawInto(bytes, new Int16Array(bytes.length));

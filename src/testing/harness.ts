@@ -47,6 +47,8 @@ export async function createTestApp(
       DATA_DIR: ':memory:',
       OPENLINE_ALLOW_PRIVATE_URLS: 'true',
       OPENLINE_RATE_LIMIT_PER_MINUTE: '0',
+      // No SIP listener unless a test asks for one (on a port of its own).
+      OPENLINE_SIP_LISTEN: 'off',
       ...options.env,
     }),
     dataDir: options.env?.DATA_DIR ?? ':memory:',

@@ -9,7 +9,7 @@ import type {
   SpeechText,
   TransferResult,
 } from '../types.js';
-import type { MediaTransport } from '../../media/transport.js';
+import type { AudioLegFactory, CarrierLogger, LegControl } from '../audio-legs.js';
 import type { AudioLeg } from '../../media/audio-leg.js';
 import type { LatencySource } from '../../media/latency.js';
 import type { CallRequest } from '../../domain/call-request.js';
@@ -20,28 +20,7 @@ import { createTwilioClient, twilioAccountFor, type TwilioAccount, type TwilioCl
 import { connectStreamTwiml, dialTwiml, mediaStreamUrl } from './twiml.js';
 import type { StreamStart, TwilioMediaStream } from './media-stream.js';
 
-/** What the carrier does for an audio leg beyond the stream: hand-over and hang-up through REST. */
-export interface TwilioLegControl {
-  transfer(to: string): Promise<TransferResult>;
-  hangup(): Promise<void>;
-}
-
-/**
- * Turns a media transport into the CallLeg the engine drives (src/media/audio-leg.ts
- * createAudioLeg: VAD, STT, TTS and in-band DTMF over the stream), with the call's settings;
- * `control` goes into its deps as transfer and hangup.
- */
-export type AudioLegFactory = (
-  transport: MediaTransport,
-  request: CallRequest,
-  callId: string,
-  control: TwilioLegControl,
-) => AudioLeg;
-
-export interface TwilioLogger {
-  info(object: object, message: string): void;
-  warn(object: object, message: string): void;
-}
+export type TwilioLogger = CarrierLogger;
 
 export interface TwilioCarrierOptions {
   /** OPENLINE_PUBLIC_URL: where Twilio reaches our webhooks and media websocket. */
@@ -135,7 +114,7 @@ interface ExpectedStream {
 /**
  * The CallLeg of a Twilio call: the audio leg does the talking and listening over the media
  * stream (DTMF included, as in-band tones: replacing the TwiML with `<Play digits>` would end the
- * stream) and reaches transfer and hang-up through the REST API (TwilioLegControl). This adds the
+ * stream) and reaches transfer and hang-up through the REST API (LegControl). This adds the
  * carrier's own AMD verdict to what the audio leg reports, and passes on its audio extras
  * (latency, recording) so the engine sees an audio leg.
  */
@@ -272,10 +251,11 @@ export class TwilioCarrier implements Carrier {
     return request.from ?? this.o.defaultFrom ?? null;
   }
 
-  async serves(request: DialRequest): Promise<boolean> {
+  /** Why Twilio would place this call: the call's own credentials, or the server's account (not for sandbox numbers). */
+  async serving(request: DialRequest): Promise<'credentials' | 'server' | undefined> {
     const row = await this.o.calls.byId(request.callId);
-    if (row?.credential_id) return true;
-    return this.o.server !== undefined && !isSandboxPersona(request.to);
+    if (row?.credential_id) return 'credentials';
+    return this.o.server !== undefined && !isSandboxPersona(request.to) ? 'server' : undefined;
   }
 
   /**
@@ -440,7 +420,7 @@ export class TwilioCarrier implements Carrier {
     if (!audioLeg) throw new Error('Twilio calls need the audio pipeline');
     const sid = stream.callSid;
     live.stream = stream;
-    const control: TwilioLegControl = {
+    const control: LegControl = {
       transfer: async (to) => {
         try {
           await live.client.calls(sid).update({ twiml: dialTwiml(to, callerId) });
@@ -540,28 +520,5 @@ export class TwilioCarrier implements Carrier {
         this.o.log?.info({ twilio_error: restCode(error) }, 'Twilio call could not be taken back');
       }
     }
-  }
-}
-
-/**
- * The engine's carrier: Twilio for calls with Twilio credentials (the account's own through
- * encrypted_key, or the server's), the sandbox network for the rest. With no Twilio credentials
- * anywhere every call stays on the sandbox, exactly as before Twilio existed.
- */
-export class CarrierSelector implements Carrier {
-  readonly name = 'auto';
-
-  constructor(
-    private readonly sandbox: Carrier,
-    private readonly twilio: TwilioCarrier,
-  ) {}
-
-  async dial(request: DialRequest): Promise<DialResult> {
-    return (await this.twilio.serves(request)) ? this.twilio.dial(request) : this.sandbox.dial(request);
-  }
-
-  async callerId(request: DialRequest): Promise<string | null> {
-    const carrier = (await this.twilio.serves(request)) ? this.twilio : this.sandbox;
-    return (await carrier.callerId?.(request)) ?? null;
   }
 }

@@ -1,0 +1,434 @@
+import { randomInt, randomUUID } from 'node:crypto';
+import type { CallRequest } from '../../domain/call-request.js';
+import { normalizePhone } from '../../domain/phone.js';
+import { isSandboxPersona } from '../../store/inbound.js';
+import type { AudioLegFactory, CarrierLogger } from '../audio-legs.js';
+import type { Carrier, CallLeg, DialRequest, DialResult, TransferResult } from '../types.js';
+import { digestAuthorization, parseChallenge } from './digest.js';
+import { SipEndpoint, hostPort, type Responder, type Target } from './endpoint.js';
+import {
+  cseqOf,
+  header,
+  newBranch,
+  newTag,
+  param,
+  parseUri,
+  uriOf,
+  type Headers,
+  type SipRequest,
+  type SipResponse,
+} from './message.js';
+import { RtpSession, type PortRange } from './rtp.js';
+import { answer, offer, remoteMedia } from './sdp.js';
+import type { SipTrunk } from './trunk.js';
+
+/** What an inbound INVITE needs from the rest of the service. */
+export interface SipInbound {
+  /**
+   * The call record for an INVITE to `to` from `from`: its id and settings, or the SIP status to
+   * refuse it with (404: not one of our numbers; 603: a blocked caller; 503: not taking calls).
+   */
+  accept(
+    to: string,
+    from: string,
+    sipCallId: string,
+  ): Promise<{ callId: string; request: CallRequest } | { status: number; reason: string }>;
+  /** The engine takes the answered call's leg. */
+  answer(callId: string, leg: CallLeg): void;
+}
+
+export interface SipCarrierOptions {
+  endpoint: SipEndpoint;
+  trunk?: SipTrunk;
+  rtpPorts: PortRange;
+  /** Where RTP sockets bind (the SIP listening host). */
+  rtpHost: string;
+  audioLeg: AudioLegFactory;
+  inbound?: SipInbound;
+  /** The caller id of calls that name no `from`. */
+  defaultFrom?: string;
+  /** Whose INVITEs are taken (src/carriers/sip/allow.ts); others get 403. Default: anyone. */
+  allowed?: (address: string) => boolean;
+  /** RTP silence after which a call is ended (the far end vanished). Default 30 s. */
+  rtpTimeoutMs?: number;
+  log?: CarrierLogger;
+}
+
+const ALLOW = 'INVITE, ACK, CANCEL, BYE, OPTIONS, INFO, REFER, NOTIFY';
+const USER_AGENT = 'Openline';
+
+/** Final responses that mean the line was busy or the person declined. */
+const BUSY = new Set([486, 600, 603]);
+/** Final responses that mean nobody answered. */
+const NO_ANSWER = new Set([408, 480, 487]);
+
+/** One call's SIP dialog (RFC 3261 section 12): who we talk to and how to reach them. */
+class Dialog {
+  localSeq = randomInt(1, 10_000);
+  ended = false;
+  constructor(
+    readonly callId: string,
+    readonly localTag: string,
+    readonly remoteTag: string,
+    readonly local: string,
+    readonly remote: string,
+    /** The far end's Contact URI: in-dialog requests go there. */
+    readonly remoteTarget: string,
+    /** Record-Route, in the order our requests carry it as Route. */
+    readonly routes: string[],
+    readonly rtp: RtpSession,
+  ) {}
+}
+
+/**
+ * Calls over a SIP trunk or with a PBX (RFC 3261, UDP): outbound INVITE with digest
+ * authentication, CANCEL when nobody answers, busy and failure codes mapped to the seed's states,
+ * inbound INVITEs to the account's numbers, BYE both ways, blind transfer by REFER, DTMF in by RFC
+ * 4733 and SIP INFO; the audio goes through RTP (src/carriers/sip/rtp.ts) into the same audio
+ * pipeline as every other carrier.
+ */
+export class SipCarrier implements Carrier {
+  readonly name = 'sip';
+  private readonly dialogs = new Map<string, Dialog>();
+
+  constructor(private readonly o: SipCarrierOptions) {
+    o.endpoint.onRequest((request, from, respond) => {
+      void this.onRequest(request, from, respond).catch((error: unknown) => {
+        o.log?.warn({ err: error }, 'SIP request failed');
+        respond(500, 'Server Internal Error');
+      });
+    });
+    // A 2xx to our INVITE that came again: its ACK was lost.
+    o.endpoint.onRepeated2xx = (response) => {
+      const dialog = this.dialogs.get(header(response, 'call-id') ?? '');
+      const seq = cseqOf(response)?.seq;
+      if (dialog && seq !== undefined) this.sendInDialog(dialog, 'ACK', { seq });
+    };
+  }
+
+  /** Whether calls to this number go out on the trunk (any number but the sandbox's own). */
+  serves(to: string): boolean {
+    return this.o.trunk !== undefined && !isSandboxPersona(to);
+  }
+
+  async callerId(request: DialRequest): Promise<string | null> {
+    return request.from ?? this.o.defaultFrom ?? null;
+  }
+
+  async dial(request: DialRequest): Promise<DialResult> {
+    const trunk = this.o.trunk;
+    if (!trunk) return { status: 'failed', reason: 'no SIP trunk is configured (OPENLINE_SIP_TRUNK)' };
+    if (!request.request) return { status: 'failed', reason: 'a SIP call needs its settings' };
+    const rtp = await RtpSession.open(this.o.rtpHost, this.o.rtpPorts, { timeoutMs: this.o.rtpTimeoutMs ?? 30_000 });
+    const endpoint = this.o.endpoint;
+    const target: Target = { host: trunk.host, port: trunk.port };
+    const domain = hostPort(trunk.host, trunk.port);
+    const callerId = request.from ?? this.o.defaultFrom ?? trunk.username ?? 'openline';
+    const callId = `${randomUUID()}@openline`;
+    const localTag = newTag();
+    const uri = `sip:${request.to}@${domain}`;
+    const local = `<sip:${callerId}@${domain}>;tag=${localTag}`;
+    const remote = `<sip:${request.to}@${domain}>`;
+    const sdp = offer({ address: endpoint.address, port: rtp.port, sessionId: randomInt(1, 2 ** 31) });
+    let seq = 1;
+    const invite = (authorization?: { name: string; value: string }): SipRequest => {
+      const headers: Headers = new Map([
+        ['via', [endpoint.via()]],
+        ['max-forwards', ['70']],
+        ['from', [local]],
+        ['to', [remote]],
+        ['call-id', [callId]],
+        ['cseq', [`${seq} INVITE`]],
+        ['contact', [endpoint.contact]],
+        ['allow', [ALLOW]],
+        ['user-agent', [USER_AGENT]],
+        ['content-type', ['application/sdp']],
+      ]);
+      if (request.from) headers.set('p-asserted-identity', [`<sip:${request.from}@${domain}>`]);
+      if (authorization) headers.set(authorization.name, [authorization.value]);
+      return { kind: 'request', method: 'INVITE', uri, headers, body: sdp };
+    };
+
+    let current = invite();
+    let sent = endpoint.request(current, target);
+    let cancelled: 'timeout' | 'stopped' | undefined;
+    const cancel = (why: 'timeout' | 'stopped') => {
+      if (cancelled) return;
+      cancelled = why;
+      const headers: Headers = new Map([
+        ['via', [current.headers.get('via')![0]!]],
+        ['max-forwards', ['70']],
+        ['from', [local]],
+        ['to', [remote]],
+        ['call-id', [callId]],
+        ['cseq', [`${seq} CANCEL`]],
+      ]);
+      void endpoint.request({ kind: 'request', method: 'CANCEL', uri, headers, body: '' }, target).response;
+    };
+    const ring = setTimeout(() => cancel('timeout'), request.ringTimeoutMs);
+    const onAbort = () => cancel('stopped');
+    request.signal.addEventListener('abort', onAbort);
+
+    try {
+      let response = await sent.response;
+      // One answer to a digest challenge (401 from a registrar-like trunk, 407 from a proxy).
+      if ((response.status === 401 || response.status === 407) && !cancelled) {
+        const challenge = parseChallenge(
+          header(response, response.status === 401 ? 'www-authenticate' : 'proxy-authenticate'),
+        );
+        if (!challenge || trunk.username === undefined || trunk.password === undefined) {
+          rtp.close();
+          return {
+            status: 'failed',
+            reason: `SIP ${response.status}: the trunk wants credentials (user:password@ in OPENLINE_SIP_TRUNK)`,
+          };
+        }
+        seq++;
+        current = invite({
+          name: response.status === 401 ? 'authorization' : 'proxy-authorization',
+          value: digestAuthorization(
+            challenge,
+            { username: trunk.username, password: trunk.password },
+            { method: 'INVITE', uri },
+          ),
+        });
+        sent = endpoint.request(current, target);
+        response = await sent.response;
+      }
+      if (response.status >= 200 && response.status < 300)
+        return this.connected(request, response, rtp, { callId, localTag, local, seq, target });
+      rtp.close();
+      if (cancelled || NO_ANSWER.has(response.status)) return { status: 'no-answer' };
+      if (BUSY.has(response.status)) return { status: 'busy' };
+      return { status: 'failed', reason: `SIP ${response.status} ${response.reason}`.trim() };
+    } finally {
+      clearTimeout(ring);
+      request.signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** The INVITE was answered: ACK, media, and the leg the engine drives. */
+  private connected(
+    request: DialRequest,
+    response: SipResponse,
+    rtp: RtpSession,
+    call: { callId: string; localTag: string; local: string; seq: number; target: Target },
+  ): DialResult {
+    const remoteTarget =
+      uriOf(header(response, 'contact')) ?? `sip:${request.to}@${hostPort(call.target.host, call.target.port)}`;
+    const routes = [...(response.headers.get('record-route') ?? [])].reverse();
+    const dialog = new Dialog(
+      call.callId,
+      call.localTag,
+      param(header(response, 'to'), 'tag') ?? '',
+      call.local,
+      header(response, 'to') ?? '',
+      remoteTarget,
+      routes,
+      rtp,
+    );
+    dialog.localSeq = call.seq;
+    this.dialogs.set(call.callId, dialog);
+    this.sendInDialog(dialog, 'ACK', { seq: call.seq });
+    const media = remoteMedia(response.body);
+    if (!media) {
+      void this.bye(dialog);
+      return { status: 'failed', reason: 'the answer carried no audio we can use (SDP without PCMU or PCMA)' };
+    }
+    rtp.connect({ address: media.address, port: media.port }, media.codec);
+    return { status: 'answered', leg: this.leg(dialog, request.request!, request.callId) };
+  }
+
+  private leg(dialog: Dialog, request: CallRequest, callId: string): CallLeg {
+    dialog.rtp.on((event) => {
+      if (event.type === 'stop') {
+        this.dialogs.delete(dialog.callId);
+        // RTP went silent: the far end is gone without a BYE; say goodbye for the record.
+        if (event.reason === 'network' && !dialog.ended) void this.bye(dialog);
+      }
+    });
+    return this.o.audioLeg(dialog.rtp, request, callId, {
+      transfer: (to) => this.refer(dialog, to),
+      hangup: () => this.bye(dialog),
+    });
+  }
+
+  /** Stops listening (shutdown): calls still up are ended with BYE first. */
+  async close(): Promise<void> {
+    const byes = Promise.all([...this.dialogs.values()].map((dialog) => this.bye(dialog)));
+    await Promise.race([byes, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
+    this.o.endpoint.close();
+  }
+
+  /** Ends the call from our side: BYE, and the media closes. */
+  private async bye(dialog: Dialog): Promise<void> {
+    if (dialog.ended) return;
+    dialog.ended = true;
+    this.dialogs.delete(dialog.callId);
+    dialog.rtp.close();
+    await this.sendInDialog(dialog, 'BYE');
+  }
+
+  /** Blind transfer (RFC 3515): the far end calls `to`; we leave once it accepted. */
+  private async refer(dialog: Dialog, to: string): Promise<TransferResult> {
+    const trunk = this.o.trunk;
+    const domain = trunk ? hostPort(trunk.host, trunk.port) : (parseUri(dialog.remoteTarget)?.host ?? 'invalid');
+    const response = await this.sendInDialog(dialog, 'REFER', {
+      headers: new Map([
+        ['refer-to', [`<sip:${to}@${domain}>`]],
+        ['referred-by', [`<sip:openline@${hostPort(this.o.endpoint.address, this.o.endpoint.port)}>`]],
+      ]),
+    });
+    if (!response || response.status >= 300)
+      return {
+        ok: false,
+        reason: response ? `the far end refused the transfer (SIP ${response.status})` : 'no answer to the transfer',
+      };
+    await this.bye(dialog);
+    return { ok: true };
+  }
+
+  /**
+   * A request inside the dialog (ACK, BYE, REFER): to the far end's Contact, through its
+   * Record-Route. Resolves with the final response (ACK has none).
+   */
+  private async sendInDialog(
+    dialog: Dialog,
+    method: 'ACK' | 'BYE' | 'REFER',
+    options: { seq?: number; headers?: Headers } = {},
+  ): Promise<SipResponse | undefined> {
+    const seq = options.seq ?? ++dialog.localSeq;
+    const headers: Headers = new Map([
+      ['via', [this.o.endpoint.via(newBranch())]],
+      ['max-forwards', ['70']],
+      ['from', [dialog.local]],
+      ['to', [dialog.remote]],
+      ['call-id', [dialog.callId]],
+      ['cseq', [`${seq} ${method}`]],
+      ['contact', [this.o.endpoint.contact]],
+      ['user-agent', [USER_AGENT]],
+    ]);
+    if (dialog.routes.length > 0) headers.set('route', dialog.routes);
+    for (const [name, values] of options.headers ?? []) headers.set(name, values);
+    const message: SipRequest = { kind: 'request', method, uri: dialog.remoteTarget, headers, body: '' };
+    // Loose routing: the first Route (else the Contact) says where the request goes next.
+    const next = parseUri(uriOf(dialog.routes[0]) ?? dialog.remoteTarget);
+    const target: Target = next ? { host: next.host, port: next.port ?? 5060 } : this.trunkTarget();
+    if (method === 'ACK') {
+      this.o.endpoint.send(message, target);
+      return undefined;
+    }
+    return this.o.endpoint.request(message, target).response;
+  }
+
+  private trunkTarget(): Target {
+    return { host: this.o.trunk?.host ?? '127.0.0.1', port: this.o.trunk?.port ?? 5060 };
+  }
+
+  private async onRequest(request: SipRequest, from: Target, respond: Responder): Promise<void> {
+    const callId = header(request, 'call-id') ?? '';
+    const dialog = this.dialogs.get(callId);
+    switch (request.method) {
+      case 'ACK':
+        return;
+      case 'OPTIONS':
+        return respond(200, 'OK', {
+          headers: new Map([
+            ['allow', [ALLOW]],
+            ['accept', ['application/sdp']],
+          ]),
+        });
+      case 'BYE':
+        if (!dialog) return respond(481, 'Call/Transaction Does Not Exist');
+        respond(200, 'OK');
+        dialog.ended = true;
+        this.dialogs.delete(callId);
+        dialog.rtp.stop('remote');
+        return;
+      case 'CANCEL':
+        // Inbound calls are answered at once: a CANCEL finds them answered (RFC 3261 section 9.2).
+        return respond(dialog ? 200 : 481, dialog ? 'OK' : 'Call/Transaction Does Not Exist');
+      case 'INFO': {
+        if (!dialog) return respond(481, 'Call/Transaction Does Not Exist');
+        // SIP INFO DTMF (application/dtmf-relay: "Signal=5").
+        const signal = /signal\s*=\s*([0-9*#A-D])/i.exec(request.body)?.[1];
+        if (signal) dialog.rtp.dtmf(signal.toUpperCase());
+        return respond(200, 'OK');
+      }
+      case 'NOTIFY':
+        return respond(dialog ? 200 : 481, dialog ? 'OK' : 'Call/Transaction Does Not Exist');
+      case 'INVITE':
+        if (dialog) return this.reinvite(request, dialog, respond);
+        return this.inviteIn(request, from, respond);
+      default:
+        return respond(405, 'Method Not Allowed', { headers: new Map([['allow', [ALLOW]]]) });
+    }
+  }
+
+  /** A re-INVITE (hold, a new media address): the same codec, media follows the new address. */
+  private reinvite(request: SipRequest, dialog: Dialog, respond: Responder): void {
+    const media = remoteMedia(request.body);
+    if (media && media.direction !== 'inactive')
+      dialog.rtp.connect({ address: media.address, port: media.port }, media.codec);
+    const body = media
+      ? answer({ address: this.o.endpoint.address, port: dialog.rtp.port, sessionId: randomInt(1, 2 ** 31) }, media)
+      : '';
+    respond(200, 'OK', {
+      headers: new Map([
+        ['to', [`${header(request, 'to')}`]],
+        ['contact', [this.o.endpoint.contact]],
+      ]),
+      body,
+    });
+  }
+
+  /** A call in: to one of the account's numbers, with audio we speak. */
+  private async inviteIn(request: SipRequest, from: Target, respond: Responder): Promise<void> {
+    respond(100, 'Trying');
+    if (this.o.allowed && !this.o.allowed(from.host)) return respond(403, 'Forbidden');
+    const inbound = this.o.inbound;
+    if (!inbound) return respond(503, 'Service Unavailable');
+    const toUser = parseUri(request.uri)?.user ?? parseUri(uriOf(header(request, 'to')))?.user;
+    const fromUser = parseUri(uriOf(header(request, 'from')))?.user ?? '';
+    const to = toUser ? normalizePhone(toUser.replace(/^tel:/, '')) : undefined;
+    if (!to?.ok) return respond(404, 'Not Found');
+    const media = remoteMedia(request.body);
+    if (!media) return respond(488, 'Not Acceptable Here');
+    const caller = normalizePhone(fromUser);
+    const accepted = await inbound.accept(
+      to.e164,
+      caller.ok ? caller.e164 : fromUser,
+      header(request, 'call-id') ?? '',
+    );
+    if ('status' in accepted) return respond(accepted.status, accepted.reason);
+    const rtp = await RtpSession.open(this.o.rtpHost, this.o.rtpPorts, { timeoutMs: this.o.rtpTimeoutMs ?? 30_000 });
+    rtp.connect({ address: media.address, port: media.port }, media.codec);
+    const localTag = newTag();
+    const toHeader = `${header(request, 'to')};tag=${localTag}`;
+    const dialog = new Dialog(
+      header(request, 'call-id') ?? '',
+      localTag,
+      param(header(request, 'from'), 'tag') ?? '',
+      toHeader,
+      header(request, 'from') ?? '',
+      uriOf(header(request, 'contact')) ?? `sip:${fromUser}@${hostPort(from.host, from.port)}`,
+      [...(request.headers.get('record-route') ?? [])],
+      rtp,
+    );
+    this.dialogs.set(dialog.callId, dialog);
+    const leg = this.leg(dialog, accepted.request, accepted.callId);
+    respond(200, 'OK', {
+      headers: new Map([
+        ['to', [toHeader]],
+        ['contact', [this.o.endpoint.contact]],
+        ['allow', [ALLOW]],
+        ['user-agent', [USER_AGENT]],
+        ...(request.headers.get('record-route')
+          ? [['record-route', request.headers.get('record-route')!] as [string, string[]]]
+          : []),
+      ]),
+      body: answer({ address: this.o.endpoint.address, port: rtp.port, sessionId: randomInt(1, 2 ** 31) }, media),
+    });
+    inbound.answer(accepted.callId, leg);
+  }
+}

@@ -1,0 +1,256 @@
+import dgram from 'node:dgram';
+import { randomInt } from 'node:crypto';
+import { alawToMulaw, FRAME_SAMPLES, MULAW_SILENCE, mulawToAlaw } from '../../media/audio.js';
+import type { MediaEvent, MediaListener, MediaTransport } from '../../media/transport.js';
+
+/**
+ * RTP (RFC 3550) for one call: G.711 audio both ways over UDP as the media port's 20 ms mu-law
+ * frames, RFC 4733 telephone-events in, and the small jitter handling a phone line needs (late and
+ * repeated packets dropped, a short gap filled with silence so the audio keeps its timing).
+ */
+
+export interface RtpCodec {
+  /** PCMU (payload type 0) or PCMA (8). */
+  name: 'PCMU' | 'PCMA';
+  payloadType: number;
+  /** The telephone-event payload type the far end offered or accepted, if any. */
+  dtmfPayloadType?: number;
+}
+
+export interface RtpPacket {
+  payloadType: number;
+  marker: boolean;
+  sequence: number;
+  timestamp: number;
+  ssrc: number;
+  payload: Buffer;
+}
+
+/** Reads an RTP packet; undefined for anything that is not one (RTCP, STUN, garbage). */
+export function parseRtp(data: Buffer): RtpPacket | undefined {
+  if (data.length < 12 || data[0]! >> 6 !== 2) return undefined;
+  const csrcs = data[0]! & 0x0f;
+  const extension = (data[0]! & 0x10) !== 0;
+  const padding = (data[0]! & 0x20) !== 0;
+  const payloadType = data[1]! & 0x7f;
+  // RTCP shares the port on rtcp-mux: its packet types 200-204 land on payload types 72-76.
+  if (payloadType >= 72 && payloadType <= 76) return undefined;
+  let offset = 12 + csrcs * 4;
+  if (extension) {
+    if (data.length < offset + 4) return undefined;
+    offset += 4 + data.readUInt16BE(offset + 2) * 4;
+  }
+  let end = data.length;
+  if (padding) end -= data[data.length - 1]!;
+  if (offset > end) return undefined;
+  return {
+    payloadType,
+    marker: (data[1]! & 0x80) !== 0,
+    sequence: data.readUInt16BE(2),
+    timestamp: data.readUInt32BE(4),
+    ssrc: data.readUInt32BE(8),
+    payload: data.subarray(offset, end),
+  };
+}
+
+export function writeRtp(packet: RtpPacket): Buffer {
+  const out = Buffer.allocUnsafe(12 + packet.payload.length);
+  out[0] = 0x80;
+  out[1] = (packet.marker ? 0x80 : 0) | (packet.payloadType & 0x7f);
+  out.writeUInt16BE(packet.sequence & 0xffff, 2);
+  out.writeUInt32BE(packet.timestamp >>> 0, 4);
+  out.writeUInt32BE(packet.ssrc >>> 0, 8);
+  packet.payload.copy(out, 12);
+  return out;
+}
+
+const DTMF_EVENTS = '0123456789*#ABCD';
+/** Gaps up to this many frames are filled with silence; longer ones are a new talk spurt. */
+const MAX_FILLED_FRAMES = 10;
+const SILENT_FRAME = Buffer.alloc(FRAME_SAMPLES, MULAW_SILENCE);
+
+export interface PortRange {
+  min: number;
+  max: number;
+}
+
+/** Binds a UDP socket on an even port of the range (RTP's convention; RTCP would take the next odd one). */
+async function bindInRange(host: string, range: PortRange): Promise<dgram.Socket> {
+  const evens = Math.floor((range.max - range.min) / 2) + 1;
+  const first = randomInt(evens);
+  for (let i = 0; i < Math.min(evens, 64); i++) {
+    const port = range.min + ((first + i) % evens) * 2;
+    const socket = dgram.createSocket(host.includes(':') ? 'udp6' : 'udp4');
+    try {
+      await new Promise<void>((resolve, reject) => {
+        socket.once('error', reject);
+        socket.bind(port, host, () => {
+          socket.off('error', reject);
+          resolve();
+        });
+      });
+      return socket;
+    } catch {
+      socket.close();
+    }
+  }
+  throw new Error(`no free RTP port in ${range.min}-${range.max}`);
+}
+
+export class RtpSession implements MediaTransport {
+  private readonly listeners = new Set<MediaListener>();
+  private remote: { address: string; port: number } | undefined;
+  private codec: RtpCodec = { name: 'PCMU', payloadType: 0 };
+  private readonly ssrc = randomInt(2 ** 32);
+  private sequence = randomInt(2 ** 16);
+  private timestamp = randomInt(2 ** 32);
+  private firstSent = true;
+  private expected: number | undefined;
+  private firstTimestamp: number | undefined;
+  private lastDtmf: number | undefined;
+  private lastHeard = Date.now();
+  private closed = false;
+  private readonly watchdog: NodeJS.Timeout;
+  /** Packets received and sent, and frames of silence put into gaps (the call record's figures). */
+  readonly stats = { received: 0, sent: 0, filled: 0, late: 0 };
+
+  private constructor(
+    private readonly socket: dgram.Socket,
+    private readonly options: { timeoutMs: number; latch: boolean },
+  ) {
+    socket.on('message', (data, from) => this.onPacket(data, from));
+    socket.on('error', () => this.stop('network'));
+    this.watchdog = setInterval(() => {
+      if (this.remote && Date.now() - this.lastHeard > this.options.timeoutMs) this.stop('network');
+    }, 1000);
+    this.watchdog.unref();
+  }
+
+  static async open(
+    host: string,
+    range: PortRange,
+    options: { timeoutMs?: number; latch?: boolean } = {},
+  ): Promise<RtpSession> {
+    return new RtpSession(await bindInRange(host, range), {
+      timeoutMs: options.timeoutMs ?? 30_000,
+      latch: options.latch ?? true,
+    });
+  }
+
+  get port(): number {
+    return this.socket.address().port;
+  }
+
+  /** Where to send, and in which codec: from the far end's SDP. */
+  connect(remote: { address: string; port: number }, codec: RtpCodec): void {
+    this.remote = remote;
+    this.codec = codec;
+    this.lastHeard = Date.now();
+  }
+
+  /** Seconds since the last packet arrived (the RTP timeout ends calls that went silent on the wire). */
+  get silentMs(): number {
+    return Date.now() - this.lastHeard;
+  }
+
+  on(listener: MediaListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  sendMedia(payload: Buffer): void {
+    if (this.closed || !this.remote) return;
+    const body = this.codec.name === 'PCMA' ? mulawToAlaw(payload) : payload;
+    const packet = writeRtp({
+      payloadType: this.codec.payloadType,
+      marker: this.firstSent,
+      sequence: this.sequence,
+      timestamp: this.timestamp,
+      ssrc: this.ssrc,
+      payload: body,
+    });
+    this.firstSent = false;
+    this.sequence = (this.sequence + 1) & 0xffff;
+    this.timestamp = (this.timestamp + payload.length) >>> 0;
+    this.stats.sent++;
+    this.socket.send(packet, this.remote.port, this.remote.address);
+  }
+
+  /** RTP plays what it is sent as it arrives (frames are paced here at 20 ms): played means sent. */
+  sendMark(name: string): void {
+    setImmediate(() => this.emit({ type: 'mark', name }));
+  }
+
+  /** Nothing waits at the far end beyond its jitter buffer: the local pacer holds the rest. */
+  clear(): void {}
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.watchdog);
+    this.socket.close();
+  }
+
+  /** The far end is gone (BYE, or the RTP timeout): the last event, then the socket closes. */
+  stop(reason: 'remote' | 'network'): void {
+    if (this.closed) return;
+    this.emit({ type: 'stop', reason });
+    this.close();
+  }
+
+  /** A key the far end signalled out of the media (SIP INFO). */
+  dtmf(digit: string): void {
+    if (!this.closed) this.emit({ type: 'dtmf', digit });
+  }
+
+  private emit(event: MediaEvent): void {
+    for (const listener of this.listeners) listener(event);
+  }
+
+  private onPacket(data: Buffer, from: dgram.RemoteInfo): void {
+    if (this.closed) return;
+    const packet = parseRtp(data);
+    if (!packet) return;
+    // Symmetric RTP: behind NAT, media comes from (and must go to) another address than the SDP's.
+    if (this.options.latch && this.remote && (this.remote.address !== from.address || this.remote.port !== from.port))
+      this.remote = { address: from.address, port: from.port };
+    this.lastHeard = Date.now();
+    this.stats.received++;
+    if (this.codec.dtmfPayloadType !== undefined && packet.payloadType === this.codec.dtmfPayloadType)
+      return this.onTelephoneEvent(packet);
+    let audio: Buffer;
+    if (packet.payloadType === 0) audio = packet.payload;
+    else if (packet.payloadType === 8) audio = alawToMulaw(packet.payload);
+    else return; // comfort noise and codecs not negotiated
+    if (this.expected !== undefined) {
+      const ahead = (packet.sequence - this.expected) & 0xffff;
+      if (ahead >= 0x8000) {
+        this.stats.late++;
+        return; // late or repeated
+      }
+      if (ahead > 0 && ahead <= MAX_FILLED_FRAMES) {
+        for (let i = 0; i < ahead; i++) this.deliver(SILENT_FRAME, packet.timestamp - (ahead - i) * FRAME_SAMPLES);
+        this.stats.filled += ahead;
+      }
+    }
+    this.expected = (packet.sequence + 1) & 0xffff;
+    // Frames of another size (10 or 30 ms packets) are cut or joined into 20 ms frames.
+    for (let at = 0; at + FRAME_SAMPLES <= audio.length; at += FRAME_SAMPLES)
+      this.deliver(audio.subarray(at, at + FRAME_SAMPLES), packet.timestamp + at);
+  }
+
+  private deliver(frame: Buffer, timestamp: number): void {
+    this.firstTimestamp ??= timestamp;
+    const samples = (timestamp - this.firstTimestamp) >>> 0;
+    this.emit({ type: 'media', payload: Buffer.from(frame), timestampMs: samples / 8 });
+  }
+
+  /** RFC 4733: one key per event (its packets repeat, the end packet three times). */
+  private onTelephoneEvent(packet: RtpPacket): void {
+    if (packet.payload.length < 4) return;
+    const digit = DTMF_EVENTS[packet.payload[0]!];
+    if (!digit || this.lastDtmf === packet.timestamp) return;
+    this.lastDtmf = packet.timestamp;
+    this.emit({ type: 'dtmf', digit });
+  }
+}

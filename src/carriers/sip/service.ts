@@ -1,0 +1,75 @@
+import os from 'node:os';
+import type { Services } from '../../services.js';
+import { createConnectedCall } from '../../calls/inbound.js';
+import type { CallRequest } from '../../domain/call-request.js';
+import type { AudioLegFactory, CarrierLogger } from '../audio-legs.js';
+import { sourceGuard } from './allow.js';
+import { SipCarrier } from './carrier.js';
+import { SipEndpoint } from './endpoint.js';
+
+/**
+ * The address peers reach us at when none is configured: the listening address when it names one,
+ * else this machine's first non-internal IPv4 address (loopback on a machine with none).
+ */
+export function defaultPublicAddress(listenHost: string): string {
+  if (listenHost !== '0.0.0.0' && listenHost !== '::') return listenHost;
+  for (const addresses of Object.values(os.networkInterfaces()))
+    for (const a of addresses ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  return '127.0.0.1';
+}
+
+/**
+ * Starts SIP (docs/sip.md) when OPENLINE_SIP_LISTEN is not `off`: the listener, the carrier that
+ * places calls on OPENLINE_SIP_TRUNK, and inbound INVITEs to the accounts' numbers. A port that
+ * cannot be bound leaves SIP off with a warning; the API and the other carriers run on.
+ */
+export async function startSip(
+  services: Services,
+  audioLeg: AudioLegFactory,
+  log?: CarrierLogger,
+): Promise<SipCarrier | undefined> {
+  const sip = services.config.sip;
+  if (!sip.listen) return undefined;
+  let endpoint: SipEndpoint;
+  try {
+    endpoint = await SipEndpoint.listen({
+      host: sip.listen.host,
+      port: sip.listen.port,
+      publicAddress: sip.publicAddress ?? defaultPublicAddress(sip.listen.host),
+      ...(log && { log }),
+    });
+  } catch (error) {
+    log?.warn(
+      { err: error, listen: `${sip.listen.host}:${sip.listen.port}` },
+      'SIP is off: the SIP port could not be opened (OPENLINE_SIP_LISTEN)',
+    );
+    return undefined;
+  }
+  const allowed = await sourceGuard(sip.allow, sip.trunk?.host);
+  return new SipCarrier({
+    endpoint,
+    ...(sip.trunk && { trunk: sip.trunk }),
+    rtpPorts: sip.rtpPorts,
+    rtpHost: sip.listen.host,
+    audioLeg,
+    allowed,
+    ...(services.config.twilioPhoneNumber && { defaultFrom: services.config.twilioPhoneNumber }),
+    ...(log && { log }),
+    inbound: {
+      async accept(to, from, sipCallId) {
+        if (services.draining) return { status: 503, reason: 'Service Unavailable' };
+        const holder = await services.inbound.findHolder(to);
+        if (!holder) return { status: 404, reason: 'Not Found' };
+        if (await services.blocked.get(holder.accountId, from)) return { status: 603, reason: 'Decline' };
+        const callId = await createConnectedCall(services, holder.accountId, holder.number, from, 'inbound');
+        await services.calls.transition(callId, ['queued'], { carrier: 'sip', carrier_call_id: sipCallId });
+        const row = await services.calls.byId(callId);
+        if (!row) return { status: 500, reason: 'Server Internal Error' };
+        return { callId, request: JSON.parse(row.request) as CallRequest };
+      },
+      answer(callId, leg) {
+        void services.engine.answer(callId, leg);
+      },
+    },
+  });
+}
