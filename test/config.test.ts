@@ -3,6 +3,35 @@ import assert from 'node:assert/strict';
 import { ConfigError, loadConfig } from '../src/config.js';
 
 describe('configuration', () => {
+  it('SIP: listens on 0.0.0.0:5060 by default, takes a trunk, names the variable of a bad value', () => {
+    const defaults = loadConfig({}).sip;
+    assert.deepEqual(defaults.listen, { host: '0.0.0.0', port: 5060 });
+    assert.deepEqual(defaults.rtpPorts, { min: 10000, max: 20000 });
+    assert.equal(defaults.trunk, undefined);
+    const set = loadConfig({
+      OPENLINE_SIP_TRUNK: 'sip:u:p@trunk.example.com',
+      OPENLINE_SIP_LISTEN: '127.0.0.1:5080',
+      OPENLINE_RTP_PORTS: '40000-40100',
+      OPENLINE_SIP_PUBLIC_ADDRESS: '203.0.113.5',
+      OPENLINE_SIP_ALLOW: '198.51.100.0/24, 192.0.2.7',
+    }).sip;
+    assert.equal(set.trunk?.host, 'trunk.example.com');
+    assert.deepEqual(set.listen, { host: '127.0.0.1', port: 5080 });
+    assert.equal(set.publicAddress, '203.0.113.5');
+    assert.deepEqual(set.allow, ['198.51.100.0/24', '192.0.2.7']);
+    assert.equal(loadConfig({ OPENLINE_SIP_LISTEN: 'off' }).sip.listen, null);
+    for (const [name, value] of [
+      ['OPENLINE_SIP_TRUNK', 'pbx.example.com'],
+      ['OPENLINE_SIP_LISTEN', '5060'],
+      ['OPENLINE_RTP_PORTS', '80-90'],
+      ['OPENLINE_SIP_ALLOW', 'everyone'],
+    ] as const)
+      assert.throws(
+        () => loadConfig({ [name]: value }),
+        (e: unknown) => e instanceof ConfigError && e.message.includes(name),
+      );
+  });
+
   it('has working defaults', () => {
     const c = loadConfig({});
     assert.equal(c.port, 8080);

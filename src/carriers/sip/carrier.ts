@@ -1,6 +1,6 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import type { CallRequest } from '../../domain/call-request.js';
-import { normalizePhone } from '../../domain/phone.js';
+import { normalizePathNumber } from '../../domain/phone.js';
 import { isSandboxPersona } from '../../store/inbound.js';
 import type { AudioLegFactory, CarrierLogger } from '../audio-legs.js';
 import type { Carrier, CallLeg, DialRequest, DialResult, TransferResult } from '../types.js';
@@ -21,6 +21,14 @@ import {
 import { RtpSession, type PortRange } from './rtp.js';
 import { answer, offer, remoteMedia } from './sdp.js';
 import type { SipTrunk } from './trunk.js';
+
+/**
+ * A number as SIP peers write it in a user part: E.164 with or without `+`, 00 for +, ten US
+ * digits, visual separators.
+ */
+function sipNumber(user: string) {
+  return normalizePathNumber(user.replace(/^tel:/i, '').replace(/^00/, '+'));
+}
 
 /** What an inbound INVITE needs from the rest of the service. */
 export interface SipInbound {
@@ -390,11 +398,11 @@ export class SipCarrier implements Carrier {
     if (!inbound) return respond(503, 'Service Unavailable');
     const toUser = parseUri(request.uri)?.user ?? parseUri(uriOf(header(request, 'to')))?.user;
     const fromUser = parseUri(uriOf(header(request, 'from')))?.user ?? '';
-    const to = toUser ? normalizePhone(toUser.replace(/^tel:/, '')) : undefined;
+    const to = toUser ? sipNumber(toUser) : undefined;
     if (!to?.ok) return respond(404, 'Not Found');
     const media = remoteMedia(request.body);
     if (!media) return respond(488, 'Not Acceptable Here');
-    const caller = normalizePhone(fromUser);
+    const caller = sipNumber(fromUser);
     const accepted = await inbound.accept(
       to.e164,
       caller.ok ? caller.e164 : fromUser,

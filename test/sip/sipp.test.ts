@@ -1,0 +1,278 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import dgram from 'node:dgram';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
+import { parseWav } from '../../src/media/wav.js';
+import { dbfs } from '../../src/media/audio.js';
+
+type Json = Record<string, unknown>;
+
+const SCENARIOS = path.resolve('test/sip/scenarios');
+const HAS_SIPP = spawnSync('sipp', ['-v']).error === undefined;
+
+/** A free UDP port on loopback (bound and released). */
+async function freePort(): Promise<number> {
+  const socket = dgram.createSocket('udp4');
+  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+  const { port } = socket.address();
+  await new Promise<void>((resolve) => socket.close(() => resolve()));
+  return port;
+}
+
+interface Sipp {
+  child: ChildProcess;
+  exit: Promise<number | null>;
+  log: string;
+}
+
+/** Runs sipp for one call with `args`; its message trace goes to a file for failure reports. */
+function sipp(args: string[], dir: string, name: string): Sipp {
+  const log = path.join(dir, `${name}.log`);
+  const child = spawn(
+    'sipp',
+    [
+      ...args,
+      '-m',
+      '1',
+      '-nostdin',
+      '-timeout',
+      '60s',
+      '-trace_msg',
+      '-message_file',
+      log,
+      '-trace_err',
+      '-error_file',
+      `${log}.err`,
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, exit, log };
+}
+
+const trace = (s: Sipp) => (fs.existsSync(s.log) ? fs.readFileSync(s.log, 'utf8') : '(no trace)');
+
+/**
+ * SIP against a real peer: sipp (Debian's sip-tester) plays the trunk or the caller. Outbound
+ * calls go through OPENLINE_SIP_TRUNK to sipp as UAS (answer with RTP echoed, busy, digest
+ * challenge, ringing until CANCEL, hang-up from the far end); inbound calls come from sipp as UAC
+ * to a number of the account.
+ */
+describe(
+  'SIP with sipp as the trunk and as the caller',
+  { skip: !HAS_SIPP && 'sipp is not installed (apt-get install sip-tester)' },
+  () => {
+    let t: TestApp;
+    let dir: string;
+    let trunkPort: number;
+    let ourPort: number;
+
+    before(async () => {
+      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-sip-'));
+      trunkPort = await freePort();
+      ourPort = await freePort();
+      t = await createTestApp({
+        env: {
+          DATA_DIR: dir,
+          OPENLINE_SIP_LISTEN: `127.0.0.1:${ourPort}`,
+          OPENLINE_SIP_TRUNK: `sip:alice:s3cret@127.0.0.1:${trunkPort}`,
+          OPENLINE_RTP_PORTS: '30000-30999',
+        },
+      });
+      await t.services.startWorkers();
+    });
+    after(async () => {
+      await t?.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    async function call(body: Json): Promise<string> {
+      const r = await t.request('POST', '/v1/calls', { task: 'Confirm the appointment tomorrow.', ...body });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      return String(r.body.call_id);
+    }
+
+    async function until(what: string, test: () => Promise<boolean>, ms = 20_000): Promise<void> {
+      const end = Date.now() + ms;
+      while (Date.now() < end) {
+        if (await test()) return;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      throw new Error(`timed out waiting for ${what}`);
+    }
+
+    const uas = (scenario: string | undefined, name: string, extra: string[] = []) =>
+      sipp(
+        [
+          ...(scenario ? ['-sf', path.join(SCENARIOS, scenario)] : ['-sn', 'uas']),
+          '-i',
+          '127.0.0.1',
+          '-p',
+          String(trunkPort),
+          ...extra,
+        ],
+        dir,
+        name,
+      );
+
+    it('outbound: INVITE to the trunk, answered, RTP both ways (the echo is on the recording), BYE on stop', async () => {
+      const peer = uas(undefined, 'answer', ['-rtp_echo', '-mp', '31000']);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const id = await call({ phone_number: '+14155551234', record: true, max_duration: 1 });
+      await until('the call to be answered', async () => {
+        const r = await t.request('GET', `/v1/calls/${id}`);
+        return r.body.queue_status === 'started' && (r.body.transcripts as Json[]).length > 0;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      assert.equal((await t.request('POST', `/v1/calls/${id}/stop`)).status, 200);
+      const record = await waitForCall(t, id);
+      assert.equal(await peer.exit, 0, trace(peer));
+      assert.equal(record.status, 'completed');
+      assert.equal(record.to, '+14155551234');
+      const log = trace(peer);
+      assert.match(log, /INVITE sip:\+14155551234@127\.0\.0\.1/);
+      assert.match(log, /BYE sip:/);
+      // The recording: the agent's voice on the right, and on the left what came back over RTP.
+      const wav = parseWav(fs.readFileSync(path.join(dir, 'recordings', `${id}.wav`)));
+      assert.equal(wav.channels, 2);
+      const left = new Int16Array(wav.samples.length / 2);
+      const right = new Int16Array(wav.samples.length / 2);
+      for (let i = 0; i < left.length; i++) {
+        left[i] = wav.samples[2 * i]!;
+        right[i] = wav.samples[2 * i + 1]!;
+      }
+      assert.ok(dbfs(right) > -45, `the agent spoke (${dbfs(right).toFixed(1)} dBFS)`);
+      assert.ok(dbfs(left) > -45, `its voice came back over RTP (${dbfs(left).toFixed(1)} dBFS)`);
+    });
+
+    it('outbound: 486 from the trunk is a busy line', async () => {
+      const peer = uas('busy.xml', 'busy');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const record = await waitForCall(t, await call({ phone_number: '+14155551235' }));
+      assert.equal(await peer.exit, 0, trace(peer));
+      assert.equal(record.answered_by, 'no-answer');
+      assert.equal(record.error_message, 'The line was busy');
+      assert.equal((record.transcripts as Json[]).length, 0);
+    });
+
+    it("outbound: a 401 challenge is answered with the trunk's credentials (digest), PCMA is spoken", async () => {
+      const peer = uas('digest.xml', 'digest', ['-mp', '31010']);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const id = await call({ phone_number: '+14155551236', max_duration: 1 });
+      await until(
+        'the call to be answered',
+        async () => (await t.request('GET', `/v1/calls/${id}`)).body.queue_status === 'started',
+      );
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await t.request('POST', `/v1/calls/${id}/stop`);
+      const record = await waitForCall(t, id);
+      assert.equal(await peer.exit, 0, trace(peer));
+      assert.equal(record.queue_status, 'complete');
+      assert.equal(record.error_message, null);
+      assert.match(trace(peer), /Authorization: Digest username="alice", realm="trunk\.openline\.test"/);
+      // Answered only after the credentials were accepted, then hung up by us.
+      assert.match(trace(peer), /SIP\/2\.0 200 OK[\s\S]*BYE sip:/);
+      assert.doesNotMatch(trace(peer), /403 Forbidden/);
+    });
+
+    it('outbound: stopping a ringing call sends CANCEL; the record says nobody answered', async () => {
+      const peer = uas('ring-cancel.xml', 'cancel');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const id = await call({ phone_number: '+14155551237' });
+      await until('ringing', async () => trace(peer).includes('180 Ringing'));
+      await t.request('POST', `/v1/calls/${id}/stop`);
+      const record = await waitForCall(t, id);
+      assert.equal(await peer.exit, 0, trace(peer));
+      assert.match(trace(peer), /CANCEL sip:\+14155551237@/);
+      assert.equal(record.completed, true);
+      assert.equal((record.transcripts as Json[]).filter((x) => x.user === 'assistant').length, 0);
+    });
+
+    it('outbound: the far end hangs up with BYE', async () => {
+      const peer = uas('hangup.xml', 'hangup', ['-mp', '31020']);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const record = await waitForCall(t, await call({ phone_number: '+14155551238', max_duration: 1 }));
+      assert.equal(await peer.exit, 0, trace(peer));
+      assert.equal(record.call_ended_by, 'USER');
+    });
+
+    it("inbound: sipp calls one of the account's numbers, the agent answers and speaks, sipp hangs up", async () => {
+      const bought = await t.request('POST', '/v1/inbound/purchase', {
+        area_code: '628',
+        prompt: 'You are the front desk of Sunny Dental. Greet the caller and offer help.',
+      });
+      assert.equal(bought.status, 200, JSON.stringify(bought.body));
+      const number = String(bought.body.phone_number);
+      const caller = sipp(
+        [
+          '-sn',
+          'uac',
+          `127.0.0.1:${ourPort}`,
+          '-i',
+          '127.0.0.1',
+          '-p',
+          String(await freePort()),
+          '-s',
+          number.slice(1),
+          '-d',
+          '4000',
+          '-rtp_echo',
+          '-mp',
+          '31030',
+        ],
+        dir,
+        'inbound',
+      );
+      assert.equal(await caller.exit, 0, trace(caller));
+      const list = await t.request('GET', `/v1/calls?inbound=true&to_number=${encodeURIComponent(number)}`);
+      const id = (list.body.calls as Json[])[0]?.call_id;
+      assert.ok(id, 'the inbound call is on record');
+      const record = await waitForCall(t, String(id));
+      assert.equal(record.inbound, true);
+      assert.equal(record.call_ended_by, 'USER');
+      assert.ok(
+        (record.transcripts as Json[]).some((x) => x.user === 'assistant'),
+        'the agent spoke',
+      );
+    });
+
+    it('inbound: a number nobody holds is 404; garbage on the SIP port changes nothing', async () => {
+      const socket = dgram.createSocket('udp4');
+      const replies: string[] = [];
+      socket.on('message', (data) => replies.push(data.toString()));
+      await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+      const send = (text: string) => socket.send(Buffer.from(text), ourPort, '127.0.0.1');
+      for (const junk of [
+        '',
+        'hello',
+        'INVITE',
+        'SIP/2.0 200',
+        'INVITE sip:x SIP/2.0\r\nVia: nonsense\r\n\r\n',
+        '\u0000'.repeat(2000),
+      ])
+        send(junk);
+      const port = socket.address().port;
+      send(
+        [
+          `INVITE sip:+19995550100@127.0.0.1:${ourPort} SIP/2.0`,
+          `Via: SIP/2.0/UDP 127.0.0.1:${port};branch=z9hG4bKnobody1`,
+          'From: <sip:+14155550100@127.0.0.1>;tag=a1',
+          `To: <sip:+19995550100@127.0.0.1:${ourPort}>`,
+          'Call-ID: nobody-1@127.0.0.1',
+          'CSeq: 1 INVITE',
+          'Content-Type: application/sdp',
+          '',
+          'v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 31040 RTP/AVP 0\r\n',
+        ].join('\r\n'),
+      );
+      await until('a final answer', async () => replies.some((r) => /^SIP\/2\.0 404/.test(r)), 5000);
+      socket.close();
+      // The server still answers.
+      assert.equal((await t.request('GET', '/healthz')).status, 200);
+    });
+  },
+);
