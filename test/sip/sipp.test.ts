@@ -200,6 +200,55 @@ describe(
       assert.equal(record.call_ended_by, 'USER');
     });
 
+    it('outbound: a key pressed by SIP INFO reaches the call; a transfer is a REFER, and BYE once accepted', async () => {
+      const created = await t.request('POST', '/v1/pathway/create', {
+        name: 'Transfer',
+        nodes: [
+          {
+            id: 'to-sales',
+            type: 'Transfer Call',
+            data: { name: 'Sales', isStart: true, transferNumber: '+14155550110', text: 'Connecting you to sales.' },
+          },
+        ],
+        edges: [],
+      });
+      assert.equal(created.status, 200, JSON.stringify(created.body));
+      const peer = uas('refer.xml', 'refer', ['-mp', '31050']);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const id = await call({ phone_number: '+14155551239', pathway_id: created.body.pathway_id, max_duration: 1 });
+      const record = await waitForCall(t, id);
+      assert.equal(await peer.exit, 0, trace(peer));
+      assert.match(trace(peer), /REFER sip:[\s\S]*Refer-To: <sip:\+14155550110@/);
+      assert.equal(record.transferred_to, '+14155550110');
+      assert.ok(
+        (record.transcripts as Json[]).some((x) => String(x.text).includes('pressed 7')),
+        'the key from SIP INFO is on the record',
+      );
+    });
+
+    it('outbound: a refused REFER leaves the call up, not transferred', async () => {
+      const created = await t.request('POST', '/v1/pathway/create', {
+        name: 'Transfer refused',
+        nodes: [
+          {
+            id: 'to-sales',
+            type: 'Transfer Call',
+            data: { name: 'Sales', isStart: true, transferNumber: '+14155550110', text: 'Connecting you to sales.' },
+          },
+        ],
+        edges: [],
+      });
+      const peer = uas('refer-refused.xml', 'refer-refused', ['-mp', '31060']);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const id = await call({ phone_number: '+14155551240', pathway_id: created.body.pathway_id, max_duration: 1 });
+      await until('the refusal', async () => trace(peer).includes('603 Declined'));
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      if (!(await t.request('GET', `/v1/calls/${id}`)).body.completed) await t.request('POST', `/v1/calls/${id}/stop`);
+      const record = await waitForCall(t, id);
+      assert.equal(await peer.exit, 0, trace(peer));
+      assert.equal(record.transferred_to, null);
+    });
+
     it("inbound: sipp calls one of the account's numbers, the agent answers and speaks, sipp hangs up", async () => {
       const bought = await t.request('POST', '/v1/inbound/purchase', {
         area_code: '628',
