@@ -1,6 +1,6 @@
 import { isKnownVoice } from './domain/voices.js';
 import path from 'node:path';
-import { parseTrunk, type SipTrunk } from './carriers/sip/trunk.js';
+import { parseTrunk, type SipTrunk } from './domain/sip-trunk.js';
 import { TTS_VENDORS, type TtsVendor } from './domain/voices.js';
 import { ELEVENLABS_OUTPUT_FORMATS, type ElevenLabsOutputFormat } from './providers/tts/elevenlabs.js';
 

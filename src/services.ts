@@ -17,7 +17,8 @@ import { CallEventBus } from './calls/events.js';
 import { A2pStore } from './store/a2p.js';
 import type { JobQueue } from './jobs/queue.js';
 import { SqlJobQueue } from './jobs/sql-queue.js';
-import type { Carrier } from './carriers/types.js';
+import type { Carrier, DialRequest } from './carriers/types.js';
+import type { CarrierCredential } from './schemas/account.js';
 import { SandboxNetwork } from './carriers/sandbox/network.js';
 import { CallEngine } from './calls/engine.js';
 import { OfflineAgent } from './agent/offline.js';
@@ -155,7 +156,12 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
   twilio.useAudioLeg(audioLegs);
   /** SIP (OPENLINE_SIP_LISTEN / OPENLINE_SIP_TRUNK), started with the workers. */
   let sip: SipCarrier | undefined;
-  const carrier = new CarrierSelector(sandbox, twilio);
+  /** The carrier credentials a call named with encrypted_key (the carrier selector and SIP read them). */
+  const credentialOf = async (request: DialRequest): Promise<CarrierCredential | undefined> => {
+    const row = await calls.byId(request.callId);
+    return row?.credential_id ? credentials.resolve(row.account_id, row.credential_id) : undefined;
+  };
+  const carrier = new CarrierSelector(sandbox, twilio, credentialOf);
   const offline = new OfflineAgent();
   const pathways = new PathwayStore(db, clock);
   const batches = new BatchStore(db, clock);
@@ -295,7 +301,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
       working = true;
       await engine.recover({ soleProcess: storage.dialect === 'sqlite' });
       engine.start();
-      sip = await startSip(services, audioLegs, options.logger);
+      sip = await startSip(services, audioLegs, credentialOf, options.logger);
       carrier.useSip(sip);
       queue.work({
         dial: metrics.timeJob('dial', (job, run) => engine.dial(job.call_id, job.wait ?? 0, run.settle)),

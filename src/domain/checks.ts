@@ -2,6 +2,7 @@ import { normalizeFromNumber, normalizePhone } from './phone.js';
 import { isValidTimezone, parseStartTime } from './start-time.js';
 import { toolNameProblem } from './tool-name.js';
 import { US_STATES } from './us-states.js';
+import { parseTrunk } from './sip-trunk.js';
 
 /** What a check may depend on besides the value: server configuration. */
 export interface CheckContext {
@@ -58,6 +59,11 @@ export const CHECKS = {
   // resolveVoice): clients send voices of the hosted service that no self-hosted server can know.
   voice: (value) => (typeof value === 'string' && value.trim() !== '' ? null : 'must be a voice name or id'),
   tool_name: (value) => (typeof value === 'string' ? toolNameProblem(value) : 'must be a string'),
+  sip_trunk: (value) => {
+    if (typeof value !== 'string') return 'must be a string';
+    const trunk = parseTrunk(value);
+    return typeof trunk === 'string' ? trunk : null;
+  },
   boolean_like: (value) =>
     typeof value === 'boolean' || value === 'true' || value === 'false' ? null : 'must be true or false',
   us_state: (value) =>

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Nullable, StringEnum } from './common.js';
+import { Nullable, StringEnum, checked } from './common.js';
+import { parseTrunk } from '../domain/sip-trunk.js';
 
 /** GET /v1/me: the caller's account and its keys (never key material). */
 export const AccountInfo = Type.Object({
@@ -46,7 +47,24 @@ export const TwilioCredential = Type.Object(
   { additionalProperties: true, title: 'Twilio credentials' },
 );
 
-export const CARRIER_CREDENTIAL_SCHEMAS = { twilio: TwilioCredential } as const;
+/** A SIP trunk of the account's own (docs/sip.md): calls naming its encrypted_key go through it. */
+export const SipCredential = Type.Object(
+  {
+    provider: Type.Literal('sip'),
+    trunk: checked(
+      Type.String({
+        description: 'The trunk as a SIP URI, as OPENLINE_SIP_TRUNK: sip:[user[:password]@]host[:port][;transport=udp]',
+        example: 'sip:acme:s3cret@sip.provider.example:5060',
+      }),
+      'sip_trunk',
+    ),
+    username: Type.Optional(Type.String({ description: "The trunk's digest user (instead of the URI's)" })),
+    password: Type.Optional(Type.String({ description: 'Its password; stored encrypted, never returned' })),
+  },
+  { additionalProperties: true, title: 'SIP trunk' },
+);
+
+export const CARRIER_CREDENTIAL_SCHEMAS = { twilio: TwilioCredential, sip: SipCredential } as const;
 export type CarrierProvider = keyof typeof CARRIER_CREDENTIAL_SCHEMAS;
 export const CARRIER_PROVIDERS = Object.keys(CARRIER_CREDENTIAL_SCHEMAS) as CarrierProvider[];
 
@@ -68,6 +86,13 @@ export function pickCredential(body: CarrierCredential): CarrierCredential {
   switch (body.provider) {
     case 'twilio':
       return { provider: 'twilio', account_sid: body.account_sid, auth_token: body.auth_token };
+    case 'sip':
+      return {
+        provider: 'sip',
+        trunk: body.trunk,
+        ...(body.username !== undefined && { username: body.username }),
+        ...(body.password !== undefined && { password: body.password }),
+      };
   }
 }
 
@@ -76,6 +101,10 @@ export function credentialLabel(credential: CarrierCredential): string {
   switch (credential.provider) {
     case 'twilio':
       return `${credential.account_sid.slice(0, 2)}…${credential.account_sid.slice(-4)}`;
+    case 'sip': {
+      const trunk = parseTrunk(credential.trunk);
+      return typeof trunk === 'string' ? 'sip' : `${trunk.host}:${trunk.port}`;
+    }
   }
 }
 

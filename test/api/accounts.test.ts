@@ -149,7 +149,7 @@ for (const storage of ['sqlite', 'postgres'] as const)
 
       const invalid: [string, Record<string, unknown>, string[]][] = [
         ['empty body', {}, ['provider is required']],
-        ['unknown provider', { ...twilio, provider: 'vonage' }, ['provider must be one of: twilio']],
+        ['unknown provider', { ...twilio, provider: 'vonage' }, ['provider must be one of: twilio, sip']],
         ['missing sid and token', { provider: 'twilio' }, ['account_sid is required', 'auth_token is required']],
         [
           'malformed sid, empty token',

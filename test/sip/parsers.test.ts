@@ -5,7 +5,7 @@ import { parseMessage, parseUri, param, serialize, uriOf, type SipRequest } from
 import { digestAuthorization, parseChallenge } from '../../src/carriers/sip/digest.js';
 import { parseRtp, writeRtp } from '../../src/carriers/sip/rtp.js';
 import { answer, offer, remoteMedia } from '../../src/carriers/sip/sdp.js';
-import { parseTrunk } from '../../src/carriers/sip/trunk.js';
+import { parseTrunk } from '../../src/domain/sip-trunk.js';
 import { alawToLinear, linearToAlaw, mulawToAlaw, alawToMulaw, seededRandom } from '../../src/media/audio.js';
 
 const INVITE = [

@@ -249,6 +249,37 @@ describe(
       assert.equal(record.transferred_to, null);
     });
 
+    it("outbound: a call naming the account's own SIP trunk (encrypted_key) goes there", async () => {
+      const bad = await t.request('POST', '/v1/accounts', { provider: 'sip', trunk: 'https://pbx.example.com' });
+      assert.equal(bad.status, 400);
+      assert.match(JSON.stringify(bad.body), /trunk/);
+      const ownPort = await freePort();
+      const stored = await t.request('POST', '/v1/accounts', {
+        provider: 'sip',
+        trunk: `sip:127.0.0.1:${ownPort}`,
+        username: 'acme',
+        password: 'pw',
+      });
+      assert.equal(stored.status, 200, JSON.stringify(stored.body));
+      const peer = sipp(
+        ['-sf', path.join(SCENARIOS, 'busy.xml'), '-i', '127.0.0.1', '-p', String(ownPort)],
+        dir,
+        'own',
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const r = await t.request(
+        'POST',
+        '/v1/calls',
+        { phone_number: '+14155550100', task: 'Confirm the appointment.' },
+        { headers: { encrypted_key: String(stored.body.encrypted_key) } },
+      );
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      const record = await waitForCall(t, String(r.body.call_id));
+      assert.equal(await peer.exit, 0, trace(peer));
+      assert.match(trace(peer), new RegExp(`INVITE sip:\\+14155550100@127\\.0\\.0\\.1:${ownPort}`));
+      assert.equal(record.error_message, 'The line was busy');
+    });
+
     it("inbound: sipp calls one of the account's numbers, the agent answers and speaks, sipp hangs up", async () => {
       const bought = await t.request('POST', '/v1/inbound/purchase', {
         area_code: '628',

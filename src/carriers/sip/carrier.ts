@@ -20,7 +20,7 @@ import {
 } from './message.js';
 import { RtpSession, type PortRange } from './rtp.js';
 import { answer, offer, remoteMedia } from './sdp.js';
-import type { SipTrunk } from './trunk.js';
+import type { SipTrunk } from '../../domain/sip-trunk.js';
 
 /**
  * A number as SIP peers write it in a user part: E.164 with or without `+`, 00 for +, ten US
@@ -29,6 +29,11 @@ import type { SipTrunk } from './trunk.js';
 function sipNumber(user: string) {
   return normalizePathNumber(user.replace(/^tel:/i, '').replace(/^00/, '+'));
 }
+
+const parseDomain = (domain: string): Target => {
+  const uri = parseUri(`sip:${domain}`);
+  return { host: uri?.host ?? domain, port: uri?.port ?? 5060 };
+};
 
 /** What an inbound INVITE needs from the rest of the service. */
 export interface SipInbound {
@@ -47,7 +52,10 @@ export interface SipInbound {
 
 export interface SipCarrierOptions {
   endpoint: SipEndpoint;
+  /** The server-wide trunk (OPENLINE_SIP_TRUNK). */
   trunk?: SipTrunk;
+  /** The trunk of the call's own credentials (encrypted_key), when it names one. */
+  trunkFor?: (request: DialRequest) => Promise<SipTrunk | undefined>;
   rtpPorts: PortRange;
   /** Where RTP sockets bind (the SIP listening host). */
   rtpHost: string;
@@ -85,6 +93,8 @@ class Dialog {
     /** Record-Route, in the order our requests carry it as Route. */
     readonly routes: string[],
     readonly rtp: RtpSession,
+    /** Where numbers are dialled in this call (the trunk's host:port): REFER targets go there. */
+    readonly domain: string,
   ) {}
 }
 
@@ -124,7 +134,7 @@ export class SipCarrier implements Carrier {
   }
 
   async dial(request: DialRequest): Promise<DialResult> {
-    const trunk = this.o.trunk;
+    const trunk = (await this.o.trunkFor?.(request)) ?? this.o.trunk;
     if (!trunk) return { status: 'failed', reason: 'no SIP trunk is configured (OPENLINE_SIP_TRUNK)' };
     if (!request.request) return { status: 'failed', reason: 'a SIP call needs its settings' };
     const rtp = await RtpSession.open(this.o.rtpHost, this.o.rtpPorts, { timeoutMs: this.o.rtpTimeoutMs ?? 30_000 });
@@ -234,6 +244,7 @@ export class SipCarrier implements Carrier {
       remoteTarget,
       routes,
       rtp,
+      hostPort(call.target.host, call.target.port),
     );
     dialog.localSeq = call.seq;
     this.dialogs.set(call.callId, dialog);
@@ -279,8 +290,7 @@ export class SipCarrier implements Carrier {
 
   /** Blind transfer (RFC 3515): the far end calls `to`; we leave once it accepted. */
   private async refer(dialog: Dialog, to: string): Promise<TransferResult> {
-    const trunk = this.o.trunk;
-    const domain = trunk ? hostPort(trunk.host, trunk.port) : (parseUri(dialog.remoteTarget)?.host ?? 'invalid');
+    const domain = dialog.domain;
     const response = await this.sendInDialog(dialog, 'REFER', {
       headers: new Map([
         ['refer-to', [`<sip:${to}@${domain}>`]],
@@ -321,16 +331,12 @@ export class SipCarrier implements Carrier {
     const message: SipRequest = { kind: 'request', method, uri: dialog.remoteTarget, headers, body: '' };
     // Loose routing: the first Route (else the Contact) says where the request goes next.
     const next = parseUri(uriOf(dialog.routes[0]) ?? dialog.remoteTarget);
-    const target: Target = next ? { host: next.host, port: next.port ?? 5060 } : this.trunkTarget();
+    const target: Target = next ? { host: next.host, port: next.port ?? 5060 } : parseDomain(dialog.domain);
     if (method === 'ACK') {
       this.o.endpoint.send(message, target);
       return undefined;
     }
     return this.o.endpoint.request(message, target).response;
-  }
-
-  private trunkTarget(): Target {
-    return { host: this.o.trunk?.host ?? '127.0.0.1', port: this.o.trunk?.port ?? 5060 };
   }
 
   private async onRequest(request: SipRequest, from: Target, respond: Responder): Promise<void> {
@@ -422,6 +428,7 @@ export class SipCarrier implements Carrier {
       uriOf(header(request, 'contact')) ?? `sip:${fromUser}@${hostPort(from.host, from.port)}`,
       [...(request.headers.get('record-route') ?? [])],
       rtp,
+      parseUri(request.uri)?.host ?? hostPort(from.host, from.port),
     );
     this.dialogs.set(dialog.callId, dialog);
     const leg = this.leg(dialog, accepted.request, accepted.callId);

@@ -6,6 +6,20 @@ import type { AudioLegFactory, CarrierLogger } from '../audio-legs.js';
 import { sourceGuard } from './allow.js';
 import { SipCarrier } from './carrier.js';
 import { SipEndpoint } from './endpoint.js';
+import { parseTrunk, type SipTrunk } from '../../domain/sip-trunk.js';
+import type { CarrierCredential } from '../../schemas/account.js';
+import type { DialRequest } from '../types.js';
+
+/** An account's trunk from its stored credentials: the URI, with the separate user and password over its own. */
+function accountTrunk(credential: Extract<CarrierCredential, { provider: 'sip' }>): SipTrunk | undefined {
+  const trunk = parseTrunk(credential.trunk);
+  if (typeof trunk === 'string') return undefined;
+  return {
+    ...trunk,
+    ...(credential.username !== undefined && { username: credential.username }),
+    ...(credential.password !== undefined && { password: credential.password }),
+  };
+}
 
 /**
  * The address peers reach us at when none is configured: the listening address when it names one,
@@ -26,6 +40,7 @@ export function defaultPublicAddress(listenHost: string): string {
 export async function startSip(
   services: Services,
   audioLeg: AudioLegFactory,
+  credentialOf: (request: DialRequest) => Promise<CarrierCredential | undefined>,
   log?: CarrierLogger,
 ): Promise<SipCarrier | undefined> {
   const sip = services.config.sip;
@@ -49,6 +64,11 @@ export async function startSip(
   return new SipCarrier({
     endpoint,
     ...(sip.trunk && { trunk: sip.trunk }),
+    // A call that names the account's own trunk (encrypted_key with "provider": "sip") goes there.
+    trunkFor: async (request) => {
+      const own = await credentialOf(request);
+      return own?.provider === 'sip' ? accountTrunk(own) : undefined;
+    },
     rtpPorts: sip.rtpPorts,
     rtpHost: sip.listen.host,
     audioLeg,

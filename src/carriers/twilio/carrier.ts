@@ -241,21 +241,17 @@ export class TwilioCarrier implements Carrier {
     return client;
   }
 
-  /**
-   * Whether this call goes out on Twilio: its own Twilio credentials (encrypted_key), or the
-   * server's for any number but the sandbox's fictional personas (555-0100..0199), which stay on
-   * the sandbox network.
-   */
   /** Calls with no `from` come from the server's TWILIO_PHONE_NUMBER (a BYO account's calls need their own). */
   async callerId(request: DialRequest): Promise<string | null> {
     return request.from ?? this.o.defaultFrom ?? null;
   }
 
-  /** Why Twilio would place this call: the call's own credentials, or the server's account (not for sandbox numbers). */
-  async serving(request: DialRequest): Promise<'credentials' | 'server' | undefined> {
-    const row = await this.o.calls.byId(request.callId);
-    if (row?.credential_id) return 'credentials';
-    return this.o.server !== undefined && !isSandboxPersona(request.to) ? 'server' : undefined;
+  /**
+   * Whether the server's own Twilio account places calls to this number: any number but the
+   * sandbox's fictional personas (555-0100..0199), which stay on the sandbox network.
+   */
+  servesWithServerAccount(to: string): boolean {
+    return this.o.server !== undefined && !isSandboxPersona(to);
   }
 
   /**
