@@ -79,6 +79,8 @@ export interface Services {
   postCall: PostCallService;
   /** Prometheus metrics (GET /metrics). */
   metrics: Metrics;
+  /** The process's 20 ms frame scheduler: every audio call's outbound pacing and its lateness figures. */
+  frames: FrameScheduler;
   /** Starts the job workers and the call engine (the HTTP server does not need them). */
   startWorkers(): Promise<void>;
   /** Storage and queue reachable (GET /readyz); throws while draining. */
@@ -296,6 +298,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     webhooks,
     postCall,
     metrics,
+    frames,
     async startWorkers() {
       if (working) return;
       working = true;

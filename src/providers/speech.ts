@@ -11,6 +11,7 @@ import { ElevenLabsTts } from './tts/elevenlabs.js';
 import { EspeakTts, espeakVoiceFor } from './tts/espeak.js';
 import { OpenAiTts } from './tts/openai.js';
 import type { TtsProvider } from './tts/types.js';
+import { CachedTts } from './tts/cache.js';
 
 export interface Speech {
   tts: TtsProvider;
@@ -40,7 +41,8 @@ export function createSpeech(config: Pick<Config, 'speech'>): Speech {
   const stt = speech.deepgram ? new DeepgramStt(speech.deepgram) : null;
   const vendor = speech.tts;
   return {
-    tts,
+    // What every call says alike (first sentences, goodbyes) is synthesised once.
+    tts: new CachedTts(tts),
     stt,
     ttsVoiceFor(request) {
       const voice = providerVoiceId(vendor, request.voice);

@@ -9,6 +9,11 @@ import { EspeakTts } from '../../src/providers/tts/espeak.js';
 import { OpenAiTts } from '../../src/providers/tts/openai.js';
 import { FakeDeepgram } from '../../src/testing/fake-deepgram.js';
 import { FakeTts } from '../../src/testing/fake-tts.js';
+import { CachedTts } from '../../src/providers/tts/cache.js';
+import type { TtsProvider } from '../../src/providers/tts/types.js';
+
+/** The vendor behind the process's TTS cache. */
+const vendor = (tts: TtsProvider) => (tts instanceof CachedTts ? tts.provider : tts);
 
 describe('speech configuration', () => {
   it('defaults to espeak-ng and no streaming STT', () => {
@@ -19,7 +24,7 @@ describe('speech configuration', () => {
     assert.equal(speech.elevenlabs.model, 'eleven_flash_v2_5');
     assert.equal(speech.elevenlabs.outputFormat, 'pcm_16000');
     const built = createSpeech({ speech });
-    assert.ok(built.tts instanceof EspeakTts);
+    assert.ok(vendor(built.tts) instanceof EspeakTts);
     assert.equal(built.stt, null);
   });
 
@@ -52,14 +57,14 @@ describe('speech configuration', () => {
 
   it('builds the chosen providers', () => {
     const openai = createSpeech(loadConfig({ OPENLINE_TTS: 'openai', OPENAI_API_KEY: 'sk-1', DEEPGRAM_API_KEY: 'k' }));
-    assert.ok(openai.tts instanceof OpenAiTts);
+    assert.ok(vendor(openai.tts) instanceof OpenAiTts);
     assert.ok(openai.stt instanceof DeepgramStt);
     const local = createSpeech(
       loadConfig({ OPENLINE_TTS: 'openai', OPENLINE_TTS_BASE_URL: 'http://localhost:8880/v1' }),
     );
-    assert.ok(local.tts instanceof OpenAiTts);
+    assert.ok(vendor(local.tts) instanceof OpenAiTts);
     const eleven = createSpeech(loadConfig({ OPENLINE_TTS: 'elevenlabs', ELEVENLABS_API_KEY: 'xi' }));
-    assert.ok(eleven.tts instanceof ElevenLabsTts);
+    assert.ok(vendor(eleven.tts) instanceof ElevenLabsTts);
     // A self-hosted Deepgram may need no key.
     assert.ok(createSpeech(loadConfig({ OPENLINE_DEEPGRAM_URL: 'ws://localhost:8080' })).stt instanceof DeepgramStt);
   });
