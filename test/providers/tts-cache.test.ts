@@ -20,11 +20,12 @@ function counting(fail = false) {
   return { provider, calls };
 }
 
+/** What was said, as runs of equal samples: [1, 2, 3] for the fake's three chunks, however they are cut. */
 async function say(tts: TtsProvider, text: string, signal?: AbortSignal, voice = 'a'): Promise<number[]> {
-  const out: number[] = [];
+  const runs: number[] = [];
   for await (const chunk of tts.synthesize({ text, voice, language: 'en-US', ...(signal && { signal }) }))
-    out.push(chunk.pcm[0]!);
-  return out;
+    for (const sample of chunk.pcm) if (runs.at(-1) !== sample) runs.push(sample);
+  return runs;
 }
 
 test('the same words are synthesised once, also when asked for at the same time', async () => {
@@ -65,6 +66,7 @@ test('a failure reaches every caller and nothing is kept', async () => {
 test('beyond its size the least recently used words go first', async () => {
   const { provider, calls } = counting();
   const tts = new CachedTts(provider, { maxBytes: 2 * 3 * 320 });
+  // Each synthesis is 3 x 160 samples of 2 bytes: two fit.
   await say(tts, 'one');
   await say(tts, 'two');
   await say(tts, 'one');

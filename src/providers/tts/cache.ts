@@ -1,4 +1,8 @@
+import { concatPcm, resample, SAMPLE_RATE } from '../../media/audio.js';
 import type { PcmChunk, TtsProvider, TtsRequest } from './types.js';
+
+/** Kept audio is served in pieces of this many 8 kHz samples (200 ms). */
+const PIECE = 1600;
 
 /** One synthesis under way: its chunks so far, shared by every call saying the same words. */
 interface Flight {
@@ -14,7 +18,8 @@ interface Flight {
  * plays at once, costs nothing at the vendor, and spawns no espeak-ng. Calls asking for the same
  * words while they are being synthesised share that synthesis. A synthesis runs to its end even
  * when the call that asked for it is interrupted (each caller stops reading on its own signal), so
- * what is kept is always whole; the least recently used go first beyond `maxBytes`.
+ * what is kept is always whole; the least recently used go first beyond `maxBytes`. Audio comes
+ * out at the telephone rate (8 kHz), resampled once here instead of by every call that plays it.
  */
 export class CachedTts implements TtsProvider {
   readonly name: string;
@@ -39,6 +44,9 @@ export class CachedTts implements TtsProvider {
       for (const chunk of cached) {
         if (request.signal?.aborted) return;
         yield chunk;
+        // Kept audio is all there at once: hand back to the event loop between chunks, so that a
+        // burst of calls saying the same sentence never holds up the 20 ms frame clock.
+        await new Promise((resolve) => setImmediate(resolve));
       }
       return;
     }
@@ -76,12 +84,17 @@ export class CachedTts implements TtsProvider {
       try {
         const { signal: _ignored, ...whole } = request;
         for await (const chunk of this.provider.synthesize(whole)) {
-          flight.chunks.push(chunk);
+          // At the telephone rate once, here, rather than by every call that plays it.
+          flight.chunks.push(
+            chunk.sampleRate === SAMPLE_RATE
+              ? chunk
+              : { pcm: resample(chunk.pcm, chunk.sampleRate, SAMPLE_RATE), sampleRate: SAMPLE_RATE },
+          );
           size += chunk.pcm.byteLength;
           wakeAll();
         }
         flight.done = true;
-        if (size > 0 && size <= limit) this.keep(key, flight.chunks, size);
+        if (size > 0 && size <= limit) this.keep(key, flight.chunks);
       } catch (error) {
         flight.error = error ?? new Error('speech synthesis failed');
       } finally {
@@ -92,9 +105,14 @@ export class CachedTts implements TtsProvider {
     return flight;
   }
 
-  private keep(key: string, chunks: PcmChunk[], size: number): void {
-    this.entries.set(key, chunks);
-    this.bytes += size;
+  /** Keeps a whole synthesis (8 kHz already) in 200 ms pieces. */
+  private keep(key: string, chunks: PcmChunk[]): void {
+    const pcm = concatPcm(chunks.map((c) => c.pcm));
+    const pieces: PcmChunk[] = [];
+    for (let at = 0; at < pcm.length; at += PIECE)
+      pieces.push({ pcm: pcm.slice(at, at + PIECE), sampleRate: SAMPLE_RATE });
+    this.entries.set(key, pieces);
+    this.bytes += pcm.byteLength;
     const max = this.options.maxBytes ?? 32 * 1024 * 1024;
     for (const [oldest, value] of this.entries) {
       if (this.bytes <= max) break;
