@@ -17,6 +17,7 @@ import {
   type Output,
 } from './commands.js';
 import { CAMPAIGN_USAGE, CampaignUsageError, campaignMain, type CampaignIo } from './campaign.js';
+import { TEST_USAGE, testMain } from './test.js';
 
 export const USAGE = `Usage: openline <command> [options]
 
@@ -38,7 +39,9 @@ Commands:
 
 --account defaults to the first account created.
 
-${CAMPAIGN_USAGE}`;
+${CAMPAIGN_USAGE}
+
+${TEST_USAGE}`;
 
 /** Wrong command line: the usage is shown and the exit code is 2. */
 class UsageError extends Error {}
@@ -174,6 +177,7 @@ export async function main(
 ): Promise<number> {
   if (argv[0] === 'campaign' && !argv.includes('--help') && !argv.includes('-h'))
     return campaign(argv.slice(1), io, env);
+  if (argv[0] === 'test' && !argv.includes('--help') && !argv.includes('-h')) return testMain(argv.slice(1), io, env);
   let parsed: Parsed;
   try {
     parsed = parse(argv);

@@ -1,0 +1,104 @@
+import type { Expect } from './suite.js';
+
+/** What the expectations read: the call record as GET /v1/calls/{id} returns it. */
+export interface CallView {
+  status: string;
+  answered_by: string | null;
+  call_ended_by: string | null;
+  call_length: number | null;
+  transferred_to: string | null;
+  variables: Record<string, unknown> | null;
+  pathway_logs: string | null;
+  transcripts: { user: string; text: string }[];
+  latency: { turns: { total_ms: number }[] } | null;
+}
+
+/** "/words/i" is a regular expression; anything else matches as words, case-insensitively. */
+function matcher(pattern: string): (text: string) => boolean {
+  const regex = /^\/(.+)\/([a-z]*)$/.exec(pattern);
+  if (regex) {
+    const re = new RegExp(regex[1]!, regex[2]!.includes('i') ? regex[2] : `${regex[2]}i`);
+    return (text) => re.test(text);
+  }
+  const words = pattern.toLowerCase();
+  return (text) => text.toLowerCase().includes(words);
+}
+
+const same = (actual: unknown, wanted: unknown): boolean => {
+  if (wanted === '*') return actual !== undefined && actual !== null && actual !== '';
+  if (typeof wanted === 'string' && typeof actual === 'string')
+    return actual.trim().toLowerCase() === wanted.trim().toLowerCase();
+  if (typeof wanted === 'number' && typeof actual === 'string') return Number(actual) === wanted;
+  if (typeof wanted === 'boolean' && typeof actual === 'string') return actual.toLowerCase() === String(wanted);
+  return JSON.stringify(actual) === JSON.stringify(wanted);
+};
+
+/** The transcript as the report shows it: one "role: words" line each. */
+export function transcriptText(call: CallView): string {
+  return call.transcripts.map((t) => `${t.user}: ${t.text}`).join('\n');
+}
+
+/**
+ * Checks one call against a case's expectations. Returns what failed, each a sentence naming the
+ * expectation, what was wanted and what the call showed; empty when the case passed.
+ */
+export function check(call: CallView, expect: Expect): string[] {
+  const failures: string[] = [];
+  const transcript = transcriptText(call);
+  if (expect.status !== undefined && call.status !== expect.status)
+    failures.push(`status: wanted ${expect.status}, the call ended ${call.status}`);
+  if (expect.answered_by !== undefined && call.answered_by !== expect.answered_by)
+    failures.push(`answered_by: wanted ${expect.answered_by}, got ${call.answered_by ?? 'null'}`);
+  if (expect.ended_by !== undefined && call.call_ended_by !== expect.ended_by)
+    failures.push(`ended_by: wanted ${expect.ended_by}, got ${call.call_ended_by ?? 'null'}`);
+  for (const pattern of expect.transcript_contains ?? [])
+    if (!matcher(pattern)(transcript)) failures.push(`transcript_contains: "${pattern}" was not said`);
+  for (const pattern of expect.transcript_not_contains ?? []) {
+    const line = call.transcripts.find((t) => matcher(pattern)(`${t.user}: ${t.text}`));
+    if (line) failures.push(`transcript_not_contains: "${pattern}" was said (${line.user}: "${line.text}")`);
+  }
+  for (const [name, wanted] of Object.entries(expect.variables ?? {})) {
+    const actual = call.variables?.[name];
+    if (!same(actual, wanted))
+      failures.push(
+        `variables.${name}: wanted ${JSON.stringify(wanted)}, got ${actual === undefined ? 'nothing' : JSON.stringify(actual)}`,
+      );
+  }
+  if (expect.pathway_nodes) {
+    let steps: { node_name?: string; event?: string }[] = [];
+    try {
+      steps = call.pathway_logs ? (JSON.parse(call.pathway_logs) as typeof steps) : [];
+    } catch {
+      steps = [];
+    }
+    const visited = steps.filter((s) => s.event === 'entered').map((s) => String(s.node_name));
+    let at = 0;
+    for (const wanted of expect.pathway_nodes) {
+      const found = visited.indexOf(wanted, at);
+      if (found < 0) {
+        failures.push(
+          `pathway_nodes: "${wanted}" was not reached${at > 0 ? ` after "${visited[at - 1]}"` : ''} (nodes: ${visited.join(' > ') || 'none'})`,
+        );
+        break;
+      }
+      at = found + 1;
+    }
+  }
+  if (expect.transferred_to !== undefined && call.transferred_to !== expect.transferred_to)
+    failures.push(`transferred_to: wanted ${expect.transferred_to}, got ${call.transferred_to ?? 'no transfer'}`);
+  if (expect.max_duration_s !== undefined) {
+    const seconds = (call.call_length ?? 0) * 60;
+    if (seconds > expect.max_duration_s)
+      failures.push(`max_duration_s: the call took ${seconds.toFixed(1)} s, over ${expect.max_duration_s} s`);
+  }
+  if (expect.max_turn_latency_ms !== undefined) {
+    const turns = call.latency?.turns ?? [];
+    if (turns.length === 0) failures.push('max_turn_latency_ms: no turn was timed (latency needs audio mode: --audio)');
+    const slowest = Math.max(0, ...turns.map((t) => t.total_ms));
+    if (slowest > expect.max_turn_latency_ms)
+      failures.push(
+        `max_turn_latency_ms: a turn took ${Math.round(slowest)} ms, over ${expect.max_turn_latency_ms} ms`,
+      );
+  }
+  return failures;
+}

@@ -1,0 +1,192 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig, type Config } from '../config.js';
+import { buildServices, type Services } from '../services.js';
+import { buildApp } from '../app.js';
+import type { Api } from '../api/types.js';
+import { check, transcriptText, type CallView } from './expect.js';
+import type { TestCase } from './suite.js';
+
+export interface CaseResult {
+  suite: string;
+  name: string;
+  /** One entry per run (--repeat). */
+  runs: { passed: boolean; failures: string[]; transcript: string; callId: string | null; seconds: number }[];
+}
+
+export interface RunOptions {
+  /** The environment the server would run with (a language model, TTS, ...). */
+  env: Record<string, string | undefined>;
+  /** Runs of each case (a model's answers vary: the report gives the pass rate). */
+  repeat?: number;
+  /** Real audio on the sandbox (espeak-ng voices, VAD, latency figures) instead of text. */
+  audio?: boolean;
+  /** Cases at the same time. */
+  parallel?: number;
+  /** Called as each run finishes. */
+  onRun?: (result: CaseResult, run: CaseResult['runs'][number]) => void;
+}
+
+/** Sandbox numbers the runner gives its scripted callers: +1 415 555-5000 and up. */
+const FIRST_NUMBER = 5000;
+const CASE_TIMEOUT_MS = 180_000;
+
+/** A scripted caller as a sandbox persona: the first line on answering, each next one after the agent speaks. */
+function scriptedPersona(id: string, number: string, lines: string[]): object {
+  const states: Record<string, object[]> = {};
+  states.s0 = [{ say: lines[0] }, { goto: lines.length > 1 ? 's1' : 'end' }];
+  for (let i = 1; i < lines.length; i++) {
+    states[`s${i}`] = [
+      {
+        listen: {
+          on: [{ any: true, do: [{ say: lines[i] }, { goto: i + 1 < lines.length ? `s${i + 1}` : 'end' }] }],
+          timeoutMs: 30_000,
+          timeout: [{ hangup: true }],
+        },
+      },
+    ];
+  }
+  // Lines said: wait for the agent to finish, say goodbye back, or hang up after a silence.
+  states.end = [
+    {
+      listen: {
+        on: [{ keywords: ['goodbye', 'bye'], do: [{ say: 'Bye!' }, { hangup: true }] }],
+        otherwise: [{ goto: 'end' }],
+        timeoutMs: 15_000,
+        timeout: [{ hangup: true }],
+      },
+    },
+  ];
+  return {
+    id,
+    number,
+    name: `Scripted caller ${id}`,
+    description: 'Written by openline test from a case of a test file.',
+    ring: { kind: 'answer', afterMs: 1000 },
+    replyDelayMs: 400,
+    start: 's0',
+    states,
+  };
+}
+
+/** Who answers each case: a persona file per scripted or file caller, in a folder of this run. */
+function writePersonas(cases: TestCase[], dir: string): string[] {
+  return cases.map((c, i) => {
+    if (c.caller.persona) return `+1415555${c.caller.persona}`;
+    const number = String(FIRST_NUMBER + i);
+    const id = `agent-test-${i}`;
+    const persona = c.caller.lines
+      ? scriptedPersona(id, number, c.caller.lines)
+      : { ...(JSON.parse(fs.readFileSync(c.caller.persona_file!, 'utf8')) as object), id, number };
+    fs.writeFileSync(path.join(dir, `${id}.json`), JSON.stringify(persona));
+    return `+1415555${number}`;
+  });
+}
+
+/** One request to the in-process server, as a client would send it. */
+async function request(app: Api, key: string, method: 'GET' | 'POST', url: string, body?: unknown) {
+  const r = await app.inject({
+    method,
+    url,
+    headers: { authorization: key, ...(body !== undefined && { 'content-type': 'application/json' }) },
+    ...(body !== undefined && { payload: JSON.stringify(body) }),
+  });
+  return { status: r.statusCode, body: r.json() as Record<string, unknown> };
+}
+
+/**
+ * Runs test cases as real calls: a server in this process (in-memory storage, the sandbox network
+ * with the cases' callers, the configured language model or the offline one), each case placed
+ * with POST /v1/calls and judged on its call record.
+ */
+export async function runCases(cases: TestCase[], options: RunOptions): Promise<CaseResult[]> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-test-'));
+  const numbers = writePersonas(cases, dir);
+  const base = loadConfig({
+    ...options.env,
+    DATA_DIR: ':memory:',
+    OPENLINE_SANDBOX_PERSONAS: [options.env.OPENLINE_SANDBOX_PERSONAS, dir].filter(Boolean).join(':'),
+    // Text calls run on an accelerated clock; audio plays in real time (its timing is what is tested).
+    OPENLINE_TIME_SCALE: options.audio ? '1' : '20',
+    OPENLINE_SANDBOX_AUDIO: options.audio ? '1' : '0',
+    OPENLINE_SIP_LISTEN: 'off',
+    OPENLINE_RATE_LIMIT_PER_MINUTE: '0',
+    OPENLINE_ALLOW_PRIVATE_URLS: 'true',
+  });
+  const config: Config = { ...base, dataDir: ':memory:', twilio: undefined };
+  let services: Services | undefined;
+  try {
+    services = await buildServices(config);
+    const app = await buildApp(services);
+    await services.startWorkers();
+    const { key } = await services.accounts.create('agent tests');
+    // One pathway per pathway file, shared by the cases that name it.
+    const pathways = new Map<string, string>();
+    for (const file of new Set(cases.flatMap((c) => (c.pathwayFile ? [c.pathwayFile] : [])))) {
+      const spec = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+      const r = await request(app, key, 'POST', '/v1/pathway/create', {
+        name: spec.name ?? path.basename(file),
+        nodes: spec.nodes,
+        edges: spec.edges,
+      });
+      if (r.status !== 200) throw new Error(`${file}: ${JSON.stringify(r.body.errors ?? r.body.message)}`);
+      pathways.set(file, String(r.body.pathway_id));
+    }
+
+    const results: CaseResult[] = cases.map((c) => ({ suite: c.suite, name: c.name, runs: [] }));
+    const jobs = cases.flatMap((c, i) => Array.from({ length: options.repeat ?? 1 }, () => i));
+    const runOne = async (i: number) => {
+      const c = cases[i]!;
+      const started = Date.now();
+      const body = {
+        ...c.call,
+        phone_number: numbers[i],
+        ...(c.pathwayFile && { pathway_id: pathways.get(c.pathwayFile) }),
+      };
+      const placed = await request(app, key, 'POST', '/v1/calls', body);
+      let run: CaseResult['runs'][number];
+      if (placed.status !== 200) {
+        run = {
+          passed: false,
+          failures: [`the call was refused: ${JSON.stringify(placed.body.errors ?? placed.body.message)}`],
+          transcript: '',
+          callId: null,
+          seconds: 0,
+        };
+      } else {
+        const callId = String(placed.body.call_id);
+        let call: CallView | undefined;
+        while (Date.now() - started < CASE_TIMEOUT_MS) {
+          const r = await request(app, key, 'GET', `/v1/calls/${callId}`);
+          if (r.body.completed === true) {
+            call = r.body as unknown as CallView;
+            break;
+          }
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        const failures = call ? check(call, c.expect) : [`the call did not end within ${CASE_TIMEOUT_MS / 1000} s`];
+        run = {
+          passed: failures.length === 0,
+          failures,
+          transcript: call ? transcriptText(call) : '',
+          callId,
+          seconds: (Date.now() - started) / 1000,
+        };
+      }
+      results[i]!.runs.push(run);
+      options.onRun?.(results[i]!, run);
+    };
+    const parallel = Math.max(1, options.parallel ?? 8);
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: Math.min(parallel, jobs.length) }, async () => {
+        while (next < jobs.length) await runOne(jobs[next++]!);
+      }),
+    );
+    return results;
+  } finally {
+    await services?.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,172 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { testMain } from '../../src/cli/test.js';
+import { check, type CallView } from '../../src/agent-tests/expect.js';
+
+function capture() {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { io: { out: (l: string) => out.push(l), err: (l: string) => err.push(l) }, out, err };
+}
+
+const env = { PATH: process.env.PATH };
+
+describe('openline test', () => {
+  it('runs the example suites offline: every case passes, with JUnit and JSON reports', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-agent-tests-'));
+    const { io, out } = capture();
+    const code = await testMain(
+      [
+        'examples/tests/front-desk.yaml',
+        'examples/tests/lead-qualification.yaml',
+        '--junit',
+        `${dir}/junit.xml`,
+        '--json',
+        `${dir}/r.json`,
+      ],
+      io,
+      env,
+    );
+    assert.equal(code, 0, out.join('\n'));
+    assert.match(out.join('\n'), /5 of 5 cases passed\./);
+    const junit = fs.readFileSync(`${dir}/junit.xml`, 'utf8');
+    assert.match(junit, /<testsuites name="openline test" tests="5" failures="0">/);
+    assert.match(
+      junit,
+      /<testcase classname="lead-qualification" name="a renter is not a fit and is told so politely"/,
+    );
+    const json = JSON.parse(fs.readFileSync(`${dir}/r.json`, 'utf8')) as {
+      passed: boolean;
+      runs: { transcript: string }[];
+    }[];
+    assert.ok(json.every((r) => r.passed));
+    assert.match(json[3]!.runs[0]!.transcript, /Do you own your home\?/);
+    fs.rmSync(dir, { recursive: true });
+  });
+
+  it('a broken pathway edit makes the case that covers it fail, saying what and showing the call', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-agent-tests-'));
+    const pathway = JSON.parse(fs.readFileSync('examples/pathways/lead-qualification.json', 'utf8')) as {
+      edges: { target: string; source: string }[];
+      nodes: { id: string; data: { name: string } }[];
+    };
+    // The edit: the way to "Not a fit" is deleted, so a renter is asked for the bill instead.
+    const notAFit = pathway.nodes.find((n) => n.data.name === 'Not a fit')!.id;
+    pathway.edges = pathway.edges.filter((e) => e.target !== notAFit);
+    fs.writeFileSync(`${dir}/pathway.json`, JSON.stringify(pathway));
+    const suite = fs
+      .readFileSync('examples/tests/lead-qualification.yaml', 'utf8')
+      .replace('../pathways/lead-qualification.json', 'pathway.json');
+    fs.writeFileSync(`${dir}/lead.yaml`, suite);
+    const { io, out } = capture();
+    const code = await testMain([`${dir}/lead.yaml`, '--junit', `${dir}/junit.xml`], io, env);
+    const report = out.join('\n');
+    assert.equal(code, 1, report);
+    assert.match(report, /PASS {2}lead › the solar lead/);
+    assert.match(report, /FAIL {2}lead › a renter is not a fit and is told so politely/);
+    assert.match(report, /✗ pathway_nodes: "Not a fit" was not reached after "Greeting"/);
+    assert.match(report, /user: No, I rent my apartment\./, 'the transcript excerpt');
+    assert.match(report, /1 of 2 cases passed, 1 failed\./);
+    assert.match(
+      fs.readFileSync(`${dir}/junit.xml`, 'utf8'),
+      /<failure message="pathway_nodes: &quot;Not a fit&quot; was not reached/,
+    );
+    fs.rmSync(dir, { recursive: true });
+  });
+
+  it('is deterministic with the offline model: --repeat reports every run passing', async () => {
+    const { io, out } = capture();
+    const code = await testMain(['examples/tests/lead-qualification.yaml', '--repeat', '3'], io, env);
+    assert.equal(code, 0, out.join('\n'));
+    assert.match(out.join('\n'), /\(3\/3 runs passed\)/);
+  });
+
+  it('names the file and the field of a mistake, and exits 2', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-agent-tests-'));
+    const cases: [string, RegExp][] = [
+      ['cases: []', /\/cases/],
+      ['cases:\n  - name: x\n    caller: { lines: [hi] }\n    expect: { colour: red }', /\/cases\/0\/expect/],
+      [
+        'cases:\n  - name: x\n    caller: { persona: "0100", lines: [hi] }\n    expect: {}',
+        /exactly one of persona, persona_file, lines/,
+      ],
+      ['cases:\n  - name: x\n    caller: { persona: "0100" }\n    expect: {}', /needs call\.task or pathway_file/],
+      ['cases: [ {', /lead\.yaml/],
+    ];
+    for (const [text, message] of cases) {
+      fs.writeFileSync(`${dir}/lead.yaml`, text);
+      const { io, err } = capture();
+      assert.equal(await testMain([`${dir}/lead.yaml`], io, env), 2, text);
+      assert.match(err.join('\n'), message);
+      assert.match(err.join('\n'), /lead\.yaml/);
+    }
+    const { io } = capture();
+    assert.equal(await testMain([], io, env), 2);
+    fs.rmSync(dir, { recursive: true });
+  });
+});
+
+describe('expectations', () => {
+  const call: CallView = {
+    status: 'completed',
+    answered_by: 'human',
+    call_ended_by: 'USER',
+    call_length: 0.5,
+    transferred_to: null,
+    variables: { day: 'Thursday', count: '3', ok: 'true' },
+    pathway_logs: JSON.stringify([
+      { event: 'entered', node_name: 'Greeting' },
+      { event: 'decided', node_name: 'Greeting' },
+      { event: 'entered', node_name: 'Book' },
+    ]),
+    transcripts: [
+      { user: 'assistant', text: 'Hi, shall we book your cleaning?' },
+      { user: 'user', text: 'Yes, Thursday please.' },
+    ],
+    latency: { turns: [{ total_ms: 700 }, { total_ms: 1300 }] },
+  };
+
+  it('passes what holds, and says what failed for what does not', () => {
+    assert.deepEqual(
+      check(call, {
+        status: 'completed',
+        answered_by: 'human',
+        ended_by: 'USER',
+        transcript_contains: ['book your cleaning', '/thurs(day)?/'],
+        transcript_not_contains: ['goodbye'],
+        variables: { day: 'thursday', count: 3, ok: true },
+        pathway_nodes: ['Greeting', 'Book'],
+        max_duration_s: 31,
+      }),
+      [],
+    );
+    assert.deepEqual(
+      check(call, {
+        status: 'failed',
+        ended_by: 'ASSISTANT',
+        transcript_contains: ['Friday'],
+        transcript_not_contains: ['/thursday/'],
+        variables: { day: 'Friday', email: '*' },
+        pathway_nodes: ['Book', 'Greeting'],
+        transferred_to: '+14155550110',
+        max_duration_s: 10,
+        max_turn_latency_ms: 1000,
+      }),
+      [
+        'status: wanted failed, the call ended completed',
+        'ended_by: wanted ASSISTANT, got USER',
+        'transcript_contains: "Friday" was not said',
+        'transcript_not_contains: "/thursday/" was said (user: "Yes, Thursday please.")',
+        'variables.day: wanted "Friday", got "Thursday"',
+        'variables.email: wanted "*", got nothing',
+        'pathway_nodes: "Greeting" was not reached after "Book" (nodes: Greeting > Book)',
+        'transferred_to: wanted +14155550110, got no transfer',
+        'max_duration_s: the call took 30.0 s, over 10 s',
+        'max_turn_latency_ms: a turn took 1300 ms, over 1000 ms',
+      ],
+    );
+  });
+});
