@@ -308,6 +308,40 @@ export function PathwayPage() {
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
+/** Fields every node shows with inputs of its own. */
+const FORM_FIELDS = ['name', 'text', 'prompt', 'isStart', 'isGlobal', 'globalLabel', 'extractVars', 'condition'];
+
+interface TypedField {
+  name: string;
+  label: string;
+  hint?: string;
+  multiline?: boolean;
+  options?: string[];
+}
+
+/** The fields of each node type beyond the common ones (src/domain/pathway-graph.ts checks them). */
+const TYPE_FIELDS: Partial<Record<PathwayNode['type'], TypedField[]>> = {
+  'Knowledge Base': [{ name: 'kb', label: 'Knowledge', hint: 'What the agent knows at this node', multiline: true }],
+  'Transfer Call': [{ name: 'transferNumber', label: 'Transfer number', hint: 'E.164, e.g. +14155550123' }],
+  Webhook: [
+    { name: 'url', label: 'URL' },
+    { name: 'method', label: 'Method', options: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] },
+    { name: 'body', label: 'Body', hint: '{{variables}} are filled in', multiline: true },
+  ],
+  'Press Button': [
+    { name: 'digit', label: 'Key', hint: 'One key to press' },
+    { name: 'sequence', label: 'Keys', hint: 'Or several, e.g. 1234#' },
+  ],
+  SMS: [
+    { name: 'smsBody', label: 'Message', multiline: true },
+    { name: 'phoneNumber', label: 'To number', hint: "Default: the caller's number" },
+  ],
+  'Transfer Pathway': [
+    { name: 'transferPathway', label: 'Pathway ID' },
+    { name: 'transferPathwayNode', label: 'Start at node' },
+  ],
+};
+
 function NodeFields({
   node,
   problems,
@@ -319,7 +353,12 @@ function NodeFields({
   onChange(node: PathwayNode): void;
   onDelete(): void;
 }) {
-  const { name, text, prompt, isStart, isGlobal, globalLabel, extractVars, ...rest } = node.data;
+  const typed = TYPE_FIELDS[node.type] ?? [];
+  // The fields with inputs of their own; the rest of the node's data is edited as JSON.
+  const shown = new Set([...FORM_FIELDS, ...typed.map((f) => f.name)]);
+  const { extractVars } = node.data;
+  const rest = Object.fromEntries(Object.entries(node.data).filter(([key]) => !shown.has(key)));
+  const { name, text, prompt, isStart, isGlobal, globalLabel } = node.data;
   const [extra, setExtra] = useState(JSON.stringify(rest, null, 2));
   const [vars, setVars] = useState(extractVars === undefined ? '' : JSON.stringify(extractVars, null, 2));
   const [jsonProblem, setJsonProblem] = useState<string | null>(null);
@@ -329,15 +368,14 @@ function NodeFields({
       const other = (parseJsonField('Other fields', nextExtra) ?? {}) as Json;
       const parsedVars = parseJsonField('Extract variables', nextVars);
       setJsonProblem(null);
+      const kept = Object.fromEntries(
+        Object.entries(node.data).filter(([key]) => shown.has(key) && key !== 'extractVars'),
+      );
       onChange({
         ...node,
         data: {
-          name,
-          ...(text !== undefined && { text }),
-          ...(prompt !== undefined && { prompt }),
-          ...(isStart !== undefined && { isStart }),
-          ...(isGlobal !== undefined && { isGlobal }),
-          ...(globalLabel !== undefined && { globalLabel }),
+          ...kept,
+          name: str(name),
           ...other,
           ...(parsedVars !== undefined && { extractVars: parsedVars }),
         },
@@ -372,6 +410,29 @@ function NodeFields({
       <Field label="Prompt" hint="What the agent should say, in its own words">
         <textarea rows={3} value={str(prompt)} onChange={(e) => data({ prompt: e.target.value })} />
       </Field>
+      <Field label="Condition" hint="The node is kept until this is met">
+        <input value={str(node.data.condition)} onChange={(e) => data({ condition: e.target.value })} />
+      </Field>
+      {typed.map((field) => (
+        <Field key={field.name} label={field.label} {...(field.hint && { hint: field.hint })}>
+          {field.options ? (
+            <select value={str(node.data[field.name])} onChange={(e) => data({ [field.name]: e.target.value })}>
+              <option value="">—</option>
+              {field.options.map((o) => (
+                <option key={o}>{o}</option>
+              ))}
+            </select>
+          ) : field.multiline ? (
+            <textarea
+              rows={3}
+              value={str(node.data[field.name])}
+              onChange={(e) => data({ [field.name]: e.target.value })}
+            />
+          ) : (
+            <input value={str(node.data[field.name])} onChange={(e) => data({ [field.name]: e.target.value })} />
+          )}
+        </Field>
+      ))}
       <label className="check">
         <input type="checkbox" checked={isStart === true} onChange={(e) => data({ isStart: e.target.checked })} /> Start
         node
