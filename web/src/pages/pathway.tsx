@@ -323,10 +323,10 @@ interface TypedField {
 const TYPE_FIELDS: Partial<Record<PathwayNode['type'], TypedField[]>> = {
   'Knowledge Base': [{ name: 'kb', label: 'Knowledge', hint: 'What the agent knows at this node', multiline: true }],
   'Transfer Call': [{ name: 'transferNumber', label: 'Transfer number', hint: 'E.164, e.g. +14155550123' }],
+  // The body (text or JSON), headers and response mapping are edited with the other fields.
   Webhook: [
     { name: 'url', label: 'URL' },
     { name: 'method', label: 'Method', options: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] },
-    { name: 'body', label: 'Body', hint: '{{variables}} are filled in', multiline: true },
   ],
   'Press Button': [
     { name: 'digit', label: 'Key', hint: 'One key to press' },
