@@ -6,11 +6,11 @@
 // part of the run, when every call is up.
 // Usage: npm run bench:sip [-- --calls 200 --hold 40]
 import { spawn } from 'node:child_process';
-import dgram from 'node:dgram';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createTestApp } from '../../src/testing/harness.js';
+import { freeUdpPort } from '../../src/testing/ports.js';
 
 const { values } = parseArgs({
   options: { calls: { type: 'string', default: '200' }, hold: { type: 'string', default: '40' } },
@@ -18,15 +18,7 @@ const { values } = parseArgs({
 const calls = Number(values.calls);
 const holdS = Number(values.hold);
 
-async function freePort(): Promise<number> {
-  const socket = dgram.createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  const { port } = socket.address();
-  await new Promise<void>((resolve) => socket.close(() => resolve()));
-  return port;
-}
-
-const sipPort = await freePort();
+const sipPort = await freeUdpPort();
 const t = await createTestApp({
   env: { OPENLINE_SIP_LISTEN: `127.0.0.1:${sipPort}`, OPENLINE_RTP_PORTS: '20000-29999' },
 });
@@ -50,7 +42,7 @@ const sipp = spawn(
     '-i',
     '127.0.0.1',
     '-p',
-    String(await freePort()),
+    String(await freeUdpPort()),
     '-s',
     number.slice(1),
     '-r',

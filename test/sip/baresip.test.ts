@@ -1,25 +1,17 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import dgram from 'node:dgram';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
 import { encodeWav, parseWav } from '../../src/media/wav.js';
 import { concatPcm, dbfs, resample, silence } from '../../src/media/audio.js';
+import { freeUdpPort } from '../../src/testing/ports.js';
 
 type Json = Record<string, unknown>;
 
 const HAS_BARESIP = spawnSync('baresip', ['-h']).error === undefined;
-
-async function freePort(): Promise<number> {
-  const socket = dgram.createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  const { port } = socket.address();
-  await new Promise<void>((resolve) => socket.close(() => resolve()));
-  return port;
-}
 
 /** The far end's voice: "Hello? This is Bob." by espeak-ng, as an 8 kHz WAV that baresip plays. */
 function voiceFile(file: string): void {
@@ -97,8 +89,8 @@ describe('SIP with baresip as the phone', { skip: !HAS_BARESIP && 'baresip is no
     phone = path.join(dir, 'phone');
     fs.mkdirSync(phone);
     voiceFile(path.join(phone, 'voice.wav'));
-    ourPort = await freePort();
-    phonePort = await freePort();
+    ourPort = await freeUdpPort();
+    phonePort = await freeUdpPort();
     t = await createTestApp({
       env: {
         DATA_DIR: dir,

@@ -8,20 +8,12 @@ import path from 'node:path';
 import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
 import { parseWav } from '../../src/media/wav.js';
 import { dbfs } from '../../src/media/audio.js';
+import { freeUdpPort } from '../../src/testing/ports.js';
 
 type Json = Record<string, unknown>;
 
 const SCENARIOS = path.resolve('test/sip/scenarios');
 const HAS_SIPP = spawnSync('sipp', ['-v']).error === undefined;
-
-/** A free UDP port on loopback (bound and released). */
-async function freePort(): Promise<number> {
-  const socket = dgram.createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  const { port } = socket.address();
-  await new Promise<void>((resolve) => socket.close(() => resolve()));
-  return port;
-}
 
 interface Sipp {
   child: ChildProcess;
@@ -73,8 +65,8 @@ describe(
 
     before(async () => {
       dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-sip-'));
-      trunkPort = await freePort();
-      ourPort = await freePort();
+      trunkPort = await freeUdpPort();
+      ourPort = await freeUdpPort();
       t = await createTestApp({
         env: {
           DATA_DIR: dir,
@@ -253,7 +245,7 @@ describe(
       const bad = await t.request('POST', '/v1/accounts', { provider: 'sip', trunk: 'https://pbx.example.com' });
       assert.equal(bad.status, 400);
       assert.match(JSON.stringify(bad.body), /trunk/);
-      const ownPort = await freePort();
+      const ownPort = await freeUdpPort();
       const stored = await t.request('POST', '/v1/accounts', {
         provider: 'sip',
         trunk: `sip:127.0.0.1:${ownPort}`,
@@ -295,7 +287,7 @@ describe(
           '-i',
           '127.0.0.1',
           '-p',
-          String(await freePort()),
+          String(await freeUdpPort()),
           '-s',
           number.slice(1),
           '-d',

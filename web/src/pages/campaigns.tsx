@@ -2,36 +2,11 @@ import { useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams } from 'react-router';
 import { nextCampaignState } from '../../../src/schemas/campaign.js';
+import type { CampaignProgress as Progress } from '../../../src/store/campaigns.js';
 import { api, type CampaignSummary, type Json } from '../api';
 import { CsvInput } from '../components/csv';
 import { StackedBars } from '../components/bars';
 import { Badge, Field, Loading, Problem, time } from '../components/ui';
-
-interface Progress {
-  campaign_id: string;
-  campaign_state: string;
-  numbers: {
-    total: number;
-    pending: number;
-    dialing: number;
-    done: number;
-    skipped: number;
-    finished: number;
-    called: number;
-    waiting_retry: number;
-    next_retry_at: string | null;
-  };
-  calls: {
-    placed: number;
-    live: number;
-    completed: number;
-    failed: number;
-    answered: number;
-    voicemail: number;
-    unknown: number;
-    no_answer: number;
-  };
-}
 
 /** Campaigns: the list and a new campaign from a CSV of numbers. */
 export function CampaignsPage() {
