@@ -292,7 +292,8 @@ export class CallEngine {
       await this.d.afterEnd?.(call.id);
       return;
     }
-    await this.converse(call, request, result.leg, controller);
+    // The caller id chosen above is the call's `from` (and its {{from}} variable).
+    await this.converse({ ...call, from_number: dial.from }, request, result.leg, controller);
   }
 
   private async converse(

@@ -275,6 +275,10 @@ for (const storage of ['sqlite', 'postgres'] as const)
       assert.ok(String(call.concatenated_transcript).includes('assistant: '));
       assert.equal((call.request_data as Record).model, 'offline');
       assert.equal((call.variables as Record).call_id, call.call_id);
+      // No `from` was sent: the number the sandbox called from is the record's and {{from}}'s.
+      assert.match(String(call.from), /^\+1415555120\d$/);
+      assert.equal((call.variables as Record).from, call.from);
+      assert.equal((call.variables as Record).short_from, String(call.from).slice(2));
     });
   });
 
