@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadSuite, SuiteError } from '../agent-tests/suite.js';
-import { runCases } from '../agent-tests/runner.js';
 import { casePassed, jsonReport, junitReport, textReport } from '../agent-tests/report.js';
 import type { Output } from './commands.js';
 
@@ -57,6 +56,8 @@ export async function testMain(argv: string[], io: Output, env: Record<string, s
   io.out(
     `Running ${cases.length} case${cases.length === 1 ? '' : 's'}${repeat > 1 ? `, ${repeat} times each` : ''}...`,
   );
+  // The runner brings the whole server: loaded only when tests run, so other commands start fast.
+  const { runCases } = await import('../agent-tests/runner.js');
   const results = await runCases(cases, { env, repeat, parallel, audio: values.audio === true });
   for (const line of textReport(results)) io.out(line);
   if (values.junit) fs.writeFileSync(values.junit, junitReport(results));
