@@ -27,9 +27,11 @@ import type { SttEvent, SttProvider, SttStream } from '../providers/stt/types.js
 import type { TtsProvider } from '../providers/tts/types.js';
 import type { MediaEvent, MediaTransport } from './transport.js';
 import type { Vad } from './vad.js';
+import { EchoGuard } from './echo.js';
 import {
   FRAME_MS,
   FRAME_SAMPLES,
+  MULAW_SILENCE,
   SAMPLE_RATE,
   allocPcm,
   decodeMulawInto,
@@ -200,6 +202,9 @@ class AudioCallLeg implements AudioLeg {
   readonly latency: LatencyTracker;
   private readonly listeners = new Set<LegListener>();
   private readonly audioListeners = new Set<(payload: Buffer, pcm: Int16Array) => void>();
+  /** Tells the agent's voice returning on the line from the caller's (src/media/echo.ts). */
+  private readonly echo = new EchoGuard(() => this.now().getTime());
+  private readonly sentPcm = new Int16Array(FRAME_SAMPLES);
   private readonly markHandlers = new Map<string, () => void>();
   private readonly turns: TurnDetector;
   private readonly pacer: FramePacer;
@@ -251,6 +256,7 @@ class AudioCallLeg implements AudioLeg {
         sendMedia: (payload) => {
           transport.sendMedia(payload);
           this.recorder?.outbound(payload);
+          this.echo.outbound(decodeMulawInto(payload, this.sentPcm));
           // A frame from the queue (not the background alone): the agent's voice went out.
           if (pacer.framesSent !== spoken) {
             spoken = pacer.framesSent;
@@ -372,11 +378,16 @@ class AudioCallLeg implements AudioLeg {
     }
   }
 
-  private inbound(payload: Buffer): void {
-    const pcm = decodeMulawInto(payload, allocPcm(payload.length));
+  private inbound(received: Buffer): void {
+    const heard = decodeMulawInto(received, allocPcm(received.length));
+    this.recorder?.inbound(heard);
+    // The agent's own voice coming back on the line is silence to everything that listens for the
+    // caller (answer detection, VAD, STT); the recording keeps what the line carried.
+    const echo = this.echo.isEcho(heard);
+    const pcm = echo ? new Int16Array(heard.length) : heard;
+    const payload = echo ? Buffer.alloc(received.length, MULAW_SILENCE) : received;
     for (const listener of this.audioListeners) listener(payload, pcm);
     if (this.deps.audioEvents) this.emit({ type: 'audio', at: this.now(), payload });
-    this.recorder?.inbound(pcm);
     if (this.stt) this.stt.write(payload);
     else if (this.sttPending) {
       this.sttPending.push(payload);

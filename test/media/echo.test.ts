@@ -1,0 +1,78 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { EchoGuard } from '../../src/media/echo.js';
+import { FRAME_SAMPLES, seededRandom } from '../../src/media/audio.js';
+
+/** Speech-like audio: noise under syllables of 100-300 ms, louder and softer, with pauses of 0-250 ms. */
+function speechLike(seconds: number, seed: number): Int16Array {
+  const random = seededRandom(seed);
+  const out = new Int16Array(seconds * 8000);
+  let i = 0;
+  while (i < out.length) {
+    const length = 800 + Math.floor(random() * 1600);
+    const loudness = 3000 + random() * 9000;
+    for (let k = 0; k < length && i < out.length; k++, i++)
+      out[i] = Math.round((random() * 2 - 1) * loudness * Math.sin((Math.PI * k) / length));
+    i += Math.floor(random() * 2000);
+  }
+  return out;
+}
+
+const frame = (pcm: Int16Array, n: number) => pcm.subarray(n * FRAME_SAMPLES, (n + 1) * FRAME_SAMPLES);
+const scaled = (pcm: Int16Array, gain: number) => Int16Array.from(pcm, (v) => Math.round(v * gain));
+const mix = (a: Int16Array, b: Int16Array) =>
+  Int16Array.from(a, (v, i) => Math.max(-32768, Math.min(32767, v + b[i]!)));
+
+/**
+ * Runs `frames` 20 ms steps: the agent sends `agent`, the line returns `heard(n)`; counts the
+ * frames taken for echo (only those `counted` when given).
+ */
+function run(
+  agent: Int16Array,
+  heard: (n: number) => Int16Array,
+  frames: number,
+  counted: (n: number) => boolean = () => true,
+): number {
+  let now = 0;
+  const guard = new EchoGuard(() => now);
+  let echo = 0;
+  for (let n = 0; n < frames; n++) {
+    now = n * 20;
+    guard.outbound(frame(agent, n));
+    if (guard.isEcho(heard(n)) && counted(n)) echo++;
+  }
+  return echo;
+}
+
+const level = (pcm: Int16Array) => pcm.reduce((sum, v) => sum + Math.abs(v), 0) / pcm.length;
+
+test("the agent's own voice back at -10 dB and 150 ms is echo; the caller's voice is not", () => {
+  const agent = speechLike(4, 1);
+  const caller = speechLike(4, 2);
+  const delay = 150 / 20;
+  const silence = new Int16Array(FRAME_SAMPLES);
+  const echoOf = (n: number) => (n >= delay ? scaled(frame(agent, n - delay), 0.316) : silence);
+  const frames = 190;
+  // Every frame that carries the echo (after the first 600 ms, while the path is learnt) is taken for it.
+  const carries = (n: number) => n >= 30 && level(echoOf(n)) > 300;
+  const echoFrames = Array.from({ length: frames }, (_, n) => carries(n)).filter(Boolean).length;
+  const echoed = run(agent, echoOf, frames, carries);
+  assert.ok(echoed >= 0.9 * echoFrames, `echo recognised (${echoed} of ${echoFrames} frames)`);
+  // A caller talking over the agent, the echo under the voice: every frame where the caller is
+  // louder than the echo is heard as the caller.
+  const over = (n: number) => level(frame(caller, n)) > 500 && level(frame(caller, n)) > 2 * level(echoOf(n));
+  const callerFrames = Array.from({ length: frames }, (_, n) => over(n)).filter(Boolean).length;
+  const talking = run(agent, (n) => mix(frame(caller, n), echoOf(n)), frames, over);
+  assert.ok(callerFrames > 50);
+  assert.ok(
+    talking <= 0.03 * callerFrames,
+    `the caller over the agent is heard (${talking} of ${callerFrames} frames taken for echo)`,
+  );
+  // Without anything sent, nothing is echo.
+  assert.equal(
+    run(new Int16Array(agent.length), (n) => frame(caller, n), frames),
+    0,
+  );
+  // Louder than what was sent is not echo (a caller repeating the agent word for word, loudly).
+  assert.ok(run(agent, (n) => scaled(echoOf(n), 8), frames) < 0.1 * frames);
+});
