@@ -6,8 +6,9 @@
  * (correlation of the envelopes over 600 ms at least 0.95): that gives the echo path, its delay and
  * gain. A heard frame is then echo when it is no louder than the echo the path predicts from what
  * was sent; a caller talking over the agent is louder, so is heard. Without recent outbound audio,
- * or before a path is learnt, nothing is echo. Cost: a few thousand multiply-adds per heard frame, only while the agent
- * has spoken in the last half second.
+ * or before a path is learnt, nothing is echo. Cost: the search (about 6,000 multiply-adds) on every
+ * second heard frame while the agent has spoken in the last half second, every fifth once the path
+ * is known; the decision itself is a few dozen operations.
  */
 import { FRAME_MS } from './audio.js';
 
@@ -38,6 +39,8 @@ export class EchoGuard {
   /** The far end plays what was sent one frame after another: bursts are laid end to end. */
   private nextSentSlot = 0;
   private nextHeardSlot = 0;
+  /** Frames heard: the search for the path runs on every second one, every fifth once it is known. */
+  private frames = 0;
   private lastSentAt = -Infinity;
   /** Heard frames taken for echo (the call record's figure). */
   echoFrames = 0;
@@ -69,15 +72,16 @@ export class EchoGuard {
     const hVar = variance(h, hMean);
     if (hVar === 0) return false;
     // The echo path (delay and gain) is learnt while the line carries nothing but the echo: the
-    // heard envelope then follows the sent one almost exactly.
+    // heard envelope then follows the sent one almost exactly. The search runs on every frame until
+    // a path is known, then every fifth (100 ms) to follow a path that changes.
     let best = 0;
     let bestDelay = -1;
     let gain = 0;
-    for (let delay = MIN_DELAY; delay <= MAX_DELAY; delay++) {
+    const consider = (delay: number) => {
       const s = this.window(this.sent, this.sentSlot, end - delay);
       const sMean = mean(s);
       const sVar = variance(s, sMean);
-      if (sVar === 0) continue;
+      if (sVar === 0) return;
       let cov = 0;
       for (let i = 0; i < WINDOW; i++) cov += (h[i]! - hMean) * (s[i]! - sMean);
       const r = cov / Math.sqrt(hVar * sVar);
@@ -85,6 +89,15 @@ export class EchoGuard {
         best = r;
         bestDelay = delay;
         gain = cov / sVar;
+      }
+    };
+    // Every other slot first (10 ms apart: envelopes are smooth at that scale), then the best's neighbours.
+    if (this.frames++ % (this.path ? 5 : 2) === 0) {
+      for (let delay = MIN_DELAY; delay <= MAX_DELAY; delay += 2) consider(delay);
+      const coarse = bestDelay;
+      if (coarse >= MIN_DELAY) {
+        consider(coarse - 1);
+        consider(coarse + 1);
       }
     }
     // Learnt only from a window with enough voice in it: two nearly empty windows match by chance.
