@@ -67,23 +67,69 @@ export class EchoGuard {
     this.nextHeardSlot = first + SLOTS_PER_FRAME;
     const end = first + SLOTS_PER_FRAME - 1;
     if (now - this.lastSentAt > MAX_DELAY * SLOT_MS + 100) return false;
-    const h = this.window(this.heard, this.heardSlot, end);
-    const hMean = mean(h);
-    const hVar = variance(h, hMean);
-    if (hVar === 0) return false;
+    const floor = SLOTS_PER_FRAME * 30;
+    let heardNow = 0;
+    for (let slot = end - SLOTS_PER_FRAME + 1; slot <= end; slot++)
+      heardNow += this.at(this.heard, this.heardSlot, slot);
+    if (heardNow <= floor) return false;
     // The echo path (delay and gain) is learnt while the line carries nothing but the echo: the
-    // heard envelope then follows the sent one almost exactly. The search runs on every frame until
-    // a path is known, then every fifth (100 ms) to follow a path that changes.
+    // heard envelope then follows the sent one almost exactly. The search runs on every fourth
+    // voiced frame until a path is known, then every 25th (half a second) to follow it.
+    if (this.frames++ % (this.path ? 25 : 4) === 0) this.search(end);
+    const path = this.path;
+    if (!path) return false;
+    // This frame is echo when it is no louder than the echo the path predicts from what was sent:
+    // a caller speaking over it is louder.
+    let predicted = 0;
+    for (let slot = end - SLOTS_PER_FRAME + 1; slot <= end; slot++)
+      predicted += path.gain * this.at(this.sent, this.sentSlot, slot - path.delay);
+    const echo = predicted > floor && heardNow <= predicted * 1.5 + floor;
+    if (echo) this.echoFrames++;
+    return echo;
+  }
+
+  /** The value of one slot, or silence when the ring holds another. */
+  private at(values: Float32Array, slots: Float64Array, slot: number): number {
+    const i = ((slot % RING) + RING) % RING;
+    return slots[i] === slot ? values[i]! : 0;
+  }
+
+  /**
+   * Looks for the delay at which the last WINDOW slots heard follow what was sent best, with
+   * running sums for the sent windows' means and variances (one pass for all delays).
+   */
+  private search(end: number): void {
+    const h = this.heardWindow;
+    for (let i = 0; i < WINDOW; i++) h[i] = this.at(this.heard, this.heardSlot, end - WINDOW + 1 + i);
+    let hSum = 0;
+    for (const v of h) hSum += v;
+    const hMean = hSum / WINDOW;
+    let hVar = 0;
+    for (const v of h) hVar += (v - hMean) * (v - hMean);
+    if (hVar === 0 || voicedSlots(h) < WINDOW / 4) return;
+    // span[k] is the sent slot end - MAX_DELAY - WINDOW + 1 + k; delay d's window starts at MAX_DELAY - d.
+    const span = this.sentSpan;
+    for (let k = 0; k < span.length; k++) span[k] = this.at(this.sent, this.sentSlot, end - MAX_DELAY - WINDOW + 1 + k);
+    const sums = this.prefix;
+    const squares = this.prefixSquares;
+    sums[0] = 0;
+    squares[0] = 0;
+    for (let k = 0; k < span.length; k++) {
+      sums[k + 1] = sums[k]! + span[k]!;
+      squares[k + 1] = squares[k]! + span[k]! * span[k]!;
+    }
     let best = 0;
-    let bestDelay = -1;
+    let bestDelay = 0;
     let gain = 0;
     const consider = (delay: number) => {
-      const s = this.window(this.sent, this.sentSlot, end - delay);
-      const sMean = mean(s);
-      const sVar = variance(s, sMean);
-      if (sVar === 0) return;
+      if (delay < MIN_DELAY || delay > MAX_DELAY) return;
+      const from = MAX_DELAY - delay;
+      const sum = sums[from + WINDOW]! - sums[from]!;
+      const sMean = sum / WINDOW;
+      const sVar = squares[from + WINDOW]! - squares[from]! - sum * sMean;
+      if (sVar <= 1e-9) return;
       let cov = 0;
-      for (let i = 0; i < WINDOW; i++) cov += (h[i]! - hMean) * (s[i]! - sMean);
+      for (let i = 0; i < WINDOW; i++) cov += (h[i]! - hMean) * span[from + i]!;
       const r = cov / Math.sqrt(hVar * sVar);
       if (r > best) {
         best = r;
@@ -92,35 +138,19 @@ export class EchoGuard {
       }
     };
     // Every other slot first (10 ms apart: envelopes are smooth at that scale), then the best's neighbours.
-    if (this.frames++ % (this.path ? 5 : 2) === 0) {
-      for (let delay = MIN_DELAY; delay <= MAX_DELAY; delay += 2) consider(delay);
-      const coarse = bestDelay;
-      if (coarse >= MIN_DELAY) {
-        consider(coarse - 1);
-        consider(coarse + 1);
-      }
-    }
-    // Learnt only from a window with enough voice in it: two nearly empty windows match by chance.
-    if (best >= LEARN_CORRELATION && gain > 0 && gain <= MAX_GAIN && voicedSlots(h) >= WINDOW / 4) {
+    for (let delay = MIN_DELAY; delay <= MAX_DELAY; delay += 2) consider(delay);
+    const coarse = bestDelay;
+    consider(coarse - 1);
+    consider(coarse + 1);
+    if (best >= LEARN_CORRELATION && gain > 0 && gain <= MAX_GAIN) {
       this.path = { delay: bestDelay, gain: this.path?.delay === bestDelay ? 0.7 * this.path.gain + 0.3 * gain : gain };
     }
-    const path = this.path;
-    if (!path) return false;
-    // This frame is echo when it is no louder than the echo the path predicts from what was sent:
-    // a caller speaking over it is louder.
-    const sent = this.window(this.sent, this.sentSlot, end - path.delay);
-    const heard = this.window(this.heard, this.heardSlot, end);
-    let heardNow = 0;
-    let predicted = 0;
-    for (let i = WINDOW - SLOTS_PER_FRAME; i < WINDOW; i++) {
-      heardNow += heard[i]!;
-      predicted += path.gain * sent[i]!;
-    }
-    const floor = SLOTS_PER_FRAME * 30;
-    const echo = predicted > floor && heardNow <= predicted * 1.5 + floor;
-    if (echo) this.echoFrames++;
-    return echo;
   }
+
+  private readonly heardWindow = new Float32Array(WINDOW);
+  private readonly sentSpan = new Float32Array(WINDOW + MAX_DELAY - MIN_DELAY);
+  private readonly prefix = new Float64Array(WINDOW + MAX_DELAY - MIN_DELAY + 1);
+  private readonly prefixSquares = new Float64Array(WINDOW + MAX_DELAY - MIN_DELAY + 1);
 
   private store(values: Float32Array, slots: Float64Array, first: number, pcm: Int16Array): void {
     const per = Math.floor(pcm.length / SLOTS_PER_FRAME);
@@ -133,18 +163,6 @@ export class EchoGuard {
       slots[at] = slot;
     }
   }
-
-  /** The WINDOW slots ending at `end` (silence where nothing was stored). */
-  private readonly scratch = [new Float32Array(WINDOW), new Float32Array(WINDOW)];
-  private window(values: Float32Array, slots: Float64Array, end: number): Float32Array {
-    const out = values === this.heard ? this.scratch[0]! : this.scratch[1]!;
-    for (let i = 0; i < WINDOW; i++) {
-      const slot = end - WINDOW + 1 + i;
-      const at = ((slot % RING) + RING) % RING;
-      out[i] = slots[at] === slot ? values[at]! : 0;
-    }
-    return out;
-  }
 }
 
 /** Slots with a voice's level in them (a mean absolute sample above 100). */
@@ -152,16 +170,4 @@ function voicedSlots(values: Float32Array): number {
   let count = 0;
   for (const v of values) if (v > 100) count++;
   return count;
-}
-
-function mean(values: Float32Array): number {
-  let sum = 0;
-  for (const v of values) sum += v;
-  return sum / values.length;
-}
-
-function variance(values: Float32Array, m: number): number {
-  let sum = 0;
-  for (const v of values) sum += (v - m) * (v - m);
-  return sum;
 }
