@@ -6,9 +6,10 @@
  * (correlation of the envelopes over 600 ms at least 0.95): that gives the echo path, its delay and
  * gain. A heard frame is then echo when it is no louder than the echo the path predicts from what
  * was sent; a caller talking over the agent is louder, so is heard. Without recent outbound audio,
- * or before a path is learnt, nothing is echo. Cost: the search (about 6,000 multiply-adds) on every
- * second heard frame while the agent has spoken in the last half second, every fifth once the path
- * is known; the decision itself is a few dozen operations.
+ * or before a path is learnt, nothing is echo. Cost: the search (about 6,000 multiply-adds, running
+ * sums for every delay) on each voiced frame heard while the agent speaks until the path is known,
+ * on every 25th after; the decision itself reads eight slots. The first half second or so of an
+ * echo, before its path is learnt, still reaches the VAD.
  */
 import { FRAME_MS } from './audio.js';
 
@@ -39,7 +40,7 @@ export class EchoGuard {
   /** The far end plays what was sent one frame after another: bursts are laid end to end. */
   private nextSentSlot = 0;
   private nextHeardSlot = 0;
-  /** Frames heard: the search for the path runs on every second one, every fifth once it is known. */
+  /** Voiced frames heard once a path is known: every 25th searches again. */
   private frames = 0;
   private lastSentAt = -Infinity;
   /** Heard frames taken for echo (the call record's figure). */
@@ -73,9 +74,9 @@ export class EchoGuard {
       heardNow += this.at(this.heard, this.heardSlot, slot);
     if (heardNow <= floor) return false;
     // The echo path (delay and gain) is learnt while the line carries nothing but the echo: the
-    // heard envelope then follows the sent one almost exactly. The search runs on every fourth
-    // voiced frame until a path is known, then every 25th (half a second) to follow it.
-    if (this.frames++ % (this.path ? 25 : 4) === 0) this.search(end);
+    // heard envelope then follows the sent one almost exactly. The search runs on every voiced
+    // frame heard while the agent speaks until a path is known, then every 25th (half a second).
+    if (!this.path || this.frames++ % 25 === 0) this.search(end);
     const path = this.path;
     if (!path) return false;
     // This frame is echo when it is no louder than the echo the path predicts from what was sent:
