@@ -49,6 +49,8 @@ import { applyPronunciationGuide } from '../providers/tts/pronunciation.js';
 import { TurnDetector } from './turn-detector.js';
 import { LatencyTracker, type LatencySource } from './latency.js';
 
+/** One frame of mu-law silence, sent to the STT in place of the agent's echo (never written to). */
+const SILENT_FRAME = Buffer.alloc(FRAME_SAMPLES, MULAW_SILENCE);
 /** The call's settings an audio leg uses. */
 export interface AudioLegSettings {
   callId: string;
@@ -384,8 +386,13 @@ class AudioCallLeg implements AudioLeg {
     // The agent's own voice coming back on the line is silence to everything that listens for the
     // caller (answer detection, VAD, STT); the recording keeps what the line carried.
     const echo = this.echo.isEcho(heard);
-    const pcm = echo ? new Int16Array(heard.length) : heard;
-    const payload = echo ? Buffer.alloc(received.length, MULAW_SILENCE) : received;
+    // The recorder copied the frame: it can be silenced in place.
+    const pcm = echo ? heard.fill(0) : heard;
+    const payload = !echo
+      ? received
+      : received.length === FRAME_SAMPLES
+        ? SILENT_FRAME
+        : Buffer.alloc(received.length, MULAW_SILENCE);
     for (const listener of this.audioListeners) listener(payload, pcm);
     if (this.deps.audioEvents) this.emit({ type: 'audio', at: this.now(), payload });
     if (this.stt) this.stt.write(payload);
