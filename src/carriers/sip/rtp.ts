@@ -1,6 +1,7 @@
 import dgram from 'node:dgram';
 import { randomInt } from 'node:crypto';
-import { alawToMulaw, FRAME_SAMPLES, MULAW_SILENCE, mulawToAlaw } from '../../media/audio.js';
+import { mulawToAlaw } from '../../media/audio.js';
+import { RtpFrames } from '../../media/rtp-frames.js';
 import type { MediaEvent, MediaListener, MediaTransport } from '../../media/transport.js';
 
 /**
@@ -65,9 +66,6 @@ export function writeRtp(packet: RtpPacket): Buffer {
 }
 
 const DTMF_EVENTS = '0123456789*#ABCD';
-/** Gaps up to this many frames are filled with silence; longer ones are a new talk spurt. */
-const MAX_FILLED_FRAMES = 10;
-const SILENT_FRAME = Buffer.alloc(FRAME_SAMPLES, MULAW_SILENCE);
 
 export interface PortRange {
   min: number;
@@ -105,14 +103,13 @@ export class RtpSession implements MediaTransport {
   private sequence = randomInt(2 ** 16);
   private timestamp = randomInt(2 ** 32);
   private firstSent = true;
-  private expected: number | undefined;
-  private firstTimestamp: number | undefined;
+  private readonly frames = new RtpFrames((payload, timestampMs) => this.emit({ type: 'media', payload, timestampMs }));
   private lastDtmf: number | undefined;
   private lastHeard = Date.now();
   private closed = false;
   private readonly watchdog: NodeJS.Timeout;
-  /** Packets received and sent, and frames of silence put into gaps (the call record's figures). */
-  readonly stats = { received: 0, sent: 0, filled: 0, late: 0 };
+  /** Packets received and sent. */
+  readonly stats = { received: 0, sent: 0 };
 
   private constructor(
     private readonly socket: dgram.Socket,
@@ -218,31 +215,7 @@ export class RtpSession implements MediaTransport {
     this.stats.received++;
     if (this.codec.dtmfPayloadType !== undefined && packet.payloadType === this.codec.dtmfPayloadType)
       return this.onTelephoneEvent(packet);
-    let audio: Buffer;
-    if (packet.payloadType === 0) audio = packet.payload;
-    else if (packet.payloadType === 8) audio = alawToMulaw(packet.payload);
-    else return; // comfort noise and codecs not negotiated
-    if (this.expected !== undefined) {
-      const ahead = (packet.sequence - this.expected) & 0xffff;
-      if (ahead >= 0x8000) {
-        this.stats.late++;
-        return; // late or repeated
-      }
-      if (ahead > 0 && ahead <= MAX_FILLED_FRAMES) {
-        for (let i = 0; i < ahead; i++) this.deliver(SILENT_FRAME, packet.timestamp - (ahead - i) * FRAME_SAMPLES);
-        this.stats.filled += ahead;
-      }
-    }
-    this.expected = (packet.sequence + 1) & 0xffff;
-    // Frames of another size (10 or 30 ms packets) are cut or joined into 20 ms frames.
-    for (let at = 0; at + FRAME_SAMPLES <= audio.length; at += FRAME_SAMPLES)
-      this.deliver(audio.subarray(at, at + FRAME_SAMPLES), packet.timestamp + at);
-  }
-
-  private deliver(frame: Buffer, timestamp: number): void {
-    this.firstTimestamp ??= timestamp;
-    const samples = (timestamp - this.firstTimestamp) >>> 0;
-    this.emit({ type: 'media', payload: Buffer.from(frame), timestampMs: samples / 8 });
+    this.frames.take(packet);
   }
 
   /** RFC 4733: one key per event (its packets repeat, the end packet three times). */

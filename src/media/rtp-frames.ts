@@ -1,0 +1,56 @@
+import { alawToMulaw, FRAME_SAMPLES, MULAW_SILENCE } from './audio.js';
+
+/** Gaps up to this many frames are filled with silence; longer ones are a new talk spurt. */
+const MAX_FILLED_FRAMES = 10;
+const SILENT_FRAME = Buffer.alloc(FRAME_SAMPLES, MULAW_SILENCE);
+
+/** What the receive side needs of one RTP packet (RFC 3550), whoever parsed it. */
+export interface ReceivedRtp {
+  payloadType: number;
+  sequence: number;
+  timestamp: number;
+  payload: Buffer;
+}
+
+/**
+ * The receive side of G.711 over RTP, as every carrier that speaks it needs it (SIP's RTP, WebRTC):
+ * PCMU (payload type 0) and PCMA (8) as the media port's 20 ms mu-law frames, with the small
+ * jitter handling a phone line needs: late and repeated packets dropped, a short gap filled with
+ * silence so the audio keeps its timing, 10 or 30 ms packets cut or joined into 20 ms frames.
+ */
+export class RtpFrames {
+  private expected: number | undefined;
+  private firstTimestamp: number | undefined;
+  /** Frames of silence put into gaps, and packets dropped as late or repeated. */
+  readonly stats = { filled: 0, late: 0 };
+
+  constructor(private readonly deliver: (frame: Buffer, timestampMs: number) => void) {}
+
+  /** Takes one packet; anything but PCMU and PCMA (comfort noise, codecs not negotiated) is ignored. */
+  take(packet: ReceivedRtp): void {
+    let audio: Buffer;
+    if (packet.payloadType === 0) audio = packet.payload;
+    else if (packet.payloadType === 8) audio = alawToMulaw(packet.payload);
+    else return;
+    if (this.expected !== undefined) {
+      const ahead = (packet.sequence - this.expected) & 0xffff;
+      if (ahead >= 0x8000) {
+        this.stats.late++;
+        return;
+      }
+      if (ahead > 0 && ahead <= MAX_FILLED_FRAMES) {
+        for (let i = 0; i < ahead; i++) this.emit(SILENT_FRAME, packet.timestamp - (ahead - i) * FRAME_SAMPLES);
+        this.stats.filled += ahead;
+      }
+    }
+    this.expected = (packet.sequence + 1) & 0xffff;
+    for (let at = 0; at + FRAME_SAMPLES <= audio.length; at += FRAME_SAMPLES)
+      this.emit(audio.subarray(at, at + FRAME_SAMPLES), packet.timestamp + at);
+  }
+
+  private emit(frame: Buffer, timestamp: number): void {
+    this.firstTimestamp ??= timestamp;
+    const samples = (timestamp - this.firstTimestamp) >>> 0;
+    this.deliver(Buffer.from(frame), samples / 8);
+  }
+}
