@@ -14,6 +14,8 @@ import { metricsRoute } from './observability/metrics.js';
 import { registerRateLimit } from './api/rate-limit.js';
 import twilioRoutes from './carriers/twilio/routes.js';
 import { dashboard } from './web.js';
+import { bearerless } from './api/auth.js';
+import { webCallRoutes } from './api/web-calls.js';
 
 /** Fields whose values never reach the logs. */
 export const REDACT = ['req.headers.authorization', 'req.headers.encrypted_key', 'req.headers["x-twilio-signature"]'];
@@ -23,13 +25,6 @@ export interface AppOptions {
   logger?: FastifyBaseLogger;
   /** Where the built dashboard is; default web/dist. */
   dashboardDir?: string;
-}
-
-function bearerless(header: string | string[] | undefined): string | undefined {
-  const value = Array.isArray(header) ? header[0] : header;
-  if (!value) return undefined;
-  const trimmed = value.trim();
-  return /^bearer\s+/i.test(trimmed) ? trimmed.replace(/^bearer\s+/i, '') : trimmed;
 }
 
 /** Every route of this scope needs an API key; the caller's account is on request.account. */
@@ -159,6 +154,9 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(healthRoutes, { services });
   // Twilio's webhooks and media stream: signed by Twilio (or a one-time stream token), not an API key.
   await app.register(twilioRoutes, { services });
+  // Web call signalling: the API key or a single-use token from a public page (CORS).
+  for (const prefix of ['/v1', '/api/v1'])
+    await app.register(async (scope) => webCallRoutes(scope as Api, services), { prefix });
   await app.register(async (scope) => api(scope as Api, services), { prefix: '/v1' });
   await app.register(async (scope) => api(scope as Api, services), { prefix: '/api/v1' });
   // The hosted API's /v2 endpoints that clients call (batches).

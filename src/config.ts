@@ -74,6 +74,20 @@ export interface Config {
   twilioPhoneNumber: string | undefined;
   /** SIP (docs/sip.md; CONTRACT.md section 1). */
   sip: SipConfig;
+  /** Web calls' WebRTC (docs/web-calls.md). */
+  webrtc: WebRtcConfig;
+}
+
+export interface WebRtcConfig {
+  /**
+   * OPENLINE_WEBRTC_ICE_SERVERS: comma-separated stun: and turn: URLs; TURN takes
+   * OPENLINE_WEBRTC_TURN_USERNAME and OPENLINE_WEBRTC_TURN_PASSWORD.
+   */
+  iceServers: { urls: string; username?: string; credential?: string }[];
+  /** OPENLINE_WEBRTC_PORTS (`min-max`): the UDP ports ICE binds; default any free port. */
+  ports?: { min: number; max: number };
+  /** OPENLINE_WEBRTC_PUBLIC_ADDRESS: the host's address outside a one-to-one NAT, announced to browsers. */
+  publicAddress?: string;
 }
 
 export interface SipConfig {
@@ -272,6 +286,41 @@ function twilioPhoneNumber(env: Env): string | undefined {
   return raw;
 }
 
+/** A `min-max` port range within 1024-65535, or a ConfigError naming the variable. */
+function portRange(env: Env, name: string, fallback: string): { min: number; max: number } {
+  const raw = env[name] || fallback;
+  const ports = /^(\d+)-(\d+)$/.exec(raw);
+  const min = Number(ports?.[1]);
+  const max = Number(ports?.[2]);
+  if (!ports || min < 1024 || max > 65535 || max - min < 1)
+    throw new ConfigError(name, `must be a range min-max within 1024-65535, got "${raw}"`);
+  return { min, max };
+}
+
+function webrtcConfig(env: Env): WebRtcConfig {
+  const username = env.OPENLINE_WEBRTC_TURN_USERNAME || undefined;
+  const credential = env.OPENLINE_WEBRTC_TURN_PASSWORD || undefined;
+  const iceServers = (env.OPENLINE_WEBRTC_ICE_SERVERS ?? '')
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean)
+    .map((urls) => {
+      if (!/^(stun|turns?):[^\s]+$/i.test(urls))
+        throw new ConfigError('OPENLINE_WEBRTC_ICE_SERVERS', `"${urls}" is not a stun: or turn: URL`);
+      return /^turns?:/i.test(urls)
+        ? { urls, ...(username && { username }), ...(credential && { credential }) }
+        : { urls };
+    });
+  const publicAddress = env.OPENLINE_WEBRTC_PUBLIC_ADDRESS || undefined;
+  if (publicAddress !== undefined && !/^[0-9a-f.:]+$/i.test(publicAddress))
+    throw new ConfigError('OPENLINE_WEBRTC_PUBLIC_ADDRESS', `must be an IP address, got "${publicAddress}"`);
+  return {
+    iceServers,
+    ...(env.OPENLINE_WEBRTC_PORTS && { ports: portRange(env, 'OPENLINE_WEBRTC_PORTS', '') }),
+    ...(publicAddress && { publicAddress }),
+  };
+}
+
 function sipConfig(env: Env): SipConfig {
   let trunk: SipTrunk | undefined;
   if (env.OPENLINE_SIP_TRUNK) {
@@ -287,12 +336,6 @@ function sipConfig(env: Env): SipConfig {
       throw new ConfigError('OPENLINE_SIP_LISTEN', `must be host:port (e.g. 0.0.0.0:5060) or off, got "${rawListen}"`);
     listen = { host: match[1]!.replace(/^\[|\]$/g, ''), port: Number(match[2]) };
   }
-  const rawPorts = env.OPENLINE_RTP_PORTS || '10000-20000';
-  const ports = /^(\d+)-(\d+)$/.exec(rawPorts);
-  const min = Number(ports?.[1]);
-  const max = Number(ports?.[2]);
-  if (!ports || min < 1024 || max > 65535 || max - min < 1)
-    throw new ConfigError('OPENLINE_RTP_PORTS', `must be a range min-max within 1024-65535, got "${rawPorts}"`);
   const allow = (env.OPENLINE_SIP_ALLOW ?? '')
     .split(',')
     .map((x) => x.trim())
@@ -304,7 +347,7 @@ function sipConfig(env: Env): SipConfig {
     trunk,
     listen,
     publicAddress: env.OPENLINE_SIP_PUBLIC_ADDRESS || undefined,
-    rtpPorts: { min, max },
+    rtpPorts: portRange(env, 'OPENLINE_RTP_PORTS', '10000-20000'),
     allow,
   };
 }
@@ -359,5 +402,6 @@ export function loadConfig(env: Env = process.env): Config {
     twilioApiUrl: url(env, 'OPENLINE_TWILIO_API_URL', ['http:', 'https:']) ?? 'https://api.twilio.com',
     twilioPhoneNumber: twilioPhoneNumber(env),
     sip: sipConfig(env),
+    webrtc: webrtcConfig(env),
   };
 }

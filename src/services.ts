@@ -33,6 +33,8 @@ import { TwilioCarrier } from './carriers/twilio/carrier.js';
 import { CarrierSelector } from './carriers/selector.js';
 import type { SipCarrier } from './carriers/sip/carrier.js';
 import { startSip } from './carriers/sip/service.js';
+import { WebCalls } from './carriers/webrtc/service.js';
+import { WebCallTokenStore } from './store/web-call-tokens.js';
 import { carrierAudioLegs } from './carriers/audio-legs.js';
 import { createSpeech, type Speech } from './providers/speech.js';
 import { FrameScheduler } from './media/pacer.js';
@@ -70,6 +72,10 @@ export interface Services {
   carrier: Carrier;
   /** Twilio Programmable Voice (docs/twilio.md): BYO accounts, or the server's own when configured. */
   twilio: TwilioCarrier;
+  /** Web calls: browsers talking to agents over WebRTC (docs/web-calls.md). */
+  webCalls: WebCalls;
+  /** The single-use tokens of POST /v1/agents/{id}/authorize. */
+  webCallTokens: WebCallTokenStore;
   /** The speech providers of the configuration (OPENLINE_TTS, Deepgram): audio calls and voice samples. */
   speech: Speech;
   engine: CallEngine;
@@ -254,6 +260,8 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
       callEvents.publish({ call_id: callId, category, message, log_level: 'info', at: clock.now().toISOString() });
       webhooks.event(callId, category, message);
     },
+    onTranscript: (callId, user, text) =>
+      callEvents.publishLine({ call_id: callId, user, text, at: clock.now().toISOString() }),
     onTurnLatency: (entry) => metrics.observeTurn(entry),
     concurrencyLimit: async (accountId) =>
       (await accounts.get(accountId))?.max_concurrent_calls ?? config.maxConcurrentCalls,
@@ -271,7 +279,30 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
   let working = false;
   let draining = false;
   let queueStopped: Promise<void> | undefined;
+  const tools = new ToolStore(db, clock);
+  const agents = new AgentStore(db, clock);
+  const inbound = new InboundStore(db, clock);
+  const webCalls = new WebCalls(
+    {
+      calls,
+      agents,
+      inbound,
+      pathways,
+      tools,
+      engine,
+      callEvents,
+      speech,
+      get draining() {
+        return draining;
+      },
+    },
+    audioLegs,
+    config.webrtc,
+    options.logger,
+  );
   const services: Services = {
+    webCalls,
+    webCallTokens: new WebCallTokenStore(db, clock),
     config,
     speech,
     clock,
@@ -281,9 +312,9 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     accounts,
     credentials,
     calls,
-    tools: new ToolStore(db, clock),
-    agents: new AgentStore(db, clock),
-    inbound: new InboundStore(db, clock),
+    tools,
+    agents,
+    inbound,
     campaigns: new CampaignStore(db, clock),
     pathways,
     batches,

@@ -65,6 +65,11 @@ export function dashboard(root = DASHBOARD_DIR): Dashboard {
           setHeaders: (res, file) => {
             if (file.includes(`${path.sep}assets${path.sep}`))
               res.setHeader('cache-control', 'public, max-age=31536000, immutable');
+            // The web call client and widget are loaded by pages on any origin (docs/web-calls.md).
+            if (file.includes(`${path.sep}client${path.sep}`)) {
+              res.setHeader('access-control-allow-origin', '*');
+              res.setHeader('cache-control', 'no-cache');
+            }
           },
         });
       app.get('/', { schema: { hide: true } }, (_request, reply) => page(reply));

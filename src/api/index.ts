@@ -13,6 +13,7 @@ import sandbox from './sandbox.js';
 import webhooks from './webhooks.js';
 import batches from './batches.js';
 import blocked from './blocked.js';
+import { authorizeRoutes } from './web-calls.js';
 
 export type RouteModule = (app: Api, services: Services) => Promise<void>;
 
@@ -32,6 +33,7 @@ export const API_ROUTES: RouteModule[] = [
   webhooks,
   batches,
   blocked,
+  authorizeRoutes,
 ];
 
 /** Routes outside the /v1 prefix. */

@@ -33,6 +33,8 @@ export interface EngineDeps {
   afterEnd?(callId: string): Promise<void>;
   /** A streamed event of seed 6.2 (queue, call); fire-and-forget, never delays the call. */
   onEvent?(callId: string, category: 'queue' | 'call' | 'tool' | 'dynamic_data' | 'latency', message: string): void;
+  /** A transcript line of a live call, once stored (live views: web calls, dashboards). */
+  onTranscript?(callId: string, user: 'user' | 'assistant' | 'robot', text: string): void;
   /** The account's limit of calls at once (0: none): calls beyond it wait queued. */
   concurrencyLimit?(accountId: string): Promise<number>;
   /** Every answered turn's latency of an audio call (the metrics' histograms). */
@@ -48,6 +50,8 @@ export const RING_TIMEOUT_MS = 45_000;
 const STOP_POLL_MS = 1000;
 /** A live call's lease (clock ms): renewed every third of it while the call runs. */
 const LEASE_MS = 60_000;
+/** Why a call that would pass its account's concurrent-call limit did not start. */
+export const AT_LIMIT = "The account's limit of concurrent calls was reached";
 const ORPHANED = 'The call was interrupted because the server running it stopped';
 
 /**
@@ -58,6 +62,8 @@ const ORPHANED = 'The call was interrupted because the server running it stopped
  */
 export class CallEngine {
   private readonly live = new Map<string, AbortController>();
+  /** Calls admit() allocated that answer() has not run yet. */
+  private readonly admitted = new Set<string>();
   private stopPoll: NodeJS.Timeout | undefined;
 
   constructor(private readonly d: EngineDeps) {}
@@ -195,9 +201,30 @@ export class CallEngine {
     await this.run(call.id, (controller) => this.connect(call, JSON.parse(call.request) as CallRequest, controller));
   }
 
+  /**
+   * Takes a call that is about to connect (a web call) within its account's concurrent-call limit,
+   * before its media is set up; answer() then runs it. At the limit the call ends as an error with
+   * AT_LIMIT and this resolves false.
+   */
+  async admit(callId: string, accountId: string): Promise<boolean> {
+    const limit = (await this.d.concurrencyLimit?.(accountId)) ?? 0;
+    if (await this.allocate(callId, limit > 0 ? { accountId, limit } : undefined)) {
+      this.admitted.add(callId);
+      return true;
+    }
+    await this.d.calls.transition(callId, ['queued'], {
+      queue_status: 'call_error',
+      status: 'call_error',
+      completed: 1,
+      error_message: AT_LIMIT,
+      ended_at: this.now(),
+    });
+    return false;
+  }
+
   private async answerCall(callId: string, leg: CallLeg): Promise<void> {
     const call = await this.d.calls.byId(callId);
-    if (!call || !(await this.allocate(call.id))) {
+    if (!call || !(this.admitted.delete(call.id) || (await this.allocate(call.id)))) {
       await leg.hangup();
       return;
     }
@@ -399,8 +426,11 @@ export class CallEngine {
       },
       recorder: {
         transcript: async (turn) => {
-          if (turn.role !== 'agent-action') lines.push(`${turn.role}: ${turn.text}`);
           await this.d.calls.addTranscript(call.id, { text: turn.text, user: turn.role });
+          if (turn.role !== 'agent-action') {
+            lines.push(`${turn.role}: ${turn.text}`);
+            this.d.onTranscript?.(call.id, turn.role, turn.text);
+          }
         },
       },
     });

@@ -1,6 +1,7 @@
 import type { Services } from '../services.js';
 import type { CallSettings } from '../schemas/call.js';
 import type { InboundNumber } from '../schemas/inbound.js';
+import type { AgentConfig } from '../schemas/agent.js';
 import { normalizeCallSettings, type CallRequest } from '../domain/call-request.js';
 
 /** The call settings of an inbound number (seed 2.4): its prompt is the agent's task. */
@@ -29,6 +30,24 @@ export function inboundSettings(number: InboundNumber): CallSettings {
     summary_prompt: optional(number.summary_prompt),
     analysis_prompt: optional(number.analysis_prompt),
     record: number.record,
+  };
+}
+
+/** The call settings of an agent (seed 2.6): its prompt is the task; web calls talk to agents. */
+export function agentSettings(agent: AgentConfig): CallSettings {
+  const optional = <T>(value: T | null) => (value === null ? undefined : value);
+  return {
+    task: agent.prompt,
+    voice: agent.voice,
+    webhook: optional(agent.webhook),
+    dynamic_data: optional(agent.dynamic_data) as CallSettings['dynamic_data'],
+    interruption_threshold: optional(agent.interruption_threshold),
+    first_sentence: optional(agent.first_sentence),
+    model: agent.model as CallSettings['model'],
+    temperature: optional(agent.temperature),
+    max_duration: agent.max_duration,
+    language: agent.language as CallSettings['language'],
+    tools: optional(agent.tools) as CallSettings['tools'],
   };
 }
 

@@ -55,6 +55,7 @@ function buildRecord(
     summary: row.summary,
     price: row.price,
     local_dialing: false,
+    carrier: row.carrier,
     call_ended_by: row.call_ended_by,
     pathway_logs: row.pathway_logs,
     analysis_schema: fromJson<Record<string, unknown> | null>(row.analysis_schema, null),

@@ -90,6 +90,9 @@ export const CallRecord = Type.Object(
     summary: Nullable(Type.String()),
     price: Nullable(Type.Number()),
     local_dialing: Type.Boolean(),
+    carrier: Type.String({
+      description: 'The network the call ran on: sandbox, twilio, sip or web (a browser, docs/web-calls.md)',
+    }),
     call_ended_by: Nullable(Type.String()),
     pathway_logs: Nullable(Type.String()),
     analysis_schema: Nullable(FreeObject()),

@@ -36,6 +36,8 @@ export interface NewCall {
   /** Inbound: the call came from request.phone_number to this number of ours. */
   inbound?: boolean;
   ourNumber?: string;
+  /** Inbound with no caller number (a web call): the record's `from` is null. */
+  noCaller?: boolean;
   retry_of?: string | null;
 }
 
@@ -80,7 +82,7 @@ export class CallStore {
       created_at: now,
       updated_at: now,
       to_number: call.inbound ? (call.ourNumber ?? request.phone_number) : request.phone_number,
-      from_number: call.inbound ? request.phone_number : request.from,
+      from_number: call.inbound ? (call.noCaller ? null : request.phone_number) : request.from,
       batch_id: call.batch_id ?? null,
       campaign_id: call.campaign_id ?? null,
       inbound: bool(call.inbound),

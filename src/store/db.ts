@@ -18,6 +18,7 @@ import * as m092 from './migrations/092_account_concurrency.js';
 import * as m093 from './migrations/093_batches.js';
 import * as m094 from './migrations/094_sms_direction.js';
 import * as m095 from './migrations/095_blocked_numbers.js';
+import * as m096 from './migrations/096_web_call_tokens.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -44,6 +45,7 @@ const MIGRATIONS: Record<string, { up: (db: Kysely<any>, dialect: Dialect) => Pr
   '093_batches': m093,
   '094_sms_direction': m094,
   '095_blocked_numbers': m095,
+  '096_web_call_tokens': m096,
 };
 
 class StaticProvider implements MigrationProvider {

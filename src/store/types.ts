@@ -301,6 +301,17 @@ export interface SmsMessagesTable {
   direction: string;
 }
 
+/** A web call's single-use token (POST /v1/agents/{id}/authorize), by its SHA-256. */
+export interface WebCallTokensTable {
+  token_hash: string;
+  account_id: string;
+  agent_id: string;
+  /** JSON: the variables the call gets (request_data). */
+  request_data: string | null;
+  expires_at: string;
+  created_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -322,4 +333,5 @@ export interface Database {
   webhook_messages: WebhookMessagesTable;
   webhook_deliveries: WebhookDeliveriesTable;
   sms_messages: SmsMessagesTable;
+  web_call_tokens: WebCallTokensTable;
 }

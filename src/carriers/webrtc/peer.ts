@@ -1,0 +1,231 @@
+import { randomInt } from 'node:crypto';
+import {
+  MediaStreamTrack,
+  RTCPeerConnection,
+  RTCRtpCodecParameters,
+  RtpHeader,
+  RtpPacket,
+  type RTCDataChannel,
+  type RTCRtpTransceiver,
+} from 'werift';
+import type { WebRtcConfig } from '../../config.js';
+import { mulawToAlaw } from '../../media/audio.js';
+import { RtpFrames } from '../../media/rtp-frames.js';
+import type { MediaEvent, MediaListener, MediaTransport } from '../../media/transport.js';
+
+/** The label of the data channel the browser opens for the call's events and controls. */
+export const EVENTS_CHANNEL = 'openline';
+/** How long the answer waits for the server's own candidates (host ones take milliseconds; STUN more). */
+const GATHER_TIMEOUT_MS = 3000;
+/** A call whose browser sent no audio for this long is over (the tab closed without a word). */
+const SILENT_TIMEOUT_MS = 30_000;
+
+/** A browser's offer that cannot become a call, with the reason the API reports for `sdp`. */
+export class OfferError extends Error {}
+
+const G711 = [
+  new RTCRtpCodecParameters({ mimeType: 'audio/PCMU', clockRate: 8000, channels: 1, payloadType: 0 }),
+  new RTCRtpCodecParameters({ mimeType: 'audio/PCMA', clockRate: 8000, channels: 1, payloadType: 8 }),
+];
+
+/** Adds `address` next to every host candidate of `sdp` (the NAT's outside address, same port). */
+export function announce(sdp: string, address: string): string {
+  return sdp.replace(
+    /^a=candidate:(\S+) (\d) (udp|tcp) (\d+) (\S+) (\d+) typ host(.*)$/gim,
+    (
+      line,
+      foundation: string,
+      component: string,
+      protocol: string,
+      priority: string,
+      _ip,
+      port: string,
+      rest: string,
+    ) =>
+      `${line}\r\na=candidate:${foundation}1 ${component} ${protocol} ${Number(priority) - 1} ${address} ${port} typ host${rest}`,
+  );
+}
+
+/**
+ * One browser's side of a web call: a WebRTC peer connection (ICE, DTLS-SRTP) carrying G.711 both
+ * ways as the media port's 20 ms mu-law frames, and the `openline` data channel for JSON messages
+ * (the call's events out, the browser's controls in). The browser offers, the server answers once
+ * with all its candidates (no trickle), so one HTTP request sets the call up.
+ */
+export class WebRtcPeer implements MediaTransport {
+  private readonly listeners = new Set<MediaListener>();
+  private readonly messageListeners = new Set<(message: unknown) => void>();
+  private readonly frames = new RtpFrames((payload, timestampMs) => this.emit({ type: 'media', payload, timestampMs }));
+  private readonly track = new MediaStreamTrack({ kind: 'audio' });
+  private channel: RTCDataChannel | undefined;
+  /** Messages sent before the browser's channel opened, delivered when it does. */
+  private readonly pending: string[] = [];
+  private sequence = randomInt(2 ** 16);
+  private timestamp = randomInt(2 ** 32);
+  private payloadType = 0;
+  private lastHeard = Date.now();
+  private closed = false;
+  private readonly watchdog: NodeJS.Timeout;
+  /** Audio packets received from and sent to the browser. */
+  readonly stats = { received: 0, sent: 0 };
+
+  private constructor(private readonly pc: RTCPeerConnection) {
+    pc.connectionStateChange.subscribe((state) => {
+      if (state === 'failed' || state === 'closed') this.stop('network');
+    });
+    pc.onDataChannel.subscribe((channel) => {
+      if (channel.label === EVENTS_CHANNEL) this.useChannel(channel);
+    });
+    pc.onTrack.subscribe((track) =>
+      track.onReceiveRtp.subscribe((rtp) => {
+        if (this.closed) return;
+        this.lastHeard = Date.now();
+        this.stats.received++;
+        const { payloadType, sequenceNumber: sequence, timestamp } = rtp.header;
+        this.frames.take({ payloadType, sequence, timestamp, payload: rtp.payload });
+      }),
+    );
+    this.watchdog = setInterval(() => {
+      if (Date.now() - this.lastHeard > SILENT_TIMEOUT_MS) this.stop('network');
+    }, 1000);
+    this.watchdog.unref();
+  }
+
+  /**
+   * Answers a browser's offer: it must carry audio in PCMU or PCMA (every browser offers both).
+   * Resolves with the peer and the answer's SDP, carrying the server's candidates.
+   */
+  static async answer(offer: string, settings: WebRtcConfig): Promise<{ peer: WebRtcPeer; sdp: string }> {
+    if (!/^m=audio /m.test(offer)) throw new OfferError('sdp offers no audio');
+    if (!/^a=rtpmap:\d+ (PCMU|PCMA)\/8000/im.test(offer))
+      throw new OfferError('sdp offers neither PCMU nor PCMA audio');
+    const pc = new RTCPeerConnection({
+      codecs: { audio: G711 },
+      iceServers: settings.iceServers,
+      iceUseIpv6: false,
+      // Loopback too: a browser on this machine, or a host with no other interface.
+      iceAdditionalHostAddresses: ['127.0.0.1'],
+      ...(settings.ports && { icePortRange: [settings.ports.min, settings.ports.max] as [number, number] }),
+    });
+    const peer = new WebRtcPeer(pc);
+    pc.onRemoteTransceiverAdded.subscribe((transceiver) => peer.sendOn(transceiver));
+    try {
+      await pc.setRemoteDescription({ type: 'offer', sdp: offer });
+    } catch (error) {
+      peer.close();
+      throw new OfferError(
+        `sdp is not a valid WebRTC offer: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+    const gathered = new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, GATHER_TIMEOUT_MS);
+      pc.iceGatheringStateChange.subscribe((state) => {
+        if (state === 'complete') {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+    await pc.setLocalDescription(await pc.createAnswer());
+    if (pc.iceGatheringState !== 'complete') await gathered;
+    const sdp = pc.localDescription?.sdp ?? '';
+    const audio = pc.getTransceivers().find((t) => t.kind === 'audio');
+    peer.payloadType = audio?.codecs[0]?.payloadType ?? 0;
+    return { peer, sdp: settings.publicAddress ? announce(sdp, settings.publicAddress) : sdp };
+  }
+
+  private sendOn(transceiver: RTCRtpTransceiver): void {
+    if (transceiver.kind !== 'audio') return;
+    void transceiver.sender.replaceTrack(this.track);
+    transceiver.setDirection('sendrecv');
+  }
+
+  private useChannel(channel: RTCDataChannel): void {
+    this.channel = channel;
+    channel.onMessage.subscribe((data) => {
+      let message: unknown;
+      try {
+        message = JSON.parse(String(data));
+      } catch {
+        return;
+      }
+      for (const listener of this.messageListeners) listener(message);
+    });
+    const flush = () => {
+      for (const text of this.pending.splice(0)) channel.send(text);
+    };
+    // The channel may be announced open already.
+    if (channel.readyState === 'open') flush();
+    else
+      channel.stateChanged.subscribe((state) => {
+        if (state === 'open') flush();
+      });
+  }
+
+  on(listener: MediaListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Subscribes to the browser's JSON messages on the data channel. */
+  onMessage(listener: (message: unknown) => void): () => void {
+    this.messageListeners.add(listener);
+    return () => this.messageListeners.delete(listener);
+  }
+
+  /** Sends one JSON message to the browser (queued until its data channel is open). */
+  send(message: object): void {
+    if (this.closed) return;
+    const text = JSON.stringify(message);
+    if (this.channel?.readyState === 'open') this.channel.send(text);
+    else this.pending.push(text);
+  }
+
+  sendMedia(payload: Buffer): void {
+    if (this.closed) return;
+    const body = this.payloadType === 8 ? mulawToAlaw(payload) : payload;
+    const header = new RtpHeader({
+      payloadType: this.payloadType,
+      sequenceNumber: this.sequence,
+      timestamp: this.timestamp,
+      marker: this.stats.sent === 0,
+    });
+    this.sequence = (this.sequence + 1) & 0xffff;
+    this.timestamp = (this.timestamp + payload.length) >>> 0;
+    this.stats.sent++;
+    this.track.writeRtp(new RtpPacket(header, body));
+  }
+
+  /** The browser plays what it is sent as it arrives (frames are paced here at 20 ms): played means sent. */
+  sendMark(name: string): void {
+    setImmediate(() => this.emit({ type: 'mark', name }));
+  }
+
+  /** Nothing waits in the browser beyond its jitter buffer: the local pacer holds the rest. */
+  clear(): void {}
+
+  /** A key the browser pressed (its keypad sends them on the data channel). */
+  dtmf(digit: string): void {
+    if (!this.closed) this.emit({ type: 'dtmf', digit });
+  }
+
+  /** Ends the call from our side: the browser is told, then the connection closes. Idempotent. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.watchdog);
+    // The last message has a moment to leave before the transport goes.
+    setTimeout(() => void this.pc.close().catch(() => undefined), 200).unref();
+  }
+
+  /** The browser is gone (it hung up, or the connection failed): the last event, then the close. */
+  stop(reason: 'remote' | 'network'): void {
+    if (this.closed) return;
+    this.emit({ type: 'stop', reason });
+    this.close();
+  }
+
+  private emit(event: MediaEvent): void {
+    for (const listener of this.listeners) listener(event);
+  }
+}

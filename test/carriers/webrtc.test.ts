@@ -1,0 +1,106 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { announce } from '../../src/carriers/webrtc/peer.js';
+import { loadConfig } from '../../src/config.js';
+import { createTestApp } from '../../src/testing/harness.js';
+import { ScaledClock } from '../../src/clock.js';
+
+describe('web calls: WebRTC settings and tokens', () => {
+  it('announces every host candidate again with the public address, same port', () => {
+    const sdp = [
+      'v=0',
+      'a=candidate:1a 1 udp 2116026367 10.0.0.5 40001 typ host generation 0',
+      'a=candidate:2b 1 udp 1677729535 203.0.113.9 40001 typ srflx raddr 10.0.0.5 rport 40001',
+      '',
+    ].join('\r\n');
+    const out = announce(sdp, '198.51.100.7').split('\r\n');
+    assert.deepEqual(out.slice(1, 4), [
+      'a=candidate:1a 1 udp 2116026367 10.0.0.5 40001 typ host generation 0',
+      'a=candidate:1a1 1 udp 2116026366 198.51.100.7 40001 typ host generation 0',
+      'a=candidate:2b 1 udp 1677729535 203.0.113.9 40001 typ srflx raddr 10.0.0.5 rport 40001',
+    ]);
+  });
+
+  it('reads the WebRTC variables and names the one that is wrong', () => {
+    const config = loadConfig({
+      OPENLINE_WEBRTC_ICE_SERVERS: 'stun:stun.example.com:3478, turn:turn.example.com:3478?transport=udp',
+      OPENLINE_WEBRTC_TURN_USERNAME: 'u',
+      OPENLINE_WEBRTC_TURN_PASSWORD: 'p',
+      OPENLINE_WEBRTC_PORTS: '40000-40100',
+      OPENLINE_WEBRTC_PUBLIC_ADDRESS: '198.51.100.7',
+    });
+    assert.deepEqual(config.webrtc, {
+      iceServers: [
+        { urls: 'stun:stun.example.com:3478' },
+        { urls: 'turn:turn.example.com:3478?transport=udp', username: 'u', credential: 'p' },
+      ],
+      ports: { min: 40000, max: 40100 },
+      publicAddress: '198.51.100.7',
+    });
+    assert.deepEqual(loadConfig({}).webrtc, { iceServers: [] });
+    assert.throws(() => loadConfig({ OPENLINE_WEBRTC_ICE_SERVERS: 'http://x' }), /OPENLINE_WEBRTC_ICE_SERVERS/);
+    assert.throws(() => loadConfig({ OPENLINE_WEBRTC_PORTS: '9-8' }), /OPENLINE_WEBRTC_PORTS/);
+    assert.throws(
+      () => loadConfig({ OPENLINE_WEBRTC_PUBLIC_ADDRESS: 'example.com' }),
+      /OPENLINE_WEBRTC_PUBLIC_ADDRESS/,
+    );
+  });
+
+  it('a token is good once, for ten minutes, and only its hash is stored', async () => {
+    let now = new Date('2026-11-25T10:00:00Z');
+    const clock = new ScaledClock(1);
+    clock.now = () => now;
+    const t = await createTestApp({ clock });
+    try {
+      const agent = await t.request('POST', '/v1/agents', { prompt: 'Hi' });
+      const agentId = (agent.body.agent as { agent_id: string }).agent_id;
+      const tokens = t.services.webCallTokens;
+      const first = await tokens.issue('acc', agentId, { name: 'Ada' });
+      const rows = await t.services.storage.db.selectFrom('web_call_tokens').selectAll().execute();
+      assert.equal(rows.length, 1);
+      assert.ok(!JSON.stringify(rows).includes(first), 'the token itself is not stored');
+      assert.deepEqual(await tokens.redeem(first), { accountId: 'acc', agentId, requestData: { name: 'Ada' } });
+      assert.equal(await tokens.redeem(first), undefined, 'used up');
+
+      const late = await tokens.issue('acc', agentId, null);
+      now = new Date(now.getTime() + 10 * 60_000 + 1);
+      assert.equal(await tokens.redeem(late), undefined, 'expired');
+
+      // Through the API: the agent must be the account's own.
+      const auth = await t.request('POST', `/v1/agents/${agentId}/authorize`);
+      assert.equal(auth.status, 200);
+      assert.match(String(auth.body.token), /^wct_/);
+      assert.equal((await t.request('POST', '/v1/agents/nope/authorize', {})).status, 404);
+      const badData = await t.request('POST', `/v1/agents/${agentId}/authorize`, { request_data: [1] });
+      assert.equal(badData.status, 400);
+      assert.match(JSON.stringify(badData.body), /request_data must be an object/);
+      // Signalling needs a key or a token, and exactly one target with a key.
+      assert.equal(
+        (await t.request('POST', '/v1/web-calls', { sdp: 'v=0', agent_id: agentId }, { as: null })).status,
+        401,
+      );
+      const both = await t.request('POST', '/v1/web-calls', { sdp: 'v=0', agent_id: agentId, pathway_id: 'x' });
+      assert.equal(both.status, 400);
+      assert.match(JSON.stringify(both.body), /exactly one of agent_id, phone_number or pathway_id/);
+      const noAudio = await t.request('POST', '/v1/web-calls', {
+        sdp: 'v=0\r\nm=video 9 UDP 96\r\n',
+        agent_id: agentId,
+      });
+      assert.equal(noAudio.status, 400);
+      assert.match(JSON.stringify(noAudio.body), /sdp offers no audio/);
+      const missing = await t.request('POST', '/v1/web-calls', { agent_id: agentId });
+      assert.equal(missing.status, 400);
+      assert.match(JSON.stringify(missing.body), /sdp/);
+      // Preflight from any origin.
+      const preflight = await t.app.inject({
+        method: 'OPTIONS',
+        url: '/v1/web-calls',
+        headers: { origin: 'https://shop.example' },
+      });
+      assert.equal(preflight.statusCode, 204);
+      assert.equal(preflight.headers['access-control-allow-origin'], '*');
+    } finally {
+      await t.close();
+    }
+  });
+});
