@@ -31,7 +31,8 @@ function offset(at: string, start: string | null): string {
   return `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, '0')}`;
 }
 
-const ROLE_NAMES: Record<string, string> = {
+/** Who said a transcript line, as the dashboard names them. */
+export const ROLE_NAMES: Record<string, string> = {
   user: 'Caller',
   assistant: 'Agent',
   robot: 'Phone system',

@@ -3,6 +3,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
 import { api, type InboundNumber, type Json } from '../api';
 import { Field, JsonArea, Loading, Problem, parseJsonField, time } from '../components/ui';
+import { WebCallPanel } from '../components/web-call';
 
 const SETTINGS = [
   'prompt',
@@ -31,6 +32,7 @@ export function NumbersPage() {
   const [areaCode, setAreaCode] = useState('');
   const [editing, setEditing] = useState<{ number: string; text: string } | null>(null);
   const [caller, setCaller] = useState('+14155550100');
+  const [talking, setTalking] = useState<string | null>(null);
   const refresh = () => queries.invalidateQueries({ queryKey: ['numbers'] });
 
   const buy = useMutation({
@@ -107,6 +109,14 @@ export function NumbersPage() {
           </div>
         </form>
       )}
+      {talking && (
+        <WebCallPanel
+          key={talking}
+          target={{ phoneNumber: talking }}
+          title={talking}
+          onClose={() => setTalking(null)}
+        />
+      )}
       {numbers.isPending ? (
         <Loading what="numbers" />
       ) : numbers.data?.length === 0 ? (
@@ -143,6 +153,9 @@ export function NumbersPage() {
                     }
                   >
                     Configure
+                  </button>
+                  <button type="button" disabled={talking !== null} onClick={() => setTalking(n.phone_number)}>
+                    Talk from the browser
                   </button>
                   {n.carrier === 'sandbox' && (
                     <button type="button" onClick={() => ring.mutate(n.phone_number)} disabled={ring.isPending}>

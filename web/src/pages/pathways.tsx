@@ -4,6 +4,7 @@ import { Link, useNavigate } from 'react-router';
 import type { PathwaySummary } from '../../../src/schemas/pathway.js';
 import { api } from '../api';
 import { Field, Loading, Problem, time } from '../components/ui';
+import { WebCallPanel } from '../components/web-call';
 
 /** Pathways: the list, and a new one opened in the editor. */
 export function PathwaysPage() {
@@ -14,6 +15,7 @@ export function PathwaysPage() {
     queryFn: () => api<{ pathways: PathwaySummary[] }>('/v1/pathway'),
   });
   const [name, setName] = useState('');
+  const [talking, setTalking] = useState<{ id: string; name: string } | null>(null);
   const create = useMutation({
     mutationFn: () =>
       api<{ pathway_id: string }>('/v1/pathway/create', {
@@ -54,6 +56,14 @@ export function PathwaysPage() {
         </button>
       </form>
       <Problem error={create.error ?? pathways.error} />
+      {talking && (
+        <WebCallPanel
+          key={talking.id}
+          target={{ pathwayId: talking.id }}
+          title={talking.name}
+          onClose={() => setTalking(null)}
+        />
+      )}
       {pathways.isPending ? (
         <Loading what="pathways" />
       ) : pathways.data?.pathways.length === 0 ? (
@@ -67,6 +77,9 @@ export function PathwaysPage() {
               <th scope="col">Staging</th>
               <th scope="col">Latest version</th>
               <th scope="col">Updated</th>
+              <th scope="col">
+                <span className="sr-only">Actions</span>
+              </th>
             </tr>
           </thead>
           <tbody>
@@ -80,6 +93,15 @@ export function PathwaysPage() {
                 <td>{p.staging_version ?? '—'}</td>
                 <td>{p.latest_version ?? '—'}</td>
                 <td>{time(p.updated_at)}</td>
+                <td className="actions">
+                  <button
+                    type="button"
+                    disabled={talking !== null}
+                    onClick={() => setTalking({ id: p.id, name: p.name })}
+                  >
+                    Talk to this pathway
+                  </button>
+                </td>
               </tr>
             ))}
           </tbody>

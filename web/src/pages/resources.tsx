@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, type Agent, type Json } from '../api';
 import { JsonArea, Loading, Problem, parseJsonField, time } from '../components/ui';
+import { WebCallPanel, type TalkTarget } from '../components/web-call';
 
 /** A resource kept with create / read / update / delete endpoints and edited as JSON. */
 interface Kind<T> {
@@ -17,6 +18,8 @@ interface Kind<T> {
   create(body: Json): Promise<unknown>;
   update(id: string, body: Json): Promise<unknown>;
   remove(id: string): Promise<unknown>;
+  /** Whom "Talk to this ..." calls from the browser, for kinds one can talk to. */
+  talk?(item: T): TalkTarget;
 }
 
 function ResourcePage<T>({ kind }: { kind: Kind<T> }) {
@@ -24,6 +27,7 @@ function ResourcePage<T>({ kind }: { kind: Kind<T> }) {
   const key = [kind.title];
   const items = useQuery({ queryKey: key, queryFn: kind.list });
   const [editing, setEditing] = useState<{ id: string | null; text: string } | null>(null);
+  const [talking, setTalking] = useState<{ target: TalkTarget; title: string } | null>(null);
   const done = () => {
     setEditing(null);
     void queries.invalidateQueries({ queryKey: key });
@@ -74,6 +78,7 @@ function ResourcePage<T>({ kind }: { kind: Kind<T> }) {
           </div>
         </form>
       )}
+      {talking && <WebCallPanel key={JSON.stringify(talking)} {...talking} onClose={() => setTalking(null)} />}
       <Problem error={items.error ?? remove.error} />
       {items.isPending ? (
         <Loading what={kind.title.toLowerCase()} />
@@ -100,6 +105,15 @@ function ResourcePage<T>({ kind }: { kind: Kind<T> }) {
                 </td>
                 <td>{time(kind.created(item))}</td>
                 <td className="actions">
+                  {kind.talk && (
+                    <button
+                      type="button"
+                      disabled={talking !== null}
+                      onClick={() => setTalking({ target: kind.talk!(item), title: kind.name(item) })}
+                    >
+                      Talk to this {kind.one}
+                    </button>
+                  )}
                   <button
                     type="button"
                     className="secondary"
@@ -146,6 +160,7 @@ const AGENTS: Kind<Agent> = {
   create: (body) => api('/v1/agents', { method: 'POST', body }),
   update: (id, body) => api(`/v1/agents/${id}`, { method: 'POST', body }),
   remove: (id) => api(`/v1/agents/${id}`, { method: 'DELETE' }),
+  talk: (a) => ({ agentId: a.agent_id }),
 };
 
 interface Tool extends Json {

@@ -1,0 +1,220 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
+import { CHROMIUM, ensureDashboardBuilt } from '../../src/testing/browser.js';
+import { FakeDeepgram } from '../../src/testing/fake-deepgram.js';
+import { encodeWav, parseWav } from '../../src/media/wav.js';
+
+type Json = Record<string, unknown>;
+
+/** The caller's microphone: a sentence spoken by espeak-ng, then silence (Chromium loops the file). */
+function microphoneWav(dir: string): string {
+  const speech = path.join(dir, 'speech.wav');
+  const result = spawnSync('espeak-ng', [
+    '-v',
+    'en-us',
+    '-s',
+    '150',
+    '-w',
+    speech,
+    'I would like to book a table for two',
+  ]);
+  assert.equal(result.status, 0, 'espeak-ng must be installed');
+  const { samples, sampleRate } = parseWav(fs.readFileSync(speech));
+  // 4 s of quiet for the agent's greeting, the sentence, then 8 s for its answer (the file loops).
+  const padded = new Int16Array(samples.length + sampleRate * 12);
+  padded.set(samples, sampleRate * 4);
+  const file = path.join(dir, 'microphone.wav');
+  fs.writeFileSync(file, encodeWav(padded, { sampleRate }));
+  return file;
+}
+
+/**
+ * Web calls end to end in Debian's Chromium with a fake microphone (a WAV of espeak-ng speech):
+ * a customer's page on another origin embeds the widget with a token from authorize, the browser
+ * talks to the agent over WebRTC (ICE, DTLS-SRTP, PCMU), the Deepgram emulator hears the caller,
+ * the agent answers, and the call's record has it all; the dashboard's "Talk to this agent" too.
+ */
+describe('web calls in Chromium', () => {
+  let t: TestApp;
+  let origin: string;
+  let browser: Browser;
+  let deepgram: FakeDeepgram;
+  let dir: string;
+  let customer: http.Server;
+  let customerOrigin: string;
+  let agentId: string;
+  const pageErrors: string[] = [];
+
+  before(async () => {
+    ensureDashboardBuilt();
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-webcall-'));
+    // Every time the (looping) microphone speaks, the recogniser hears the sentence it says.
+    deepgram = await FakeDeepgram.start({
+      transcripts: Array<string>(30).fill('I would like to book a table for two.'),
+    });
+    t = await createTestApp({
+      env: { DEEPGRAM_API_KEY: deepgram.apiKey, OPENLINE_DEEPGRAM_URL: deepgram.url, DATA_DIR: dir },
+    });
+    await t.services.startWorkers();
+    origin = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const agent = await t.request('POST', '/v1/agents', {
+      prompt: 'You take table bookings for Luigi’s restaurant.',
+      first_sentence: 'Luigi’s, how can I help?',
+      max_duration: 2,
+    });
+    agentId = (agent.body.agent as Json).agent_id as string;
+
+    // The customer's own site: its back end asks Openline for a token with the API key, its page
+    // embeds the widget from Openline's origin.
+    customer = http.createServer((req, res) => {
+      if (req.url === '/openline-token' && req.method === 'POST') {
+        void t.request('POST', `/v1/agents/${agentId}/authorize`, { request_data: { name: 'Ada' } }).then((r) => {
+          res.writeHead(r.status, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ token: r.body.token }));
+        });
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(`<!doctype html><html><head><title>Luigi's</title></head><body><h1>Luigi's</h1>
+        <script type="module" src="${origin}/client/widget.js" data-token-url="/openline-token"></script></body></html>`);
+    });
+    await new Promise<void>((resolve) => customer.listen(0, '127.0.0.1', resolve));
+    customerOrigin = `http://localhost:${(customer.address() as AddressInfo).port}`;
+
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--no-first-run',
+        '--disable-component-update',
+        '--use-fake-ui-for-media-stream',
+        '--use-fake-device-for-media-stream',
+        `--use-file-for-fake-audio-capture=${microphoneWav(dir)}`,
+        '--autoplay-policy=no-user-gesture-required',
+      ],
+    });
+  });
+  after(async () => {
+    await browser?.close();
+    await t?.close();
+    await deepgram?.close();
+    customer?.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function newPage(): Promise<Page> {
+    const page = await browser.newPage();
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    return page;
+  }
+
+  /** Packets and audio energy the page received from the agent, from WebRTC's own stats. */
+  function inboundAudio(page: Page): Promise<{ packets: number; energy: number }> {
+    return page.evaluate(`(async () => {
+      const found = { packets: 0, energy: 0 };
+      for (const pc of window.__openlinePeers ?? [])
+        (await pc.getStats()).forEach((report) => {
+          if (report.type !== 'inbound-rtp') return;
+          found.packets += report.packetsReceived ?? 0;
+          found.energy += report.totalAudioEnergy ?? 0;
+        });
+      return found;
+    })()`);
+  }
+
+  /** Keeps every RTCPeerConnection the page makes, for the stats above. */
+  const trackPeers = (page: Page) =>
+    page.addInitScript({
+      content: `window.__openlinePeers = [];
+        const Original = window.RTCPeerConnection;
+        window.RTCPeerConnection = class extends Original {
+          constructor(config) { super(config); window.__openlinePeers.push(this); }
+        };`,
+    });
+
+  it('a page on another origin talks to the agent through the widget, with a token from authorize', async () => {
+    const page = await newPage();
+    await trackPeers(page);
+    const started = Date.now();
+    await page.goto(customerOrigin);
+    await page.getByRole('button', { name: 'Talk to us' }).click();
+    await page.getByRole('button', { name: 'End call' }).waitFor();
+    // The agent greets, the caller asks, the agent answers: all on the page as it happens.
+    await page.getByText('Agent: Luigi’s, how can I help?').waitFor({ timeout: 15_000 });
+    const firstWords = Date.now() - started;
+    await page.getByText('You: I would like to book a table for two.').waitFor({ timeout: 20_000 });
+    await page.locator('.openline-lines p').nth(2).waitFor({ timeout: 20_000 });
+    const audio = await inboundAudio(page);
+    assert.ok(audio.packets > 50, `agent audio packets in the browser: ${audio.packets}`);
+    assert.ok(audio.energy > 0, 'the agent’s audio is not silence');
+    await page.getByRole('button', { name: 'End call' }).click();
+    await page.getByRole('button', { name: 'Talk to us' }).waitFor();
+    await page.close();
+
+    const list = await t.request('GET', '/v1/calls?inbound=true');
+    const calls = (list.body.calls as Json[]).filter((c) => c.to === agentId);
+    assert.equal(calls.length, 1);
+    const call = await waitForCall(t, calls[0]!.call_id as string);
+    assert.equal(call.inbound, true);
+    assert.equal(call.carrier, 'web');
+    assert.equal(call.from, null);
+    assert.equal(call.call_ended_by, 'USER');
+    assert.equal(((call.request_data as Json).request_data as Json).name, 'Ada', 'the token’s request_data');
+    const lines = (call.transcripts as Json[]).map((l) => `${l.user as string}: ${l.text as string}`);
+    assert.equal(lines[0], 'assistant: Luigi’s, how can I help?');
+    assert.ok(lines.includes('user: I would like to book a table for two.'), lines.join('\n'));
+    assert.ok(deepgram.connections.length >= 1, 'the caller was heard through the speech recogniser');
+    console.log(`web call: first agent words on the page ${firstWords} ms after the page loaded`);
+    assert.deepEqual(pageErrors, []);
+  });
+
+  it('a token works once; a wrong or used one is refused with 401', async () => {
+    const auth = await t.request('POST', `/v1/agents/${agentId}/authorize`, {});
+    const token = auth.body.token as string;
+    const bad = await t.request('POST', '/v1/web-calls', { token: 'wct_nope', sdp: 'v=0' }, { as: null });
+    assert.equal(bad.status, 401);
+    assert.match(String(bad.body.message), /token/);
+    // A malformed offer is a 400 naming sdp, and uses the token up.
+    const offer = await t.request('POST', '/v1/web-calls', { token, sdp: 'v=0\r\n' }, { as: null });
+    assert.equal(offer.status, 400);
+    assert.match(JSON.stringify(offer.body), /sdp/);
+    const again = await t.request('POST', '/v1/web-calls', { token, sdp: 'v=0\r\n' }, { as: null });
+    assert.equal(again.status, 401);
+    // Another account's agent cannot be authorized, nor called with the key.
+    const foreign = await t.request('POST', `/v1/agents/${agentId}/authorize`, {}, { as: t.otherKey });
+    assert.equal(foreign.status, 404);
+    const keyed = await t.request('POST', '/v1/web-calls', { agent_id: agentId, sdp: 'v=0' }, { as: t.otherKey });
+    assert.equal(keyed.status, 404);
+  });
+
+  it('the dashboard talks to an agent with "Talk to this agent"', async () => {
+    const page = await newPage();
+    await trackPeers(page);
+    await page.goto(`${origin}/agents`);
+    await page.getByLabel('API key').fill(t.key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Talk to this agent' }).first().click();
+    const panel = page.getByRole('region', { name: 'Web call' });
+    await panel.getByText('Luigi’s, how can I help?').waitFor({ timeout: 15_000 });
+    await panel.getByText('I would like to book a table for two.').waitFor({ timeout: 20_000 });
+    assert.ok((await inboundAudio(page)).packets > 0);
+    await page.screenshot({ path: path.join(dir, 'web-call.png') });
+    if (process.env.OPENLINE_WEB_CALL_SCREENSHOT)
+      fs.copyFileSync(path.join(dir, 'web-call.png'), process.env.OPENLINE_WEB_CALL_SCREENSHOT);
+    await panel.getByRole('button', { name: 'Hang up' }).click();
+    await panel.getByText('Call ended').waitFor();
+    await page.close();
+    assert.deepEqual(pageErrors, []);
+  });
+});
