@@ -168,14 +168,17 @@ function pcmBytes(samples: Int16Array): Buffer {
   return Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
 }
 
-export interface CallRecorderOptions {
+export interface CallGridOptions {
   /** Milliseconds, monotonic. Default performance.now. */
   now?: () => number;
-  /** How long a slot waits for late frames before it is written (jitter). Default 300 ms. */
+  /** How long a slot waits for late frames before it is handed on (jitter). Default 300 ms. */
   holdMs?: number;
-  /** Written to disk in chunks of at least this much audio. Default 1000 ms. */
+  /** Handed on in chunks of at least this much audio. Default 1000 ms. */
   flushMs?: number;
 }
+
+/** A recorder's options are its grid's. */
+export type CallRecorderOptions = CallGridOptions;
 
 export interface RecordingInfo {
   path: string;
@@ -195,14 +198,14 @@ const STEREO_FRAME = FRAME_SAMPLES * 2;
 const STEREO_FORMAT: WavFormat = { format: WAVE_FORMAT_PCM, channels: 2, sampleRate: SAMPLE_RATE };
 
 /**
- * Records a call as an 8 kHz 16-bit stereo WAV: left = inbound (the far end), right = outbound
- * (the agent). Both sides sit on one 20 ms grid counted from the recorder's start; each side's
- * frames follow one another in their slots, a side that fell silent resumes at the current slot,
- * and slots a side sent nothing for are silence. Audio is written to disk as the call goes (the
- * header carries streamed sizes until close() finalises them), so memory stays at a few hundred
- * milliseconds per call.
+ * Both sides of a call on one time line, as 8 kHz 16-bit stereo: left = inbound (the far end),
+ * right = outbound (the agent). Both sides sit on one 20 ms grid counted from the grid's start;
+ * each side's frames follow one another in their slots, a side that fell silent resumes at the
+ * current slot, and slots a side sent nothing for are silence. Slots are handed to `sink` in
+ * order, `holdMs` after their time (late frames still find their place), in chunks of `flushMs`,
+ * so memory stays at a few hundred milliseconds. The recording and live listening both read it.
  */
-export class CallRecorder {
+export class CallGrid {
   private readonly now: () => number;
   private readonly start: number;
   private readonly holdSlots: number;
@@ -212,32 +215,18 @@ export class CallRecorder {
   private baseSlot = 0;
   private readonly cursor = [0, 0];
   private readonly scratch = new Int16Array(FRAME_SAMPLES);
-  private dataBytes = 0;
-  /** Disk writes in order; null once the file could not be opened. Never rejects. */
-  private chain: Promise<FileHandle | null>;
-  private failure: unknown = null;
-  private closing: Promise<RecordingInfo> | null = null;
+  private ended = false;
 
   constructor(
-    readonly path: string,
-    options: CallRecorderOptions = {},
+    /** Takes each chunk of interleaved stereo samples; the array is reused after it returns. */
+    private readonly sink: (stereo: Int16Array) => void,
+    options: CallGridOptions = {},
   ) {
     this.now = options.now ?? (() => performance.now());
     this.start = this.now();
     this.holdSlots = Math.ceil((options.holdMs ?? 300) / FRAME_MS);
     this.flushSlots = Math.max(1, Math.ceil((options.flushMs ?? 1000) / FRAME_MS));
     this.pending = new Int16Array((this.holdSlots + this.flushSlots + 16) * STEREO_FRAME);
-    // Streamed sizes until close(): a reader of the unfinished file takes the data to its end.
-    this.chain = open(path, 'w').then(
-      async (file) => {
-        await file.write(wavHeader(STEREO_FORMAT, 0x7ffff000)).catch((error: unknown) => (this.failure ??= error));
-        return file;
-      },
-      (error: unknown) => {
-        this.failure ??= error;
-        return null;
-      },
-    );
   }
 
   /** A frame heard from the far end: 160 bytes of mu-law or 160 PCM samples. */
@@ -250,26 +239,11 @@ export class CallRecorder {
     this.write(OUTBOUND, frame);
   }
 
-  /** Writes what is left, finalises the header and closes the file. Idempotent. */
-  close(): Promise<RecordingInfo> {
-    this.closing ??= (async () => {
-      const end = Math.max(this.clockSlot(), this.cursor[INBOUND]!, this.cursor[OUTBOUND]!);
-      this.flush(end);
-      const file = await this.chain;
-      if (!file) throw this.failure;
-      try {
-        if (this.failure) throw this.failure;
-        await file.write(wavHeader(STEREO_FORMAT, this.dataBytes), 0, wavHeaderBytes(WAVE_FORMAT_PCM), 0);
-      } finally {
-        await file.close();
-      }
-      return {
-        path: this.path,
-        durationMs: (this.dataBytes / 4 / SAMPLE_RATE) * 1000,
-        bytes: this.dataBytes + wavHeaderBytes(WAVE_FORMAT_PCM),
-      };
-    })();
-    return this.closing;
+  /** Hands on everything up to now (or to the last frame written); later frames are ignored. */
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.flush(Math.max(this.clockSlot(), this.cursor[INBOUND]!, this.cursor[OUTBOUND]!));
   }
 
   private clockSlot(): number {
@@ -277,7 +251,7 @@ export class CallRecorder {
   }
 
   private write(side: number, frame: Buffer | Int16Array): void {
-    if (this.closing) return;
+    if (this.ended) return;
     const nowSlot = this.clockSlot();
     let slot = this.cursor[side]!;
     if (slot < nowSlot - SLACK_SLOTS[side as 0 | 1]) slot = nowSlot;
@@ -304,17 +278,83 @@ export class CallRecorder {
     return index;
   }
 
-  /** Writes slots [baseSlot, endSlot) to disk and shifts the rest down. */
+  /** Hands slots [baseSlot, endSlot) to the sink and shifts the rest down. */
   private flush(endSlot: number): void {
     const count = endSlot - this.baseSlot;
     if (count <= 0) return;
     this.ensure(endSlot - 1);
     const samples = count * STEREO_FRAME;
-    const chunk = Buffer.from(pcmBytes(this.pending.subarray(0, samples))); // a copy: the buffer is reused
+    this.sink(this.pending.subarray(0, samples));
     const keep = this.pending.length - samples;
     this.pending.copyWithin(0, samples);
     this.pending.fill(0, keep);
     this.baseSlot = endSlot;
+  }
+}
+
+/**
+ * Records a call as an 8 kHz 16-bit stereo WAV (the CallGrid's two sides). Audio is written to
+ * disk as the call goes (the header carries streamed sizes until close() finalises them).
+ */
+export class CallRecorder {
+  private readonly grid: CallGrid;
+  private dataBytes = 0;
+  /** Disk writes in order; null once the file could not be opened. Never rejects. */
+  private chain: Promise<FileHandle | null>;
+  private failure: unknown = null;
+  private closing: Promise<RecordingInfo> | null = null;
+
+  constructor(
+    readonly path: string,
+    options: CallRecorderOptions = {},
+  ) {
+    this.grid = new CallGrid((stereo) => this.append(stereo), options);
+    // Streamed sizes until close(): a reader of the unfinished file takes the data to its end.
+    this.chain = open(path, 'w').then(
+      async (file) => {
+        await file.write(wavHeader(STEREO_FORMAT, 0x7ffff000)).catch((error: unknown) => (this.failure ??= error));
+        return file;
+      },
+      (error: unknown) => {
+        this.failure ??= error;
+        return null;
+      },
+    );
+  }
+
+  /** A frame heard from the far end: 160 bytes of mu-law or 160 PCM samples. */
+  inbound(frame: Buffer | Int16Array): void {
+    if (!this.closing) this.grid.inbound(frame);
+  }
+
+  /** A frame sent to the far end. */
+  outbound(frame: Buffer | Int16Array): void {
+    if (!this.closing) this.grid.outbound(frame);
+  }
+
+  /** Writes what is left, finalises the header and closes the file. Idempotent. */
+  close(): Promise<RecordingInfo> {
+    this.closing ??= (async () => {
+      this.grid.end();
+      const file = await this.chain;
+      if (!file) throw this.failure;
+      try {
+        if (this.failure) throw this.failure;
+        await file.write(wavHeader(STEREO_FORMAT, this.dataBytes), 0, wavHeaderBytes(WAVE_FORMAT_PCM), 0);
+      } finally {
+        await file.close();
+      }
+      return {
+        path: this.path,
+        durationMs: (this.dataBytes / 4 / SAMPLE_RATE) * 1000,
+        bytes: this.dataBytes + wavHeaderBytes(WAVE_FORMAT_PCM),
+      };
+    })();
+    return this.closing;
+  }
+
+  private append(stereo: Int16Array): void {
+    const chunk = Buffer.from(pcmBytes(stereo)); // a copy: the grid reuses its buffer
     this.dataBytes += chunk.length;
     this.chain = this.chain.then(async (file) => {
       if (file && !this.failure) await file.write(chunk).catch((error: unknown) => (this.failure ??= error));
