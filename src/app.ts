@@ -16,6 +16,8 @@ import twilioRoutes from './carriers/twilio/routes.js';
 import { dashboard } from './web.js';
 import { bearerless } from './api/auth.js';
 import { webCallRoutes } from './api/web-calls.js';
+import { listenSocketRoute } from './api/listen.js';
+import websocket from '@fastify/websocket';
 
 /** Fields whose values never reach the logs. */
 export const REDACT = ['req.headers.authorization', 'req.headers.encrypted_key', 'req.headers["x-twilio-signature"]'];
@@ -152,8 +154,12 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   services.metrics.instrument(app);
   metricsRoute(app, services.metrics, services.config.metricsToken);
   await app.register(healthRoutes, { services });
+  // Websockets: Twilio's media streams and live listening.
+  await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
   // Twilio's webhooks and media stream: signed by Twilio (or a one-time stream token), not an API key.
   await app.register(twilioRoutes, { services });
+  // Live listening's websocket: the token of POST /v1/calls/{id}/listen, not an API key.
+  await app.register(listenSocketRoute, { services });
   // Web call signalling: the API key or a single-use token from a public page (CORS).
   for (const prefix of ['/v1', '/api/v1'])
     await app.register(async (scope) => webCallRoutes(scope as Api, services), { prefix });

@@ -34,6 +34,7 @@ import { CarrierSelector } from './carriers/selector.js';
 import type { SipCarrier } from './carriers/sip/carrier.js';
 import { startSip } from './carriers/sip/service.js';
 import { WebCalls } from './carriers/webrtc/service.js';
+import { LiveListening } from './calls/listen.js';
 import { WebCallTokenStore } from './store/web-call-tokens.js';
 import { carrierAudioLegs } from './carriers/audio-legs.js';
 import { createSpeech, type Speech } from './providers/speech.js';
@@ -74,6 +75,8 @@ export interface Services {
   twilio: TwilioCarrier;
   /** Web calls: browsers talking to agents over WebRTC (docs/web-calls.md). */
   webCalls: WebCalls;
+  /** Live listening to the audio calls this process runs (POST /v1/calls/{id}/listen). */
+  listening: LiveListening;
   /** The single-use tokens of POST /v1/agents/{id}/authorize. */
   webCallTokens: WebCallTokenStore;
   /** The speech providers of the configuration (OPENLINE_TTS, Deepgram): audio calls and voice samples. */
@@ -175,6 +178,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
   const batches = new BatchStore(db, clock);
   const blocked = new BlockedStore(db, clock);
   const callEvents = new CallEventBus();
+  const listening = new LiveListening();
   // Webhook nodes of pathways leave through the guarded client, as custom tools do (CONTRACT.md section 8).
   const pathwayHttp = new OutboundClient({ allowPrivate: config.allowPrivateUrls });
   // With an LLM configured (CONTRACT.md section 7) every call gets its own LlmAgent; else offline.
@@ -260,6 +264,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
       callEvents.publish({ call_id: callId, category, message, log_level: 'info', at: clock.now().toISOString() });
       webhooks.event(callId, category, message);
     },
+    onAudioCall: (callId, leg) => listening.attach(callId, leg),
     onTranscript: (callId, user, text) =>
       callEvents.publishLine({ call_id: callId, user, text, at: clock.now().toISOString() }),
     onTurnLatency: (entry) => metrics.observeTurn(entry),
@@ -302,6 +307,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
   );
   const services: Services = {
     webCalls,
+    listening,
     webCallTokens: new WebCallTokenStore(db, clock),
     config,
     speech,

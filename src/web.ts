@@ -9,7 +9,7 @@ import type { Api } from './api/types.js';
 export const DASHBOARD_DIR = fileURLToPath(new URL('../web/dist', import.meta.url));
 
 /** Paths that belong to the API and the server, never to the dashboard's deep links. */
-const SERVER_PATHS = /^\/(v1|v2|api|docs|openapi\.json|twilio|metrics|healthz|readyz)(\/|$|\?)/;
+const SERVER_PATHS = /^\/(v1|v2|api|docs|openapi\.json|twilio|ws|metrics|healthz|readyz)(\/|$|\?)/;
 
 /**
  * The dashboard's page may only load its own scripts and talk to this server; recordings and

@@ -14,6 +14,7 @@ import webhooks from './webhooks.js';
 import batches from './batches.js';
 import blocked from './blocked.js';
 import { authorizeRoutes } from './web-calls.js';
+import { listenRoutes } from './listen.js';
 
 export type RouteModule = (app: Api, services: Services) => Promise<void>;
 
@@ -34,6 +35,7 @@ export const API_ROUTES: RouteModule[] = [
   batches,
   blocked,
   authorizeRoutes,
+  listenRoutes,
 ];
 
 /** Routes outside the /v1 prefix. */

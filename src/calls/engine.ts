@@ -9,7 +9,7 @@ import { CallSession, type SessionOutcome } from './session.js';
 import type { OutboundClient } from '../outbound/http.js';
 import { runTool } from '../agent/tools.js';
 import { DynamicData } from '../agent/dynamic-data.js';
-import { audioLegOf } from '../media/audio-leg.js';
+import { audioLegOf, type AudioLeg } from '../media/audio-leg.js';
 import { latencyMessage, type TurnLatency } from '../media/latency.js';
 import { currentTraceId, inSpan } from '../observability/tracing.js';
 
@@ -35,6 +35,8 @@ export interface EngineDeps {
   onEvent?(callId: string, category: 'queue' | 'call' | 'tool' | 'dynamic_data' | 'latency', message: string): void;
   /** A transcript line of a live call, once stored (live views: web calls, dashboards). */
   onTranscript?(callId: string, user: 'user' | 'assistant' | 'robot', text: string): void;
+  /** A live call's audio, for live listening; returns what to call when the call ends. */
+  onAudioCall?(callId: string, leg: AudioLeg): () => void;
   /** The account's limit of calls at once (0: none): calls beyond it wait queued. */
   concurrencyLimit?(accountId: string): Promise<number>;
   /** Every answered turn's latency of an audio call (the metrics' histograms). */
@@ -435,9 +437,11 @@ export class CallEngine {
       },
     });
     const stopRefresh = dynamic.refresh(this.d.clock);
+    const stopListening = audio && this.d.onAudioCall?.(call.id, audio);
     const outcome = await session.run().finally(() => {
       stopRefresh();
       stopLatency?.();
+      stopListening?.();
     });
     const media = audio && {
       recording_path: await audio.recording(),

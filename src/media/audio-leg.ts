@@ -118,6 +118,8 @@ export interface AudioLeg extends CallLeg {
   recording(): Promise<string | null>;
   /** Receives every inbound frame, raw and decoded; returns the unsubscribe function. */
   onAudio(listener: (payload: Buffer, pcm: Int16Array) => void): () => void;
+  /** Receives every frame sent to the far end (the agent's voice, the background); returns the unsubscribe function. */
+  onSent(listener: (payload: Buffer) => void): () => void;
   /** Inbound frames waiting for the VAD (0 when keeping up). */
   readonly backlog: number;
   /**
@@ -204,6 +206,7 @@ class AudioCallLeg implements AudioLeg {
   readonly latency: LatencyTracker;
   private readonly listeners = new Set<LegListener>();
   private readonly audioListeners = new Set<(payload: Buffer, pcm: Int16Array) => void>();
+  private readonly sentListeners = new Set<(payload: Buffer) => void>();
   /** Tells the agent's voice returning on the line from the caller's (src/media/echo.ts). */
   private readonly echo = new EchoGuard(() => this.now().getTime());
   private readonly sentPcm = new Int16Array(FRAME_SAMPLES);
@@ -258,6 +261,7 @@ class AudioCallLeg implements AudioLeg {
         sendMedia: (payload) => {
           transport.sendMedia(payload);
           this.recorder?.outbound(payload);
+          for (const listener of this.sentListeners) listener(payload);
           this.echo.outbound(decodeMulawInto(payload, this.sentPcm));
           // A frame from the queue (not the background alone): the agent's voice went out.
           if (pacer.framesSent !== spoken) {
@@ -301,6 +305,11 @@ class AudioCallLeg implements AudioLeg {
   onAudio(listener: (payload: Buffer, pcm: Int16Array) => void): () => void {
     this.audioListeners.add(listener);
     return () => this.audioListeners.delete(listener);
+  }
+
+  onSent(listener: (payload: Buffer) => void): () => void {
+    this.sentListeners.add(listener);
+    return () => this.sentListeners.delete(listener);
   }
 
   private now(): Date {

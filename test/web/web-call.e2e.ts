@@ -198,6 +198,41 @@ describe('web calls in Chromium', () => {
     assert.equal(keyed.status, 404);
   });
 
+  it('the caller cuts in over a long greeting: the agent stops, the transcript keeps what was played, the agent answers', async () => {
+    const long = await t.request('POST', '/v1/agents', {
+      prompt: 'You are the front desk of a busy clinic.',
+      first_sentence:
+        'Thank you for calling the clinic. Please listen carefully, as our opening hours and our services have changed recently, and we want to make sure you reach the right person for your question today.',
+    });
+    const longId = (long.body.agent as Json).agent_id as string;
+    const page = await newPage();
+    await page.goto(`${origin}/healthz`);
+    // The library from the server, with the API key, as an internal tool would use it.
+    const lines = (await page.evaluate(`(async () => {
+      const { startWebCall } = await import('${origin}/client/openline.js');
+      const call = await startWebCall({ apiKey: '${t.key}', agentId: '${longId}' });
+      const lines = [];
+      await new Promise((resolve) => {
+        call.on('transcript', (line) => {
+          lines.push(line);
+          if (lines.length === 3) resolve();
+        });
+        setTimeout(resolve, 25000);
+      });
+      call.stop();
+      return lines;
+    })()`)) as { role: string; text: string }[];
+    await page.close();
+    assert.equal(lines[0]?.role, 'assistant');
+    assert.ok(lines[0]!.text.length < 120, `the greeting was cut where the caller spoke: ${lines[0]!.text}`);
+    assert.ok(lines[0]!.text.startsWith('Thank you for calling the clinic'));
+    assert.deepEqual(
+      lines.slice(1).map((l) => l.role),
+      ['user', 'assistant'],
+    );
+    assert.equal(lines[1]!.text, 'I would like to book a table for two.');
+  });
+
   it('the dashboard talks to an agent with "Talk to this agent"', async () => {
     const page = await newPage();
     await trackPeers(page);
@@ -209,11 +244,26 @@ describe('web calls in Chromium', () => {
     await panel.getByText('Luigi’s, how can I help?').waitFor({ timeout: 15_000 });
     await panel.getByText('I would like to book a table for two.').waitFor({ timeout: 20_000 });
     assert.ok((await inboundAudio(page)).packets > 0);
+
+    // Meanwhile a colleague listens in from the call's page: both sides, live.
+    const callPath = await panel.getByRole('link', { name: 'Call details' }).getAttribute('href');
+    const listener = await newPage();
+    await listener.goto(`${origin}${callPath}`);
+    await listener.getByLabel('API key').fill(t.key);
+    await listener.getByRole('button', { name: 'Sign in' }).click();
+    await listener.getByRole('button', { name: 'Listen live' }).click();
+    await listener.getByRole('button', { name: /Listening · [2-9] s/ }).waitFor({ timeout: 10_000 });
+    assert.equal(t.services.listening.listenerCount, 1);
+
     await page.screenshot({ path: path.join(dir, 'web-call.png') });
     if (process.env.OPENLINE_WEB_CALL_SCREENSHOT)
       fs.copyFileSync(path.join(dir, 'web-call.png'), process.env.OPENLINE_WEB_CALL_SCREENSHOT);
     await panel.getByRole('button', { name: 'Hang up' }).click();
     await panel.getByText('Call ended').waitFor();
+    // The call is over: the listener's socket closed, its button is back.
+    await listener.getByRole('button', { name: 'Listen live' }).or(listener.getByText('Stop call')).first().waitFor();
+    assert.equal(t.services.listening.listenerCount, 0);
+    await listener.close();
     await page.close();
     assert.deepEqual(pageErrors, []);
   });

@@ -150,6 +150,10 @@ export class TwilioCallLeg implements AudioLeg {
     return this.inner.onAudio(listener);
   }
 
+  onSent(listener: (payload: Buffer) => void): () => void {
+    return this.inner.onSent(listener);
+  }
+
   on(listener: LegListener): () => void {
     this.extra.add(listener);
     const off = this.inner.on(listener);

@@ -1,4 +1,3 @@
-import websocket from '@fastify/websocket';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Services } from '../../services.js';
@@ -63,7 +62,6 @@ export default async function twilioRoutes(app: FastifyInstance, options: { serv
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) =>
     done(null, parseForm(String(body))),
   );
-  await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
 
   /** Answers 403 and returns false unless the request is signed by `account`'s auth token. */
   function signedBy(request: FastifyRequest, reply: FastifyReply, account: TwilioAccount | undefined): boolean {

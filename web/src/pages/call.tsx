@@ -6,6 +6,7 @@ import { api, blobUrl, type CallRecord } from '../api';
 import { PathwaySteps } from '../components/steps';
 import { Badge, Json as JsonView, Loading, Problem, time } from '../components/ui';
 import { Recording } from '../components/waveform';
+import { ListenButton } from '../components/listen';
 import { StackedBars } from '../components/bars';
 import { duration } from './calls';
 
@@ -70,9 +71,12 @@ export function CallPage() {
           Call to {c.to} <Badge value={c.completed ? c.status : c.queue_status} />
         </h1>
         {!c.completed && (
-          <button type="button" className="danger" onClick={() => stop.mutate()} disabled={stop.isPending}>
-            Stop call
-          </button>
+          <div className="actions">
+            {c.status === 'started' && <ListenButton callId={c.call_id} />}
+            <button type="button" className="danger" onClick={() => stop.mutate()} disabled={stop.isPending}>
+              Stop call
+            </button>
+          </div>
         )}
       </div>
       <Problem error={stop.error} />
