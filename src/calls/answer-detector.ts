@@ -66,7 +66,11 @@ export class AnswerDetector {
    */
   constructor(
     private readonly answeredAt: Date,
-    private readonly options: { acoustic?: boolean } = {},
+    /**
+     * `off`: an inbound call (the caller dialled us, or talks from a browser): nobody is to be
+     * detected, and nothing said ever ends the call as a voicemail.
+     */
+    private readonly options: { acoustic?: boolean; off?: boolean } = {},
   ) {}
 
   get result(): Answerer | undefined {
@@ -75,6 +79,7 @@ export class AnswerDetector {
 
   /** Feeds one event; returns the answer the first time it is decided. */
   observe(event: LegEvent): Answerer | undefined {
+    if (this.options.off) return undefined;
     const at = event.at.getTime() - this.answeredAt.getTime();
     // "Thank you for calling." then a menu: the greeting looked like a person's (or told nothing),
     // the menu says otherwise. A menu heard early overrides that first judgement; after "unknown",
@@ -134,13 +139,13 @@ export class AnswerDetector {
 
   /** The pause after a short greeting passed with no more speech: a person. */
   confirmPause(): Answerer | undefined {
-    if (this.decided || !this.pending) return undefined;
+    if (this.options.off || this.decided || !this.pending) return undefined;
     return this.decide('human');
   }
 
   /** The five-second window closed. Speech still going on is judged when it ends. */
   timeout(): Answerer | undefined {
-    if (this.decided) return undefined;
+    if (this.options.off || this.decided) return undefined;
     // On audio the detector over the audio has its own five seconds, counted in frames. A machine
     // whose first words named nothing ("Thank you for calling Acme.") and said nothing more is not
     // known to be a voicemail: hanging up on a menu that starts late, or on a person after a

@@ -121,24 +121,26 @@ export class CallSession {
 
   constructor(private readonly o: SessionOptions) {
     // Audio legs: who answered comes from answering-machine detection on the audio (src/media/amd.ts).
-    this.detector = new AnswerDetector(o.clock.now(), { acoustic: hasInboundAudio(o.leg) });
+    // Inbound calls answer a caller: there is nobody to detect.
+    this.detector = new AnswerDetector(o.clock.now(), { acoustic: hasInboundAudio(o.leg), off: o.inbound });
   }
 
   async run(): Promise<SessionOutcome> {
     const { leg, clock, request } = this.o;
     const unsubscribe = leg.on((event) => this.events.push(event));
-    const stopAmd = hasInboundAudio(leg)
-      ? watchAnsweringMachine(leg, (amd) => {
-          // Undecided after five seconds (dead air): who answered stays unknown.
-          if (amd.decision === 'unknown') return;
-          this.events.push({
-            type: 'answered_by',
-            at: clock.now(),
-            answeredBy: amd.decision === 'machine' ? 'voicemail' : 'human',
-            messageEnded: amd.reason === 'beep',
-          });
-        })
-      : undefined;
+    const stopAmd =
+      hasInboundAudio(leg) && !this.o.inbound
+        ? watchAnsweringMachine(leg, (amd) => {
+            // Undecided after five seconds (dead air): who answered stays unknown.
+            if (amd.decision === 'unknown') return;
+            this.events.push({
+              type: 'answered_by',
+              at: clock.now(),
+              answeredBy: amd.decision === 'machine' ? 'voicemail' : 'human',
+              messageEnded: amd.reason === 'beep',
+            });
+          })
+        : undefined;
     const onStop = () => this.events.push({ type: 'stop' });
     this.o.signal.addEventListener('abort', onStop, { once: true });
     if (this.o.signal.aborted) onStop();

@@ -332,3 +332,21 @@ describe('answer detector: a menu corrects an early "human"', () => {
     assert.equal(d.result, 'human');
   });
 });
+
+describe('answer detector: inbound calls', () => {
+  it('detects nothing on a call that came to us: a caller is never taken for a voicemail', () => {
+    const d = new AnswerDetector(ANSWERED, { acoustic: true, off: true });
+    const events: LegEvent[] = [
+      { type: 'answered_by', at: at(4000), answeredBy: 'voicemail', messageEnded: false },
+      ...utter('Hello, I would like to know your opening hours please, leave a message after the tone.', 300, 4500),
+      tone(5200, 1000, 500),
+    ];
+    assert.deepEqual(
+      feed(d, events),
+      events.map(() => undefined),
+    );
+    assert.equal(d.timeout(), undefined);
+    assert.equal(d.confirmPause(), undefined);
+    assert.equal(d.result, undefined);
+  });
+});
