@@ -179,6 +179,23 @@ describe('web calls in Chromium', () => {
     assert.deepEqual(pageErrors, []);
   });
 
+  it('closing the tab ends the call within seconds', async () => {
+    const page = await newPage();
+    await page.goto(customerOrigin);
+    await page.getByRole('button', { name: 'Talk to us' }).click();
+    await page.getByRole('button', { name: 'End call' }).waitFor();
+    const live = (await t.request('GET', '/v1/calls?inbound=true')).body.calls as Json[];
+    const callId = live.find((c) => !c.completed)?.call_id as string;
+    assert.ok(callId, 'the call runs');
+    const closed = Date.now();
+    await page.close();
+    const call = await waitForCall(t, callId);
+    const took = Date.now() - closed;
+    console.log(`web call: the call ended ${took} ms after its tab closed`);
+    assert.ok(took < 10_000, `ended after ${took} ms`);
+    assert.equal(call.call_ended_by, 'USER');
+  });
+
   it('a token works once; a wrong or used one is refused with 401', async () => {
     const auth = await t.request('POST', `/v1/agents/${agentId}/authorize`, {});
     const token = auth.body.token as string;

@@ -17,8 +17,15 @@ import type { MediaEvent, MediaListener, MediaTransport } from '../../media/tran
 export const EVENTS_CHANNEL = 'openline';
 /** How long the answer waits for the server's own candidates (host ones take milliseconds; STUN more). */
 const GATHER_TIMEOUT_MS = 3000;
-/** A call whose browser sent no audio for this long is over (the tab closed without a word). */
-const SILENT_TIMEOUT_MS = 30_000;
+/** How long a browser has to connect and send its first audio. */
+const CONNECT_TIMEOUT_MS = 20_000;
+/** How long a connection may stay disconnected (ICE consent lost) before the call ends. */
+const DISCONNECTED_GRACE_MS = 5000;
+/**
+ * A call whose browser sent no audio for this long is over: browsers send G.711 without pause
+ * while connected (a muted microphone sends silence), so this is a closed tab or a lost network.
+ */
+const SILENT_TIMEOUT_MS = 4000;
 
 /** A browser's offer that cannot become a call, with the reason the API reports for `sdp`. */
 export class OfferError extends Error {}
@@ -63,7 +70,14 @@ export class WebRtcPeer implements MediaTransport {
   private sequence = randomInt(2 ** 16);
   private timestamp = randomInt(2 ** 32);
   private payloadType = 0;
-  private lastHeard = Date.now();
+  /** Negotiated payload types of G.711: 0 for PCMU, 8 for PCMA (RtpFrames' numbers). */
+  private readonly received = new Map<number, number>([
+    [0, 0],
+    [8, 8],
+  ]);
+  private readonly created = Date.now();
+  /** When the browser's audio last arrived; undefined until its first packet. */
+  private lastHeard: number | undefined;
   private closed = false;
   private readonly watchdog: NodeJS.Timeout;
   /** Audio packets received from and sent to the browser. */
@@ -72,6 +86,12 @@ export class WebRtcPeer implements MediaTransport {
   private constructor(private readonly pc: RTCPeerConnection) {
     pc.connectionStateChange.subscribe((state) => {
       if (state === 'failed' || state === 'closed') this.stop('network');
+    });
+    // ICE consent lost (the browser went away without a word): a short grace for a network blip.
+    let lost: NodeJS.Timeout | undefined;
+    pc.iceConnectionStateChange.subscribe((state) => {
+      clearTimeout(lost);
+      if (state === 'disconnected') lost = setTimeout(() => this.stop('network'), DISCONNECTED_GRACE_MS);
     });
     pc.onDataChannel.subscribe((channel) => {
       if (channel.label === EVENTS_CHANNEL) this.useChannel(channel);
@@ -82,12 +102,18 @@ export class WebRtcPeer implements MediaTransport {
         this.lastHeard = Date.now();
         this.stats.received++;
         const { payloadType, sequenceNumber: sequence, timestamp } = rtp.header;
-        this.frames.take({ payloadType, sequence, timestamp, payload: rtp.payload });
+        // G.711's static payload types, whatever numbers the offer gave them.
+        const g711 = this.received.get(payloadType);
+        if (g711 !== undefined) this.frames.take({ payloadType: g711, sequence, timestamp, payload: rtp.payload });
       }),
     );
+    // The person left (most often by closing the tab): the call ends as their hang-up. Until the
+    // audio first flows, the connection has longer (ICE through TURN can take seconds).
     this.watchdog = setInterval(() => {
-      if (Date.now() - this.lastHeard > SILENT_TIMEOUT_MS) this.stop('network');
-    }, 1000);
+      if (this.lastHeard === undefined) {
+        if (Date.now() - this.created > CONNECT_TIMEOUT_MS) this.stop('network');
+      } else if (Date.now() - this.lastHeard > SILENT_TIMEOUT_MS) this.stop('remote');
+    }, 500);
     this.watchdog.unref();
   }
 
@@ -129,8 +155,10 @@ export class WebRtcPeer implements MediaTransport {
     await pc.setLocalDescription(await pc.createAnswer());
     if (pc.iceGatheringState !== 'complete') await gathered;
     const sdp = pc.localDescription?.sdp ?? '';
-    const audio = pc.getTransceivers().find((t) => t.kind === 'audio');
-    peer.payloadType = audio?.codecs[0]?.payloadType ?? 0;
+    const codecs = pc.getTransceivers().find((t) => t.kind === 'audio')?.codecs ?? [];
+    for (const codec of codecs)
+      peer.received.set(codec.payloadType, /pcma/i.test(codec.mimeType) ? 8 : 0);
+    peer.payloadType = codecs[0]?.payloadType ?? 0;
     return { peer, sdp: settings.publicAddress ? announce(sdp, settings.publicAddress) : sdp };
   }
 
@@ -150,6 +178,10 @@ export class WebRtcPeer implements MediaTransport {
         return;
       }
       for (const listener of this.messageListeners) listener(message);
+    });
+    // The browser closed its connection (hang-up, a closed tab): its channel closes with it.
+    channel.stateChanged.subscribe((state) => {
+      if (state === 'closed') this.stop('remote');
     });
     const flush = () => {
       for (const text of this.pending.splice(0)) channel.send(text);
