@@ -225,9 +225,12 @@ describe('web calls in Chromium', () => {
     const page = await newPage();
     await page.goto(`${origin}/healthz`);
     // The library from the server, with the API key, as an internal tool would use it.
-    const lines = (await page.evaluate(`(async () => {
+    const result = (await page.evaluate(`(async () => {
       const { startWebCall } = await import('${origin}/client/openline.js');
+      const clicked = performance.now();
       const call = await startWebCall({ apiKey: '${t.key}', agentId: '${longId}' });
+      let firstAudioMs = null;
+      call.on('agent_start_talking', () => (firstAudioMs ??= performance.now() - clicked));
       const lines = [];
       await new Promise((resolve) => {
         call.on('transcript', (line) => {
@@ -237,8 +240,13 @@ describe('web calls in Chromium', () => {
         setTimeout(resolve, 25000);
       });
       call.stop();
-      return lines;
-    })()`)) as { role: string; text: string }[];
+      return { lines, firstAudioMs };
+    })()`)) as { lines: { role: string; text: string }[]; firstAudioMs: number | null };
+    const lines = result.lines;
+    console.log(
+      `web call: first agent audio played ${Math.round(result.firstAudioMs ?? NaN)} ms after the start (Chromium)`,
+    );
+    assert.ok(result.firstAudioMs !== null, 'the agent was heard in the page');
     await page.close();
     assert.equal(lines[0]?.role, 'assistant');
     assert.ok(lines[0]!.text.length < 120, `the greeting was cut where the caller spoke: ${lines[0]!.text}`);
