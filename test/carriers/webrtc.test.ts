@@ -4,6 +4,23 @@ import { announce } from '../../src/carriers/webrtc/peer.js';
 import { loadConfig } from '../../src/config.js';
 import { createTestApp } from '../../src/testing/harness.js';
 import { ScaledClock } from '../../src/clock.js';
+import { RTCPeerConnection, RTCRtpCodecParameters } from 'werift';
+
+/** A browser's offer, made by a real WebRTC stack: audio in PCMU and the data channel. */
+async function browserOffer(): Promise<{ pc: RTCPeerConnection; sdp: string }> {
+  const pc = new RTCPeerConnection({
+    codecs: { audio: [new RTCRtpCodecParameters({ mimeType: 'audio/PCMU', clockRate: 8000, channels: 1 })] },
+    iceUseIpv6: false,
+  });
+  pc.addTransceiver('audio', { direction: 'sendrecv' });
+  pc.createDataChannel('openline');
+  await pc.setLocalDescription(await pc.createOffer());
+  await new Promise<void>((resolve) => {
+    if (pc.iceGatheringState === 'complete') return resolve();
+    pc.iceGatheringStateChange.subscribe((state) => state === 'complete' && resolve());
+  });
+  return { pc, sdp: pc.localDescription!.sdp };
+}
 
 describe('web calls: WebRTC settings and tokens', () => {
   it('announces every host candidate again with the public address, same port', () => {
@@ -100,6 +117,41 @@ describe('web calls: WebRTC settings and tokens', () => {
       assert.equal(preflight.statusCode, 204);
       assert.equal(preflight.headers['access-control-allow-origin'], '*');
     } finally {
+      await t.close();
+    }
+  });
+
+  it('a web call counts against the account’s concurrent-call limit, and shows as a web call', async () => {
+    const t = await createTestApp({ env: { OPENLINE_MAX_CONCURRENT_CALLS: '1' } });
+    const peers: RTCPeerConnection[] = [];
+    try {
+      await t.services.startWorkers();
+      const agent = await t.request('POST', '/v1/agents', { prompt: 'Hi', first_sentence: 'Hello there.' });
+      const agentId = (agent.body.agent as { agent_id: string }).agent_id;
+      const first = await browserOffer();
+      peers.push(first.pc);
+      const started = await t.request('POST', '/v1/web-calls', { agent_id: agentId, sdp: first.sdp });
+      assert.equal(started.status, 200, JSON.stringify(started.body));
+      assert.match(String(started.body.sdp), /^a=candidate:/m);
+      assert.match(String(started.body.sdp), /^a=rtpmap:\d+ PCMU\/8000/m);
+      const callId = started.body.call_id as string;
+      const live = await t.request('GET', `/v1/calls/${callId}`);
+      assert.equal(live.body.carrier, 'web');
+      assert.equal(live.body.inbound, true);
+      assert.equal(live.body.to, agentId);
+      assert.equal(live.body.from, null);
+
+      // The account's one place is taken: the second web call is refused, and says why.
+      const second = await browserOffer();
+      peers.push(second.pc);
+      const refused = await t.request('POST', '/v1/web-calls', { agent_id: agentId, sdp: second.sdp });
+      assert.equal(refused.status, 429);
+      assert.match(String(refused.body.message), /concurrent calls/);
+      const calls = (await t.request('GET', '/v1/calls?inbound=true')).body.calls as Record<string, unknown>[];
+      const failed = calls.find((c) => c.call_id !== callId);
+      assert.equal(failed?.status, 'call_error');
+    } finally {
+      for (const pc of peers) await pc.close();
       await t.close();
     }
   });

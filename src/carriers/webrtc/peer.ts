@@ -156,8 +156,7 @@ export class WebRtcPeer implements MediaTransport {
     if (pc.iceGatheringState !== 'complete') await gathered;
     const sdp = pc.localDescription?.sdp ?? '';
     const codecs = pc.getTransceivers().find((t) => t.kind === 'audio')?.codecs ?? [];
-    for (const codec of codecs)
-      peer.received.set(codec.payloadType, /pcma/i.test(codec.mimeType) ? 8 : 0);
+    for (const codec of codecs) peer.received.set(codec.payloadType, /pcma/i.test(codec.mimeType) ? 8 : 0);
     peer.payloadType = codecs[0]?.payloadType ?? 0;
     return { peer, sdp: settings.publicAddress ? announce(sdp, settings.publicAddress) : sdp };
   }

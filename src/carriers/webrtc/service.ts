@@ -60,7 +60,16 @@ export class WebCalls {
       { requirePhone: false, requireTask: false },
     );
     if (errors.length > 0) throw validationError(errors);
-    const request: CallRequest = { ...normalized, phone_number: '', from: null };
+    const noStt = this.services.speech.stt === null;
+    const request: CallRequest = {
+      ...normalized,
+      phone_number: '',
+      from: null,
+      // Without a recogniser the caller would talk to nobody: the agent says so first.
+      ...(noStt && {
+        first_sentence: [NO_STT_NOTICE, normalized.first_sentence].filter(Boolean).join(' '),
+      }),
+    };
 
     let answered: { peer: WebRtcPeer; sdp: string };
     try {
@@ -81,11 +90,11 @@ export class WebCalls {
       peer.close();
       throw new ApiError('RATE_LIMITED', "The account's limit of concurrent calls was reached");
     }
-    this.run(call.id, request, peer);
+    this.run(call.id, request, peer, noStt);
     return { callId: call.id, sdp };
   }
 
-  private run(callId: string, request: CallRequest, peer: WebRtcPeer): void {
+  private run(callId: string, request: CallRequest, peer: WebRtcPeer, noStt: boolean): void {
     const unsubscribe = this.services.callEvents.subscribeLines(callId, (line) =>
       peer.send({ type: 'transcript', role: line.user, text: line.text } satisfies WebCallMessage),
     );
@@ -109,14 +118,10 @@ export class WebCalls {
       transfer: async () => ({ ok: false, reason: 'a web call cannot be transferred to a phone number' }),
       hangup: async () => end(),
     });
-    const noStt = this.services.speech.stt === null;
-    void (async () => {
-      if (noStt) {
-        peer.send({ type: 'notice', code: 'no_speech_recognizer', message: NO_STT_NOTICE } satisfies WebCallMessage);
-        await leg.speak(NO_STT_NOTICE);
-      }
-      await this.services.engine.answer(callId, leg);
-    })()
+    if (noStt)
+      peer.send({ type: 'notice', code: 'no_speech_recognizer', message: NO_STT_NOTICE } satisfies WebCallMessage);
+    this.services.engine
+      .answer(callId, leg)
       .catch((error: unknown) => this.log?.warn({ err: error, call_id: callId }, 'web call failed'))
       .finally(end);
   }
