@@ -155,4 +155,40 @@ describe('web calls: WebRTC settings and tokens', () => {
       await t.close();
     }
   });
+
+  it('talks to one of the account’s inbound numbers, or a pathway, and to nobody else’s', async () => {
+    const t = await createTestApp();
+    const peers: RTCPeerConnection[] = [];
+    const offer = async () => {
+      const made = await browserOffer();
+      peers.push(made.pc);
+      return made.sdp;
+    };
+    try {
+      await t.services.startWorkers();
+      const bought = await t.request('POST', '/v1/inbound/purchase', { area_code: '415', prompt: 'Take orders.' });
+      const number = String(bought.body.phone_number);
+      const byNumber = await t.request('POST', '/v1/web-calls', { phone_number: number, sdp: await offer() });
+      assert.equal(byNumber.status, 200, JSON.stringify(byNumber.body));
+      const numberCall = await t.request('GET', `/v1/calls/${String(byNumber.body.call_id)}`);
+      assert.equal(numberCall.body.to, number);
+      assert.equal((numberCall.body.request_data as { task: string }).task, 'Take orders.');
+
+      const pathway = await t.request('POST', '/v1/pathway/create', { name: 'Orders', description: 'x' });
+      const pathwayId = String(pathway.body.pathway_id);
+      const byPathway = await t.request('POST', '/v1/web-calls', { pathway_id: pathwayId, sdp: await offer() });
+      assert.equal(byPathway.status, 200, JSON.stringify(byPathway.body));
+      const pathwayCall = await t.request('GET', `/v1/calls/${String(byPathway.body.call_id)}`);
+      assert.equal((pathwayCall.body.request_data as { pathway_id: string }).pathway_id, pathwayId);
+
+      // Another account's number and pathway are not found for this one.
+      for (const body of [{ phone_number: number }, { pathway_id: pathwayId }]) {
+        const foreign = await t.request('POST', '/v1/web-calls', { ...body, sdp: await offer() }, { as: t.otherKey });
+        assert.equal(foreign.status, 404, JSON.stringify(body));
+      }
+    } finally {
+      for (const pc of peers) await pc.close();
+      await t.close();
+    }
+  });
 });

@@ -184,6 +184,8 @@ describe('web calls in Chromium', () => {
     await page.goto(customerOrigin);
     await page.getByRole('button', { name: 'Talk to us' }).click();
     await page.getByRole('button', { name: 'End call' }).waitFor();
+    // Talking: the media flows both ways.
+    await page.getByText('Agent: Luigi’s, how can I help?').waitFor({ timeout: 15_000 });
     const live = (await t.request('GET', '/v1/calls?inbound=true')).body.calls as Json[];
     const callId = live.find((c) => !c.completed)?.call_id as string;
     assert.ok(callId, 'the call runs');

@@ -18,7 +18,7 @@ export const EVENTS_CHANNEL = 'openline';
 /** How long the answer waits for the server's own candidates (host ones take milliseconds; STUN more). */
 const GATHER_TIMEOUT_MS = 3000;
 /** How long a browser has to connect and send its first audio. */
-const CONNECT_TIMEOUT_MS = 20_000;
+const CONNECT_TIMEOUT_MS = 10_000;
 /** How long a connection may stay disconnected (ICE consent lost) before the call ends. */
 const DISCONNECTED_GRACE_MS = 5000;
 /**
