@@ -16,7 +16,15 @@ type Internal =
   | { type: 'spoken'; text: string; result: SpeakResult; then: AgentAction | 'hangup' | null; by: AbortController }
   | {
       type: 'timer';
-      name: 'respond' | 'silence' | 'barge_in' | 'detect' | 'detect_pause' | 'voicemail_fallback' | 'greeting_wait';
+      name:
+        | 'respond'
+        | 'silence'
+        | 'barge_in'
+        | 'hold'
+        | 'detect'
+        | 'detect_pause'
+        | 'voicemail_fallback'
+        | 'greeting_wait';
       /** Set on a timer due at once (queued without a timer): false once it was disarmed or re-armed. */
       live?: { armed: boolean };
     }
@@ -70,6 +78,11 @@ export function endOfTurnMs(threshold: number): number {
 const SILENCE_MS = 7000;
 /** Without interim transcripts, speech this long over the agent counts as an interruption. */
 const BARGE_IN_MS = 1500;
+/**
+ * The longest the agent's speech stays held after the caller's voice started over it with no
+ * words and no end of their speech (a recogniser that never settles): then it goes on.
+ */
+const HOLD_MAX_MS = 2000;
 
 const BACKCHANNEL = new Set(
   'uh huh uhhuh mm hmm mhm mmhmm yeah yes yep okay ok right sure go on i see got it alright uh um hm hmm oh wow really'.split(
@@ -102,6 +115,8 @@ export class CallSession {
   private readonly timers = new Map<string, () => void>();
   private readonly detector: AnswerDetector;
   private speaking: AbortController | undefined;
+  /** The utterance paused because the caller's voice started over it: their words decide. */
+  private held: AbortController | undefined;
   private theySpeaking = false;
   private heard: string[] = [];
   private overlapped = false;
@@ -282,6 +297,32 @@ export class CallSession {
     }
   }
 
+  /** Pauses the agent's current utterance (the caller's voice started over it). */
+  private hold(): void {
+    if (!this.speaking || this.held === this.speaking || !this.o.leg.pause) return;
+    this.o.leg.pause();
+    this.held = this.speaking;
+    this.arm('hold', HOLD_MAX_MS);
+  }
+
+  /** The caller's words on a held utterance: an interruption ends it, anything else lets it go on. */
+  private release(text: string): void {
+    const held = this.held;
+    if (!held) return;
+    this.held = undefined;
+    this.disarm('hold');
+    if (held !== this.speaking) return;
+    if (isInterruption(text, this.o.request.interruption_threshold)) held.abort();
+    else this.o.leg.resume?.();
+  }
+
+  /** A real interruption: the agent's turn ends where it was cut (what was played is kept). */
+  private interrupt(): void {
+    this.held = undefined;
+    this.disarm('hold');
+    this.speaking?.abort();
+  }
+
   /** The actions of streamed replies, by the speech that says their words. */
   private readonly streamedThen = new Map<AbortController, AgentAction | null>();
 
@@ -325,8 +366,11 @@ export class CallSession {
         this.theySpeaking = true;
         this.disarm('respond');
         this.disarm('silence');
-        if (this.speaking && !this.o.request.block_interruptions && this.phase === 'conversation')
+        if (this.speaking && !this.o.request.block_interruptions && this.phase === 'conversation') {
+          // Silent at once, as a person would fall silent: their words decide what follows.
+          this.hold();
           this.arm('barge_in', BARGE_IN_MS);
+        }
         return;
       case 'speech_partial':
         // The interim transcript decides, not the mere sound of a voice.
@@ -337,7 +381,7 @@ export class CallSession {
           this.phase === 'conversation' &&
           isInterruption(event.text, this.o.request.interruption_threshold)
         ) {
-          this.speaking.abort();
+          this.interrupt();
         }
         return;
       case 'speech':
@@ -373,6 +417,8 @@ export class CallSession {
   private async onSpeech(text: string, event: LegEvent): Promise<void> {
     this.theySpeaking = false;
     this.disarm('barge_in');
+    // A held utterance: cut by an interruption, resumed after a backchannel, a cough or a noise.
+    this.release(text);
     // An audio leg heard a voice but no words came of it (a cough, line noise): nothing to answer.
     if (text.trim() === '') {
       if (!this.speaking && this.phase === 'conversation' && this.heard.length === 0) this.arm('silence', SILENCE_MS);
@@ -540,7 +586,11 @@ export class CallSession {
         );
       }
       case 'barge_in':
-        if (this.theySpeaking && this.speaking) this.speaking.abort();
+        if (this.theySpeaking && this.speaking) this.interrupt();
+        return;
+      case 'hold':
+        // Their voice started and then nothing came of it: the agent goes on where it stopped.
+        if (!this.theySpeaking) this.release('');
         return;
       case 'detect':
         return this.onDetected(this.detector.timeout(), 'speech');

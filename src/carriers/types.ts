@@ -58,6 +58,12 @@ export interface CallLeg {
    * (barge-in) with what was played so far.
    */
   speak(text: SpeechText, options?: { signal?: AbortSignal }): Promise<SpeakResult>;
+  /**
+   * Holds what is being said at once (the caller may be cutting in), without losing it: resume()
+   * goes on from the same word, speak()'s abort signal drops it. Audio legs only.
+   */
+  pause?(): void;
+  resume?(): void;
   /** Sends DTMF digits (0-9, *, #; `w` waits half a second), as tones the far end can hear. */
   sendDtmf(digits: string): Promise<void>;
   /** Hands the far end over to `to`; the leg ends for us when this succeeds. */

@@ -118,6 +118,8 @@ export interface AudioLeg extends CallLeg {
   recording(): Promise<string | null>;
   /** Receives every inbound frame, raw and decoded; returns the unsubscribe function. */
   onAudio(listener: (payload: Buffer, pcm: Int16Array) => void): () => void;
+  pause(): void;
+  resume(): void;
   /** Receives every frame sent to the far end (the agent's voice, the background); returns the unsubscribe function. */
   onSent(listener: (payload: Buffer) => void): () => void;
   /** Inbound frames waiting for the VAD (0 when keeping up). */
@@ -310,6 +312,15 @@ class AudioCallLeg implements AudioLeg {
   onSent(listener: (payload: Buffer) => void): () => void {
     this.sentListeners.add(listener);
     return () => this.sentListeners.delete(listener);
+  }
+
+  /** Holds the agent's speech in the pacer (the far end plays out the little it was sent ahead). */
+  pause(): void {
+    if (this.speaking) this.pacer.pause();
+  }
+
+  resume(): void {
+    this.pacer.resume();
   }
 
   private now(): Date {

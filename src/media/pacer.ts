@@ -316,6 +316,8 @@ export class FramePacer {
   /** Frames sent ahead of the grid since the far end last ran dry (up to the scheduler's aheadFrames). */
   private ahead = 0;
   private closed = false;
+  /** Queued audio is held (the caller may be interrupting); the fill still plays. */
+  private held = false;
   private drainWaiters: (() => void)[] = [];
 
   constructor(
@@ -338,6 +340,26 @@ export class FramePacer {
     return this.closed;
   }
 
+  /** True while pause() holds the queue. */
+  get paused(): boolean {
+    return this.held;
+  }
+
+  /**
+   * Holds the queued audio where it is: from the next slot only the fill (or nothing) is sent,
+   * and what the far end was sent ahead plays out. resume() goes on from the same frame, so
+   * nothing is repeated or skipped. clear() ends the pause too.
+   */
+  pause(): void {
+    this.held = true;
+  }
+
+  resume(): void {
+    if (!this.held) return;
+    this.held = false;
+    if (!this.closed && this.size > 0) this.scheduler.activate(this);
+  }
+
   /** Queues 20 ms mu-law frames (FRAME_SAMPLES bytes each). */
   enqueue(frames: readonly Buffer[]): void {
     if (this.closed || frames.length === 0) return;
@@ -351,9 +373,11 @@ export class FramePacer {
     try {
       // Only when the far end has run dry: sending ahead of a playing stream gains nothing and
       // would grow its buffer (and barge-in latency) by a frame each time.
-      if (wasEmpty && this.options.startImmediately !== false && this.playoutEnd <= now) this.sendNext(now, now);
+      if (this.held) {
+        // Held: the frames wait for resume().
+      } else if (wasEmpty && this.options.startImmediately !== false && this.playoutEnd <= now) this.sendNext(now, now);
       // Audio is playing and the cushion is not full (it started with fewer frames than it holds).
-      if (this.ahead < this.scheduler.aheadFrames && this.playoutEnd > now) this.sendAhead(now);
+      if (!this.held && this.ahead < this.scheduler.aheadFrames && this.playoutEnd > now) this.sendAhead(now);
     } catch (error) {
       this.fail(error);
       return;
@@ -381,6 +405,7 @@ export class FramePacer {
    */
   clear(): number {
     const dropped = this.queuedFrames * FRAME_MS;
+    this.held = false;
     // Barge-in clears the far end too: what it held is gone, and the next audio starts afresh.
     if (this.ahead > 0) {
       this.playoutEnd = -Infinity;
@@ -428,7 +453,7 @@ export class FramePacer {
       this.fail(error);
       return;
     }
-    if (this.size === 0 && !this.fillSource) this.scheduler.deactivate(this);
+    if ((this.size === 0 || this.held) && !this.fillSource) this.scheduler.deactivate(this);
   }
 
   private sendNext(now: number, deadline: number): void {
@@ -448,7 +473,7 @@ export class FramePacer {
 
   /** Sends the next queued frame, or else a frame of the fill; false when there is neither. */
   private sendOne(now: number, deadline: number): boolean {
-    if (this.queuedFrames > 0) {
+    if (this.queuedFrames > 0 && !this.held) {
       this.sendNext(now, deadline);
       return true;
     }

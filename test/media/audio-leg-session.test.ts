@@ -5,7 +5,7 @@ import { systemClock, type Clock } from '../../src/clock.js';
 import { OfflineAgent } from '../../src/agent/offline.js';
 import type { Agent, AgentReply, Turn } from '../../src/agent/types.js';
 import { audioLegSettings, createAudioLeg } from '../../src/media/audio-leg.js';
-import { decodeMulaw } from '../../src/media/audio.js';
+import { decodeMulaw, rms } from '../../src/media/audio.js';
 import { DtmfDetector } from '../../src/media/dtmf.js';
 import { FrameScheduler } from '../../src/media/pacer.js';
 import { EnergyVad } from '../../src/media/vad-energy.js';
@@ -148,6 +148,58 @@ describe('audio leg under a call session', () => {
     assert.equal(transcript.find((t) => t.role === 'assistant')?.text, long);
     controller.abort();
     await outcome;
+  });
+
+  it('a voice over the agent pauses it at once; after a backchannel it goes on from the same frame, nothing repeated or skipped', async () => {
+    const long = 'Let me read you the whole list of available appointment times for next week, slowly.';
+    /** The agent's voiced frames as the carrier got them, and when. */
+    const run = async (caller: boolean) => {
+      const { far, transcript, controller, outcome } = call({
+        agent: scriptedAgent(long),
+        lines: ['uh huh'],
+        msPerChar: 25,
+      });
+      const frames: { at: number; frame: Buffer }[] = [];
+      far.onFrame((frame) => {
+        // A copy: frames are carved from reused memory.
+        if (rms(decodeMulaw(frame)) > 200) frames.push({ at: performance.now(), frame: Buffer.from(frame) });
+      });
+      await until('the agent speaking', () => far.echoed.includes('s1:3'));
+      const onset = performance.now();
+      if (caller) say(far, 500);
+      await until('the sentence played', () => far.echoed.includes('s1:end'), 15_000);
+      await until('the transcript', () => transcript.some((t) => t.role === 'assistant'));
+      const said = transcript.find((t) => t.role === 'assistant')?.text;
+      controller.abort();
+      await outcome;
+      return { frames, onset, said, clears: far.clears };
+    };
+    const plain = await run(false);
+    const heldUp = await run(true);
+    // The same audio, frame for frame: held, then resumed where it stopped.
+    assert.equal(heldUp.frames.length, plain.frames.length);
+    // (Frame for frame the same tones; the line's comfort noise differs from run to run.)
+    const apart = (a: Buffer, b: Buffer) => {
+      const x = decodeMulaw(a);
+      const y = decodeMulaw(b);
+      let sum = 0;
+      for (let i = 0; i < x.length; i++) sum += Math.abs(x[i]! - y[i]!);
+      return sum / x.length;
+    };
+    const differs = heldUp.frames.findIndex((f, i) => apart(f.frame, plain.frames[i]!.frame) > 400);
+    assert.equal(differs, -1, `the agent's audio differs from frame ${differs} of ${plain.frames.length}`);
+    assert.equal(heldUp.said, long);
+    assert.equal(heldUp.clears, 0);
+    // A pause while the caller spoke: the longest gap between voiced frames after the onset is
+    // far longer than any in the uninterrupted sentence (the words' own gaps).
+    const longestGap = (frames: { at: number }[], from: number) => {
+      let longest = 0;
+      for (let i = 1; i < frames.length; i++)
+        if (frames[i]!.at > from) longest = Math.max(longest, frames[i]!.at - frames[i - 1]!.at);
+      return longest;
+    };
+    const gap = longestGap(heldUp.frames, heldUp.onset);
+    assert.ok(gap > longestGap(plain.frames, plain.onset) + 300, `held for ${gap.toFixed(0)} ms`);
   });
 
   it('words over the agent interrupt it: clear is sent and the transcript ends where the caller cut in', async () => {

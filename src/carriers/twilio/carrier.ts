@@ -154,6 +154,14 @@ export class TwilioCallLeg implements AudioLeg {
     return this.inner.onSent(listener);
   }
 
+  pause(): void {
+    this.inner.pause();
+  }
+
+  resume(): void {
+    this.inner.resume();
+  }
+
   on(listener: LegListener): () => void {
     this.extra.add(listener);
     const off = this.inner.on(listener);
