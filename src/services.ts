@@ -35,6 +35,9 @@ import type { SipCarrier } from './carriers/sip/carrier.js';
 import { startSip } from './carriers/sip/service.js';
 import { WebCalls } from './carriers/webrtc/service.js';
 import { LiveListening } from './calls/listen.js';
+import type { Agent } from './agent/types.js';
+import { SmsConversations } from './sms/conversations.js';
+import { sendSms } from './sms/send.js';
 import { WebCallTokenStore } from './store/web-call-tokens.js';
 import { carrierAudioLegs } from './carriers/audio-legs.js';
 import { createSpeech, type Speech } from './providers/speech.js';
@@ -75,6 +78,8 @@ export interface Services {
   twilio: TwilioCarrier;
   /** Web calls: browsers talking to agents over WebRTC (docs/web-calls.md). */
   webCalls: WebCalls;
+  /** AI conversations over SMS: numbers with agent settings answer texts (docs/api-notes.md, SMS). */
+  smsConversations: SmsConversations;
   /** Live listening to the audio calls this process runs (POST /v1/calls/{id}/listen). */
   listening: LiveListening;
   /** The single-use tokens of POST /v1/agents/{id}/authorize. */
@@ -212,14 +217,31 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
       now: () => clock.now(),
       ...(options.logger ? { log: options.logger } : {}),
     });
+  /** The language model's agent for a request, or the offline model without one (CONTRACT.md section 7). */
+  const modelAgent = (request: CallRequest): Agent =>
+    llm && provider
+      ? new LlmAgent({
+          provider,
+          model: llm.models[request.model],
+          now: () => clock.now(),
+          onFailure: (error) =>
+            metrics.providerError(
+              provider.name,
+              error.status ? `http_${error.status}` : error.retryable ? 'retryable' : 'failed',
+            ),
+          ...(options.logger ? { log: options.logger } : {}),
+        })
+      : offline;
+  /** A pathway in text only (pathway chats, SMS conversations): no logs of a call, no texts of its own. */
+  const textPathwayAgent = (request: CallRequest, accountId: string): PathwayAgent =>
+    pathwayAgent(request, {
+      accountOf: async () => accountId,
+      saveLogs: async () => {},
+      sendSms: () => ({ ok: false, reason: 'a text conversation sends no other text messages' }),
+    });
   const pathwayChats = new PathwayChats({
     clock,
-    agentFor: (request, accountId) =>
-      pathwayAgent(request, {
-        accountOf: async () => accountId,
-        saveLogs: async () => {},
-        sendSms: () => ({ ok: false, reason: 'a pathway chat sends no text messages' }),
-      }),
+    agentFor: textPathwayAgent,
   });
   const engine = new CallEngine({
     calls,
@@ -235,19 +257,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
             // The sandbox logs a text of its own calls; any other call's goes out on Twilio.
             sendSms: (message) => (sandbox.call(message.callId) ? sandbox.sendSms(message) : twilio.sendSms(message)),
           })
-        : llm && provider
-          ? new LlmAgent({
-              provider,
-              model: llm.models[request.model],
-              now: () => clock.now(),
-              onFailure: (error) =>
-                metrics.providerError(
-                  provider.name,
-                  error.status ? `http_${error.status}` : error.retryable ? 'retryable' : 'failed',
-                ),
-              ...(options.logger ? { log: options.logger } : {}),
-            })
-          : offline,
+        : modelAgent(request),
     pricePerMinute: config.sandboxPricePerMinute,
     // Custom tools and dynamic_data leave through the guarded client too (CONTRACT.md section 8).
     http: new OutboundClient({ allowPrivate: config.allowPrivateUrls }),
@@ -305,8 +315,18 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     config.webrtc,
     options.logger,
   );
+  const smsConversations: SmsConversations = new SmsConversations({
+    db,
+    clock,
+    queue,
+    agentFor: (request, accountId) => (request.pathway_id ? textPathwayAgent(request, accountId) : modelAgent(request)),
+    send: async (accountId, message) =>
+      (await sendSms(services, accountId, { ...message, fromField: 'agent_number' })).message_id,
+    ...(options.logger ? { log: options.logger } : {}),
+  });
   const services: Services = {
     webCalls,
+    smsConversations,
     listening,
     webCallTokens: new WebCallTokenStore(db, clock),
     config,
@@ -344,6 +364,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
       sip = await startSip(services, audioLegs, credentialOf, options.logger);
       carrier.useSip(sip);
       queue.work({
+        sms_reply: metrics.timeJob('sms_reply', (job) => smsConversations.reply(job.message_id)),
         dial: metrics.timeJob('dial', (job, run) => engine.dial(job.call_id, job.wait ?? 0, run.settle)),
         webhook: metrics.timeJob('webhook', (job) =>
           inSpan('webhook delivery', { 'openline.call.id': job.call_id, 'openline.webhook.attempt': job.attempt }, () =>

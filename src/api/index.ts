@@ -15,6 +15,7 @@ import batches from './batches.js';
 import blocked from './blocked.js';
 import { authorizeRoutes } from './web-calls.js';
 import { listenRoutes } from './listen.js';
+import smsConversations from './sms-conversations.js';
 
 export type RouteModule = (app: Api, services: Services) => Promise<void>;
 
@@ -36,6 +37,7 @@ export const API_ROUTES: RouteModule[] = [
   blocked,
   authorizeRoutes,
   listenRoutes,
+  smsConversations,
 ];
 
 /** Routes outside the /v1 prefix. */

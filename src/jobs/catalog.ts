@@ -14,6 +14,8 @@ export interface JobPayloads {
    * numbered by the resends before it.
    */
   webhook: { call_id: string; attempt: number; send_type: 'automatic' | 'resend' };
+  /** The SMS agent answers an inbound text in its conversation (src/sms/conversations.ts). */
+  sms_reply: { message_id: string };
 }
 
 export type JobName = keyof JobPayloads;
@@ -21,6 +23,7 @@ export type JobName = keyof JobPayloads;
 export const JOB_IDS: { [N in JobName]: (payload: JobPayloads[N]) => string } = {
   dial: (p) => (p.wait ? `dial:${p.call_id}:wait:${p.wait}` : `dial:${p.call_id}`),
   webhook: (p) => `webhook:${p.call_id}:${p.send_type === 'resend' ? 'resend:' : ''}${p.attempt}`,
+  sms_reply: (p) => `sms_reply:${p.message_id}`,
 };
 
 export interface JobPolicy {
@@ -42,4 +45,6 @@ export const JOB_POLICY: { [N in JobName]: JobPolicy } = {
   // Only storage failures throw here: a failed delivery schedules its own next attempt instead.
   // One attempt lasts at most the delivery timeout (10 s).
   webhook: { maxAttempts: 5, backoffMs: (n) => 5000 * 2 ** (n - 1), expireSeconds: 300 },
+  // A model that failed (or a carrier that refused the text) is tried again a little later.
+  sms_reply: { maxAttempts: 3, backoffMs: (n) => 5000 * 2 ** (n - 1), expireSeconds: 120 },
 };

@@ -5,6 +5,7 @@ import type { Database } from '../store/types.js';
 import { WebhookStore } from '../store/webhooks.js';
 import { newId } from '../security/secrets.js';
 import { normalizePhone } from '../domain/phone.js';
+import { joinConversation } from './conversations.js';
 
 /** What delivering an inbound SMS needs: a subset of Services (pass the Services object itself). */
 export interface InboundSmsDeps {
@@ -128,6 +129,7 @@ export async function deliverInboundSms(deps: InboundSmsDeps, sms: InboundSms): 
     created_at: now.toISOString(),
     webhook: holder.sms_webhook,
     direction: 'inbound',
+    conversation_id: null,
   };
   const payload: InboundSmsPayload = {
     event: 'sms.received',
@@ -140,6 +142,8 @@ export async function deliverInboundSms(deps: InboundSmsDeps, sms: InboundSms): 
     carrier_message_id: carrierMessageId,
   };
   const stored = await db.transaction().execute(async (trx) => {
+    // A number with an agent for texts: the message joins the person's conversation.
+    row.conversation_id = (await joinConversation(trx, deps.clock, row)) ?? null;
     // Two deliveries of one carrier message may race: the unique (carrier, carrier_message_id) decides.
     const inserted = await trx
       .insertInto('sms_messages')
@@ -164,6 +168,7 @@ export async function deliverInboundSms(deps: InboundSmsDeps, sms: InboundSms): 
     return toResult(seen, true);
   }
   if (row.webhook) await deps.queue.enqueue('webhook', { call_id: row.id, attempt: 1, send_type: 'automatic' });
+  if (row.conversation_id) await deps.queue.enqueue('sms_reply', { message_id: row.id });
   return toResult(row, false);
 }
 
@@ -173,6 +178,8 @@ export async function deliverInboundSms(deps: InboundSmsDeps, sms: InboundSms): 
  * run (it is logged) or is queued (the job id is idempotent).
  */
 async function resume(deps: InboundSmsDeps, row: Row): Promise<void> {
+  // The agent's reply (the job skips a message already answered; its id is idempotent).
+  if (row.conversation_id) await deps.queue.enqueue('sms_reply', { message_id: row.id });
   if (!row.webhook) return;
   const store = new WebhookStore(deps.storage.db, deps.clock);
   const message = await store.message(row.id);

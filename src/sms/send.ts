@@ -63,6 +63,7 @@ export async function sendSms(
     created_at: now,
     webhook: null,
     direction: 'outbound',
+    conversation_id: null,
   };
   await services.storage.db.insertInto('sms_messages').values(row).execute();
   return {

@@ -19,6 +19,7 @@ import * as m093 from './migrations/093_batches.js';
 import * as m094 from './migrations/094_sms_direction.js';
 import * as m095 from './migrations/095_blocked_numbers.js';
 import * as m096 from './migrations/096_web_call_tokens.js';
+import * as m097 from './migrations/097_sms_conversations.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -46,6 +47,7 @@ const MIGRATIONS: Record<string, { up: (db: Kysely<any>, dialect: Dialect) => Pr
   '094_sms_direction': m094,
   '095_blocked_numbers': m095,
   '096_web_call_tokens': m096,
+  '097_sms_conversations': m097,
 };
 
 class StaticProvider implements MigrationProvider {

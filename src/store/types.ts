@@ -299,6 +299,29 @@ export interface SmsMessagesTable {
   webhook: string | null;
   /** inbound (received on one of the account's numbers) or outbound (sent by POST /v1/sms/send). */
   direction: string;
+  /** The AI conversation the message belongs to (a number with SMS agent settings); else null. */
+  conversation_id: string | null;
+}
+
+/** A number's SMS agent settings (POST /v1/sms/number/update), JSON in `config`. */
+export interface SmsConfigsTable {
+  phone_number: string;
+  account_id: string;
+  config: string;
+  updated_at: string;
+}
+
+/** An AI conversation over SMS between one of the account's numbers and a person. */
+export interface SmsConversationsTable {
+  id: string;
+  account_id: string;
+  agent_number: string;
+  user_number: string;
+  is_active: number;
+  /** JSON: the variables of the conversation. */
+  request_data: string | null;
+  created_at: string;
+  updated_at: string;
 }
 
 /** A web call's single-use token (POST /v1/agents/{id}/authorize), by its SHA-256. */
@@ -334,4 +357,6 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   sms_messages: SmsMessagesTable;
   web_call_tokens: WebCallTokensTable;
+  sms_configs: SmsConfigsTable;
+  sms_conversations: SmsConversationsTable;
 }

@@ -65,6 +65,7 @@ describe('PgBossQueue on PostgreSQL, beyond the contract', { skip: skip ?? false
               await new Promise((resolve) => setTimeout(resolve, 100));
             },
             webhook: async () => {},
+            sms_reply: async () => {},
           },
           { concurrency: 2 },
         ),
@@ -127,7 +128,14 @@ describe('PgBossQueue on PostgreSQL, beyond the contract', { skip: skip ?? false
       const settled = taken.find((j) => j.data.payload.call_id === handedOver)!;
       await dead.complete('dial', settled.id);
       const runs: string[] = [];
-      q.work({ dial: async (payload) => void runs.push(payload.call_id), webhook: async () => {} }, { pollMs: 500 });
+      q.work(
+        {
+          dial: async (payload) => void runs.push(payload.call_id),
+          webhook: async () => {},
+          sms_reply: async () => {},
+        },
+        { pollMs: 500 },
+      );
       await waitFor(
         'the lost job run again',
         async () => ((await q.get(`dial:${lost}`))?.state === 'done' ? true : undefined),

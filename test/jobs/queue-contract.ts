@@ -47,7 +47,11 @@ export function jobQueueContract(label: string, subject: () => Promise<QueueSubj
       opened.push(queue);
       return queue;
     };
-    const handlers = (dial: JobHandlers['dial']): JobHandlers => ({ dial, webhook: async () => {} });
+    const handlers = (dial: JobHandlers['dial']): JobHandlers => ({
+      dial,
+      webhook: async () => {},
+      sms_reply: async () => {},
+    });
 
     before(async () => {
       s = await subject();

@@ -1,0 +1,243 @@
+import { Type } from '@sinclair/typebox';
+import type { Api } from './types.js';
+import type { Services } from '../services.js';
+import { checked, errorResponses, FreeObject, IdParams, Nullable } from '../schemas/common.js';
+import { normalizePathNumber, normalizePhone } from '../domain/phone.js';
+import { notFound, validationError } from '../errors.js';
+import { MAX_SMS_BODY } from '../sms/inbound.js';
+import type { SmsConfig } from '../sms/conversations.js';
+
+const tags = ['SMS'];
+
+const SmsConfigSchema = Type.Object({
+  objective: Nullable(Type.String()),
+  pathway_id: Nullable(Type.String()),
+  pathway_version: Nullable(Type.String()),
+  start_node_id: Nullable(Type.String()),
+  webhook: Nullable(Type.String()),
+  request_data: FreeObject(),
+  temperature: Nullable(Type.Number()),
+  time_out: Nullable(Type.Number()),
+  tools: Type.Array(Type.Unknown()),
+  messaging_service_sid: Nullable(Type.String()),
+});
+
+const Conversation = Type.Object({
+  id: Type.String(),
+  agent_number: Type.String(),
+  user_number: Type.String(),
+  is_active: Type.Boolean(),
+  request_data: Nullable(FreeObject()),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+});
+
+const Message = Type.Object({
+  id: Type.String(),
+  sender: Type.Union([Type.Literal('USER'), Type.Literal('AGENT')]),
+  message: Type.String(),
+  created_at: Type.String(),
+});
+
+/**
+ * AI conversations over SMS, in the hosted API's shapes: a number's agent settings
+ * (`POST /v1/sms/number/update`, `GET /v1/sms/numbers`) and its conversations (list, get,
+ * activate or close, send on one). src/sms/conversations.ts answers the texts.
+ */
+export default async function routes(app: Api, services: Services): Promise<void> {
+  app.post(
+    '/sms/number/update',
+    {
+      schema: {
+        tags,
+        summary: 'Set the SMS agent of a number',
+        description:
+          'With an `objective` (the agent’s prompt) or a `pathway_id`, the agent answers every text the number receives, in a conversation per person, with the language model (or the offline model), and POSTs each reply with the history to `webhook`. Fields not sent are kept; null clears.',
+        body: Type.Object(
+          {
+            phone_number: Type.String({ minLength: 1 }),
+            objective: Type.Optional(Nullable(Type.String({ maxLength: 10_000 }))),
+            pathway_id: Type.Optional(Nullable(Type.String())),
+            pathway_version: Type.Optional(Nullable(Type.Union([Type.String(), Type.Integer({ minimum: 0 })]))),
+            start_node_id: Type.Optional(Nullable(Type.String())),
+            webhook: Type.Optional(Nullable(checked(Type.String(), 'http_url'))),
+            request_data: Type.Optional(Nullable(Type.Union([FreeObject(), Type.Array(Type.Unknown())]))),
+            temperature: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 1 }))),
+            time_out: Type.Optional(Nullable(Type.Number({ exclusiveMinimum: 0, description: 'Minutes' }))),
+            tools: Type.Optional(Nullable(Type.Array(Type.Unknown()))),
+            messaging_service_sid: Type.Optional(Nullable(Type.String())),
+          },
+          { additionalProperties: true },
+        ),
+        response: {
+          200: Type.Object({
+            data: Type.Object({ message: Type.String(), sms_config: SmsConfigSchema }),
+            errors: Type.Null(),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const body = request.body;
+      const number = normalizePathNumber(body.phone_number);
+      if (!number.ok) throw validationError([`phone_number ${number.reason}`]);
+      if (!(await services.inbound.get(request.account.id, number.e164))) throw notFound('Inbound number');
+      const input: Partial<SmsConfig> = {};
+      if (body.objective !== undefined) input.objective = body.objective || null;
+      if (body.pathway_id !== undefined) input.pathway_id = body.pathway_id || null;
+      if (body.pathway_version !== undefined)
+        input.pathway_version = body.pathway_version === null ? null : String(body.pathway_version);
+      if (body.start_node_id !== undefined) input.start_node_id = body.start_node_id || null;
+      if (body.webhook !== undefined) input.webhook = body.webhook || null;
+      // An array of {key: value} objects (as the hosted docs show it) is merged into one object.
+      if (body.request_data !== undefined)
+        input.request_data = Array.isArray(body.request_data)
+          ? Object.assign({}, ...body.request_data.filter((x) => typeof x === 'object' && x !== null))
+          : (body.request_data ?? {});
+      if (body.temperature !== undefined) input.temperature = body.temperature;
+      if (body.time_out !== undefined) input.time_out = body.time_out;
+      if (body.tools !== undefined) input.tools = body.tools ?? [];
+      if (body.messaging_service_sid !== undefined) input.messaging_service_sid = body.messaging_service_sid;
+      if (input.pathway_id && !(await services.pathways.get(request.account.id, input.pathway_id)))
+        throw validationError([`pathway_id ${input.pathway_id} is not a pathway of this account`]);
+      const config = await services.smsConversations.configure(request.account.id, number.e164, input);
+      return { data: { message: `SMS config updated for number ${number.e164}`, sms_config: config }, errors: null };
+    },
+  );
+
+  app.get(
+    '/sms/numbers',
+    {
+      schema: {
+        tags,
+        summary: 'List the numbers with SMS settings',
+        response: {
+          200: Type.Object({
+            data: Type.Array(
+              Type.Object({
+                phone_number: Type.String(),
+                sms_config: SmsConfigSchema,
+                conversation_count: Type.Integer(),
+              }),
+            ),
+            errors: Type.Null(),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => ({ data: await services.smsConversations.numbers(request.account.id), errors: null }),
+  );
+
+  app.get(
+    '/sms/conversations',
+    {
+      schema: {
+        tags,
+        summary: 'List SMS conversations',
+        querystring: Type.Object({
+          phone_number: Type.Optional(Type.String({ description: 'Conversations of this number (ours or theirs)' })),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+        }),
+        response: { 200: Type.Object({ data: Type.Array(Conversation), errors: Type.Null() }), ...errorResponses },
+      },
+    },
+    async (request) => {
+      let phone: string | undefined;
+      if (request.query.phone_number !== undefined) {
+        const parsed = normalizePhone(request.query.phone_number);
+        if (!parsed.ok) throw validationError([`phone_number ${parsed.reason}`]);
+        phone = parsed.e164;
+      }
+      const data = await services.smsConversations.list(request.account.id, {
+        ...(phone && { phone }),
+        ...(request.query.limit && { limit: request.query.limit }),
+      });
+      return { data, errors: null };
+    },
+  );
+
+  app.get(
+    '/sms/conversations/:id',
+    {
+      schema: {
+        tags,
+        summary: 'An SMS conversation with its messages',
+        params: IdParams,
+        response: {
+          200: Type.Object({
+            data: Type.Intersect([Conversation, Type.Object({ messages: Type.Array(Message) })]),
+            errors: Type.Null(),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const conversation = await services.smsConversations.get(request.account.id, request.params.id);
+      if (!conversation) throw notFound('Conversation');
+      return { data: conversation, errors: null };
+    },
+  );
+
+  app.patch(
+    '/sms/conversations/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Close or reopen an SMS conversation',
+        description: 'is_active false: the agent stops answering; the person’s next text opens a new conversation.',
+        params: IdParams,
+        body: Type.Object({ is_active: Type.Boolean() }, { additionalProperties: true }),
+        response: {
+          200: Type.Object({
+            message: Type.String(),
+            conversation: Type.Object({ id: Type.String(), is_active: Type.Boolean(), updated_at: Type.String() }),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const updated = await services.smsConversations.setActive(
+        request.account.id,
+        request.params.id,
+        request.body.is_active,
+      );
+      if (!updated) throw notFound('Conversation');
+      return {
+        message: 'Conversation updated successfully',
+        conversation: { id: updated.id, is_active: updated.is_active, updated_at: updated.updated_at },
+      };
+    },
+  );
+
+  app.post(
+    '/sms/conversations/:id/messages',
+    {
+      schema: {
+        tags,
+        summary: 'Send a message on an SMS conversation',
+        description: 'A person taking over: the text goes to the conversation’s user from its number.',
+        params: IdParams,
+        body: Type.Object(
+          { message: Type.String({ minLength: 1, maxLength: MAX_SMS_BODY }), sender: Type.Optional(Type.String()) },
+          { additionalProperties: true },
+        ),
+        response: {
+          200: Type.Object({
+            data: Type.Object({ message_id: Type.String(), conversation_id: Type.String() }),
+            errors: Type.Null(),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const id = await services.smsConversations.post(request.account.id, request.params.id, request.body.message);
+      if (!id) throw notFound('Conversation');
+      return { data: { message_id: id, conversation_id: request.params.id }, errors: null };
+    },
+  );
+}

@@ -1,0 +1,188 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ScaledClock } from '../../src/clock.js';
+import { createTestApp, type TestApp } from '../../src/testing/harness.js';
+import { startReceiver } from '../outbound/receiver.js';
+
+type Json = Record<string, unknown>;
+interface Conversation extends Json {
+  id: string;
+  is_active: boolean;
+  messages?: { sender: string; message: string }[];
+}
+
+async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/**
+ * AI conversations over SMS on the sandbox: a number with an objective answers texts (the offline
+ * model here), one conversation per person, in the hosted API's shapes.
+ */
+describe('SMS conversations', () => {
+  let t: TestApp;
+  let number: string;
+  const person = '+14155550100';
+
+  const text = async (body: string, from = person) => {
+    const r = await t.request('POST', '/v1/sandbox/sms', { from, to: number, body });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+  };
+  const conversations = async (): Promise<Conversation[]> =>
+    (await t.request('GET', `/v1/sms/conversations?phone_number=${encodeURIComponent(number)}`)).body
+      .data as Conversation[];
+  const conversation = async (id: string): Promise<Conversation> =>
+    (await t.request('GET', `/v1/sms/conversations/${id}`)).body.data as Conversation;
+  /** The conversation once it holds `n` messages. */
+  const withMessages = (id: string, n: number) =>
+    until(`${n} messages`, async () => {
+      const c = await conversation(id);
+      return (c.messages?.length ?? 0) >= n ? c : undefined;
+    });
+
+  before(async () => {
+    t = await createTestApp({ clock: new ScaledClock(50) });
+    await t.services.startWorkers();
+    const bought = await t.request('POST', '/v1/inbound/purchase', { prompt: 'Answer calls' });
+    number = String(bought.body.phone_number);
+  });
+  after(() => t.close());
+
+  it('a number without SMS agent settings only stores texts', async () => {
+    await text('Hello?');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.deepEqual(await conversations(), []);
+  });
+
+  it('sets the agent of a number and lists it', async () => {
+    const r = await t.request('POST', '/v1/sms/number/update', {
+      phone_number: number,
+      objective: 'You take pizza orders for Luigi’s by text.',
+      request_data: [{ shop: 'Luigi’s' }],
+      time_out: 60,
+    });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const data = r.body.data as { message: string; sms_config: Json };
+    assert.equal(data.message, `SMS config updated for number ${number}`);
+    assert.equal(data.sms_config.objective, 'You take pizza orders for Luigi’s by text.');
+    assert.deepEqual(data.sms_config.request_data, { shop: 'Luigi’s' });
+    assert.equal(r.body.errors, null);
+    const numbers = (await t.request('GET', '/v1/sms/numbers')).body.data as Json[];
+    assert.deepEqual(
+      numbers.map((n) => [n.phone_number, n.conversation_count]),
+      [[number, 0]],
+    );
+  });
+
+  it('answers each text in the person’s conversation, which goes on until it is closed', async () => {
+    await text('Hi, I would like to order a pizza');
+    const [first] = await until('a conversation', async () => {
+      const list = await conversations();
+      return list.length ? list : undefined;
+    });
+    assert.equal(first!.is_active, true);
+    assert.equal(first!.user_number, person);
+    assert.equal(first!.agent_number, number);
+    const answered = await withMessages(first!.id, 2);
+    assert.deepEqual(
+      answered.messages!.map((m) => m.sender),
+      ['USER', 'AGENT'],
+    );
+    assert.equal(answered.messages![0]!.message, 'Hi, I would like to order a pizza');
+    assert.ok(answered.messages![1]!.message.length > 0);
+
+    // The reply went out from the number, as any text it sends.
+    const sent = (
+      await t.request('GET', `/v1/sms/messages?direction=outbound&phone_number=${encodeURIComponent(number)}`)
+    ).body;
+    assert.ok(JSON.stringify(sent).includes(answered.messages![1]!.message));
+
+    await text('A large margherita please');
+    const again = await withMessages(first!.id, 4);
+    assert.deepEqual(
+      again.messages!.map((m) => m.sender),
+      ['USER', 'AGENT', 'USER', 'AGENT'],
+    );
+    assert.equal((await conversations()).length, 1, 'the same conversation');
+
+    // A person at the business takes over on the conversation.
+    const posted = await t.request('POST', `/v1/sms/conversations/${first!.id}/messages`, {
+      message: 'This is Luigi, your pizza is in the oven.',
+    });
+    assert.equal(posted.status, 200, JSON.stringify(posted.body));
+    const taken = await conversation(first!.id);
+    assert.equal(taken.messages!.at(-1)!.message, 'This is Luigi, your pizza is in the oven.');
+    assert.equal(taken.messages!.at(-1)!.sender, 'AGENT');
+
+    // Closed: the agent stops; the next text opens a new conversation.
+    const closed = await t.request('PATCH', `/v1/sms/conversations/${first!.id}`, { is_active: false });
+    assert.equal(closed.status, 200);
+    assert.deepEqual((closed.body.conversation as Json).is_active, false);
+    await text('Thanks!');
+    const both = await until('a second conversation', async () => {
+      const list = await conversations();
+      return list.length === 2 ? list : undefined;
+    });
+    const second = both.find((c) => c.id !== first!.id)!;
+    assert.equal(second.is_active, true);
+    await withMessages(second.id, 2);
+    const numbers = (await t.request('GET', '/v1/sms/numbers')).body.data as Json[];
+    assert.equal(numbers[0]!.conversation_count, 2);
+  });
+
+  it('keeps every account to its own numbers and conversations', async () => {
+    const [one] = await conversations();
+    assert.equal(
+      (await t.request('GET', `/v1/sms/conversations/${one!.id}`, undefined, { as: t.otherKey })).status,
+      404,
+    );
+    assert.equal(
+      (await t.request('PATCH', `/v1/sms/conversations/${one!.id}`, { is_active: false }, { as: t.otherKey })).status,
+      404,
+    );
+    const foreign = await t.request(
+      'POST',
+      '/v1/sms/number/update',
+      { phone_number: number, objective: 'Mine now' },
+      { as: t.otherKey },
+    );
+    assert.equal(foreign.status, 404);
+    const bad = await t.request('POST', '/v1/sms/number/update', { phone_number: number, webhook: 'not a url' });
+    assert.equal(bad.status, 400);
+    assert.match(JSON.stringify(bad.body), /webhook/);
+  });
+
+  it('POSTs every reply with the conversation’s history to the number’s SMS webhook', async () => {
+    const receiver = await startReceiver();
+    try {
+      receiver.handle = (_req, res) => res.end('ok');
+      const r = await t.request('POST', '/v1/sms/number/update', {
+        phone_number: number,
+        webhook: `${receiver.url}/sms`,
+      });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      await text('Do you deliver?', '+14155550102');
+      const got = await until('the webhook', async () => {
+        const bodies = receiver.received.map((x) => JSON.parse(x.body) as Json);
+        return bodies.find((b) => b.event === 'sms.reply');
+      });
+      assert.equal(got.user_number, '+14155550102');
+      assert.equal(got.agent_number, number);
+      const messages = got.messages as { sender: string; message: string }[];
+      assert.deepEqual(
+        messages.map((m) => m.sender),
+        ['USER', 'AGENT'],
+      );
+      assert.equal(messages[0]!.message, 'Do you deliver?');
+      assert.equal(got.message, messages[1]!.message);
+    } finally {
+      await receiver.close();
+    }
+  });
+});
