@@ -208,16 +208,20 @@ export class SmsConversations {
     return (await query.execute()).map(toConversation);
   }
 
-  async get(
-    accountId: string,
-    id: string,
-  ): Promise<(SmsConversation & { messages: ConversationMessage[] }) | undefined> {
-    const row = await this.d.db
+  private row(accountId: string, id: string): Promise<Database['sms_conversations'] | undefined> {
+    return this.d.db
       .selectFrom('sms_conversations')
       .selectAll()
       .where('account_id', '=', accountId)
       .where('id', '=', id)
       .executeTakeFirst();
+  }
+
+  async get(
+    accountId: string,
+    id: string,
+  ): Promise<(SmsConversation & { messages: ConversationMessage[] }) | undefined> {
+    const row = await this.row(accountId, id);
     if (!row) return undefined;
     return { ...toConversation(row), messages: await this.messages(id) };
   }
@@ -230,12 +234,7 @@ export class SmsConversations {
       .where('id', '=', id)
       .execute();
     if (!active) this.agents.delete(id);
-    const row = await this.d.db
-      .selectFrom('sms_conversations')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .executeTakeFirst();
+    const row = await this.row(accountId, id);
     return row && toConversation(row);
   }
 

@@ -6,8 +6,8 @@ import { DASHBOARD_DIR } from '../web.js';
 /** Debian's Chromium (`apt-get install chromium`); CHROMIUM_PATH points elsewhere. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
-/** Headless Chromium as the dashboard's tests and screenshot script drive it. */
-export function launchChromium(): Promise<Browser> {
+/** Headless Chromium as the dashboard's tests and screenshot script drive it, with `extraArgs` (a fake microphone). */
+export function launchChromium(extraArgs: string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     args: [
@@ -17,6 +17,7 @@ export function launchChromium(): Promise<Browser> {
       '--disable-background-networking',
       '--no-first-run',
       '--disable-component-update',
+      ...extraArgs,
     ],
   });
 }

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { WebSocket } from 'ws';
+import { waitFor } from '../../src/testing/wait.js';
 import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
 import { mixForListening } from '../../src/calls/listen.js';
 
@@ -14,16 +15,6 @@ const rms = (pcm: Buffer): number => {
   for (let i = 0; i + 1 < pcm.length; i += 2) sum += pcm.readInt16LE(i) ** 2;
   return Math.sqrt(sum / Math.max(1, pcm.length / 2));
 };
-
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('live listening (POST /v1/calls/{id}/listen)', () => {
   let t: TestApp;
@@ -55,7 +46,7 @@ describe('live listening (POST /v1/calls/{id}/listen)', () => {
       task: 'Confirm the dentist appointment for tomorrow at three in the afternoon.',
     });
     const callId = placed.body.call_id as string;
-    await until('the call to start', async () => {
+    await waitFor('the call to start', async () => {
       const r = await t.request('GET', `/v1/calls/${callId}`);
       return r.body.status === 'started' ? true : undefined;
     });
@@ -116,7 +107,7 @@ describe('live listening (POST /v1/calls/{id}/listen)', () => {
       const placed = await text.request('POST', '/v1/calls', { phone_number: '+14155550100', task: 'Say hello.' });
       const callId = placed.body.call_id as string;
       await text.services.startWorkers();
-      const r = await until('a refusal', async () => {
+      const r = await waitFor('a refusal', async () => {
         const listen = await text.request('POST', `/v1/calls/${callId}/listen`);
         return /no live audio/.test(String(listen.body.message)) ? listen : undefined;
       });

@@ -4,6 +4,10 @@ import { randomUUID } from 'node:crypto';
 import { ScaledClock, type Clock } from '../../src/clock.js';
 import { JOB_POLICY } from '../../src/jobs/catalog.js';
 import type { JobHandlers, JobQueue } from '../../src/jobs/queue.js';
+import { waitFor } from '../../src/testing/wait.js';
+
+/** The queue tests import it from here too. */
+export { waitFor };
 
 /** One adapter of the JobQueue port, on a database of its own for the whole suite. */
 export interface QueueSubject {
@@ -12,20 +16,6 @@ export interface QueueSubject {
   /** Real milliseconds the adapter may take, beyond a job's time, to notice it is due. */
   pollMs: number;
   close(): Promise<void>;
-}
-
-export async function waitFor<T>(
-  what: string,
-  probe: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 10_000,
-) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ScaledClock } from '../../src/clock.js';
+import { waitFor } from '../../src/testing/wait.js';
 import { createTestApp, type TestApp } from '../../src/testing/harness.js';
 import { startReceiver } from '../outbound/receiver.js';
 
@@ -9,16 +10,6 @@ interface Conversation extends Json {
   id: string;
   is_active: boolean;
   messages?: { sender: string; message: string }[];
-}
-
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 /**
@@ -41,7 +32,7 @@ describe('SMS conversations', () => {
     (await t.request('GET', `/v1/sms/conversations/${id}`)).body.data as Conversation;
   /** The conversation once it holds `n` messages. */
   const withMessages = (id: string, n: number) =>
-    until(`${n} messages`, async () => {
+    waitFor(`${n} messages`, async () => {
       const c = await conversation(id);
       return (c.messages?.length ?? 0) >= n ? c : undefined;
     });
@@ -82,7 +73,7 @@ describe('SMS conversations', () => {
 
   it('answers each text in the person’s conversation, which goes on until it is closed', async () => {
     await text('Hi, I would like to order a pizza');
-    const [first] = await until('a conversation', async () => {
+    const [first] = await waitFor('a conversation', async () => {
       const list = await conversations();
       return list.length ? list : undefined;
     });
@@ -125,7 +116,7 @@ describe('SMS conversations', () => {
     assert.equal(closed.status, 200);
     assert.deepEqual((closed.body.conversation as Json).is_active, false);
     await text('Thanks!');
-    const both = await until('a second conversation', async () => {
+    const both = await waitFor('a second conversation', async () => {
       const list = await conversations();
       return list.length === 2 ? list : undefined;
     });
@@ -168,7 +159,7 @@ describe('SMS conversations', () => {
       });
       assert.equal(r.status, 200, JSON.stringify(r.body));
       await text('Do you deliver?', '+14155550102');
-      const got = await until('the webhook', async () => {
+      const got = await waitFor('the webhook', async () => {
         const bodies = receiver.received.map((x) => JSON.parse(x.body) as Json);
         return bodies.find((b) => b.event === 'sms.reply');
       });

@@ -6,9 +6,9 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
-import { CHROMIUM, ensureDashboardBuilt } from '../../src/testing/browser.js';
+import { ensureDashboardBuilt, launchChromium } from '../../src/testing/browser.js';
 import { FakeDeepgram } from '../../src/testing/fake-deepgram.js';
 import { encodeWav, parseWav } from '../../src/media/wav.js';
 
@@ -89,21 +89,12 @@ describe('web calls in Chromium', () => {
     await new Promise<void>((resolve) => customer.listen(0, '127.0.0.1', resolve));
     customerOrigin = `http://localhost:${(customer.address() as AddressInfo).port}`;
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--no-first-run',
-        '--disable-component-update',
-        '--use-fake-ui-for-media-stream',
-        '--use-fake-device-for-media-stream',
-        `--use-file-for-fake-audio-capture=${microphoneWav(dir)}`,
-        '--autoplay-policy=no-user-gesture-required',
-      ],
-    });
+    browser = await launchChromium([
+      '--use-fake-ui-for-media-stream',
+      '--use-fake-device-for-media-stream',
+      `--use-file-for-fake-audio-capture=${microphoneWav(dir)}`,
+      '--autoplay-policy=no-user-gesture-required',
+    ]);
   });
   after(async () => {
     await browser?.close();
