@@ -209,6 +209,8 @@ class AudioCallLeg implements AudioLeg {
   private readonly listeners = new Set<LegListener>();
   private readonly audioListeners = new Set<(payload: Buffer, pcm: Int16Array) => void>();
   private readonly sentListeners = new Set<(payload: Buffer) => void>();
+  /** The last voice the VAD heard begin: how many ms after its onset, and when it told. */
+  private voiceOnset: { lagMs: number; detectedAt: number } | undefined;
   /** Tells the agent's voice returning on the line from the caller's (src/media/echo.ts). */
   private readonly echo = new EchoGuard(() => this.now().getTime());
   private readonly sentPcm = new Int16Array(FRAME_SAMPLES);
@@ -314,13 +316,21 @@ class AudioCallLeg implements AudioLeg {
     return () => this.sentListeners.delete(listener);
   }
 
-  /** Holds the agent's speech in the pacer (the far end plays out the little it was sent ahead). */
+  /**
+   * Holds the agent's speech in the pacer (the far end plays out the little it was sent ahead).
+   * The call's figures get the time from the voice's onset to the agent's silence at the carrier.
+   */
   pause(): void {
-    if (this.speaking) this.pacer.pause();
+    if (!this.speaking || this.pacer.paused) return;
+    this.pacer.pause();
+    const onset = this.voiceOnset;
+    if (onset) this.latency.held(onset.lagMs + (performance.now() - onset.detectedAt) + this.pacer.bufferedMs);
   }
 
   resume(): void {
+    if (!this.pacer.paused) return;
     this.pacer.resume();
+    this.latency.released('resumed');
   }
 
   private now(): Date {
@@ -487,6 +497,8 @@ class AudioCallLeg implements AudioLeg {
         u.lastVoicedAt = performance.now();
       } else {
         this.utterance = newUtterance(signal.startFrame, frame, null);
+        // The VAD tells a voice some frames after it began.
+        this.voiceOnset = { lagMs: (frame - signal.startFrame) * FRAME_MS, detectedAt: performance.now() };
         this.emit({ type: 'speech_start', at: this.now() });
       }
       return;
@@ -579,6 +591,8 @@ class AudioCallLeg implements AudioLeg {
           for (const name of [...this.markHandlers.keys()])
             if (name.startsWith(`${prefix}:`)) this.markHandlers.delete(name);
           if (interrupted && !this.ended) {
+            // Held while a voice started over it, and now cut: the voice was an interruption.
+            if (this.pacer.paused) this.latency.released('cut');
             this.pacer.clear();
             this.transport.clear();
             this.latency.abandon();

@@ -50,9 +50,23 @@ export interface LatencySummary {
   tts_ms_p50: number | null;
 }
 
+/** How the agent yielded when voices started over it (docs/audio.md, Interruptions). */
+export interface InterruptionReport {
+  /** Times the agent fell silent because a voice started over it. */
+  held: number;
+  /** ... and went on from where it stopped (a backchannel, a cough, a noise, no words). */
+  resumed: number;
+  /** ... and stopped for good (their words were an interruption). */
+  cut: number;
+  /** Voice onset -> the agent silent at the carrier (its audio sent ahead played out), median and worst. */
+  silent_ms_p50: number | null;
+  silent_ms_max: number | null;
+}
+
 export interface LatencyReport {
   turns: TurnLatency[];
   summary: LatencySummary;
+  interruptions: InterruptionReport;
 }
 
 /** What the session tells an audio leg, and what the engine reads from it. */
@@ -108,6 +122,8 @@ export class LatencyTracker implements LatencySource {
   private readonly turns: TurnLatency[] = [];
   private readonly listeners = new Set<(entry: TurnLatency) => void>();
   private open: OpenTurn | null = null;
+  private readonly holds: number[] = [];
+  private readonly releases = { resumed: 0, cut: 0 };
   /** Maps the monotonic clock to wall-clock time. */
   private readonly origin = Date.now() - performance.now();
 
@@ -152,6 +168,16 @@ export class LatencyTracker implements LatencySource {
     for (const listener of this.listeners) listener(entry);
   }
 
+  /** The agent fell silent `silentMs` after the onset of a voice over it. */
+  held(silentMs: number): void {
+    this.holds.push(round(silentMs));
+  }
+
+  /** A hold ended: the agent went on, or was cut. */
+  released(outcome: 'resumed' | 'cut'): void {
+    this.releases[outcome]++;
+  }
+
   /** The agent's speech was cut before any frame went out: the turn is not measured. */
   abandon(): void {
     if (this.open && this.open.ttsFirst !== null) this.open = null;
@@ -163,7 +189,16 @@ export class LatencyTracker implements LatencySource {
   }
 
   report(): LatencyReport {
-    return { turns: [...this.turns], summary: summarize(this.turns) };
+    return {
+      turns: [...this.turns],
+      summary: summarize(this.turns),
+      interruptions: {
+        held: this.holds.length,
+        ...this.releases,
+        silent_ms_p50: median(this.holds),
+        silent_ms_max: this.holds.length ? Math.max(...this.holds) : null,
+      },
+    };
   }
 }
 

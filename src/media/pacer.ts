@@ -340,6 +340,11 @@ export class FramePacer {
     return this.closed;
   }
 
+  /** Milliseconds of audio sent and not yet played at the far end (the cushion sent ahead). */
+  get bufferedMs(): number {
+    return Math.max(0, this.playoutEnd - this.scheduler.timer.now());
+  }
+
   /** True while pause() holds the queue. */
   get paused(): boolean {
     return this.held;

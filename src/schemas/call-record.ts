@@ -55,6 +55,18 @@ export const CallLatency = Type.Object(
       llm_first_token_ms_p50: Nullable(Type.Number()),
       tts_ms_p50: Nullable(Type.Number()),
     }),
+    interruptions: Type.Optional(
+      Type.Object(
+        {
+          held: Type.Integer({ description: 'Times the agent fell silent because a voice started over it' }),
+          resumed: Type.Integer({ description: '... and went on where it stopped (a backchannel, a noise)' }),
+          cut: Type.Integer({ description: '... and stopped for good (an interruption)' }),
+          silent_ms_p50: Nullable(Ms('Voice onset to the agent silent at the carrier, median')),
+          silent_ms_max: Nullable(Ms('Voice onset to the agent silent at the carrier, worst')),
+        },
+        { description: 'How the agent yielded to voices over it (docs/audio.md); absent on older records' },
+      ),
+    ),
   },
   { description: 'Per-turn latency of an audio call (Openline extension); null for calls without audio' },
 );

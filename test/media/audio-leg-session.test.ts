@@ -154,7 +154,7 @@ describe('audio leg under a call session', () => {
     const long = 'Let me read you the whole list of available appointment times for next week, slowly.';
     /** The agent's voiced frames as the carrier got them, and when. */
     const run = async (caller: boolean) => {
-      const { far, transcript, controller, outcome } = call({
+      const { leg, far, transcript, controller, outcome } = call({
         agent: scriptedAgent(long),
         lines: ['uh huh'],
         msPerChar: 25,
@@ -172,7 +172,7 @@ describe('audio leg under a call session', () => {
       const said = transcript.find((t) => t.role === 'assistant')?.text;
       controller.abort();
       await outcome;
-      return { frames, onset, said, clears: far.clears };
+      return { frames, onset, said, clears: far.clears, figures: leg.latency.report().interruptions };
     };
     const plain = await run(false);
     const heldUp = await run(true);
@@ -190,6 +190,10 @@ describe('audio leg under a call session', () => {
     assert.equal(differs, -1, `the agent's audio differs from frame ${differs} of ${plain.frames.length}`);
     assert.equal(heldUp.said, long);
     assert.equal(heldUp.clears, 0);
+    // The call's figures: held once, resumed once.
+    assert.equal(plain.figures.held, 0);
+    assert.deepEqual([heldUp.figures.held, heldUp.figures.resumed, heldUp.figures.cut], [1, 1, 0]);
+    assert.ok((heldUp.figures.silent_ms_p50 ?? 0) > 0);
     // A pause while the caller spoke: the longest gap between voiced frames after the onset is
     // far longer than any in the uninterrupted sentence (the words' own gaps).
     const longestGap = (frames: { at: number }[], from: number) => {
@@ -204,7 +208,7 @@ describe('audio leg under a call session', () => {
 
   it('words over the agent interrupt it: clear is sent and the transcript ends where the caller cut in', async () => {
     const long = 'Let me read you the whole list of available appointment times for next week, slowly.';
-    const { far, transcript, controller, outcome } = call({
+    const { leg, far, transcript, controller, outcome } = call({
       agent: scriptedAgent(long),
       lines: ['wait wait I have a question'],
       msPerChar: 25,
@@ -219,6 +223,8 @@ describe('audio leg under a call session', () => {
     assert.ok(long.startsWith(said.slice(0, -3)), 'a prefix of what it was saying');
     assert.ok(said.length < long.length);
     assert.ok(!far.echoed.includes('s1:end'));
+    const figures = leg.latency.report().interruptions;
+    assert.deepEqual([figures.held, figures.resumed, figures.cut], [1, 0, 1]);
     controller.abort();
     await outcome;
   });

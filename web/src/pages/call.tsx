@@ -169,6 +169,13 @@ export function CallPage() {
             Median wait {Math.round(c.latency.summary.total_ms_p50 ?? 0)} ms, longest{' '}
             {Math.round(c.latency.summary.total_ms_max ?? 0)} ms over {c.latency.summary.turns} turns.
           </p>
+          {c.latency.interruptions && c.latency.interruptions.held > 0 && (
+            <p className="muted">
+              Voices over the agent: it fell silent {c.latency.interruptions.held} times (
+              {Math.round(c.latency.interruptions.silent_ms_p50 ?? 0)} ms after the voice began, median), went on{' '}
+              {c.latency.interruptions.resumed} times, was interrupted {c.latency.interruptions.cut} times.
+            </p>
+          )}
         </>
       )}
 
