@@ -323,6 +323,9 @@ export class CallSession {
     this.speaking?.abort();
   }
 
+  /** What each utterance under way says and how it ends (a hang-up records what was heard of it). */
+  private readonly saying = new Map<AbortController, { words: () => string; result: Promise<SpeakResult> }>();
+
   /** The actions of streamed replies, by the speech that says their words. */
   private readonly streamedThen = new Map<AbortController, AgentAction | null>();
 
@@ -332,26 +335,35 @@ export class CallSession {
     this.speaking = controller;
     this.disarm('silence');
     const words = () => (typeof text === 'string' ? text : text.text);
-    void this.o.leg.speak(text, { signal: controller.signal }).then(
-      (result) => this.events.push({ type: 'spoken', text: words(), result, then, by: controller }),
-      () =>
-        this.events.push({
-          type: 'spoken',
-          text: words(),
-          result: { played: '', interrupted: true },
-          then,
-          by: controller,
-        }),
+    const result = this.o.leg.speak(text, { signal: controller.signal }).then(
+      (r) => r,
+      (): SpeakResult => ({ played: '', interrupted: true }),
     );
+    this.saying.set(controller, { words, result });
+    void result.then((r) => {
+      this.saying.delete(controller);
+      this.events.push({ type: 'spoken', text: words(), result: r, then, by: controller });
+    });
     return controller;
   }
 
   private async handle(event: Internal): Promise<void> {
     switch (event.type) {
-      case 'hangup':
+      case 'hangup': {
         this.endedBy = this.phase === 'ending' ? this.endedBy : 'USER';
+        // They hung up while the agent spoke: what they heard of it stays in the transcript.
+        const under = this.speaking && this.saying.get(this.speaking);
+        if (under) {
+          this.speaking!.abort();
+          // A leg that went away may never settle its words: the call ends regardless.
+          const heard = await Promise.race([under.result, this.o.clock.sleep(1000).then(() => undefined)]);
+          const played = heard?.played.trim();
+          if (played) await this.record('assistant', played !== under.words().trim() ? `${played}...` : played);
+        }
+        this.speaking = undefined;
         this.done = true;
         return;
+      }
       case 'stop':
         await this.record('agent-action', 'Call stopped through the API');
         return this.end();
