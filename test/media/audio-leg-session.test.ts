@@ -229,6 +229,18 @@ describe('audio leg under a call session', () => {
     await outcome;
   });
 
+  it('a caller hanging up while the agent speaks: what they heard of it is in the transcript', async () => {
+    const long = 'Let me read you the whole list of available appointment times for next week, slowly.';
+    const { far, transcript, outcome } = call({ agent: scriptedAgent(long), lines: [], msPerChar: 25 });
+    await until('the agent speaking', () => far.echoed.includes('s1:3'));
+    far.hangup();
+    const ended = await outcome;
+    assert.equal(ended.endedBy, 'USER');
+    const said = transcript.find((t) => t.role === 'assistant')?.text ?? '';
+    assert.match(said, /\.\.\.$/);
+    assert.ok(long.startsWith(said.slice(0, -3)) && said.length > 10, said);
+  });
+
   it('presses buttons as in-band DTMF tones the far end can detect', async () => {
     const agent: Agent = {
       label: 'scripted',
