@@ -117,6 +117,8 @@ export class CallSession {
   private speaking: AbortController | undefined;
   /** The utterance paused because the caller's voice started over it: their words decide. */
   private held: AbortController | undefined;
+  /** The interim words of the utterance under way. */
+  private partial = '';
   private theySpeaking = false;
   private heard: string[] = [];
   private overlapped = false;
@@ -373,6 +375,7 @@ export class CallSession {
         this.say("I'm sorry, we have reached the time limit for this call. Goodbye!", 'hangup');
         return;
       case 'speech_start':
+        this.partial = '';
         this.detector.observe(event);
         this.disarm('detect_pause');
         this.theySpeaking = true;
@@ -384,7 +387,13 @@ export class CallSession {
           this.arm('barge_in', BARGE_IN_MS);
         }
         return;
+      case 'speech_paused':
+        // The voice over the agent stopped with no interruption in its words so far (a
+        // backchannel, a cough): the agent goes on without waiting for the end of their turn.
+        if (this.held && !isInterruption(this.partial, this.o.request.interruption_threshold)) this.release('');
+        return;
       case 'speech_partial':
+        this.partial = event.text;
         // The interim transcript decides, not the mere sound of a voice.
         this.disarm('barge_in');
         if (

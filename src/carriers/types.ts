@@ -18,6 +18,11 @@ export type LegEvent =
    * streaming STT gives one): lets barge-in tell a real interruption from a backchannel.
    */
   | { type: 'speech_partial'; text: string; at: Date }
+  /**
+   * The far end's voice stopped (a short silence), before its turn is known to be over: a
+   * backchannel over the agent has ended. Audio legs only.
+   */
+  | { type: 'speech_paused'; at: Date }
   /** The far end finished an utterance. durationMs is how long it spoke. */
   | { type: 'speech'; text: string; at: Date; durationMs: number }
   /** A single tone such as an answering machine's beep. */

@@ -132,6 +132,8 @@ export interface AudioLeg extends CallLeg {
   readonly skippedFrames?: number;
 }
 
+/** Silence after a voice that tells a held agent the voice stopped (200 ms; the turn may go on). */
+const PAUSED_FRAMES = 10;
 /** Characters per second of typical synthesised speech: places marks before the audio's length is known. */
 const CHARS_PER_SECOND = 14;
 /** Inbound frames that may wait for a slow VAD's scores (1 s); later ones are skipped. */
@@ -509,6 +511,9 @@ class AudioCallLeg implements AudioLeg {
       u.lastVoicedAt = performance.now();
       return;
     }
+    // A short silence: the voice has stopped for now (the turn may go on).
+    if (this.turns.inSpeech && this.turns.silentFor === PAUSED_FRAMES)
+      this.emit({ type: 'speech_paused', at: this.now() });
     if (signal?.type === 'end') {
       u.vadEndedFrame = frame;
       this.stt?.finalize();

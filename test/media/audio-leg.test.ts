@@ -116,9 +116,10 @@ describe('audio leg: inbound turn-taking', () => {
     far.sendPcm(voice(600));
     far.sendPcm(pause(1000));
     await until('the turn', () => events.some((e) => e.type === 'speech'));
+    // The voice stopped (speech_paused, 200 ms in), then the turn ended.
     assert.deepEqual(
       events.filter((e) => e.type !== 'speech_partial').map((e) => e.type),
-      ['speech_start', 'speech'],
+      ['speech_start', 'speech_paused', 'speech'],
     );
     const speech = events.find((e) => e.type === 'speech');
     assert.ok(speech?.type === 'speech');

@@ -110,7 +110,13 @@ class PersonaRunner implements PersonaSession {
     if (event.type === 'hangup') return this.stop();
     // Personas react to whole utterances; interim transcripts are for the engine's barge-in.
     // The carrier's answering-machine verdict is the engine's business, not something a person hears.
-    if (event.type === 'audio' || event.type === 'speech_partial' || event.type === 'answered_by') return;
+    if (
+      event.type === 'audio' ||
+      event.type === 'speech_partial' ||
+      event.type === 'speech_paused' ||
+      event.type === 'answered_by'
+    )
+      return;
     if (event.type === 'speech') {
       // Once an utterance is complete, its start is no longer something to talk over.
       const pending = this.inbox.findIndex((e) => e.type === 'speech_start');
