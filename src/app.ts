@@ -14,7 +14,7 @@ import { metricsRoute } from './observability/metrics.js';
 import { registerRateLimit } from './api/rate-limit.js';
 import twilioRoutes from './carriers/twilio/routes.js';
 import { dashboard } from './web.js';
-import { bearerless } from './api/auth.js';
+import { accountOfKey, bearerless } from './api/auth.js';
 import { webCallRoutes } from './api/web-calls.js';
 import { listenSocketRoute } from './api/listen.js';
 import websocket from '@fastify/websocket';
@@ -36,12 +36,12 @@ function requireApiKey(app: Api, services: Services): void {
   app.addHook('onRequest', (request, _reply, done) => {
     const key = bearerless(request.headers.authorization);
     if (!key) return done(new ApiError('UNAUTHORIZED', 'Missing API key: send it in the authorization header'));
-    const known = services.accounts.recentlyVerified(key);
-    if (known) {
-      request.account = known;
+    const found = accountOfKey(services.accounts, key);
+    if (found && !(found instanceof Promise)) {
+      request.account = found;
       return done();
     }
-    services.accounts.authenticate(key).then((account) => {
+    Promise.resolve(found).then((account) => {
       if (!account) return done(new ApiError('UNAUTHORIZED', 'Invalid API key'));
       request.account = account;
       done();

@@ -6,7 +6,7 @@ import { errorResponses, FreeObject, IdParams } from '../schemas/common.js';
 import { ApiError, notFound, validationError } from '../errors.js';
 import type { WebCallTarget } from '../carriers/webrtc/service.js';
 import { refuseOversizedBodies } from './validation.js';
-import { bearerless } from './auth.js';
+import { accountOfKey, bearerless } from './auth.js';
 
 const tags = ['Web calls'];
 
@@ -106,7 +106,7 @@ export async function webCallRoutes(app: Api, services: Services): Promise<void>
         const key = bearerless(request.headers.authorization);
         if (!key)
           throw new ApiError('UNAUTHORIZED', 'Missing API key: send it in the authorization header, or a token');
-        const account = services.accounts.recentlyVerified(key) ?? (await services.accounts.authenticate(key));
+        const account = await accountOfKey(services.accounts, key);
         if (!account) throw new ApiError('UNAUTHORIZED', 'Invalid API key');
         accountId = account.id;
         const named = [body.agent_id, body.phone_number, body.pathway_id].filter((x) => x !== undefined);

@@ -69,11 +69,14 @@ const toConversation = (row: Database['sms_conversations']): SmsConversation => 
   updated_at: row.updated_at,
 });
 
+/** Stored settings, with the defaults of fields added since they were stored. */
+const parseConfig = (text: string): SmsConfig => ({ ...EMPTY_SMS_CONFIG, ...fromJson<Partial<SmsConfig>>(text, {}) });
+
 /** A number's agent settings, when it has an agent for texts. */
 export async function smsConfigOf(db: Db, phone: string): Promise<SmsConfig | undefined> {
   const row = await db.selectFrom('sms_configs').select('config').where('phone_number', '=', phone).executeTakeFirst();
   if (!row) return undefined;
-  const config = { ...EMPTY_SMS_CONFIG, ...fromJson<Partial<SmsConfig>>(row.config, {}) };
+  const config = parseConfig(row.config);
   return config.objective || config.pathway_id ? config : undefined;
 }
 
@@ -177,20 +180,19 @@ export class SmsConversations {
       .where('account_id', '=', accountId)
       .orderBy('phone_number')
       .execute();
-    return Promise.all(
-      rows.map(async (row) => {
-        const count = await this.d.db
-          .selectFrom('sms_conversations')
-          .select((e) => e.fn.countAll<number>().as('n'))
-          .where('agent_number', '=', row.phone_number)
-          .executeTakeFirst();
-        return {
-          phone_number: row.phone_number,
-          sms_config: { ...EMPTY_SMS_CONFIG, ...fromJson<Partial<SmsConfig>>(row.config, {}) },
-          conversation_count: Number(count?.n ?? 0),
-        };
-      }),
-    );
+    // One count per number, in one query.
+    const counts = await this.d.db
+      .selectFrom('sms_conversations')
+      .select(['agent_number', (e) => e.fn.countAll<number>().as('n')])
+      .where('account_id', '=', accountId)
+      .groupBy('agent_number')
+      .execute();
+    const countOf = new Map(counts.map((c) => [c.agent_number, Number(c.n)]));
+    return rows.map((row) => ({
+      phone_number: row.phone_number,
+      sms_config: parseConfig(row.config),
+      conversation_count: countOf.get(row.phone_number) ?? 0,
+    }));
   }
 
   async list(accountId: string, options: { phone?: string; limit?: number } = {}): Promise<SmsConversation[]> {
