@@ -154,6 +154,19 @@ export function historyOf(transcript: readonly Turn[]): ChatMessage[] {
   });
 }
 
+/**
+ * Whether the transcript already ends with these words of the caller: the user lines since the
+ * agent last spoke, one line or several heard in a row and answered together.
+ */
+export function endsWithWords(transcript: readonly Turn[], text: string): boolean {
+  const lines: string[] = [];
+  for (let i = transcript.length - 1; i >= 0 && transcript[i]!.role !== 'assistant'; i--)
+    if (transcript[i]!.role === 'user') lines.unshift(transcript[i]!.text);
+  const norm = (s: string) => s.replace(/\s+/g, ' ').trim();
+  const said = norm(text);
+  return lines.some((_, i) => norm(lines.slice(i).join(' ')) === said);
+}
+
 /** The instruction for this turn, when the transcript alone does not say what to do. */
 function instruction(input: AgentInput, ctx: AgentContext): string | undefined {
   switch (input.kind) {
@@ -213,6 +226,8 @@ function actionOf(call: LlmToolCall, request: CallRequest): AgentAction | null {
  */
 export class LlmAgent implements Agent {
   readonly label: string;
+  /** A turn's only effects (failures counted, a pending tool call) happen once the model has answered. */
+  readonly restartable = true;
   private failures = 0;
   /** The model's last custom-tool call, answered with a tool message once the result is in. */
   private pendingTool: { call: LlmToolCall; text: string | null } | undefined;
@@ -230,7 +245,7 @@ export class LlmAgent implements Agent {
       ...historyOf(ctx.transcript),
     ];
     // The session records what was heard before asking; add it only if it is not there yet.
-    if (input.kind === 'heard' && !ctx.transcript.some((t) => t.role === 'user' && t.text === input.text))
+    if (input.kind === 'heard' && !endsWithWords(ctx.transcript, input.text))
       messages.push({ role: 'user', content: input.text });
     const note = instruction(input, ctx);
     if (note) messages.push({ role: 'system', content: note });
@@ -250,7 +265,13 @@ export class LlmAgent implements Agent {
     try {
       const answer = await complete(
         this.o.provider,
-        { model: this.o.model, messages, tools: toolsFor(ctx.request), temperature: ctx.request.temperature },
+        {
+          model: this.o.model,
+          messages,
+          tools: toolsFor(ctx.request),
+          temperature: ctx.request.temperature,
+          ...(ctx.signal && { signal: ctx.signal }),
+        },
         { ...(ctx.onFirstToken && { onFirst: ctx.onFirstToken }), ...(ctx.onText && { onText: ctx.onText }) },
       );
       this.failures = 0;
@@ -266,6 +287,8 @@ export class LlmAgent implements Agent {
       }
       reply = { say, action };
     } catch (error) {
+      // Abandoned by the session (the call ended or the turn restarts): not a failure of the model.
+      if (ctx.signal?.aborted) return { say: null, action: null };
       const failure = error instanceof LlmError ? error : new LlmError(String(error), false);
       this.failures++;
       this.o.onFailure?.(failure);

@@ -61,6 +61,8 @@ export function menuOptions(menu: string): { key: string; label: string }[] {
  */
 export class OfflineAgent implements Agent {
   readonly label = 'offline';
+  /** Stateless: a reply depends only on its input and the call so far. */
+  readonly restartable = true;
 
   async respond(input: AgentInput, ctx: AgentContext): Promise<AgentReply> {
     const task = ctx.request.task ? renderTemplate(ctx.request.task, ctx.variables) : null;

@@ -57,11 +57,22 @@ export interface AgentContext {
    * speaks them as they come. The reply's `say` is still all of them.
    */
   onText?(piece: string): void;
+  /**
+   * Aborted when the session no longer wants this reply (the call ended, or the caller went on
+   * talking and the turn restarts with all of their words): the model request stops at once.
+   */
+  signal?: AbortSignal;
 }
 
 /** The mind of a call: the offline rule model, an LLM, or a pathway runner. */
 export interface Agent {
   /** Shown in call records: request_data.model is "offline" for the offline model, else model_provider is this label. */
   readonly label: string;
+  /**
+   * A turn may be abandoned before its reply is used and asked again with more of the caller's
+   * words: respond() has no effect outside its reply (no webhook, message or state change) until
+   * it returns. A pathway runner, whose nodes call webhooks and move on, is not restartable.
+   */
+  readonly restartable?: boolean;
   respond(input: AgentInput, context: AgentContext): Promise<AgentReply>;
 }

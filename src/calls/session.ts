@@ -30,7 +30,25 @@ type Internal =
     }
   | { type: 'max_duration' }
   | { type: 'tool_done'; tool: CallTool; result: ToolResult }
+  | { type: 'reply'; turn: AgentTurn; reply: AgentReply }
+  | { type: 'turn_failed'; turn: AgentTurn; error: unknown }
   | { type: 'stop' };
+
+/**
+ * A turn of the agent under way. It runs detached from the session's event loop (a slow model
+ * never delays a hang-up, a stop or the caller's voice) and reports back as a `reply` event.
+ */
+interface AgentTurn {
+  input: AgentInput;
+  /** Cancels the agent's work on it: its model request stops at once. */
+  controller: AbortController;
+  /** The reply's words as the agent writes them. */
+  channel: TextChannel;
+  /** The speech saying the words as they come (a streamed reply), once it started. */
+  speech?: AbortController;
+  /** The reply, held back while the caller is speaking: their words decide what becomes of it. */
+  reply?: AgentReply;
+}
 
 export interface SessionRecorder {
   /** Persists one transcript line as it happens, so call details show a live transcript. */
@@ -135,6 +153,10 @@ export class CallSession {
   private toolRunning = false;
   /** A tool's result that arrived while words were still being played. */
   private toolResult: Extract<Internal, { type: 'tool_done' }> | null = null;
+  /** The agent's turn under way, if any: one at a time. */
+  private thinking: AgentTurn | undefined;
+  /** Turns asked for while another was under way (IVR menu lines heard one after another). */
+  private readonly nextTurns: AgentInput[] = [];
 
   constructor(private readonly o: SessionOptions) {
     // Audio legs: who answered comes from answering-machine detection on the audio (src/media/amd.ts).
@@ -167,12 +189,13 @@ export class CallSession {
     );
     this.arm('detect', AnswerDetector.WINDOW_MS);
     if (request.wait_for_greeting) this.arm('greeting_wait', GREETING_WAIT_MS);
-    else await this.greet();
+    else this.greet();
 
     try {
       while (!this.done) await this.handle(await this.events.next());
     } finally {
       for (const cancel of this.timers.values()) cancel();
+      this.cancelTurn({ ended: true });
       this.speaking?.abort();
       unsubscribe();
       stopAmd?.();
@@ -241,45 +264,116 @@ export class CallSession {
   }
 
   /**
-   * Asks the agent. A reply the agent writes piece by piece (a language model's stream) is spoken
-   * as it comes: speech starts with its first sentence while the model writes the rest, and the
-   * reply comes back marked `streamed` with its action, carried out once the words are played.
+   * Asks the agent, without waiting for it: the turn runs detached and its reply comes back as an
+   * event. A reply the agent writes piece by piece (a language model's stream) is spoken as it
+   * comes: speech starts with its first sentence while the model writes the rest (never over the
+   * caller: while they speak the words wait), and the reply's action is carried out once its
+   * words are played. One turn runs at a time; a turn asked for meanwhile follows it.
    */
-  private async ask(input: AgentInput): Promise<AgentReply & { streamed?: AbortController }> {
-    const channel = new TextChannel();
-    let streamed: AbortController | undefined;
+  private startTurn(input: AgentInput): void {
+    if (this.thinking) {
+      this.nextTurns.push(input);
+      return;
+    }
+    const turn: AgentTurn = { input, controller: new AbortController(), channel: new TextChannel() };
+    this.thinking = turn;
     const context: AgentContext = {
       ...this.context(),
+      signal: turn.controller.signal,
       onText: (piece) => {
-        if (!streamed && piece.trim() !== '') streamed = this.say(channel, null);
-        channel.push(piece);
+        if (this.thinking !== turn) return;
+        turn.channel.push(piece);
+        this.speakStreamed(turn);
       },
     };
-    let reply: AgentReply;
-    try {
-      // A span per turn of the agent (under the call's), with the model's requests under it.
-      reply = await inSpan('turn', { 'openline.call.id': this.o.callId, 'openline.turn.input': input.kind }, (span) =>
-        this.o.agent.respond(input, context).then((answer) => {
-          if (answer.action) span.setAttribute('openline.turn.action', answer.action.type);
-          return answer;
-        }),
-      );
-    } finally {
-      channel.close();
-    }
-    this.o.onReply?.();
-    if (!streamed) return reply;
-    // The reply differs from the words streamed (the model failed midway and a fallback line
-    // replaces them): say it instead, as an ordinary reply.
-    if (reply.say !== null && reply.say.trim() !== channel.text.trim()) return reply;
-    return { ...reply, streamed };
+    // A span per turn of the agent (under the call's), with the model's requests under it.
+    void inSpan('turn', { 'openline.call.id': this.o.callId, 'openline.turn.input': input.kind }, (span) =>
+      this.o.agent.respond(input, context).then((answer) => {
+        if (answer.action) span.setAttribute('openline.turn.action', answer.action.type);
+        return answer;
+      }),
+    ).then(
+      (reply) => {
+        turn.channel.close();
+        this.events.push({ type: 'reply', turn, reply });
+      },
+      (error: unknown) => {
+        turn.channel.close();
+        this.events.push({ type: 'turn_failed', turn, error });
+      },
+    );
   }
 
-  private async greet(): Promise<void> {
+  /** Starts saying a streamed reply's words once there are some and the caller is not speaking. */
+  private speakStreamed(turn: AgentTurn): void {
+    if (turn.speech || this.theySpeaking || turn.channel.text.trim() === '') return;
+    turn.speech = this.say(turn.channel, null);
+  }
+
+  /** The agent's reply to the turn under way: said (or held while the caller speaks). */
+  private async onReply(turn: AgentTurn, reply: AgentReply): Promise<void> {
+    if (turn !== this.thinking) return;
+    if (this.theySpeaking && !turn.speech) {
+      turn.reply = reply;
+      return;
+    }
+    await this.finishTurn(turn, reply);
+  }
+
+  private async finishTurn(turn: AgentTurn, reply: AgentReply): Promise<void> {
+    this.thinking = undefined;
+    this.o.onReply?.();
+    // The reply differs from the words streamed (the model failed midway and a fallback line
+    // replaces them): say it instead, as an ordinary reply.
+    const streamed = turn.speech && (reply.say === null || reply.say.trim() === turn.channel.text.trim());
+    await this.act(streamed ? { ...reply, streamed: turn.speech } : reply);
+    const next = this.nextTurns.shift();
+    if (next && !this.done) this.startTurn(next);
+  }
+
+  /**
+   * Abandons the turn under way. A restartable agent's work stops at once (model request,
+   * synthesis); another agent's turn runs on but its reply is not used, unless the call ended.
+   * `merge`: the caller went on talking before a word of the reply was said, so what they said
+   * before is answered again together with what they say now.
+   */
+  private cancelTurn(how: { ended?: boolean; merge?: boolean }): void {
+    this.nextTurns.length = 0;
+    const turn = this.thinking;
+    if (!turn) return;
+    this.thinking = undefined;
+    if (how.ended || this.o.agent.restartable) turn.controller.abort();
+    turn.channel.close();
+    if (how.merge && turn.input.kind === 'heard') this.heard.unshift(turn.input.text);
+  }
+
+  /**
+   * Whether the caller's words, ending while the agent was still thinking, restart its turn with
+   * all their words: a restartable agent answering what was heard (or the silence) that has said
+   * nothing of its reply yet.
+   */
+  private restarts(turn: AgentTurn): boolean {
+    return (
+      this.o.agent.restartable === true &&
+      !turn.speech &&
+      (turn.input.kind === 'heard' || turn.input.kind === 'silence')
+    );
+  }
+
+  /** The caller's voice ended while the agent was thinking: their words restart the turn, or it goes on. */
+  private async onSpeechWhileThinking(text: string): Promise<void> {
+    const turn = this.thinking;
+    if (!turn) return;
+    if (text.trim() !== '' && this.restarts(turn)) return this.cancelTurn({ merge: true });
+    if (turn.reply) return this.finishTurn(turn, turn.reply);
+    this.speakStreamed(turn);
+  }
+
+  private greet(): void {
     if (this.greeted) return;
     this.greeted = true;
     this.disarm('greeting_wait');
-    await this.act(await this.ask({ kind: 'start' }));
+    this.startTurn({ kind: 'start' });
   }
 
   /** Says the reply's words (if any), then carries out its action once they have been played. */
@@ -372,6 +466,7 @@ export class CallSession {
       case 'max_duration':
         await this.record('agent-action', `Call ended: max_duration of ${this.o.request.max_duration} minutes reached`);
         this.phase = 'ending';
+        this.cancelTurn({ ended: true });
         this.say("I'm sorry, we have reached the time limit for this call. Goodbye!", 'hangup');
         return;
       case 'speech_start':
@@ -426,6 +521,12 @@ export class CallSession {
           this.timers.delete(event.name);
         }
         return this.onTimer(event.name);
+      case 'reply':
+        return this.onReply(event.turn, event.reply);
+      case 'turn_failed':
+        // The agent broke (not a model failure: agents turn those into a fallback line).
+        if (event.turn === this.thinking) throw event.error;
+        return;
       case 'tool_done':
         this.toolRunning = false;
         // Let the tool's speech finish before saying what came back.
@@ -440,6 +541,7 @@ export class CallSession {
     this.disarm('barge_in');
     // A held utterance: cut by an interruption, resumed after a backchannel, a cough or a noise.
     this.release(text);
+    await this.onSpeechWhileThinking(text);
     // An audio leg heard a voice but no words came of it (a cough, line noise): nothing to answer.
     if (text.trim() === '') {
       if (!this.speaking && this.phase === 'conversation' && this.heard.length === 0) this.arm('silence', SILENCE_MS);
@@ -466,13 +568,13 @@ export class CallSession {
     }
     if (this.phase === 'ivr') {
       if (kind === 'ivr') {
-        if (this.ivrNavigate) await this.act(await this.ask({ kind: 'ivr_menu', text }));
+        if (this.ivrNavigate) this.startTurn({ kind: 'ivr_menu', text });
         return;
       }
       this.phase = 'conversation';
     }
     if (!this.greeted) {
-      await this.greet();
+      this.greet();
       return;
     }
     this.heard.push(text);
@@ -490,6 +592,7 @@ export class CallSession {
     if (answer === 'voicemail') {
       this.reachedVoicemail = true;
       this.phase = 'voicemail';
+      this.cancelTurn({});
       this.heard = [];
       this.disarm('respond');
       this.disarm('silence');
@@ -502,6 +605,7 @@ export class CallSession {
     if (answer === 'ivr') {
       const decision = decideVoicemail('ivr', this.voicemailSettings());
       await this.record('agent-action', `IVR detected (rule ${decision.rule}): ${decision.action}`);
+      this.cancelTurn({});
       this.speaking?.abort();
       this.heard = [];
       this.disarm('respond');
@@ -510,7 +614,7 @@ export class CallSession {
         this.ivrNavigate = decision.navigate;
         if (decision.navigate) {
           const menu = this.transcript.filter((t) => t.role === 'robot').at(-1)?.text ?? '';
-          await this.act(await this.ask({ kind: 'ivr_menu', text: menu }));
+          this.startTurn({ kind: 'ivr_menu', text: menu });
         } else {
           this.heard.push(this.transcript.at(-1)?.text ?? '');
           this.arm('respond', this.respondDelayMs());
@@ -555,6 +659,9 @@ export class CallSession {
     const current = this.speaking === event.by;
     if (current) this.speaking = undefined;
     const played = event.result.played.trim();
+    // A streamed reply cut while the agent still writes it: the rest is not wanted (if nothing of
+    // it was heard, what the caller said before is answered together with what they say now).
+    if (event.result.interrupted && this.thinking?.speech === event.by) this.cancelTurn({ merge: played === '' });
     if (played)
       await this.record(
         'assistant',
@@ -586,25 +693,23 @@ export class CallSession {
   private async onTimer(name: Extract<Internal, { type: 'timer' }>['name']): Promise<void> {
     switch (name) {
       case 'respond': {
-        if (this.toolRunning || this.toolResult) return;
+        if (this.toolRunning || this.toolResult || this.thinking) return;
         if (this.speaking || this.heard.length === 0 || this.phase !== 'conversation') return;
         const text = this.heard.join(' ');
         this.heard = [];
         this.silences = 0;
-        return this.act(await this.ask({ kind: 'heard', text }));
+        return this.startTurn({ kind: 'heard', text });
       }
       case 'silence': {
-        if (this.toolRunning || this.toolResult) return;
+        if (this.toolRunning || this.toolResult || this.thinking) return;
         if (this.speaking || this.theySpeaking || this.phase !== 'conversation') return;
         if (this.heard.length > 0) {
           const text = this.heard.join(' ');
           this.heard = [];
-          return this.act(await this.ask({ kind: 'heard', text }));
+          return this.startTurn({ kind: 'heard', text });
         }
         this.silences++;
-        return this.act(
-          await this.ask({ kind: 'silence', silentMs: SILENCE_MS * this.silences, times: this.silences }),
-        );
+        return this.startTurn({ kind: 'silence', silentMs: SILENCE_MS * this.silences, times: this.silences });
       }
       case 'barge_in':
         if (this.theySpeaking && this.speaking) this.interrupt();
@@ -620,7 +725,8 @@ export class CallSession {
       case 'voicemail_fallback':
         return this.onVoicemailReady();
       case 'greeting_wait':
-        return this.greet();
+        this.greet();
+        return;
     }
   }
 
@@ -653,9 +759,7 @@ export class CallSession {
     const tool = findTool(this.o.request.tools, name);
     if (!tool) {
       await this.record('agent-action', `Tool ${name} failed: no such tool on this call`);
-      return this.act(
-        await this.ask({ kind: 'tool_result', name, ok: false, result: {}, error: 'no such tool on this call' }),
-      );
+      return this.startTurn({ kind: 'tool_result', name, ok: false, result: {}, error: 'no such tool on this call' });
     }
     await this.record('agent-action', `Tool ${tool.name} called`);
     const dynamic =
@@ -700,15 +804,13 @@ export class CallSession {
         `Tool ${tool.name} ${result.skipped ? 'skipped' : 'failed'}: ${result.error ?? 'unknown error'}`,
       );
     }
-    await this.act(
-      await this.ask({
-        kind: 'tool_result',
-        name: tool.name,
-        ok: result.ok,
-        result: result.variables,
-        ...(result.error !== null && { error: result.error }),
-      }),
-    );
+    this.startTurn({
+      kind: 'tool_result',
+      name: tool.name,
+      ok: result.ok,
+      result: result.variables,
+      ...(result.error !== null && { error: result.error }),
+    });
   }
 
   /** transfer_list.default overrides transfer_phone_number; a label picks its own number. */
@@ -742,6 +844,7 @@ export class CallSession {
     if (this.done) return;
     this.phase = 'ending';
     this.endedBy = 'ASSISTANT';
+    this.cancelTurn({ ended: true });
     this.speaking?.abort();
     await this.o.leg.hangup();
     this.done = true;

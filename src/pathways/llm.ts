@@ -18,6 +18,8 @@ export interface ModelSettings {
   temperature?: number;
   /** Told when the model's first token arrives (the turn's latency keeps the first of the turn). */
   onFirstToken?: () => void;
+  /** Cancels the request (the call ended). */
+  signal?: AbortSignal;
 }
 
 export interface RouteOption {
@@ -68,6 +70,7 @@ async function callFunction(
       messages,
       tools: [tool],
       ...(settings.temperature !== undefined && { temperature: settings.temperature }),
+      ...(settings.signal && { signal: settings.signal }),
     },
     { ...(settings.onFirstToken && { onFirst: settings.onFirstToken }) },
   );
@@ -210,6 +213,7 @@ export async function generateLine(
         { role: 'system', content: context.instruction },
       ],
       ...(settings.temperature !== undefined && { temperature: settings.temperature }),
+      ...(settings.signal && { signal: settings.signal }),
     },
     { ...(settings.onFirstToken && { onFirst: settings.onFirstToken }) },
   );

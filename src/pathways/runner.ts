@@ -283,6 +283,7 @@ export class PathwayAgent implements Agent {
       model: str(options.modelName) ?? this.d.llm!.model,
       temperature,
       ...(ctx.onFirstToken && { onFirstToken: ctx.onFirstToken }),
+      ...(ctx.signal && { signal: ctx.signal }),
     };
   }
 

@@ -1,0 +1,177 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { CallSession, type SessionOutcome } from '../../src/calls/session.js';
+import { ScaledClock } from '../../src/clock.js';
+import type { Agent, AgentContext, AgentInput, AgentReply, Turn } from '../../src/agent/types.js';
+import type { CallLeg, LegEvent, LegListener, SpeakResult, SpeechText } from '../../src/carriers/types.js';
+import { callRequest } from '../../src/testing/call-request.js';
+import { waitFor } from '../../src/testing/wait.js';
+
+/** A leg event as the far end makes it (the time is stamped on emitting). */
+type FarEvent = { [K in LegEvent['type']]: Omit<Extract<LegEvent, { type: K }>, 'at'> }[LegEvent['type']];
+
+/** A text leg that says everything at once and lets the test play the far end. */
+class ScriptedLeg implements CallLeg {
+  readonly mode = 'text' as const;
+  readonly said: string[] = [];
+  hungUp = false;
+  private listeners: LegListener[] = [];
+
+  on(listener: LegListener): () => void {
+    this.listeners.push(listener);
+    return () => (this.listeners = this.listeners.filter((l) => l !== listener));
+  }
+
+  emit(event: FarEvent): void {
+    for (const listener of this.listeners) listener({ ...event, at: new Date() } as LegEvent);
+  }
+
+  async speak(text: SpeechText): Promise<SpeakResult> {
+    let words = '';
+    if (typeof text === 'string') words = text;
+    else for await (const piece of text) words += piece;
+    this.said.push(words);
+    return { played: words, interrupted: false };
+  }
+
+  sendDtmf(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  transfer(): Promise<{ ok: true }> {
+    return Promise.resolve({ ok: true });
+  }
+
+  hangup(): Promise<void> {
+    this.hungUp = true;
+    return Promise.resolve();
+  }
+}
+
+interface Asked {
+  input: AgentInput;
+  signal: AbortSignal | undefined;
+  answer(reply: AgentReply): void;
+}
+
+/** An agent whose every turn waits until the test answers it (or the session abandons it). */
+class GatedAgent implements Agent {
+  readonly label = 'gated';
+  readonly asked: Asked[] = [];
+  constructor(readonly restartable: boolean) {}
+
+  respond(input: AgentInput, ctx: AgentContext): Promise<AgentReply> {
+    if (input.kind === 'start') return Promise.resolve({ say: 'Hello, this is the clinic.', action: null });
+    return new Promise((resolve) => {
+      this.asked.push({ input, signal: ctx.signal, answer: resolve });
+      ctx.signal?.addEventListener('abort', () => resolve({ say: null, action: null }), { once: true });
+    });
+  }
+}
+
+function session(agent: Agent) {
+  const leg = new ScriptedLeg();
+  const transcript: Turn[] = [];
+  const stop = new AbortController();
+  const outcome: Promise<SessionOutcome> = new CallSession({
+    callId: 'call-1',
+    request: callRequest(),
+    inbound: false,
+    variables: {},
+    leg,
+    agent,
+    clock: new ScaledClock(10),
+    recorder: { transcript: (turn) => Promise.resolve(void transcript.push(turn)) },
+    signal: stop.signal,
+  }).run();
+  return { leg, transcript, stop, outcome };
+}
+
+const heard = (text: string): FarEvent => ({ type: 'speech', text, durationMs: 800 });
+const textOf = (input: AgentInput) => (input.kind === 'heard' ? input.text : input.kind);
+
+describe('agent turns run detached from the call (a slow model never holds the call up)', () => {
+  it('a hang-up while the model is still writing ends the call at once and cancels the request', async () => {
+    const agent = new GatedAgent(true);
+    const { leg, outcome } = session(agent);
+    await waitFor('the greeting', () => leg.said.length === 1);
+    leg.emit(heard('Can I move my appointment?'));
+    await waitFor('the agent to be asked', () => agent.asked.length === 1);
+    leg.emit({ type: 'hangup', reason: 'remote' });
+    const result = await outcome;
+    assert.equal(result.endedBy, 'USER');
+    assert.equal(agent.asked[0]!.signal?.aborted, true, 'the model request was cancelled');
+  });
+
+  it('a stop through the API while the model is writing ends the call, even for an agent that cannot restart', async () => {
+    const agent = new GatedAgent(false);
+    const { leg, transcript, stop, outcome } = session(agent);
+    await waitFor('the greeting', () => leg.said.length === 1);
+    leg.emit(heard('Can I move my appointment?'));
+    await waitFor('the agent to be asked', () => agent.asked.length === 1);
+    stop.abort();
+    const result = await outcome;
+    assert.equal(result.endedBy, 'ASSISTANT');
+    assert.equal(leg.hungUp, true);
+    assert.ok(transcript.some((t) => t.text === 'Call stopped through the API'));
+    assert.equal(agent.asked[0]!.signal?.aborted, true, 'the call ended: its turn is cancelled whatever the agent');
+  });
+
+  it('words the caller adds while the model writes restart the reply with everything they said', async () => {
+    const agent = new GatedAgent(true);
+    const { leg, transcript, outcome } = session(agent);
+    await waitFor('the greeting', () => leg.said.length === 1);
+    leg.emit(heard('I need to move my appointment'));
+    await waitFor('the agent to be asked', () => agent.asked.length === 1);
+    leg.emit({ type: 'speech_start' });
+    leg.emit(heard('to next Tuesday please'));
+    await waitFor('the agent to be asked again', () => agent.asked.length === 2);
+    assert.equal(agent.asked[0]!.signal?.aborted, true, 'the first request was cancelled');
+    assert.equal(textOf(agent.asked[1]!.input), 'I need to move my appointment to next Tuesday please');
+    agent.asked[1]!.answer({ say: 'Sure, next Tuesday it is.', action: { type: 'finish' } });
+    await outcome;
+    assert.deepEqual(leg.said, ['Hello, this is the clinic.', 'Sure, next Tuesday it is.']);
+    assert.deepEqual(
+      transcript.filter((t) => t.role === 'user').map((t) => t.text),
+      ['I need to move my appointment', 'to next Tuesday please'],
+      'both lines stay in the transcript as they were heard',
+    );
+  });
+
+  it('a reply ready while the caller speaks waits; a cough (no words) lets it go out', async () => {
+    const agent = new GatedAgent(true);
+    const { leg, outcome } = session(agent);
+    await waitFor('the greeting', () => leg.said.length === 1);
+    leg.emit(heard('Is the clinic open on Saturday?'));
+    await waitFor('the agent to be asked', () => agent.asked.length === 1);
+    leg.emit({ type: 'speech_start' });
+    agent.asked[0]!.answer({ say: 'Yes, from nine to noon.', action: null });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(leg.said.length, 1, 'nothing is said over the caller');
+    leg.emit(heard(''));
+    await waitFor('the held reply', () => leg.said.length === 2);
+    assert.equal(leg.said[1], 'Yes, from nine to noon.');
+    assert.equal(agent.asked.length, 1, 'no second request for a cough');
+    leg.emit({ type: 'hangup', reason: 'remote' });
+    await outcome;
+  });
+
+  it('an agent that cannot restart (a pathway: webhooks, moves) finishes its turn, then answers the new words', async () => {
+    const agent = new GatedAgent(false);
+    const { leg, outcome } = session(agent);
+    await waitFor('the greeting', () => leg.said.length === 1);
+    leg.emit(heard('I need to move my appointment'));
+    await waitFor('the agent to be asked', () => agent.asked.length === 1);
+    leg.emit({ type: 'speech_start' });
+    leg.emit(heard('to next Tuesday please'));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(agent.asked[0]!.signal?.aborted, false);
+    assert.equal(agent.asked.length, 1, 'one turn at a time');
+    agent.asked[0]!.answer({ say: 'Which day works for you?', action: null });
+    await waitFor('the next turn', () => agent.asked.length === 2);
+    assert.equal(textOf(agent.asked[1]!.input), 'to next Tuesday please');
+    agent.asked[1]!.answer({ say: 'Tuesday it is. Goodbye!', action: { type: 'finish' } });
+    await outcome;
+    assert.deepEqual(leg.said.slice(1), ['Which day works for you?', 'Tuesday it is. Goodbye!']);
+  });
+});
