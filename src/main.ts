@@ -37,10 +37,16 @@ async function main(): Promise<void> {
     throw error;
   }
   // Audio without its voice would "complete" calls in a second with nothing said: stop here instead.
-  const localVoice = config.speech.tts === 'espeak' && (config.sandboxAudio || config.twilio !== undefined);
-  if (localVoice && !espeakAvailable()) {
+  const needsVoice = config.sandboxAudio
+    ? 'the sandbox audio mode (OPENLINE_SANDBOX_AUDIO) needs'
+    : config.twilio !== undefined
+      ? 'Twilio calls need'
+      : config.sip.trunk !== undefined
+        ? 'calls through the SIP trunk (OPENLINE_SIP_TRUNK) need'
+        : undefined;
+  if (config.speech.tts === 'espeak' && needsVoice && !espeakAvailable()) {
     process.stderr.write(
-      `espeak-ng is not installed, and ${config.sandboxAudio ? 'the sandbox audio mode (OPENLINE_SANDBOX_AUDIO) needs' : 'Twilio calls need'} it for the ` +
+      `espeak-ng is not installed, and ${needsVoice} it for the ` +
         'local voice (OPENLINE_TTS=espeak). Install the package espeak-ng (Debian/Ubuntu: apt-get install espeak-ng), ' +
         'or choose another voice with OPENLINE_TTS=openai or elevenlabs.\n',
     );

@@ -22,7 +22,7 @@ function start(env: Record<string, string>): Promise<{ code: number | null; stde
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   // A server that did start is stopped after a moment: the test is only about refusing.
-  const timer = setTimeout(() => child.kill('SIGTERM'), 15_000);
+  const timer = setTimeout(() => child.kill('SIGTERM'), 60_000);
   return new Promise((resolve) =>
     child.on('exit', (code) => {
       clearTimeout(timer);
@@ -31,6 +31,12 @@ function start(env: Record<string, string>): Promise<{ code: number | null; stde
     }),
   );
 }
+
+test('a SIP trunk without espeak-ng stops start-up with a message naming the package', async () => {
+  const r = await start({ OPENLINE_SIP_TRUNK: 'sip:127.0.0.1:5999', OPENLINE_SIP_LISTEN: 'off', PATH: '/nonexistent' });
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr, /espeak-ng is not installed, and calls through the SIP trunk \(OPENLINE_SIP_TRUNK\) need it/);
+});
 
 test('sandbox audio mode without espeak-ng stops start-up with a message naming the package', async () => {
   const r = await start({ OPENLINE_SANDBOX_AUDIO: '1', PATH: '/nonexistent' });
