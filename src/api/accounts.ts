@@ -15,7 +15,8 @@ import {
   type CarrierProvider,
 } from '../schemas/account.js';
 import { conflict, notFound, validationError } from '../errors.js';
-import { buildValidatorCompiler, formatValidationErrors, isRecord } from './validation.js';
+import { buildValidatorCompiler, formatValidationErrors } from './validation.js';
+import { isRecord } from '../domain/records.js';
 
 export { credentialFromHeader } from '../security/credentials.js';
 

@@ -7,7 +7,8 @@ import { callSettingsProperties, PhoneInput, type CallSettings } from '../schema
 import { CallSummary } from '../schemas/call-record.js';
 import { normalizeCallSettings, type CallRequest } from '../domain/call-request.js';
 import { notFound } from '../errors.js';
-import { assertValid, isRecord } from './validation.js';
+import { assertValid } from './validation.js';
+import { isRecord } from '../domain/records.js';
 import { toCallSummary } from '../calls/record.js';
 import { stopCall } from '../calls/stop.js';
 import { OPEN_STATES } from '../store/calls.js';

@@ -20,7 +20,8 @@ import { normalizeCallSettings } from '../domain/call-request.js';
 import { normalizePhone } from '../domain/phone.js';
 import { parseStartTime } from '../domain/start-time.js';
 import { conflict, notFound } from '../errors.js';
-import { assertValid, formatValidationErrors, isRecord } from './validation.js';
+import { assertValid, formatValidationErrors } from './validation.js';
+import { isRecord } from '../domain/records.js';
 import type { CampaignNumberInput } from '../store/campaigns.js';
 import { slicer } from '../slices.js';
 

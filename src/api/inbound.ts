@@ -16,7 +16,8 @@ import {
 import { conflict, notFound, validationError } from '../errors.js';
 import { countryOf, normalizePathNumber, normalizePhone } from '../domain/phone.js';
 import { isSandboxPersona } from '../store/inbound.js';
-import { formatValidationErrors, isRecord } from './validation.js';
+import { formatValidationErrors } from './validation.js';
+import { isRecord } from '../domain/records.js';
 import { credentialFromHeader } from '../security/credentials.js';
 import { buyTwilioNumber, TwilioPurchaseError } from '../carriers/twilio/numbers.js';
 import { unknownToolErrors } from './agents.js';

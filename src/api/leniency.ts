@@ -1,6 +1,5 @@
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 import { normalizeLanguage } from '../domain/language.js';
+import { isRecord } from '../domain/records.js';
 
 /** What the rule needs besides the schema. */
 export interface Leniency {

@@ -16,7 +16,8 @@ import {
 } from '../schemas/pathway.js';
 import { checkPathwayGraph, type PathwayGraph } from '../domain/pathway-graph.js';
 import { ApiError, notFound } from '../errors.js';
-import { assertValid, isRecord } from './validation.js';
+import { assertValid } from './validation.js';
+import { isRecord } from '../domain/records.js';
 import { normalizeCallSettings } from '../domain/call-request.js';
 
 const tags = ['Pathways'];

@@ -18,7 +18,8 @@ import {
   normalizeRegistration,
 } from '../schemas/a2p.js';
 import { notFound, validationError } from '../errors.js';
-import { assertValid, isRecord } from './validation.js';
+import { assertValid } from './validation.js';
+import { isRecord } from '../domain/records.js';
 import { normalizePathNumber } from '../domain/phone.js';
 import { ApiError } from '../errors.js';
 import { credentialFromHeader } from '../security/credentials.js';

@@ -1,3 +1,4 @@
+import { isRecord } from '../domain/records.js';
 import { Ajv, type ErrorObject, type Options } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
@@ -311,8 +312,4 @@ export function assertValid(request: FastifyRequest, more: string[] = []): void 
   const schemaErrors = failed?.validation ? formatValidationErrors(failed.validation, failed.validationContext) : [];
   const all = capPerArray([...new Set([...schemaErrors, ...more])]);
   if (all.length > 0) throw validationError(all);
-}
-
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

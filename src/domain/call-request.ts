@@ -1,7 +1,7 @@
 import { normalizePhone } from './phone.js';
 import { resolveVoice } from './voices.js';
 import { parseStartTime } from './start-time.js';
-import { isRecord } from '../api/validation.js';
+import { isRecord } from './records.js';
 import { normalizeTool, type CustomTool, type StoredTool } from '../schemas/tool.js';
 import { normalizeDynamicData, type CallSettings, type StoredDynamicDataItem } from '../schemas/call.js';
 

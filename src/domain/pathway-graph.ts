@@ -1,5 +1,6 @@
 import { normalizePhone } from './phone.js';
 import { httpUrlProblem } from './checks.js';
+import { isRecord } from './records.js';
 
 /**
  * Structural rules of a pathway (nodes and edges), shared by the API and the pathway runner.
@@ -129,9 +130,6 @@ export function isKnownNodeType(type: unknown): boolean {
 export function startNodeId(nodes: readonly PathwayNode[]): string | undefined {
   return nodes.find((n) => n.data.isStart === true)?.id;
 }
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const nonEmptyString = (value: unknown): value is string => typeof value === 'string' && value.trim() !== '';
 

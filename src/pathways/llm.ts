@@ -6,6 +6,7 @@
  */
 import { complete, LlmError, type ChatMessage, type LlmProvider, type LlmTool } from '../providers/llm/types.js';
 import type { ExtractVarType } from './offline.js';
+import { isRecord } from '../domain/records.js';
 
 export interface PathwayLlm {
   provider: LlmProvider;
@@ -43,9 +44,6 @@ export interface RouteDecision {
 }
 
 const STAY = 'stay';
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function parseArguments(text: string): Record<string, unknown> {
   try {
@@ -160,7 +158,7 @@ export async function chooseRoute(
   const route = typeof args.route === 'string' ? args.route : STAY;
   const reason = typeof args.reason === 'string' && args.reason.trim() ? args.reason.trim() : 'chosen by the model';
   const conditionMet = context.condition ? args.condition_met === true : true;
-  const given = isObject(args.variables) ? args.variables : {};
+  const given = isRecord(args.variables) ? args.variables : {};
   const extracted: Record<string, string | number | boolean> = {};
   for (const [name, type] of vars) {
     const value = coerce(given[name], type);

@@ -25,6 +25,7 @@ import {
 } from './offline.js';
 import { chooseRoute, generateLine, type ModelSettings, type PathwayLlm, type RouteOption } from './llm.js';
 import { callWebhook } from './webhook.js';
+import { isRecord } from '../domain/records.js';
 
 /** A caller's turn may walk through this many nodes at most (webhooks, SMS, pathway hops). */
 const MAX_STEPS_PER_TURN = 25;
@@ -73,9 +74,6 @@ interface Decision {
   by: PathwayLogEntry['decided_by'];
   conditionMet: boolean;
 }
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const str = (value: unknown): string | undefined =>
   typeof value === 'string' && value.trim() !== '' ? value : undefined;

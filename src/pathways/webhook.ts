@@ -1,6 +1,7 @@
 import { renderTemplate } from '../domain/template.js';
 import { jsonPath, renderValue, templatedBody, text } from '../agent/tools.js';
 import { OutboundError, type OutboundClient } from '../outbound/http.js';
+import { isRecord } from '../domain/records.js';
 
 /** Default time a Webhook node may take; `timeoutValue` (seconds) changes it. */
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -15,9 +16,6 @@ export interface WebhookResult {
   variables: Record<string, unknown>;
   error: string | null;
 }
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * `headers` as an object of names to values, or as a list of `[name, value]` pairs (the editor's

@@ -8,6 +8,7 @@ import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Type, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { isRecord } from '../../domain/records.js';
 
 /** What happens when the number is dialed. */
 export type RingBehaviour =
@@ -175,16 +176,12 @@ function checkShape(schema: TSchema, value: unknown, path: string, fail: Check):
   if (error) fail(`${path}${error.path}`, error.message);
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** Checks one persona's JSON; returns it typed, or throws PersonaFileError naming file and field. */
 export function parsePersona(json: unknown, file: string): LoadedPersona {
   const fail: Check = (path, detail) => {
     throw new PersonaFileError(file, path, detail);
   };
-  if (!isObject(json)) fail('', 'a persona file holds one JSON object');
+  if (!isRecord(json)) fail('', 'a persona file holds one JSON object');
   checkShape(PersonaShape, json, '', fail);
   const persona = json as unknown as Persona;
   const ringKind = persona.ring.kind;
@@ -208,8 +205,8 @@ export function parsePersona(json: unknown, file: string): LoadedPersona {
     steps.forEach((step, index) => checkStep(step, `${path}/${index}`));
 
   const checkStep = (step: unknown, path: string): void => {
-    const kind = isObject(step) ? Object.keys(step).find((key) => key in STEP) : undefined;
-    if (!isObject(step) || kind === undefined) {
+    const kind = isRecord(step) ? Object.keys(step).find((key) => key in STEP) : undefined;
+    if (!isRecord(step) || kind === undefined) {
       return fail(path, `a step is an object with one of: ${Object.keys(STEP).join(', ')}`);
     }
     checkShape(STEP[kind] as TSchema, step, path, fail);

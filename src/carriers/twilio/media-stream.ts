@@ -1,5 +1,6 @@
 import type { WebSocket } from 'ws';
 import type { MediaEvent, MediaListener, MediaTransport } from '../../media/transport.js';
+import { isRecord } from '../../domain/records.js';
 
 /** The `start` message's details (Twilio sends counters and ids as strings). */
 export interface StreamStart {
@@ -18,10 +19,6 @@ export type TwilioStreamMessage =
   | { event: 'dtmf'; digit: string }
   | { event: 'mark'; name: string }
   | { event: 'stop' };
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function text(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
