@@ -15,6 +15,49 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'error',
     },
   },
+  // Layers (docs/architecture.md): the domain is pure rules that import no other layer; media
+  // (frames, VAD, speech) knows nothing of calls; providers (LLM, STT, TTS) know no carrier.
+  {
+    files: ['src/domain/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['../*'], message: 'src/domain imports only domain modules and packages.' }] },
+      ],
+    },
+  },
+  {
+    files: ['src/media/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../calls/*', '../api/*', '../store/*'],
+              message: 'src/media knows nothing of calls, the API or the store.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/providers/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/carriers/*', '**/calls/*', '**/api/*', '**/store/*'],
+              message: 'src/providers are vendor adapters: no carriers, calls, API or store.',
+            },
+          ],
+        },
+      ],
+    },
+  },
   // The dashboard: the rules of hooks.
   {
     files: ['web/**/*.{ts,tsx}'],

@@ -44,7 +44,7 @@ import { createSpeech, type Speech } from './providers/speech.js';
 import { FrameScheduler } from './media/pacer.js';
 import { PathwayAgent, type PathwayAgentDeps } from './pathways/runner.js';
 import { PathwayChats } from './pathways/chat.js';
-import type { CallRequest } from './domain/call-request.js';
+import type { CallRequest } from './schemas/call-request.js';
 import { Metrics } from './observability/metrics.js';
 import { inSpan } from './observability/tracing.js';
 

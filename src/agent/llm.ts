@@ -1,5 +1,5 @@
 import { renderTemplate } from '../domain/template.js';
-import type { CallRequest } from '../domain/call-request.js';
+import type { CallRequest } from '../schemas/call-request.js';
 import {
   complete,
   LlmError,

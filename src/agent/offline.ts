@@ -1,5 +1,5 @@
 import { renderTemplate } from '../domain/template.js';
-import type { CallTool } from '../domain/call-request.js';
+import type { CallTool } from '../schemas/call-request.js';
 import { summarize } from './tools.js';
 import type { Agent, AgentContext, AgentInput, AgentReply } from './types.js';
 

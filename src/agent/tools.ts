@@ -1,5 +1,5 @@
 import { Ajv, type ValidateFunction } from 'ajv';
-import type { CallTool } from '../domain/call-request.js';
+import type { CallTool } from '../schemas/call-request.js';
 import { readPath, renderTemplate } from '../domain/template.js';
 import { OutboundError, type OutboundClient } from '../outbound/http.js';
 

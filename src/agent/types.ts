@@ -1,4 +1,4 @@
-import type { CallRequest } from '../domain/call-request.js';
+import type { CallRequest } from '../schemas/call-request.js';
 
 /** One line of the conversation as the agent sees it. */
 export interface Turn {

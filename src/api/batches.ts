@@ -5,7 +5,7 @@ import type { Services } from '../services.js';
 import { errorResponses, FreeObject, IdParams, Nullable } from '../schemas/common.js';
 import { callSettingsProperties, PhoneInput, type CallSettings } from '../schemas/call.js';
 import { CallSummary } from '../schemas/call-record.js';
-import { normalizeCallSettings, type CallRequest } from '../domain/call-request.js';
+import { normalizeCallSettings, type CallRequest } from '../schemas/call-request.js';
 import { notFound } from '../errors.js';
 import { assertValid } from './validation.js';
 import { isRecord } from '../domain/records.js';

@@ -7,7 +7,7 @@ import type { Services } from '../services.js';
 import { ErrorResponse, IdParams, Nullable, StringEnum, SuccessMessage, errorResponses } from '../schemas/common.js';
 import { SendCallBody } from '../schemas/call.js';
 import { ANSWERED_BY, CallRecord, CallSummary, QUEUE_STATUSES } from '../schemas/call-record.js';
-import { normalizeCallSettings, type CallRequest } from '../domain/call-request.js';
+import { normalizeCallSettings, type CallRequest } from '../schemas/call-request.js';
 import { normalizePhone } from '../domain/phone.js';
 import { ApiError, conflict, notFound, validationError } from '../errors.js';
 import { assertValid } from './validation.js';

@@ -16,7 +16,7 @@ import {
   type StoredStep,
 } from '../schemas/campaign.js';
 import type { CallSettings } from '../schemas/call.js';
-import { normalizeCallSettings } from '../domain/call-request.js';
+import { normalizeCallSettings } from '../schemas/call-request.js';
 import { normalizePhone } from '../domain/phone.js';
 import { parseStartTime } from '../domain/start-time.js';
 import { conflict, notFound } from '../errors.js';

@@ -18,7 +18,7 @@ import { checkPathwayGraph, type PathwayGraph } from '../domain/pathway-graph.js
 import { ApiError, notFound } from '../errors.js';
 import { assertValid } from './validation.js';
 import { isRecord } from '../domain/records.js';
-import { normalizeCallSettings } from '../domain/call-request.js';
+import { normalizeCallSettings } from '../schemas/call-request.js';
 
 const tags = ['Pathways'];
 

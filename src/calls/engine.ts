@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Carrier, CallLeg, DialRequest } from '../carriers/types.js';
 import type { Agent } from '../agent/types.js';
-import type { CallRequest } from '../domain/call-request.js';
+import type { CallRequest } from '../schemas/call-request.js';
 import { systemVariables } from '../domain/template.js';
 import type { CallRow, CallStore } from '../store/calls.js';
 import type { JobQueue } from '../jobs/queue.js';

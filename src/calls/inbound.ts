@@ -2,7 +2,7 @@ import type { Services } from '../services.js';
 import type { CallSettings } from '../schemas/call.js';
 import type { InboundNumber } from '../schemas/inbound.js';
 import type { AgentConfig } from '../schemas/agent.js';
-import { normalizeCallSettings, type CallRequest } from '../domain/call-request.js';
+import { normalizeCallSettings, type CallRequest } from '../schemas/call-request.js';
 
 /** The call settings of an inbound number (seed 2.4): its prompt is the agent's task. */
 export function inboundSettings(number: InboundNumber): CallSettings {

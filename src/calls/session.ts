@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { CallLeg, LegEvent, SpeakResult } from '../carriers/types.js';
 import type { Agent, AgentAction, AgentContext, AgentInput, AgentReply, Turn } from '../agent/types.js';
-import type { CallRequest, CallTool } from '../domain/call-request.js';
+import type { CallRequest, CallTool } from '../schemas/call-request.js';
 import { findTool, type ToolResult } from '../agent/tools.js';
 import { decideVoicemail } from '../domain/voicemail-rules.js';
 import { renderTemplate } from '../domain/template.js';
@@ -10,6 +10,7 @@ import { EventQueue } from './event-queue.js';
 import { TextChannel } from './text-channel.js';
 import { inSpan } from '../observability/tracing.js';
 import { hasInboundAudio, watchAnsweringMachine } from '../media/amd.js';
+import { endOfTurnMs } from '../media/turn-detector.js';
 
 type Internal =
   | LegEvent
@@ -86,11 +87,6 @@ export interface SessionOptions {
   onReply?(): void;
   /** The agent's language model sent the first token of a reply (latency of audio legs). */
   onFirstToken?(): void;
-}
-
-/** How long the agent waits after the other side stops before answering, from interruption_threshold. */
-export function endOfTurnMs(threshold: number): number {
-  return Math.min(2000, Math.max(100, threshold * 4));
 }
 
 const SILENCE_MS = 7000;

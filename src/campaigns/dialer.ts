@@ -4,7 +4,7 @@ import type { Database } from '../store/types.js';
 import type { Dialect } from '../store/db.js';
 import { CallStore } from '../store/calls.js';
 import type { JobQueue } from '../jobs/queue.js';
-import type { CallRequest } from '../domain/call-request.js';
+import type { CallRequest } from '../schemas/call-request.js';
 import { fromJson } from '../store/json.js';
 import { NUMBER_PENDING, NUMBER_SKIPPED } from '../store/campaigns.js';
 import { nextCampaignState, type CampaignConfig, type StoredStep } from '../schemas/campaign.js';

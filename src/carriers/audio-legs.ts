@@ -1,5 +1,5 @@
 import type { Config } from '../config.js';
-import type { CallRequest } from '../domain/call-request.js';
+import type { CallRequest } from '../schemas/call-request.js';
 import { audioLegSettings, createAudioLeg, type AudioLeg } from '../media/audio-leg.js';
 import { backgroundMixer } from '../media/background.js';
 import type { FrameScheduler } from '../media/pacer.js';

@@ -7,7 +7,7 @@
  * through VAD and STT, so the session logic above never depends on the mode.
  */
 
-import type { CallRequest } from '../domain/call-request.js';
+import type { CallRequest } from '../schemas/call-request.js';
 
 /** What the far end of a leg does, as the engine hears it. */
 export type LegEvent =

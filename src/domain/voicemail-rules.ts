@@ -1,4 +1,5 @@
-import type { VoicemailAction } from './call-request.js';
+/** What happens when a call reaches a voicemail (seed 2.1 voicemail_action). */
+export type VoicemailAction = 'hangup' | 'leave_message' | 'ignore';
 
 /** What answered, as the engine detected it. */
 export type Answerer = 'voicemail' | 'ivr';

@@ -22,7 +22,7 @@ import { performance } from 'node:perf_hooks';
 import type { CallLeg, LegEvent, LegListener, SpeakResult, SpeechText, TransferResult } from '../carriers/types.js';
 import { sentencesOf } from './sentences.js';
 import { inSpan } from '../observability/tracing.js';
-import type { CallRequest } from '../domain/call-request.js';
+import type { CallRequest } from '../schemas/call-request.js';
 import type { SttEvent, SttProvider, SttStream } from '../providers/stt/types.js';
 import type { TtsProvider } from '../providers/tts/types.js';
 import type { MediaEvent, MediaTransport } from './transport.js';
@@ -54,7 +54,7 @@ const SILENT_FRAME = Buffer.alloc(FRAME_SAMPLES, MULAW_SILENCE);
 /** The call's settings an audio leg uses. */
 export interface AudioLegSettings {
   callId: string;
-  /** interruption_threshold: patience before answering (trailing silence, see trailingSilenceMs). */
+  /** interruption_threshold: patience before answering (trailing silence, see endOfTurnMs). */
   interruptionThreshold: number;
   /** BCP-47 language for STT and TTS. */
   language: string;

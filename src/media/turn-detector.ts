@@ -6,16 +6,15 @@
  */
 
 import { FRAME_MS } from './audio.js';
-import { endOfTurnMs } from '../calls/session.js';
 
 /**
  * Trailing silence (ms) after the last voiced frame that ends the caller's turn, from the call's
  * interruption_threshold ("patience before responding; lower = faster"): 4 ms per unit, bounded
- * to 100..2000 ms. The default 100 waits 400 ms; 50 waits 200 ms; 200 waits 800 ms. The same
- * mapping the session applies to text legs (endOfTurnMs), so both modes answer alike.
+ * to 100..2000 ms. The default 100 waits 400 ms; 50 waits 200 ms; 200 waits 800 ms. The session
+ * waits as long after a text leg's utterance, so both modes answer alike.
  */
-export function trailingSilenceMs(interruptionThreshold: number): number {
-  return endOfTurnMs(interruptionThreshold);
+export function endOfTurnMs(interruptionThreshold: number): number {
+  return Math.min(2000, Math.max(100, interruptionThreshold * 4));
 }
 
 export interface TurnDetectorOptions {
@@ -52,7 +51,7 @@ export class TurnDetector {
   private lastVoiced = 0;
 
   constructor(options: TurnDetectorOptions) {
-    this.silenceFrames = Math.ceil(trailingSilenceMs(options.interruptionThreshold) / FRAME_MS);
+    this.silenceFrames = Math.ceil(endOfTurnMs(options.interruptionThreshold) / FRAME_MS);
     this.startScore = options.startScore ?? 0.5;
     this.endScore = options.endScore ?? 0.35;
     this.startFrames = Math.max(1, options.startFrames ?? 3);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import type { CallRequest } from '../domain/call-request.js';
+import type { CallRequest } from '../schemas/call-request.js';
 import { isEnded } from '../domain/call-state.js';
 import type { JobPayloads } from '../jobs/catalog.js';
 import type { JobQueue } from '../jobs/queue.js';

@@ -1,4 +1,4 @@
-import type { CallRequest } from '../domain/call-request.js';
+import type { CallRequest } from '../schemas/call-request.js';
 import type { Clock } from '../clock.js';
 import type { AgentContext, AgentInput, AgentReply, Turn } from '../agent/types.js';
 import type { PathwayLogEntry } from './logs.js';

@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { CallRow, CallStore, TranscriptRow } from '../store/calls.js';
-import type { CallRequest } from '../domain/call-request.js';
+import type { CallRequest } from '../schemas/call-request.js';
 import { complete, LlmError, type ChatMessage, type LlmProvider } from '../providers/llm/types.js';
 import { fromJson } from '../store/json.js';
 import { coerce, schemaForType, schemaFromHints, type JsonSchema } from './schema.js';

@@ -3,7 +3,7 @@ import type { CallsTable, Database, TranscriptsTable } from './types.js';
 import type { Clock } from '../clock.js';
 import { newId } from '../security/secrets.js';
 import { bool } from './json.js';
-import type { CallRequest } from '../domain/call-request.js';
+import type { CallRequest } from '../schemas/call-request.js';
 
 export type CallRow = Selectable<CallsTable>;
 export type TranscriptRow = Selectable<TranscriptsTable>;

@@ -1,4 +1,4 @@
-import { CALL_DEFAULTS, type CallRequest } from '../domain/call-request.js';
+import { CALL_DEFAULTS, type CallRequest } from '../schemas/call-request.js';
 
 /** A normalized call request with the seed's defaults, overridden by `fields` (agent tests). */
 export function callRequest(fields: Partial<CallRequest> = {}): CallRequest {

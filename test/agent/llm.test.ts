@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before } from 'node:test';
 import { LlmAgent, FALLBACK_LINE, toolsFor } from '../../src/agent/llm.js';
 import type { AgentContext, Turn } from '../../src/agent/types.js';
-import type { CallRequest } from '../../src/domain/call-request.js';
+import type { CallRequest } from '../../src/schemas/call-request.js';
 import { callRequest } from '../../src/testing/call-request.js';
 import { OpenAiProvider } from '../../src/providers/llm/openai.js';
 import { complete, LlmError, type LlmEvent } from '../../src/providers/llm/types.js';

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { OfflineAgent, menuOptions, purposeOf } from '../../src/agent/offline.js';
 import type { AgentContext, AgentInput, AgentReply, Turn } from '../../src/agent/types.js';
-import type { CallRequest } from '../../src/domain/call-request.js';
+import type { CallRequest } from '../../src/schemas/call-request.js';
 import { callRequest } from '../../src/testing/call-request.js';
 
 /** The assistant has spoken `n` times (with a user line after each). */

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { OutboundClient } from '../../src/outbound/http.js';
 import { inputMismatch, jsonPath, runTool, functionName, findTool } from '../../src/agent/tools.js';
 import { DynamicData } from '../../src/agent/dynamic-data.js';
-import type { CallTool } from '../../src/domain/call-request.js';
+import type { CallTool } from '../../src/schemas/call-request.js';
 import { ScaledClock } from '../../src/clock.js';
 
 interface Seen {

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { AnswerDetector, answeredByOf, isBeep, utteranceKind, type Answerer } from '../../src/calls/answer-detector.js';
-import { endOfTurnMs } from '../../src/calls/session.js';
+import { endOfTurnMs } from '../../src/media/turn-detector.js';
 import type { LegEvent } from '../../src/carriers/types.js';
 
 const ANSWERED = new Date('2026-03-04T17:00:00.000Z');

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { decideVoicemail, type Answerer, type VoicemailDecision } from '../../src/domain/voicemail-rules.js';
-import type { VoicemailAction } from '../../src/domain/call-request.js';
+import type { VoicemailAction } from '../../src/domain/voicemail-rules.js';
 
 /** voicemail_message as the request may carry it. */
 type Message = 'set' | 'unset' | 'blank';

@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { LegEvent } from '../../src/carriers/types.js';
 import { createAudioLeg, type AudioLeg, type AudioLegSettings } from '../../src/media/audio-leg.js';
 import { FrameScheduler } from '../../src/media/pacer.js';
-import { trailingSilenceMs } from '../../src/media/turn-detector.js';
+import { endOfTurnMs } from '../../src/media/turn-detector.js';
 import { EnergyVad } from '../../src/media/vad-energy.js';
 import type { Vad } from '../../src/media/vad.js';
 import { ScriptedStt, ToneTts, createMediaPair, pause, voice, type FarEnd } from '../../src/testing/audio-fakes.js';
@@ -100,7 +100,7 @@ describe('audio leg: inbound turn-taking', () => {
         'interim transcripts while speaking',
       );
       const silentFrames = feedUntil(far, pause(3000), () => stt.finalizes > 0) + 1;
-      assert.equal(silentFrames, Math.ceil(trailingSilenceMs(threshold) / 20));
+      assert.equal(silentFrames, Math.ceil(endOfTurnMs(threshold) / 20));
       await until('the turn', () => events.some((e) => e.type === 'speech'));
       const speech = events.find((e) => e.type === 'speech');
       assert.ok(speech?.type === 'speech');
@@ -154,14 +154,14 @@ describe('audio leg: inbound turn-taking', () => {
     const { leg, far, stt, events } = setup({ threshold: 100, lines: ['one long sentence with a pause'] });
     await tick();
     far.sendPcm(voice(400));
-    far.sendPcm(pause(trailingSilenceMs(100) - 100));
+    far.sendPcm(pause(endOfTurnMs(100) - 100));
     far.sendPcm(voice(400));
     assert.equal(stt.finalizes, 0);
     far.sendPcm(pause(1000));
     await until('the turn', () => events.some((e) => e.type === 'speech'));
     assert.equal(events.filter((e) => e.type === 'speech_start').length, 1);
     const speech = events.find((e) => e.type === 'speech');
-    assert.ok(speech?.type === 'speech' && speech.durationMs === 400 + trailingSilenceMs(100) - 100 + 400);
+    assert.ok(speech?.type === 'speech' && speech.durationMs === 400 + endOfTurnMs(100) - 100 + 400);
     await leg.hangup();
   });
 

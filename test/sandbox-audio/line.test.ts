@@ -7,7 +7,7 @@ import { wantsSandboxAudio } from '../../src/carriers/sandbox/audio.js';
 import { hasInboundAudio, watchAnsweringMachine, type AmdResult } from '../../src/media/amd.js';
 import { FRAME_SAMPLES, MULAW_SILENCE, encodeMulaw, tone } from '../../src/media/audio.js';
 import type { MediaEvent } from '../../src/media/transport.js';
-import { SandboxStt } from '../../src/providers/stt/sandbox.js';
+import { SandboxStt } from '../../src/carriers/sandbox/stt.js';
 import type { SttEvent } from '../../src/providers/stt/types.js';
 import type { LegEvent } from '../../src/carriers/types.js';
 import { loadConfig } from '../../src/config.js';

@@ -5,7 +5,7 @@
  *
  * Captions are what a transcript oracle needs and nothing more: each line a persona synthesises is
  * registered with the span of frames it occupies on the line; each sentence our agent's TTS
- * synthesises is registered with its length. The sandbox STT (src/providers/stt/sandbox.ts) and
+ * synthesises is registered with its length. The sandbox STT (src/carriers/sandbox/stt.ts) and
  * the persona's ear reveal a caption's words only as its audio is actually received and heard as
  * voiced, so a line cut short, or never heard, yields the words that were heard and no more.
  */

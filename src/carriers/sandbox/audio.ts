@@ -3,19 +3,19 @@
  * espeak-ng lines and real tones as 20 ms mu-law frames over an in-process MediaTransport pair;
  * our end is a real audio leg (createAudioLeg: VAD, STT, TTS, in-band DTMF), the same one a Twilio
  * media stream gets, with the sandbox STT (a transcript oracle over the captions, not speech
- * recognition: src/providers/stt/sandbox.ts) and the local espeak-ng TTS.
+ * recognition: src/carriers/sandbox/stt.ts) and the local espeak-ng TTS.
  *
  * Turned on for every sandbox call by OPENLINE_SANDBOX_AUDIO=1, or for one call by
  * `"metadata": {"openline_sandbox_audio": true}` in its request.
  */
 import type { Clock } from '../../clock.js';
-import type { CallRequest } from '../../domain/call-request.js';
+import type { CallRequest } from '../../schemas/call-request.js';
 import { providerVoiceId } from '../../domain/voices.js';
 import { FRAME_SAMPLES, SAMPLE_RATE } from '../../media/audio.js';
 import { audioLegSettings, createAudioLeg, type AudioLeg, type AudioLegSettings } from '../../media/audio-leg.js';
 import { FrameScheduler, clockTimer } from '../../media/pacer.js';
 import { createVad, type VadKind } from '../../media/vad.js';
-import { SandboxStt } from '../../providers/stt/sandbox.js';
+import { SandboxStt } from './stt.js';
 import { EspeakTts, espeakVoiceFor } from '../../providers/tts/espeak.js';
 import type { PcmChunk, TtsProvider, TtsRequest } from '../../providers/tts/types.js';
 import type { TransferResult } from '../types.js';

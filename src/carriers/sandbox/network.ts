@@ -18,7 +18,7 @@ import {
   type SandboxAudioOptions,
 } from './audio.js';
 import type { FrameScheduler } from '../../media/pacer.js';
-import type { CallRequest } from '../../domain/call-request.js';
+import type { CallRequest } from '../../schemas/call-request.js';
 import { espeakVoiceFor } from '../../providers/tts/espeak.js';
 
 export interface CallLogEntry {

@@ -1,5 +1,5 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import type { CallRequest } from '../../domain/call-request.js';
+import type { CallRequest } from '../../schemas/call-request.js';
 import { normalizePathNumber } from '../../domain/phone.js';
 import { isSandboxPersona } from '../../store/inbound.js';
 import type { AudioLegFactory, CarrierLogger } from '../audio-legs.js';

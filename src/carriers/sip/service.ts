@@ -1,7 +1,7 @@
 import os from 'node:os';
 import type { Services } from '../../services.js';
 import { createConnectedCall } from '../../calls/inbound.js';
-import type { CallRequest } from '../../domain/call-request.js';
+import type { CallRequest } from '../../schemas/call-request.js';
 import type { AudioLegFactory, CarrierLogger } from '../audio-legs.js';
 import { sourceGuard } from './allow.js';
 import { SipCarrier } from './carrier.js';

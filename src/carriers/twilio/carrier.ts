@@ -12,7 +12,7 @@ import type {
 import type { AudioLegFactory, CarrierLogger, LegControl } from '../audio-legs.js';
 import type { AudioLeg } from '../../media/audio-leg.js';
 import type { LatencySource } from '../../media/latency.js';
-import type { CallRequest } from '../../domain/call-request.js';
+import type { CallRequest } from '../../schemas/call-request.js';
 import type { CallStore } from '../../store/calls.js';
 import type { CredentialStore } from '../../store/credentials.js';
 import { isSandboxPersona } from '../../store/inbound.js';

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Services } from '../../services.js';
-import type { CallRequest } from '../../domain/call-request.js';
+import type { CallRequest } from '../../schemas/call-request.js';
 import { normalizePhone } from '../../domain/phone.js';
 import { createConnectedCall } from '../../calls/inbound.js';
 import { deliverInboundSms, MAX_SMS_BODY } from '../../sms/inbound.js';

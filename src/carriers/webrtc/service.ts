@@ -1,6 +1,6 @@
 import type { Services } from '../../services.js';
 import { agentSettings, inboundSettings } from '../../calls/inbound.js';
-import { normalizeCallSettings, type CallRequest } from '../../domain/call-request.js';
+import { normalizeCallSettings, type CallRequest } from '../../schemas/call-request.js';
 import { normalizePhone } from '../../domain/phone.js';
 import { ApiError, notFound, validationError } from '../../errors.js';
 import type { CallSettings } from '../../schemas/call.js';

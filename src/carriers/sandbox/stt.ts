@@ -2,7 +2,7 @@
  * The sandbox STT: the transcript source of the sandbox's audio mode. It is NOT speech
  * recognition. The sandbox network synthesised every line a persona says, so it knows each line's
  * text and the span of frames the line occupies on the line (the caption side channel,
- * src/carriers/sandbox/audio-line.ts). This STT is an honest oracle over those captions: it counts
+ * ./audio-line.ts). This STT is an honest oracle over those captions: it counts
  * the frames it actually receives, runs an energy VAD over them, and reveals a line's words only
  * for audio it received and found voiced:
  *
@@ -19,8 +19,8 @@
 import { decodeMulaw } from '../../media/audio.js';
 import { EnergyVad } from '../../media/vad-energy.js';
 import type { Vad } from '../../media/vad.js';
-import { LineCaptions, heardWords, type LineCaption } from '../../carriers/sandbox/audio-line.js';
-import type { SttEvent, SttOptions, SttProvider, SttStream } from './types.js';
+import { LineCaptions, heardWords, type LineCaption } from './audio-line.js';
+import type { SttEvent, SttOptions, SttProvider, SttStream } from '../../providers/stt/types.js';
 
 interface Progress {
   /** Frames of the line received. */

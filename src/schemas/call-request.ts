@@ -1,12 +1,12 @@
-import { normalizePhone } from './phone.js';
-import { resolveVoice } from './voices.js';
-import { parseStartTime } from './start-time.js';
-import { isRecord } from './records.js';
-import { normalizeTool, type CustomTool, type StoredTool } from '../schemas/tool.js';
-import { normalizeDynamicData, type CallSettings, type StoredDynamicDataItem } from '../schemas/call.js';
+import { normalizePhone } from '../domain/phone.js';
+import { resolveVoice } from '../domain/voices.js';
+import { parseStartTime } from '../domain/start-time.js';
+import { isRecord } from '../domain/records.js';
+import type { VoicemailAction } from '../domain/voicemail-rules.js';
+import { normalizeTool, type CustomTool, type StoredTool } from './tool.js';
+import { normalizeDynamicData, type CallSettings, type StoredDynamicDataItem } from './call.js';
 
 export type Model = 'base' | 'enhanced' | 'turbo';
-export type VoicemailAction = 'hangup' | 'leave_message' | 'ignore';
 
 /** A tool as a call uses it: the definition, and its id when it came from POST /v1/tools. */
 export type CallTool = ReturnType<typeof normalizeTool> & { tool_id?: string };
