@@ -2,20 +2,11 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freeTcpPort } from '../../src/testing/ports.js';
 
 const KEY = 'restart-test-key-0123456789';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** The real server in its own process, as `npm start` runs it, 100x faster than real time. */
 class Server {
@@ -110,7 +101,7 @@ describe('restart recovery (a real server process killed with SIGKILL)', () => {
         },
       }),
     );
-    server = new Server(path.join(dir, 'data'), await freePort(), personas);
+    server = new Server(path.join(dir, 'data'), await freeTcpPort(), personas);
   });
   after(async () => {
     await server.stop();

@@ -1,4 +1,3 @@
-import net from 'node:net';
 import { createTestApp, type TestApp } from '../../src/testing/harness.js';
 import { TwilioEmulator, type EmulatorAccount } from '../../src/testing/twilio-emulator.js';
 import { audioLegSettings, createAudioLeg } from '../../src/media/audio-leg.js';
@@ -6,19 +5,12 @@ import { rms } from '../../src/media/audio.js';
 import { FrameScheduler } from '../../src/media/pacer.js';
 import type { Vad } from '../../src/media/vad.js';
 import { ScriptedStt, ToneTts } from '../../src/testing/audio-fakes.js';
+import { freeTcpPort } from '../../src/testing/ports.js';
 
 /** The server's own Twilio account in these tests, and a customer's (BYO through encrypted_key). */
 export const SERVER: EmulatorAccount = { accountSid: `AC${'1'.repeat(32)}`, authToken: 'server-auth-token' };
 export const CUSTOMER: EmulatorAccount = { accountSid: `AC${'2'.repeat(32)}`, authToken: 'customer-auth-token' };
 export const OUR_NUMBER = '+12025550400';
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 export interface TwilioTest {
   t: TestApp;
@@ -36,7 +28,7 @@ export interface TwilioTest {
  */
 export async function startTwilioTest(options: { lines?: string[]; server?: boolean } = {}): Promise<TwilioTest> {
   const emulator = await TwilioEmulator.start([SERVER, CUSTOMER]);
-  const port = await freePort();
+  const port = await freeTcpPort();
   const publicUrl = `http://127.0.0.1:${port}`;
   const t = await createTestApp({
     env: {
