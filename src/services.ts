@@ -29,6 +29,7 @@ import { CampaignDialer } from './campaigns/dialer.js';
 import { LlmAgent } from './agent/llm.js';
 import { OpenAiProvider } from './providers/llm/openai.js';
 import { PostCallService } from './postcall/summary.js';
+import { afterCall } from './postcall/after-call.js';
 import { TwilioCarrier } from './carriers/twilio/carrier.js';
 import { CarrierSelector } from './carriers/selector.js';
 import type { SipCarrier } from './carriers/sip/carrier.js';
@@ -202,8 +203,6 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     },
     log: options.logger,
   });
-  /** Post-call work and webhook scheduling under way; shutdown waits for them. */
-  const afterEnds = new Set<Promise<void>>();
   /** The pathway runner of a call or of a pathway chat; `accountOf` and `saveLogs` differ. */
   const pathwayAgent = (
     request: CallRequest,
@@ -261,15 +260,6 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     pricePerMinute: config.sandboxPricePerMinute,
     // Custom tools and dynamic_data leave through the guarded client too (CONTRACT.md section 8).
     http: new OutboundClient({ allowPrivate: config.allowPrivateUrls }),
-    // Summary and analysis first, so the webhook body carries them; neither step throws, so a
-    // failed summary never costs the webhook. Detached from the engine: a model taking its time
-    // over a summary must not hold up what follows the call (a retry after voicemail).
-    afterEnd: (callId) => {
-      const work = postCall.callEnded(callId).then(() => webhooks.callEnded(callId));
-      afterEnds.add(work);
-      void work.finally(() => afterEnds.delete(work));
-      return Promise.resolve();
-    },
     onEvent: (callId, category, message) => {
       callEvents.publish({ call_id: callId, category, message, log_level: 'info', at: clock.now().toISOString() });
       webhooks.event(callId, category, message);
@@ -365,6 +355,17 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
       carrier.useSip(sip);
       queue.work({
         sms_reply: metrics.timeJob('sms_reply', (job) => smsConversations.reply(job.message_id)),
+        postcall: metrics.timeJob('postcall', (job) =>
+          afterCall(
+            {
+              calls,
+              summarize: (id) => postCall.callEnded(id),
+              scheduleWebhook: (id) => webhooks.callEnded(id),
+              retryAfterVoicemail: (id) => engine.retryAfterVoicemail(id),
+            },
+            job,
+          ),
+        ),
         dial: metrics.timeJob('dial', (job, run) => engine.dial(job.call_id, job.wait ?? 0, run.settle)),
         webhook: metrics.timeJob('webhook', (job) =>
           inSpan('webhook delivery', { 'openline.call.id': job.call_id, 'openline.webhook.attempt': job.attempt }, () =>
@@ -410,7 +411,6 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
       await engine.stopAll();
       await sip?.close();
       frames.stop();
-      await Promise.allSettled([...afterEnds]);
       await webhooks.drain();
       await (queueStopped ?? queue.stop());
       await storage.close();

@@ -29,8 +29,6 @@ export interface EngineDeps {
   log?: EngineLogger & { warn(object: object, message: string): void };
   /** The guarded client for custom tools and dynamic_data (CONTRACT.md section 8); without it they fail. */
   http?: OutboundClient;
-  /** After a call wrote its final state (end-of-call webhook, src/outbound/webhooks.ts). Does not throw. */
-  afterEnd?(callId: string): Promise<void>;
   /** A streamed event of seed 6.2 (queue, call); fire-and-forget, never delays the call. */
   onEvent?(callId: string, category: 'queue' | 'call' | 'tool' | 'dynamic_data' | 'latency', message: string): void;
   /** A transcript line of a live call, once stored (live views: web calls, dashboards). */
@@ -267,18 +265,33 @@ export class CallEngine {
     }
   }
 
+  /**
+   * Writes a call's final state, its post-call work (summary, analysis, webhook, retry after
+   * voicemail) enqueued as a durable job just before: a crash between the two leaves a live call
+   * that recovery ends, and the job then finds it ended. False when the call had left `from`.
+   */
+  private async end(
+    id: string,
+    from: readonly CallRow['queue_status'][],
+    changes: Parameters<CallStore['transition']>[2],
+    options: { retryAfterVoicemail?: boolean } = {},
+  ): Promise<boolean> {
+    await this.d.queue.enqueue('postcall', {
+      call_id: id,
+      ...(options.retryAfterVoicemail && { retry_after_voicemail: true }),
+    });
+    return this.d.calls.transition(id, from, changes);
+  }
+
   private async fail(id: string, message: string): Promise<void> {
-    const failed = await this.d.calls.transition(id, ['allocated', 'started'], {
+    const failed = await this.end(id, ['allocated', 'started'], {
       queue_status: 'call_error',
       status: 'call_error',
       completed: 1,
       error_message: message,
       ended_at: this.now(),
     });
-    if (failed) {
-      this.d.log?.info({ call_id: id, error_message: message }, 'call failed');
-      await this.d.afterEnd?.(id);
-    }
+    if (failed) this.d.log?.info({ call_id: id, error_message: message }, 'call failed');
   }
 
   private async connect(call: CallRow, request: CallRequest, controller: AbortController): Promise<void> {
@@ -299,26 +312,24 @@ export class CallEngine {
     const result = await this.d.carrier.dial(dial);
     const ended = { completed: 1, call_length: 0, corrected_duration: 0, price: 0, ended_at: this.now() };
     if (result.status === 'failed') {
-      await this.d.calls.transition(call.id, ['allocated'], {
+      await this.end(call.id, ['allocated'], {
         queue_status: 'queue_error',
         status: 'queue_error',
         completed: 1,
         error_message: result.reason,
         ended_at: this.now(),
       });
-      await this.d.afterEnd?.(call.id);
       return;
     }
     if (result.status !== 'answered') {
       const stopped = controller.signal.aborted;
-      await this.d.calls.transition(call.id, ['allocated'], {
+      await this.end(call.id, ['allocated'], {
         ...ended,
         queue_status: 'complete',
         status: stopped ? 'canceled' : 'completed',
         answered_by: stopped ? null : 'no-answer',
         error_message: result.status === 'busy' ? 'The line was busy' : null,
       });
-      await this.d.afterEnd?.(call.id);
       return;
     }
     // The caller id chosen above is the call's `from` (and its {{from}} variable).
@@ -461,7 +472,8 @@ export class CallEngine {
   ): Promise<void> {
     const seconds = Math.max(0, (outcome.endedAt.getTime() - startedAt.getTime()) / 1000);
     const minutes = seconds / 60;
-    await this.d.calls.transition(call.id, ['started'], {
+    const retryAfterVoicemail = outcome.reachedVoicemail && request.retry !== null && !call.retry_of;
+    const changes = {
       queue_status: outcome.error ? 'call_error' : 'complete',
       status: outcome.error ? 'call_error' : 'completed',
       completed: 1,
@@ -478,16 +490,21 @@ export class CallEngine {
       ...(variables && { variables: JSON.stringify(variables) }),
       // The recording's path under DATA_DIR and every turn's latency (audio legs).
       ...(media && { recording_path: media.recording_path, latency: media.latency }),
-    });
+    } as const;
+    await this.end(call.id, ['started'], changes, { retryAfterVoicemail });
     this.d.log?.info({ call_id: call.id, ended_by: outcome.endedBy, seconds }, 'call ended');
-    await this.d.afterEnd?.(call.id);
-    if (outcome.reachedVoicemail && request.retry) await this.retry(call, request);
   }
 
-  /** Retry after voicemail: a new call, linked to this one, with the retry's voicemail settings. */
-  private async retry(call: CallRow, request: CallRequest): Promise<void> {
-    if (call.retry_of) return;
-    const retry = request.retry!;
+  /**
+   * Retry after voicemail (the `postcall` job): a new call, linked to this one, with the retry's
+   * voicemail settings. Once per call, however often the job runs.
+   */
+  async retryAfterVoicemail(callId: string): Promise<void> {
+    const call = await this.d.calls.byId(callId);
+    if (!call || call.retry_of || (await this.d.calls.retryOf(call.id))) return;
+    const request = JSON.parse(call.request) as CallRequest;
+    const retry = request.retry;
+    if (!retry) return;
     const runAt = new Date(this.d.clock.now().getTime() + retry.wait * 1000);
     const next = await this.d.calls.create(call.account_id, {
       request: {

@@ -16,6 +16,12 @@ export interface JobPayloads {
   webhook: { call_id: string; attempt: number; send_type: 'automatic' | 'resend' };
   /** The SMS agent answers an inbound text in its conversation (src/sms/conversations.ts). */
   sms_reply: { message_id: string };
+  /**
+   * What follows a call's end (src/postcall/after-call.ts): summary and analysis, the end-of-call
+   * webhook, and (`retry_after_voicemail`) the call's retry. Enqueued just before the call's
+   * final state is written, so that no crash can lose it.
+   */
+  postcall: { call_id: string; retry_after_voicemail?: boolean };
 }
 
 export type JobName = keyof JobPayloads;
@@ -24,6 +30,7 @@ export const JOB_IDS: { [N in JobName]: (payload: JobPayloads[N]) => string } = 
   dial: (p) => (p.wait ? `dial:${p.call_id}:wait:${p.wait}` : `dial:${p.call_id}`),
   webhook: (p) => `webhook:${p.call_id}:${p.send_type === 'resend' ? 'resend:' : ''}${p.attempt}`,
   sms_reply: (p) => `sms_reply:${p.message_id}`,
+  postcall: (p) => `postcall:${p.call_id}`,
 };
 
 export interface JobPolicy {
@@ -47,4 +54,7 @@ export const JOB_POLICY: { [N in JobName]: JobPolicy } = {
   webhook: { maxAttempts: 5, backoffMs: (n) => 5000 * 2 ** (n - 1), expireSeconds: 300 },
   // A model that failed (or a carrier that refused the text) is tried again a little later.
   sms_reply: { maxAttempts: 3, backoffMs: (n) => 5000 * 2 ** (n - 1), expireSeconds: 120 },
+  // Runs again while the call's final state is not yet written (it follows the job by
+  // milliseconds, or recovery writes it after a crash). A summary waits on the model's timeout.
+  postcall: { maxAttempts: 6, backoffMs: (n) => 500 * 2 ** (n - 1), expireSeconds: 300 },
 };

@@ -108,8 +108,8 @@ function describeErrors(errors: ErrorObject[] | null | undefined): string {
 
 /**
  * Post-call work (seed 2.1 summary_prompt, analysis_prompt, analysis_schema; 2.3 summary,
- * analysis): runs from the engine's afterEnd hook, after the call's final state is written and
- * before its webhook is built, so that the webhook body carries both.
+ * analysis): runs in the `postcall` job (src/postcall/after-call.ts) once the call's final state
+ * is written, before its webhook is built, so that the webhook body carries both.
  */
 export class PostCallService {
   /** Aborts model requests under way at shutdown: a summary is not worth holding the process. */
@@ -127,12 +127,13 @@ export class PostCallService {
     this.shutdown.abort(new Error('shutdown'));
   }
 
-  /** The afterEnd step. Never throws: the call is over and its webhook must still go out. */
+  /** The post-call step. Never throws: the call is over and its webhook must still go out. */
   async callEnded(callId: string): Promise<void> {
     try {
       const row = await this.d.calls.byId(callId);
-      // Only calls that connected have a conversation to summarise.
-      if (!row || row.started_at === null) return;
+      // Only calls that connected have a conversation to summarise; a job run again after a
+      // crash does not summarise twice.
+      if (!row || row.started_at === null || row.summary !== null || row.analysis !== null) return;
       const transcripts = await this.d.calls.transcripts(callId);
       const request = fromJson<Partial<CallRequest>>(row.request, {});
       let summary: string | null;

@@ -172,6 +172,12 @@ export class CallStore {
     return (await query.execute()).map((r) => r.id);
   }
 
+  /** The id of the call placed as this call's retry after voicemail, if there is one. */
+  async retryOf(callId: string): Promise<string | undefined> {
+    const row = await this.db.selectFrom('calls').select('id').where('retry_of', '=', callId).executeTakeFirst();
+    return row?.id;
+  }
+
   /** Queued calls, for re-enqueueing their dial jobs after a crash. */
   async queuedIds(): Promise<string[]> {
     const rows = await this.db.selectFrom('calls').select('id').where('queue_status', '=', 'queued').execute();

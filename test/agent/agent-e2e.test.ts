@@ -5,6 +5,7 @@ import { ScaledClock } from '../../src/clock.js';
 import { FakeOpenAi, type FakeReply, type RecordedRequest, fakeLlmConfig } from '../../src/testing/fake-openai.js';
 import { verifyWebhook } from '../../src/outbound/signing.js';
 import { startReceiver } from '../outbound/receiver.js';
+import { waitFor } from '../../src/testing/wait.js';
 
 type Row = { [k: string]: unknown };
 
@@ -143,9 +144,12 @@ describe('a call conducted by a language model, end to end', () => {
       events.every((e) => ['tool', 'dynamic_data'].includes(String(e.category)) && typeof e.log_level === 'string'),
     );
 
-    const log = await t.request('GET', `/v1/postcall/webhooks/${id}`);
-    assert.equal(log.status, 200);
-    const entries = ((log.body.data as Row).metadata as { response_code: number }[]).map((m) => m.response_code);
-    assert.ok(entries.includes(200), JSON.stringify(log.body));
+    // The attempt is logged once its answer is in, a moment after the receiver saw the request.
+    await waitFor('the delivery in the webhook log', async () => {
+      const log = await t.request('GET', `/v1/postcall/webhooks/${id}`);
+      assert.equal(log.status, 200);
+      const entries = ((log.body.data as Row).metadata as { response_code: number }[]).map((m) => m.response_code);
+      return entries.includes(200);
+    });
   });
 });

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ScaledClock } from '../../src/clock.js';
+import { waitFor } from '../../src/testing/wait.js';
 
 type Record = { [k: string]: unknown };
 
@@ -232,17 +233,15 @@ for (const storage of ['sqlite', 'postgres'] as const)
         retry: { wait: 5, voicemail_action: 'leave_message', voicemail_message: 'Second try: please call back.' },
       });
       assert.equal(first.answered_by, null);
-      const list = await t.request('GET', '/v1/calls?to_number=%2B14155550101&limit=50');
-      const calls = list.body.calls as { call_id: string; created_at: string }[];
-      const retried = [];
-      for (const c of calls) {
-        const row = await t.services.storage.db
+      // The retry is placed by the call's post-call job, a moment after it ended.
+      const retried = await waitFor('the retry after voicemail', async () => {
+        const rows = await t.services.storage.db
           .selectFrom('calls')
-          .select(['id', 'retry_of'])
-          .where('id', '=', c.call_id)
-          .executeTakeFirst();
-        if (row && row.retry_of === first.call_id) retried.push(row.id);
-      }
+          .select('id')
+          .where('retry_of', '=', String(first.call_id))
+          .execute();
+        return rows.length > 0 && rows.map((r) => r.id);
+      });
       assert.equal(retried.length, 1);
       const second = await ended(t, retried[0]!);
       assert.match(roles(second).join('\n'), /assistant: Second try: please call back\./);

@@ -66,6 +66,7 @@ describe('PgBossQueue on PostgreSQL, beyond the contract', { skip: skip ?? false
             },
             webhook: async () => {},
             sms_reply: async () => {},
+            postcall: async () => {},
           },
           { concurrency: 2 },
         ),
@@ -133,6 +134,7 @@ describe('PgBossQueue on PostgreSQL, beyond the contract', { skip: skip ?? false
           dial: async (payload) => void runs.push(payload.call_id),
           webhook: async () => {},
           sms_reply: async () => {},
+          postcall: async () => {},
         },
         { pollMs: 500 },
       );

@@ -41,6 +41,7 @@ export function jobQueueContract(label: string, subject: () => Promise<QueueSubj
       dial,
       webhook: async () => {},
       sms_reply: async () => {},
+      postcall: async () => {},
     });
 
     before(async () => {
