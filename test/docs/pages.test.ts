@@ -74,6 +74,7 @@ const CHECKS: Record<string, (run: BlocksRun, server: DocsServer) => void> = {
     assert.match(stdout, /"url":"ws:\/\/127\.0\.0\.1:\d+\/ws\/listen\//);
     assert.match(stdout, /"current_node_id":"sales"/, 'the pathway chat follows "yes" to the transfer');
     assert.match(stdout, /"status":"pending","registration_id":"A2P-/);
+    assert.match(stdout, /<li><code>POST \/v1\/calls<\/code>: Send Call<\/li>/, '/docs lists the operations');
   },
   'cli.md': ({ stdout }) => {
     assert.match(stdout, /^Created account .* \(acme\)/m);
