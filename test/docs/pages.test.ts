@@ -150,6 +150,8 @@ describe('docs/ examples run as written', { skip: missing.length > 0 && `needs $
     const runnable = blocks.filter((b) => !b.notRun);
     if (runnable.length === 0) continue;
     it(`docs/${file}: its ${runnable.length} shell blocks succeed`, { timeout: 300_000 }, () => {
+      const present = WRITTEN.filter((f) => fs.existsSync(path.join(ROOT, f)));
+      assert.deepEqual(present, [], 'files the examples write are already in the repository directory: move them away');
       try {
         PREPARE[file]?.(markdown);
         const run = runBlocks(runnable, server.origin, {

@@ -82,6 +82,18 @@ export function missingCommands(commands = ['bash', 'curl', 'jq']): string[] {
   });
 }
 
+/**
+ * This process's OPENLINE_* variables, unset: a developer's own (a PostgreSQL URL, a server URL for
+ * the CLI) must not send the examples elsewhere. Spawned processes ignore undefined values.
+ */
+function withoutOwnSettings(): NodeJS.ProcessEnv {
+  return Object.fromEntries(
+    Object.keys(process.env)
+      .filter((k) => k.startsWith('OPENLINE_'))
+      .map((k) => [k, undefined]),
+  );
+}
+
 /** A live server for the examples: its origin and port, the key the docs show, its data directory. */
 export interface DocsServer {
   origin: string;
@@ -101,6 +113,7 @@ export async function startDocsServer(key: string, env: NodeJS.ProcessEnv = {}):
   let baseUrl: string;
   try {
     ({ child, baseUrl } = await startServerProcess({
+      ...withoutOwnSettings(),
       PORT: '0',
       HOST: '127.0.0.1',
       DATA_DIR: dataDir,
@@ -148,7 +161,7 @@ export interface BlocksRun {
 /**
  * Runs `blocks` in order in one bash session (`set -euo pipefail`) in the repository's directory,
  * with the docs' address replaced by the server's (and the placeholder key `ol_...` by `key`), and
- * `env` over this process's environment.
+ * `env` over this process's environment (without its OPENLINE_* settings).
  * `curl` is wrapped so that each exchange's status goes to stderr as well (`--write-out
  * %{stderr}...`); what it prints on stdout is unchanged. Throws, with everything printed, when a
  * block fails.
@@ -170,7 +183,7 @@ export function runBlocks(
   const run = spawnSync('bash', ['-c', script], {
     cwd: ROOT,
     encoding: 'utf8',
-    env: { ...process.env, ...options.env },
+    env: { ...process.env, ...withoutOwnSettings(), ...options.env },
     timeout: options.timeoutMs ?? 180_000,
     maxBuffer: 64 * 1024 * 1024,
   });
