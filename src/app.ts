@@ -14,6 +14,7 @@ import { metricsRoute } from './observability/metrics.js';
 import { registerRateLimit } from './api/rate-limit.js';
 import twilioRoutes from './carriers/twilio/routes.js';
 import { dashboard } from './web.js';
+import { operationsHtml, withListing, type OpenApiDocument } from './api/reference-page.js';
 import { accountOfKey, bearerless } from './api/auth.js';
 import { webCallRoutes } from './api/web-calls.js';
 import { listenSocketRoute } from './api/listen.js';
@@ -144,7 +145,22 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     ...spec,
     servers: [{ url: `${request.protocol}://${request.host}` }],
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', transformSpecification: asReached });
+  // /docs: Swagger UI, with the operations listed as plain HTML inside the element it draws into,
+  // for a reader whose browser does not run its scripts (src/api/reference-page.ts).
+  let listing: string | undefined;
+  await app.register(async (docs) => {
+    docs.addHook('onSend', async (request, reply, payload) => {
+      if (request.routeOptions.url !== '/docs' || typeof payload !== 'string') return payload;
+      if (!String(reply.getHeader('content-type')).startsWith('text/html')) return payload;
+      listing ??= operationsHtml(app.swagger() as OpenApiDocument);
+      return withListing(payload, listing);
+    });
+    await docs.register(swaggerUi, {
+      routePrefix: '/docs',
+      transformSpecification: asReached,
+      theme: { title: 'Openline API reference' },
+    });
+  });
   app.get('/openapi.json', { schema: { hide: true } }, async (request) => asReached(app.swagger(), request));
 
   await registerRateLimit(app, {

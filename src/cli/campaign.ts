@@ -33,8 +33,8 @@ export const CAMPAIGN_USAGE = `Campaign commands talk to a running Openline serv
       --param KEY=VALUE           any other Send Call parameter (VALUE read as JSON when it is JSON); repeatable
       --json FILE                 a JSON object of campaign fields; the flags above override it
   campaign watch ID [--interval SECONDS]
-      Shows the campaign's progress until it is completed or stopped (a progress bar on a
-      terminal, else one line per change).
+      Shows the campaign's progress until it is completed or stopped, or only retries due later
+      remain (a progress bar on a terminal, else one line per change).
   campaign pause|resume|stop ID`;
 
 export interface CampaignIo extends Output {

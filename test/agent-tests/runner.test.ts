@@ -15,21 +15,17 @@ function capture() {
 const env = { PATH: process.env.PATH };
 
 describe('openline test', () => {
-  it('runs the example suites offline: every case passes, with JUnit and JSON reports', async () => {
+  it('runs every example suite offline: every case passes, with JUnit and JSON reports', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-agent-tests-'));
     const { io, out } = capture();
-    const code = await testMain(
-      [
-        'examples/tests/front-desk.yaml',
-        'examples/tests/lead-qualification.yaml',
-        '--junit',
-        `${dir}/junit.xml`,
-        '--json',
-        `${dir}/r.json`,
-      ],
-      io,
-      env,
-    );
+    // Every suite of examples/tests, so that a new one is run too (and changes the counts below).
+    const suites = fs
+      .readdirSync('examples/tests')
+      .filter((f) => /\.ya?ml$/.test(f))
+      .sort()
+      .map((f) => `examples/tests/${f}`);
+    assert.deepEqual(suites, ['examples/tests/front-desk.yaml', 'examples/tests/lead-qualification.yaml']);
+    const code = await testMain([...suites, '--junit', `${dir}/junit.xml`, '--json', `${dir}/r.json`], io, env);
     assert.equal(code, 0, out.join('\n'));
     assert.match(out.join('\n'), /5 of 5 cases passed\./);
     const junit = fs.readFileSync(`${dir}/junit.xml`, 'utf8');

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import type { OpenAPI } from 'openapi-types';
 import { createTestApp, type TestApp } from '../../src/testing/harness.js';
+import { operationsHtml } from '../../src/api/reference-page.js';
 
 describe('OpenAPI document', () => {
   let t: TestApp;
@@ -80,5 +81,41 @@ describe('OpenAPI document', () => {
     const r = await t.app.inject({ method: 'GET', url: '/docs/' });
     assert.equal(r.statusCode, 200);
     assert.match(String(r.headers['content-type']), /html/);
+  });
+
+  it('/docs lists every operation as plain HTML, for a browser that does not run its scripts', async () => {
+    for (const url of ['/docs', '/docs/']) {
+      const r = await t.app.inject({ method: 'GET', url });
+      assert.equal(r.statusCode, 200);
+      const page = r.body;
+      assert.match(page, /<title>Openline API reference<\/title>/);
+      // Inside the element Swagger UI draws into (and replaces once its scripts have run).
+      const listing = /<div id="swagger-ui">([\s\S]*?)<\/div>/.exec(page)?.[1] ?? '';
+      assert.match(listing, /<a href="\/openapi\.json">\/openapi\.json<\/a>/);
+      assert.match(listing, /docs\/api\.md/);
+      for (const [path, operations] of Object.entries(doc.paths ?? {})) {
+        for (const method of Object.keys(operations).filter((m) => /^(get|post|put|patch|delete)$/.test(m))) {
+          assert.ok(listing.includes(`<code>${method.toUpperCase()} ${path}</code>`), `${method} ${path} is listed`);
+        }
+      }
+      assert.match(listing, /<li><code>POST \/v1\/calls<\/code>: Send Call<\/li>/);
+      // Nothing a content security policy without 'unsafe-inline' would refuse: scripts come from
+      // files, and the listing has no script, style or event handler of its own.
+      assert.deepEqual(
+        [...page.matchAll(/<script\b[^>]*>/g)].filter((m) => !/\ssrc="/.test(m[0])),
+        [],
+        'no inline script',
+      );
+      assert.doesNotMatch(listing, /<script|<style|\sstyle=|\son[a-z]+=/i);
+    }
+  });
+
+  it('the listing escapes what it shows', () => {
+    const html = operationsHtml({
+      info: { title: 'A <b> API' },
+      paths: { '/v1/x': { get: { summary: 'Read <x> & "y"', tags: ['T'] } } },
+    });
+    assert.match(html, /<h1>A &lt;b&gt; API<\/h1>/);
+    assert.match(html, /<li><code>GET \/v1\/x<\/code>: Read &lt;x&gt; &amp; &quot;y&quot;<\/li>/);
   });
 });

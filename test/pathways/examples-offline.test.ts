@@ -2,7 +2,15 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../../src/testing/harness.js';
 import { ScaledClock } from '../../src/clock.js';
-import { edgesTaken, inboundCall, loadExample, node, placeCall, WebhookServer } from './helpers.js';
+import fs from 'node:fs';
+import { edgesTaken, inboundCall, loadExample as load, node, placeCall, WebhookServer } from './helpers.js';
+
+/** The example files the cases below ran: every file of examples/pathways must be among them. */
+const ran = new Set<string>();
+const loadExample: typeof load = (t, file, ...rest) => {
+  ran.add(file);
+  return load(t, file, ...rest);
+};
 
 /** The example pathway library run end to end on the sandbox with the offline model (no network but loopback). */
 describe('example pathways with the offline model (sandbox personas, clock 100x)', () => {
@@ -213,5 +221,14 @@ describe('example pathways with the offline model (sandbox personas, clock 100x)
     assert.equal(variables.monthly_bill, 250);
     assert.equal(variables.email, 'lee@example.com');
     assert.match(lines, /Goodbye!/);
+  });
+
+  it('every pathway of examples/pathways was run above, to its end', () => {
+    const examples = fs.readdirSync('examples/pathways').filter((f) => f.endsWith('.json'));
+    assert.deepEqual(
+      examples.filter((f) => !ran.has(f)),
+      [],
+      'an example pathway without a case here',
+    );
   });
 });
