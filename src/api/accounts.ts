@@ -62,6 +62,8 @@ export default async function routes(app: Api, services: Services): Promise<void
       status: 'success' as const,
       account: request.account,
       keys: await services.accounts.listKeys(request.account.id),
+      billing: { current_balance: 0, refill_to: null },
+      total_calls: await services.calls.count(request.account.id),
     }),
   );
 

@@ -138,6 +138,16 @@ export class CallStore {
     return row;
   }
 
+  /** How many calls the account has made and received (GET /v1/me's total_calls). */
+  async count(accountId: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('calls')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('account_id', '=', accountId)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
   /** Any account's call: for the engine, which acts on behalf of the call's owner. */
   async byId(id: string): Promise<CallRow | undefined> {
     return this.db.selectFrom('calls').selectAll().where('id', '=', id).executeTakeFirst();
