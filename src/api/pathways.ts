@@ -7,7 +7,6 @@ import {
   PathwayDetail,
   PathwayEdgeSchema,
   PathwayNodeSchema,
-  PathwaySummary,
   PathwayUpdateBody,
   PathwayVersionBody,
   PublishBody,
@@ -81,8 +80,9 @@ export default async function routes(app: Api, services: Services): Promise<void
       schema: {
         tags,
         summary: 'List pathways',
+        description: "Each pathway with its draft's nodes and edges, as the hosted list shows them.",
         response: {
-          200: Type.Object({ status: Type.Literal('success'), pathways: Type.Array(PathwaySummary) }),
+          200: Type.Object({ status: Type.Literal('success'), pathways: Type.Array(PathwayDetail) }),
           ...errorResponses,
         },
       },
