@@ -425,7 +425,14 @@ export default async function routes(app: Api, services: Services): Promise<void
               }),
             ),
             aligned: Type.Array(
-              Type.Object({ created_at: Type.String(), speaker: Type.String(), text: Type.String() }),
+              Type.Object({
+                id: Type.Integer({ description: 'The line of the call record transcripts' }),
+                created_at: Type.String(),
+                speaker: Type.String(),
+                user: Type.String({ description: 'The role, as the hosted docs name it (same as speaker)' }),
+                text: Type.String(),
+                c_id: Type.String({ description: 'The call id' }),
+              }),
             ),
           }),
           ...errorResponses,
@@ -453,7 +460,16 @@ export default async function routes(app: Api, services: Services): Promise<void
           confidence: line.user === 'assistant' ? 1 : null,
         };
       });
-      const aligned = lines.map((line) => ({ created_at: line.created_at, speaker: line.user, text: line.text }));
+      // The hosted docs' aligned lines are transcript lines ({id, created_at, text, user, c_id});
+      // `speaker` is kept for clients of the earlier form.
+      const aligned = lines.map((line) => ({
+        id: line.id,
+        created_at: line.created_at,
+        speaker: line.user,
+        user: line.user,
+        text: line.text,
+        c_id: call.id,
+      }));
       return { status: 'success' as const, message: 'Corrected transcript', corrected, aligned };
     },
   );
