@@ -353,6 +353,7 @@ const ChatData = Type.Object({
   variables: Type.Record(Type.String(), Type.Unknown()),
   pathway_logs: Type.Array(Type.Unknown(), { description: 'Every step so far, as in a call record' }),
   ended: Type.Boolean({ description: 'An end node or a transfer was reached' }),
+  completed: Type.Boolean({ description: 'The same as ended, under the hosted API name' }),
 });
 const ChatReply = Type.Object({ data: ChatData, errors: Type.Null() });
 const ChatParams = Type.Object({ id: Type.String() });
