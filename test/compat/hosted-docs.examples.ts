@@ -19,6 +19,8 @@ export interface DocExample {
   source: string;
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   path: string;
+  /** Headers besides `authorization` (e.g. `encrypted_key`). */
+  headers?: Record<string, string>;
   body?: unknown;
   status: number;
   /** `audio` answers are a WAV file, not JSON. */
@@ -115,6 +117,28 @@ export const HOSTED_DOC_EXAMPLES: DocExample[] = [
     path: '/v1/me',
     status: 200,
     reads: { status: 'string', billing: 'object', 'billing.current_balance': 'number', total_calls: 'number' },
+  },
+
+  {
+    title: 'Create Encrypted Key (own Twilio account)',
+    source: `${DOCS}/post/accounts (Custom Twilio Accounts; CONTRACT.md 3)`,
+    method: 'POST',
+    path: '/v1/accounts',
+    body: { account_sid: 'AC0123456789abcdef0123456789abcdef', auth_token: '0123456789abcdef0123456789abcdef' },
+    status: 200,
+    reads: { status: 'string', encrypted_key: 'string' },
+    equals: { status: 'success' },
+    keep: { encrypted_key: 'encrypted_key' },
+  },
+  {
+    title: 'Delete Encrypted Key',
+    source: `${DOCS}/post/accounts-delete`,
+    method: 'POST',
+    path: '/v1/accounts/delete',
+    headers: { encrypted_key: '{encrypted_key}' },
+    status: 200,
+    reads: { status: 'string' },
+    equals: { status: 'success' },
   },
 
   // --- Conversational pathways ---

@@ -65,8 +65,13 @@ describe('the hosted API documentation examples, sent as a hosted client sends t
   after(() => t.close());
 
   /** As a client of the hosted API: the key alone in `authorization`, JSON bodies. */
-  async function send(method: string, path: string, body?: unknown): Promise<Response> {
-    const headers: Record<string, string> = { authorization: t.key };
+  async function send(
+    method: string,
+    path: string,
+    body?: unknown,
+    extra: Record<string, string> = {},
+  ): Promise<Response> {
+    const headers: Record<string, string> = { ...extra, authorization: t.key };
     if (body !== undefined) headers['content-type'] = 'application/json';
     return fetch(`${origin}${path}`, {
       method,
@@ -88,7 +93,7 @@ describe('the hosted API documentation examples, sent as a hosted client sends t
     if (example.afterCallEnds) await waitUntilEnded(kept[example.afterCallEnds]!);
     const path = fill(example.path, kept);
     const body = fill(example.body, kept);
-    const response = await send(example.method, path, body);
+    const response = await send(example.method, path, body, fill(example.headers, kept));
     const where = `${example.method} ${path} (${example.source})`;
 
     if (example.answer === 'audio') {
