@@ -31,6 +31,9 @@ const ListQuery = Type.Object({
   ascending: Type.Optional(Type.Boolean({ description: 'Oldest first; default newest first' })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 1000 })),
   cursor: Type.Optional(Type.String({ description: 'next_cursor of the previous page' })),
+  // The hosted API's range: from (inclusive) and to (exclusive) positions in the sorted result.
+  from: Type.Optional(Type.Integer({ minimum: 0, description: 'Skip this many calls (the hosted range start)' })),
+  to: Type.Optional(Type.Integer({ minimum: 0, description: 'Stop before this position (the hosted range end)' })),
 });
 
 const AnalyzeBody = Type.Object(
@@ -206,7 +209,9 @@ export default async function routes(app: Api, services: Services): Promise<void
         created_before: isoParam(q.created_before, 'created_before', errors),
         inbound: q.inbound,
         ascending: q.ascending ?? false,
-        limit: (q.limit ?? 1000) + 1,
+        // One more than asked, to know whether a next page exists.
+        limit: Math.max(0, Math.min(q.limit ?? 1000, q.to === undefined ? Infinity : q.to - (q.from ?? 0))) + 1,
+        ...(q.from !== undefined && { offset: q.from }),
       };
       assertValid(request, errors);
       if (q.cursor) filter.after = decodeCursor(q.cursor);

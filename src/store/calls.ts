@@ -23,6 +23,8 @@ export interface CallFilter {
   inbound?: boolean;
   ascending?: boolean;
   limit: number;
+  /** Calls to skip first (the hosted API's `from`). */
+  offset?: number;
   /** Position after which to continue: created_at and id of the last call of the previous page. */
   after?: { created_at: string; id: string };
 }
@@ -224,7 +226,8 @@ export class CallStore {
         ]),
       );
     }
-    return query.orderBy('created_at', direction).orderBy('id', direction).limit(filter.limit).execute();
+    query = query.orderBy('created_at', direction).orderBy('id', direction).limit(filter.limit);
+    return (filter.offset ? query.offset(filter.offset) : query).execute();
   }
 
   /** Calls of the account that have not ended (queued, scheduled, allocated or live). */
