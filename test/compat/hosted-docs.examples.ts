@@ -732,6 +732,15 @@ export const HOSTED_DOC_EXAMPLES: DocExample[] = [
     },
   },
   {
+    title: 'List Calls, a range (from inclusive, to exclusive)',
+    source: `${DOCS}/get/calls (from and to query parameters)`,
+    method: 'GET',
+    path: '/v1/calls?from=1&to=3',
+    status: 200,
+    reads: { count: 'number', 'calls[].call_id': 'string' },
+    equals: { count: 2 },
+  },
+  {
     title: 'Analyze Call with AI',
     source: `${DOCS}/post/calls-id-analyze`,
     method: 'POST',
