@@ -70,6 +70,12 @@ function isoParam(value: string | undefined, field: string, errors: string[]): s
 
 const written = new WeakMap<object, string>();
 
+/** How call records name this server: its public URL and endpoint_url. */
+const recordOptionsOf = (services: Services) => ({
+  publicUrl: services.config.publicUrl,
+  endpointUrl: services.config.endpointUrl,
+});
+
 /** JSON of a record object, kept while that object lives (records of unchanged calls are reused). */
 function stringifyOnce(data: unknown): string {
   if (typeof data !== 'object' || data === null) return JSON.stringify(data);
@@ -83,7 +89,7 @@ function stringifyOnce(data: unknown): string {
 
 /** Calls: seed 4.1-4.3 and CONTRACT.md sections 5 and 9. */
 export default async function routes(app: Api, services: Services): Promise<void> {
-  const recordOptions = { publicUrl: services.config.publicUrl, endpointUrl: services.config.endpointUrl };
+  const recordOptions = recordOptionsOf(services);
 
   app.post(
     '/calls',
@@ -546,6 +552,31 @@ export default async function routes(app: Api, services: Services): Promise<void
         const reason = error instanceof Error ? error.message : String(error);
         throw new ApiError('INTERNAL_ERROR', `Call analysis failed: ${reason}`);
       }
+    },
+  );
+}
+
+/**
+ * The hosted API's first call-details endpoint, `POST /logs` with `{call_id}` (outside /v1): the
+ * same record as `GET /v1/calls/{id}`.
+ */
+export async function registerLogsAlias(app: Api, services: Services): Promise<void> {
+  const recordOptions = recordOptionsOf(services);
+  app.post(
+    '/logs',
+    {
+      schema: {
+        tags: ['Calls'],
+        summary: 'Call Details (the legacy POST /logs form)',
+        body: Type.Object({ call_id: Type.String({ minLength: 1 }) }, { additionalProperties: true }),
+        response: { 200: CallRecord, ...errorResponses },
+      },
+      serializerCompiler: () => stringifyOnce,
+    },
+    async (request) => {
+      const call = await services.calls.get(request.account.id, request.body.call_id);
+      if (!call) throw notFound('Call');
+      return toCallRecord(call, await services.calls.transcripts(call.id), recordOptions);
     },
   );
 }
