@@ -180,6 +180,9 @@ const V1Body = Type.Object(
       Type.String({ description: 'The task of every call; {{variables}} come from call_data' }),
     ),
     label: Type.Optional(Type.String()),
+    test_mode: Type.Optional(
+      Type.Boolean({ description: 'Only the first entry of call_data is called (try the batch on yourself)' }),
+    ),
     call_data: Type.Array(
       Type.Object(
         { phone_number: PhoneInput },
@@ -215,9 +218,11 @@ export default async function routes(app: Api, services: Services): Promise<void
       },
     },
     async (request) => {
-      const { call_data, base_prompt, label, ...shared } = request.body as Json & { call_data: Json[] };
+      const { call_data, base_prompt, label, test_mode, ...shared } = request.body as Json & { call_data: Json[] };
       const settings: Json = { ...shared, ...(typeof base_prompt === 'string' ? { task: base_prompt } : {}) };
-      const calls = call_data.map(({ phone_number, ...variables }) =>
+      // As the hosted API does: in test mode only the first call is made.
+      const entries = test_mode === true ? call_data.slice(0, 1) : call_data;
+      const calls = entries.map(({ phone_number, ...variables }) =>
         mergeCall(settings, { phone_number, request_data: variables }),
       );
       const row = await createBatch(
