@@ -939,6 +939,32 @@ export const HOSTED_DOC_EXAMPLES: DocExample[] = [
     equals: { status: 'success' },
   },
   {
+    title: 'Send Batch in test mode (only the first call is made)',
+    source: `${DOCS}/post/batches (test_mode)`,
+    method: 'POST',
+    path: '/v1/batches',
+    body: {
+      base_prompt: 'You are calling {{name}} to test the batch.',
+      test_mode: true,
+      call_data: [
+        { phone_number: '+14155550104', name: 'Me' },
+        { phone_number: '+14155550108', name: 'A customer' },
+      ],
+    },
+    status: 200,
+    reads: { batch_id: 'string' },
+    keep: { test_batch_id: 'batch_id' },
+  },
+  {
+    title: 'Batch Details of the test-mode batch',
+    source: `${DOCS}/post/batches (test_mode)`,
+    method: 'GET',
+    path: '/v1/batches/{test_batch_id}',
+    status: 200,
+    reads: { 'call_data[].to': 'string' },
+    equals: { 'batch.call_count': 1, 'call_data[0].to': '+14155550104' },
+  },
+  {
     title: 'Create Batch (v2, global and call_objects)',
     source: `${DOCS}/post/batches (v2 example)`,
     method: 'POST',
