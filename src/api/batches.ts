@@ -234,7 +234,7 @@ export default async function routes(app: Api, services: Services): Promise<void
         { label: typeof label === 'string' ? label : null, settings: { base_prompt, ...shared } },
         [],
       );
-      return { status: 'success' as const, message: 'Batch created', batch_id: row.id };
+      return { status: 'success' as const, message: 'success', batch_id: row.id };
     },
   );
 

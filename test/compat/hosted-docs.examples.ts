@@ -875,6 +875,7 @@ export const HOSTED_DOC_EXAMPLES: DocExample[] = [
     },
     status: 200,
     reads: { batch_id: 'string', message: 'string' },
+    equals: { message: 'success' },
     keep: { batch_id: 'batch_id' },
   },
   {
