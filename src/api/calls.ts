@@ -328,85 +328,90 @@ export default async function routes(app: Api, services: Services): Promise<void
     },
   );
 
-  app.get(
-    '/calls/:id/events',
-    {
-      schema: {
-        tags,
-        summary: "Stream a call's events",
-        description:
-          'Server-sent events until the call ends: `status` (queue_status and status, at once and on each ' +
-          'change), `transcript` (each new line), the webhook_events categories (`queue`, `call`, `tool`, ' +
-          '`dynamic_data`, `latency`) as they happen in the process running the call, and `end` with the final ' +
-          'status. Comment lines keep the connection alive every 15 s.',
-        params: IdParams,
-        response: {
-          200: Type.Unsafe<NodeJS.ReadableStream>({ type: 'string', description: 'text/event-stream' }),
-          ...errorResponses,
+  // The hosted API names it GET /v1/event_stream/{call_id}.
+  for (const url of ['/calls/:id/events', '/event_stream/:id']) {
+    app.get(
+      url,
+      {
+        schema: {
+          tags,
+          summary: "Stream a call's events",
+          description:
+            'Server-sent events until the call ends: `status` (queue_status and status, at once and on each ' +
+            'change), `transcript` (each new line), the webhook_events categories (`queue`, `call`, `tool`, ' +
+            '`dynamic_data`, `latency`) as they happen in the process running the call, and `end` with the final ' +
+            'status. Comment lines keep the connection alive every 15 s. Category events also carry `level` ' +
+            '(their category) and `timestamp`, the names of the hosted event stream.',
+          params: IdParams,
+          response: {
+            200: Type.Unsafe<NodeJS.ReadableStream>({ type: 'string', description: 'text/event-stream' }),
+            ...errorResponses,
+          },
         },
       },
-    },
-    async (request, reply) => {
-      const accountId = request.account.id;
-      const first = await services.calls.get(accountId, request.params.id);
-      if (!first) throw notFound('Call');
-      const stream = new PassThrough();
-      const send = (event: string, data: unknown) => {
-        if (!stream.writableEnded) stream.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-      };
-      let lastLine = 0;
-      let lastStatus = '';
-      let timer: NodeJS.Timeout | undefined;
-      let polling = false;
-      let again = false;
-      // An event of the call in this process: its status and transcript are read at once.
-      const unsubscribe = services.callEvents.subscribe(first.id, (event) => {
-        send(event.category, event);
-        if (polling) again = true;
-        else {
+      async (request, reply) => {
+        const accountId = request.account.id;
+        const first = await services.calls.get(accountId, request.params.id);
+        if (!first) throw notFound('Call');
+        const stream = new PassThrough();
+        const send = (event: string, data: unknown) => {
+          if (!stream.writableEnded) stream.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+        };
+        let lastLine = 0;
+        let lastStatus = '';
+        let timer: NodeJS.Timeout | undefined;
+        let polling = false;
+        let again = false;
+        // An event of the call in this process: its status and transcript are read at once.
+        const unsubscribe = services.callEvents.subscribe(first.id, (event) => {
+          // `level` and `timestamp` are the hosted event stream's names for category and at.
+          send(event.category, { ...event, level: event.category, timestamp: event.at });
+          if (polling) again = true;
+          else {
+            clearTimeout(timer);
+            void poll().catch(finish);
+          }
+        });
+        const finish = () => {
           clearTimeout(timer);
-          void poll().catch(finish);
-        }
-      });
-      const finish = () => {
-        clearTimeout(timer);
-        clearInterval(keepAlive);
-        unsubscribe();
-        if (!stream.writableEnded) stream.end();
-      };
-      const keepAlive = setInterval(() => stream.write(': keep-alive\n\n'), 15_000);
-      const poll = async (): Promise<void> => {
-        polling = true;
-        again = false;
-        const call = await services.calls.get(accountId, first.id);
-        if (!call) return finish();
-        for (const line of await services.calls.transcripts(call.id)) {
-          if (line.id <= lastLine) continue;
-          lastLine = line.id;
-          send('transcript', { id: line.id, created_at: line.created_at, user: line.user, text: line.text });
-        }
-        const status = `${call.queue_status}/${call.status}`;
-        if (status !== lastStatus) {
-          lastStatus = status;
-          send('status', { call_id: call.id, queue_status: call.queue_status, status: call.status });
-        }
-        if (!(OPEN_STATES as readonly string[]).includes(call.queue_status)) {
-          send('end', { call_id: call.id, queue_status: call.queue_status, status: call.status });
-          return finish();
-        }
-        polling = false;
-        if (stream.writableEnded) return;
-        timer = setTimeout(() => void poll().catch(finish), again ? 0 : 1000);
-      };
-      reply.raw.on('close', finish);
-      void poll().catch(finish);
-      return reply
-        .header('content-type', 'text/event-stream; charset=utf-8')
-        .header('cache-control', 'no-cache')
-        .header('x-accel-buffering', 'no')
-        .send(stream);
-    },
-  );
+          clearInterval(keepAlive);
+          unsubscribe();
+          if (!stream.writableEnded) stream.end();
+        };
+        const keepAlive = setInterval(() => stream.write(': keep-alive\n\n'), 15_000);
+        const poll = async (): Promise<void> => {
+          polling = true;
+          again = false;
+          const call = await services.calls.get(accountId, first.id);
+          if (!call) return finish();
+          for (const line of await services.calls.transcripts(call.id)) {
+            if (line.id <= lastLine) continue;
+            lastLine = line.id;
+            send('transcript', { id: line.id, created_at: line.created_at, user: line.user, text: line.text });
+          }
+          const status = `${call.queue_status}/${call.status}`;
+          if (status !== lastStatus) {
+            lastStatus = status;
+            send('status', { call_id: call.id, queue_status: call.queue_status, status: call.status });
+          }
+          if (!(OPEN_STATES as readonly string[]).includes(call.queue_status)) {
+            send('end', { call_id: call.id, queue_status: call.queue_status, status: call.status });
+            return finish();
+          }
+          polling = false;
+          if (stream.writableEnded) return;
+          timer = setTimeout(() => void poll().catch(finish), again ? 0 : 1000);
+        };
+        reply.raw.on('close', finish);
+        void poll().catch(finish);
+        return reply
+          .header('content-type', 'text/event-stream; charset=utf-8')
+          .header('cache-control', 'no-cache')
+          .header('x-accel-buffering', 'no')
+          .send(stream);
+      },
+    );
+  }
 
   app.get(
     '/calls/:id/correct',
