@@ -23,8 +23,11 @@ export interface DocExample {
   headers?: Record<string, string>;
   body?: unknown;
   status: number;
-  /** `audio` answers are a WAV file, not JSON. */
-  answer?: 'json' | 'audio';
+  /**
+   * `audio` answers are a WAV file; `events` a server-sent event stream, read as a list of
+   * `{event, data}` until it ends; otherwise JSON.
+   */
+  answer?: 'json' | 'audio' | 'events';
   /**
    * Response fields clients read: a path (`a.b`, `a[].b` for every item of a non-empty array,
    * `a[0].b`) and the type, or the types, it may have.
@@ -710,6 +713,15 @@ export const HOSTED_DOC_EXAMPLES: DocExample[] = [
     afterCallEnds: 'pathway_call_id',
     status: 200,
     reads: { ...callRecordReads, pathway_logs: 'string' },
+  },
+  {
+    title: 'Event Stream (of an ended call: its lines and its end)',
+    source: `${DOCS}/get/event-stream`,
+    method: 'GET',
+    path: '/v1/event_stream/{call_id}',
+    status: 200,
+    answer: 'events',
+    reads: { '[].event': 'string', '[].data': 'object' },
   },
   {
     title: 'Call logs (the legacy POST /logs)',

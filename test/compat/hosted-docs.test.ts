@@ -106,8 +106,20 @@ describe('the hosted API documentation examples, sent as a hosted client sends t
 
     const text = await response.text();
     assert.equal(response.status, example.status, `${where}: ${text.slice(0, 800)}`);
-    assert.match(String(response.headers.get('content-type')), /application\/json/, where);
-    const json = JSON.parse(text) as unknown;
+    let json: unknown;
+    if (example.answer === 'events') {
+      assert.match(String(response.headers.get('content-type')), /^text\/event-stream/, where);
+      json = text
+        .split('\n\n')
+        .filter((block) => block.startsWith('event: '))
+        .map((block) => {
+          const [event, data] = block.split('\n');
+          return { event: event!.slice('event: '.length), data: JSON.parse(data!.slice('data: '.length)) as unknown };
+        });
+    } else {
+      assert.match(String(response.headers.get('content-type')), /application\/json/, where);
+      json = JSON.parse(text) as unknown;
+    }
 
     const wrong: string[] = [];
     for (const [field, expected] of Object.entries(example.reads ?? {})) {
