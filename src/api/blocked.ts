@@ -167,6 +167,47 @@ export default async function routes(app: Api, services: Services): Promise<void
     },
   );
 
+  app.post(
+    '/blocked_numbers/:block_id/edit',
+    {
+      schema: {
+        tags,
+        summary: 'Edit a block rule',
+        description:
+          'The hosted form: `reason` replaces the reason; `is_active: false` lifts the block (the rule is then ' +
+          'gone: Openline keeps no inactive rules) and `true` keeps or restores it.',
+        params: Type.Object({ block_id: Type.String() }),
+        body: Type.Object(
+          {
+            reason: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
+            is_active: Type.Optional(Type.Boolean()),
+          },
+          { additionalProperties: true },
+        ),
+        response: {
+          200: Type.Object({
+            data: Type.Object({ ...BlockRule.properties, is_active: Type.Boolean() }),
+            errors: Type.Null(),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const accountId = request.account.id;
+      const phone = blockedPathNumber(request.params.block_id);
+      const existing = await services.blocked.get(accountId, phone);
+      if (!existing) throw notFound('Blocked number');
+      const reason = request.body.reason === undefined ? existing.reason : request.body.reason;
+      if (request.body.is_active === false) {
+        await services.blocked.remove(accountId, phone);
+        return { data: { ...blockRule(accountId, { ...existing, reason }), is_active: false }, errors: null };
+      }
+      const row = await services.blocked.add(accountId, phone, reason);
+      return { data: blockRule(accountId, row), errors: null };
+    },
+  );
+
   app.delete(
     '/blocked_numbers/:block_id',
     {
