@@ -679,6 +679,15 @@ export const HOSTED_DOC_EXAMPLES: DocExample[] = [
     keep: { scheduled_call_id: 'call_id' },
   },
   {
+    title: 'List Active Calls',
+    source: 'issue 14 (GET /v1/calls/active; the hosted CLI lists active calls)',
+    method: 'GET',
+    path: '/v1/calls/active',
+    status: 200,
+    // The scheduled call, at least, is waiting.
+    reads: { status: 'string', 'calls[].call_id': 'string', 'calls[].queue_status': 'string' },
+  },
+  {
     title: 'Stop Active Call (a scheduled one)',
     source: `${DOCS}/post/calls-id-stop`,
     method: 'POST',
@@ -686,14 +695,6 @@ export const HOSTED_DOC_EXAMPLES: DocExample[] = [
     status: 200,
     reads: { status: 'string', message: 'string' },
     equals: { status: 'success', message: 'Call ended successfully.' },
-  },
-  {
-    title: 'List Active Calls',
-    source: 'issue 14 (GET /v1/calls/active; the hosted CLI lists active calls)',
-    method: 'GET',
-    path: '/v1/calls/active',
-    status: 200,
-    reads: { status: 'string', 'calls[].call_id': 'string', 'calls[].queue_status': 'string' },
   },
   {
     title: 'Call Details',
