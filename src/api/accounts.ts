@@ -36,8 +36,11 @@ function credentialChecker(services: Services): (body: unknown) => CarrierCreden
   const byProvider = Object.fromEntries(
     CARRIER_PROVIDERS.map((p) => [p, asBody(CARRIER_CREDENTIAL_SCHEMAS[p])]),
   ) as Record<CarrierProvider, Validator>;
-  return (body) => {
-    if (!isRecord(body)) throw validationError(['body must be an object']);
+  return (input) => {
+    if (!isRecord(input)) throw validationError(['body must be an object']);
+    // The hosted API's body is Twilio's credentials alone: {account_sid, auth_token}.
+    const unnamed = input.provider === undefined || input.provider === null || input.provider === '';
+    const body = unnamed && input.account_sid !== undefined ? { ...input, provider: 'twilio' } : input;
     if (providerOnly(body) !== true) throw validationError(formatValidationErrors(providerOnly.errors ?? []));
     const validate = byProvider[body.provider as CarrierProvider];
     if (validate(body) !== true) throw validationError(formatValidationErrors(validate.errors ?? []));
@@ -63,6 +66,8 @@ export default async function routes(app: Api, services: Services): Promise<void
       status: 'success' as const,
       account: request.account,
       keys: await services.accounts.listKeys(request.account.id),
+      billing: { current_balance: 0, refill_to: null },
+      total_calls: await services.calls.count(request.account.id),
     }),
   );
 
@@ -144,18 +149,36 @@ export default async function routes(app: Api, services: Services): Promise<void
         response: { 200: SuccessMessage, ...errorResponses, 409: ErrorResponse },
       },
     },
+    async (request) => deleteCredential(request.account.id, request.params.encrypted_key),
+  );
+
+  // The hosted API's form: POST /v1/accounts/delete with the encrypted_key header.
+  app.post(
+    '/accounts/delete',
+    {
+      schema: {
+        tags,
+        summary: 'Delete registered carrier credentials (the encrypted_key header)',
+        headers: Type.Object({ encrypted_key: Type.Optional(Type.String()) }),
+        response: { 200: SuccessMessage, ...errorResponses, 409: ErrorResponse },
+      },
+    },
     async (request) => {
-      const accountId = request.account.id;
-      const { encrypted_key: encryptedKey } = request.params;
-      const inUse = await services.credentials.inboundNumbersUsing(accountId, encryptedKey);
-      if (inUse > 0) {
-        throw conflict(
-          `These carrier credentials are used by ${inUse} inbound number${inUse === 1 ? '' : 's'}; ` +
-            'release or move them first',
-        );
-      }
-      if (!(await services.credentials.delete(accountId, encryptedKey))) throw notFound('Carrier credentials');
-      return { status: 'success' as const, message: 'Carrier credentials deleted' };
+      const key = request.headers.encrypted_key?.trim();
+      if (!key) throw validationError(['encrypted_key header is required: the key to delete']);
+      return deleteCredential(request.account.id, key);
     },
   );
+
+  async function deleteCredential(accountId: string, encryptedKey: string) {
+    const inUse = await services.credentials.inboundNumbersUsing(accountId, encryptedKey);
+    if (inUse > 0) {
+      throw conflict(
+        `These carrier credentials are used by ${inUse} inbound number${inUse === 1 ? '' : 's'}; ` +
+          'release or move them first',
+      );
+    }
+    if (!(await services.credentials.delete(accountId, encryptedKey))) throw notFound('Carrier credentials');
+    return { status: 'success' as const, message: 'Carrier credentials deleted' };
+  }
 }

@@ -103,7 +103,14 @@ export default async function routes(app: Api, services: Services): Promise<void
         params: IdParams,
         body: AgentUpdate,
         response: {
-          200: Type.Object({ status: Type.Literal('success'), message: Type.String(), agent: Agent }),
+          200: Type.Object({
+            status: Type.Literal('success'),
+            message: Type.String(),
+            updates: Type.Record(Type.String(), Type.Unknown(), {
+              description: 'The settings sent, as now stored (the hosted API answers with these)',
+            }),
+            agent: Agent,
+          }),
           ...errorResponses,
         },
       },
@@ -117,23 +124,25 @@ export default async function routes(app: Api, services: Services): Promise<void
         return mergeAgent(current, request.body);
       });
       if (!agent) throw notFound('Agent');
-      return { status: 'success' as const, message: 'Agent updated successfully', agent };
+      const sent = new Set(Object.keys(request.body));
+      const updates = Object.fromEntries(Object.entries(agent).filter(([key]) => sent.has(key)));
+      return { status: 'success' as const, message: 'Agent updated successfully', updates, agent };
     },
   );
 
-  app.delete(
-    '/agents/:id',
-    {
-      schema: {
-        tags,
-        summary: 'Delete an agent',
-        params: IdParams,
-        response: { 200: SuccessMessage, ...errorResponses },
-      },
-    },
-    async (request) => {
-      if (!(await services.agents.delete(request.account.id, request.params.id))) throw notFound('Agent');
-      return { status: 'success' as const, message: 'Agent deleted successfully' };
-    },
+  const removeSchema = {
+    tags,
+    summary: 'Delete an agent',
+    params: IdParams,
+    response: { 200: SuccessMessage, ...errorResponses },
+  };
+  const remove = async (accountId: string, id: string) => {
+    if (!(await services.agents.delete(accountId, id))) throw notFound('Agent');
+    return { status: 'success' as const, message: 'Agent deleted successfully' };
+  };
+  app.delete('/agents/:id', { schema: removeSchema }, (request) => remove(request.account.id, request.params.id));
+  // The hosted API deletes with a POST to .../delete.
+  app.post('/agents/:id/delete', { schema: { ...removeSchema, summary: 'Delete an agent (POST form)' } }, (request) =>
+    remove(request.account.id, request.params.id),
   );
 }

@@ -11,7 +11,7 @@ import { assertValid } from './validation.js';
 import { isRecord } from '../domain/records.js';
 import { toCallSummary } from '../calls/record.js';
 import { stopCall } from '../calls/stop.js';
-import { OPEN_STATES } from '../store/calls.js';
+import { OPEN_STATES, type CallRow } from '../store/calls.js';
 import type { BatchRow } from '../store/batches.js';
 import { slicer } from '../slices.js';
 
@@ -89,14 +89,27 @@ async function createBatch(
   return row;
 }
 
-/** What a batch looks like in lists and details. */
-async function present(services: Services, row: BatchRow) {
+/** Calls shown as a batch's `call_objects` preview in lists. */
+const PREVIEW_CALLS = 5;
+
+/**
+ * What a batch looks like in lists and details: Openline's counters, and the hosted API's fields
+ * (`id`, `description`, `base_prompt`, `call_params`, `call_objects`) that its clients read.
+ */
+async function present(services: Services, row: BatchRow, calls?: CallRow[]) {
   const counts = await services.batches.counts(row.account_id, row.id);
   const count = (states: readonly string[]) => states.reduce((n, s) => n + (counts[s] ?? 0), 0);
   const open = count(OPEN_STATES);
+  const settings = JSON.parse(row.settings) as Json;
+  const { base_prompt: basePrompt, ...callParams } = settings;
+  const preview =
+    calls?.slice(0, PREVIEW_CALLS) ??
+    (await services.calls.list(row.account_id, { batch_id: row.id, ascending: true, limit: PREVIEW_CALLS }));
   return {
     batch_id: row.id,
+    id: row.id,
     label: row.label,
+    description: row.label,
     created_at: row.created_at,
     call_count: row.call_count,
     queued: count(['new', 'queued']),
@@ -104,13 +117,19 @@ async function present(services: Services, row: BatchRow) {
     completed: count(['complete']),
     failed: count(['complete_error', 'call_error', 'queue_error', 'pre_queue_error']),
     status: open > 0 ? (row.stopped_at ? 'stopping' : 'in_progress') : row.stopped_at ? 'stopped' : 'completed',
-    settings: JSON.parse(row.settings) as Json,
+    settings,
+    // A /v1 batch's prompt as sent; for a /v2 batch, as the hosted API shows it, its `global` as JSON.
+    base_prompt: typeof basePrompt === 'string' ? basePrompt : JSON.stringify(settings),
+    call_params: callParams,
+    call_objects: preview.map((call) => ({ call_id: call.id, phone_number: call.to_number })),
   };
 }
 
 const BatchInfo = Type.Object({
   batch_id: Type.String(),
+  id: Type.String({ description: 'The batch id again, as the hosted /v2 answers name it' }),
   label: Nullable(Type.String()),
+  description: Nullable(Type.String({ description: 'The label, as the hosted /v2 answers name it' })),
   created_at: Type.String(),
   call_count: Type.Integer(),
   queued: Type.Integer(),
@@ -119,6 +138,11 @@ const BatchInfo = Type.Object({
   failed: Type.Integer({ description: 'Calls that ended in an error state' }),
   status: Type.String({ description: 'in_progress, completed, stopping or stopped' }),
   settings: FreeObject({ description: 'The settings every call shares, as sent' }),
+  base_prompt: Type.String({ description: "/v1: the base_prompt sent; /v2: the batch's global settings as JSON" }),
+  call_params: FreeObject({ description: 'The settings every call shares, without base_prompt' }),
+  call_objects: Type.Array(Type.Object({ call_id: Type.String(), phone_number: Type.String() }), {
+    description: `The first ${PREVIEW_CALLS} calls of the batch`,
+  }),
 });
 
 /** Stops every queued and live call of the batch. */
@@ -157,6 +181,9 @@ const V1Body = Type.Object(
       Type.String({ description: 'The task of every call; {{variables}} come from call_data' }),
     ),
     label: Type.Optional(Type.String()),
+    test_mode: Type.Optional(
+      Type.Boolean({ description: 'Only the first entry of call_data is called (try the batch on yourself)' }),
+    ),
     call_data: Type.Array(
       Type.Object(
         { phone_number: PhoneInput },
@@ -192,9 +219,11 @@ export default async function routes(app: Api, services: Services): Promise<void
       },
     },
     async (request) => {
-      const { call_data, base_prompt, label, ...shared } = request.body as Json & { call_data: Json[] };
+      const { call_data, base_prompt, label, test_mode, ...shared } = request.body as Json & { call_data: Json[] };
       const settings: Json = { ...shared, ...(typeof base_prompt === 'string' ? { task: base_prompt } : {}) };
-      const calls = call_data.map(({ phone_number, ...variables }) =>
+      // As the hosted API does: in test mode only the first call is made.
+      const entries = test_mode === true ? call_data.slice(0, 1) : call_data;
+      const calls = entries.map(({ phone_number, ...variables }) =>
         mergeCall(settings, { phone_number, request_data: variables }),
       );
       const row = await createBatch(
@@ -206,7 +235,7 @@ export default async function routes(app: Api, services: Services): Promise<void
         { label: typeof label === 'string' ? label : null, settings: { base_prompt, ...shared } },
         [],
       );
-      return { status: 'success' as const, message: 'Batch created', batch_id: row.id };
+      return { status: 'success' as const, message: 'success', batch_id: row.id };
     },
   );
 
@@ -237,14 +266,39 @@ export default async function routes(app: Api, services: Services): Promise<void
         description: 'The batch and its calls (GET /v1/calls?batch_id= lists them too).',
         params: IdParams,
         response: {
-          200: Type.Object({ status: Type.Literal('success'), batch: BatchInfo, calls: Type.Array(CallSummary) }),
+          200: Type.Object({
+            status: Type.Literal('success'),
+            batch: BatchInfo,
+            calls: Type.Array(CallSummary),
+            batch_params: Type.Object(
+              {
+                id: Type.String(),
+                campaign_id: Type.Null(),
+                label: Nullable(Type.String()),
+                base_prompt: Type.String(),
+                created_at: Type.String(),
+                call_params: FreeObject(),
+              },
+              { description: 'The batch as the hosted API describes it' },
+            ),
+            call_data: Type.Array(CallSummary, { description: 'The calls again, under the hosted name' }),
+          }),
           ...errorResponses,
         },
       },
     },
     async (request) => {
       const { row, calls } = await batchWithCalls(services, request.account.id, request.params.id);
-      return { status: 'success' as const, batch: await present(services, row), calls: calls.map(toCallSummary) };
+      const batch = await present(services, row, calls);
+      const summaries = calls.map(toCallSummary);
+      const { id, label, base_prompt, created_at, call_params } = batch;
+      return {
+        status: 'success' as const,
+        batch,
+        calls: summaries,
+        batch_params: { id, campaign_id: null, label, base_prompt, created_at, call_params },
+        call_data: summaries,
+      };
     },
   );
 
@@ -285,6 +339,7 @@ export default async function routes(app: Api, services: Services): Promise<void
             status: Type.Literal('success'),
             message: Type.String(),
             answers: Type.Record(Type.String(), Type.Array(Type.Unknown())),
+            credits_used: Type.Number({ description: 'Always 0: no credits on a self-hosted server' }),
           }),
           ...errorResponses,
         },
@@ -303,7 +358,7 @@ export default async function routes(app: Api, services: Services): Promise<void
       const message = services.postCall.hasModel
         ? `Analyzed ${ended.length} ended call(s) of the batch`
         : 'No language model is configured, so the questions were not answered: set OPENAI_API_KEY or OPENLINE_LLM_BASE_URL';
-      return { status: 'success' as const, message, answers };
+      return { status: 'success' as const, message, answers, credits_used: 0 };
     },
   );
 }
@@ -392,7 +447,7 @@ export async function batchesV2(app: Api, services: Services): Promise<void> {
     },
     async (request) => {
       const { row, calls } = await batchWithCalls(services, request.account.id, request.params.id);
-      return { data: { ...(await present(services, row)), calls: calls.map(toCallSummary) }, errors: null };
+      return { data: { ...(await present(services, row, calls)), calls: calls.map(toCallSummary) }, errors: null };
     },
   );
 

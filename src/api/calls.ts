@@ -31,6 +31,9 @@ const ListQuery = Type.Object({
   ascending: Type.Optional(Type.Boolean({ description: 'Oldest first; default newest first' })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 1000 })),
   cursor: Type.Optional(Type.String({ description: 'next_cursor of the previous page' })),
+  // The hosted API's range: from (inclusive) and to (exclusive) positions in the sorted result.
+  from: Type.Optional(Type.Integer({ minimum: 0, description: 'Skip this many calls (the hosted range start)' })),
+  to: Type.Optional(Type.Integer({ minimum: 0, description: 'Stop before this position (the hosted range end)' })),
 });
 
 const AnalyzeBody = Type.Object(
@@ -67,6 +70,12 @@ function isoParam(value: string | undefined, field: string, errors: string[]): s
 
 const written = new WeakMap<object, string>();
 
+/** How call records name this server: its public URL and endpoint_url. */
+const recordOptionsOf = (services: Services) => ({
+  publicUrl: services.config.publicUrl,
+  endpointUrl: services.config.endpointUrl,
+});
+
 /** JSON of a record object, kept while that object lives (records of unchanged calls are reused). */
 function stringifyOnce(data: unknown): string {
   if (typeof data !== 'object' || data === null) return JSON.stringify(data);
@@ -80,7 +89,7 @@ function stringifyOnce(data: unknown): string {
 
 /** Calls: seed 4.1-4.3 and CONTRACT.md sections 5 and 9. */
 export default async function routes(app: Api, services: Services): Promise<void> {
-  const recordOptions = { publicUrl: services.config.publicUrl, endpointUrl: services.config.endpointUrl };
+  const recordOptions = recordOptionsOf(services);
 
   app.post(
     '/calls',
@@ -206,7 +215,9 @@ export default async function routes(app: Api, services: Services): Promise<void
         created_before: isoParam(q.created_before, 'created_before', errors),
         inbound: q.inbound,
         ascending: q.ascending ?? false,
-        limit: (q.limit ?? 1000) + 1,
+        // One more than asked, to know whether a next page exists.
+        limit: Math.max(0, Math.min(q.limit ?? 1000, q.to === undefined ? Infinity : q.to - (q.from ?? 0))) + 1,
+        ...(q.from !== undefined && { offset: q.from }),
       };
       assertValid(request, errors);
       if (q.cursor) filter.after = decodeCursor(q.cursor);
@@ -317,85 +328,90 @@ export default async function routes(app: Api, services: Services): Promise<void
     },
   );
 
-  app.get(
-    '/calls/:id/events',
-    {
-      schema: {
-        tags,
-        summary: "Stream a call's events",
-        description:
-          'Server-sent events until the call ends: `status` (queue_status and status, at once and on each ' +
-          'change), `transcript` (each new line), the webhook_events categories (`queue`, `call`, `tool`, ' +
-          '`dynamic_data`, `latency`) as they happen in the process running the call, and `end` with the final ' +
-          'status. Comment lines keep the connection alive every 15 s.',
-        params: IdParams,
-        response: {
-          200: Type.Unsafe<NodeJS.ReadableStream>({ type: 'string', description: 'text/event-stream' }),
-          ...errorResponses,
+  // The hosted API names it GET /v1/event_stream/{call_id}.
+  for (const url of ['/calls/:id/events', '/event_stream/:id']) {
+    app.get(
+      url,
+      {
+        schema: {
+          tags,
+          summary: "Stream a call's events",
+          description:
+            'Server-sent events until the call ends: `status` (queue_status and status, at once and on each ' +
+            'change), `transcript` (each new line), the webhook_events categories (`queue`, `call`, `tool`, ' +
+            '`dynamic_data`, `latency`) as they happen in the process running the call, and `end` with the final ' +
+            'status. Comment lines keep the connection alive every 15 s. Category events also carry `level` ' +
+            '(their category) and `timestamp`, the names of the hosted event stream.',
+          params: IdParams,
+          response: {
+            200: Type.Unsafe<NodeJS.ReadableStream>({ type: 'string', description: 'text/event-stream' }),
+            ...errorResponses,
+          },
         },
       },
-    },
-    async (request, reply) => {
-      const accountId = request.account.id;
-      const first = await services.calls.get(accountId, request.params.id);
-      if (!first) throw notFound('Call');
-      const stream = new PassThrough();
-      const send = (event: string, data: unknown) => {
-        if (!stream.writableEnded) stream.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-      };
-      let lastLine = 0;
-      let lastStatus = '';
-      let timer: NodeJS.Timeout | undefined;
-      let polling = false;
-      let again = false;
-      // An event of the call in this process: its status and transcript are read at once.
-      const unsubscribe = services.callEvents.subscribe(first.id, (event) => {
-        send(event.category, event);
-        if (polling) again = true;
-        else {
+      async (request, reply) => {
+        const accountId = request.account.id;
+        const first = await services.calls.get(accountId, request.params.id);
+        if (!first) throw notFound('Call');
+        const stream = new PassThrough();
+        const send = (event: string, data: unknown) => {
+          if (!stream.writableEnded) stream.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+        };
+        let lastLine = 0;
+        let lastStatus = '';
+        let timer: NodeJS.Timeout | undefined;
+        let polling = false;
+        let again = false;
+        // An event of the call in this process: its status and transcript are read at once.
+        const unsubscribe = services.callEvents.subscribe(first.id, (event) => {
+          // `level` and `timestamp` are the hosted event stream's names for category and at.
+          send(event.category, { ...event, level: event.category, timestamp: event.at });
+          if (polling) again = true;
+          else {
+            clearTimeout(timer);
+            void poll().catch(finish);
+          }
+        });
+        const finish = () => {
           clearTimeout(timer);
-          void poll().catch(finish);
-        }
-      });
-      const finish = () => {
-        clearTimeout(timer);
-        clearInterval(keepAlive);
-        unsubscribe();
-        if (!stream.writableEnded) stream.end();
-      };
-      const keepAlive = setInterval(() => stream.write(': keep-alive\n\n'), 15_000);
-      const poll = async (): Promise<void> => {
-        polling = true;
-        again = false;
-        const call = await services.calls.get(accountId, first.id);
-        if (!call) return finish();
-        for (const line of await services.calls.transcripts(call.id)) {
-          if (line.id <= lastLine) continue;
-          lastLine = line.id;
-          send('transcript', { id: line.id, created_at: line.created_at, user: line.user, text: line.text });
-        }
-        const status = `${call.queue_status}/${call.status}`;
-        if (status !== lastStatus) {
-          lastStatus = status;
-          send('status', { call_id: call.id, queue_status: call.queue_status, status: call.status });
-        }
-        if (!(OPEN_STATES as readonly string[]).includes(call.queue_status)) {
-          send('end', { call_id: call.id, queue_status: call.queue_status, status: call.status });
-          return finish();
-        }
-        polling = false;
-        if (stream.writableEnded) return;
-        timer = setTimeout(() => void poll().catch(finish), again ? 0 : 1000);
-      };
-      reply.raw.on('close', finish);
-      void poll().catch(finish);
-      return reply
-        .header('content-type', 'text/event-stream; charset=utf-8')
-        .header('cache-control', 'no-cache')
-        .header('x-accel-buffering', 'no')
-        .send(stream);
-    },
-  );
+          clearInterval(keepAlive);
+          unsubscribe();
+          if (!stream.writableEnded) stream.end();
+        };
+        const keepAlive = setInterval(() => stream.write(': keep-alive\n\n'), 15_000);
+        const poll = async (): Promise<void> => {
+          polling = true;
+          again = false;
+          const call = await services.calls.get(accountId, first.id);
+          if (!call) return finish();
+          for (const line of await services.calls.transcripts(call.id)) {
+            if (line.id <= lastLine) continue;
+            lastLine = line.id;
+            send('transcript', { id: line.id, created_at: line.created_at, user: line.user, text: line.text });
+          }
+          const status = `${call.queue_status}/${call.status}`;
+          if (status !== lastStatus) {
+            lastStatus = status;
+            send('status', { call_id: call.id, queue_status: call.queue_status, status: call.status });
+          }
+          if (!(OPEN_STATES as readonly string[]).includes(call.queue_status)) {
+            send('end', { call_id: call.id, queue_status: call.queue_status, status: call.status });
+            return finish();
+          }
+          polling = false;
+          if (stream.writableEnded) return;
+          timer = setTimeout(() => void poll().catch(finish), again ? 0 : 1000);
+        };
+        reply.raw.on('close', finish);
+        void poll().catch(finish);
+        return reply
+          .header('content-type', 'text/event-stream; charset=utf-8')
+          .header('cache-control', 'no-cache')
+          .header('x-accel-buffering', 'no')
+          .send(stream);
+      },
+    );
+  }
 
   app.get(
     '/calls/:id/correct',
@@ -425,7 +441,14 @@ export default async function routes(app: Api, services: Services): Promise<void
               }),
             ),
             aligned: Type.Array(
-              Type.Object({ created_at: Type.String(), speaker: Type.String(), text: Type.String() }),
+              Type.Object({
+                id: Type.Integer({ description: 'The line of the call record transcripts' }),
+                created_at: Type.String(),
+                speaker: Type.String(),
+                user: Type.String({ description: 'The role, as the hosted docs name it (same as speaker)' }),
+                text: Type.String(),
+                c_id: Type.String({ description: 'The call id' }),
+              }),
             ),
           }),
           ...errorResponses,
@@ -453,7 +476,16 @@ export default async function routes(app: Api, services: Services): Promise<void
           confidence: line.user === 'assistant' ? 1 : null,
         };
       });
-      const aligned = lines.map((line) => ({ created_at: line.created_at, speaker: line.user, text: line.text }));
+      // The hosted docs' aligned lines are transcript lines ({id, created_at, text, user, c_id});
+      // `speaker` is kept for clients of the earlier form.
+      const aligned = lines.map((line) => ({
+        id: line.id,
+        created_at: line.created_at,
+        speaker: line.user,
+        user: line.user,
+        text: line.text,
+        c_id: call.id,
+      }));
       return { status: 'success' as const, message: 'Corrected transcript', corrected, aligned };
     },
   );
@@ -525,6 +557,31 @@ export default async function routes(app: Api, services: Services): Promise<void
         const reason = error instanceof Error ? error.message : String(error);
         throw new ApiError('INTERNAL_ERROR', `Call analysis failed: ${reason}`);
       }
+    },
+  );
+}
+
+/**
+ * The hosted API's first call-details endpoint, `POST /logs` with `{call_id}` (outside /v1): the
+ * same record as `GET /v1/calls/{id}`.
+ */
+export async function registerLogsAlias(app: Api, services: Services): Promise<void> {
+  const recordOptions = recordOptionsOf(services);
+  app.post(
+    '/logs',
+    {
+      schema: {
+        tags: ['Calls'],
+        summary: 'Call Details (the legacy POST /logs form)',
+        body: Type.Object({ call_id: Type.String({ minLength: 1 }) }, { additionalProperties: true }),
+        response: { 200: CallRecord, ...errorResponses },
+      },
+      serializerCompiler: () => stringifyOnce,
+    },
+    async (request) => {
+      const call = await services.calls.get(request.account.id, request.body.call_id);
+      if (!call) throw notFound('Call');
+      return toCallRecord(call, await services.calls.transcripts(call.id), recordOptions);
     },
   );
 }

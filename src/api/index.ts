@@ -1,6 +1,6 @@
 import type { Api } from './types.js';
 import type { Services } from '../services.js';
-import calls from './calls.js';
+import calls, { registerLogsAlias } from './calls.js';
 import tools from './tools.js';
 import agents from './agents.js';
 import voices from './voices.js';
@@ -43,4 +43,5 @@ export const API_ROUTES: RouteModule[] = [
 /** Routes outside the /v1 prefix. */
 export async function registerTopLevelAliases(app: Api, services: Services): Promise<void> {
   await registerA2PAlias(app, services);
+  await registerLogsAlias(app, services);
 }

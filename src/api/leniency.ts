@@ -65,14 +65,23 @@ export function missingUpdateFields(schema: unknown, data: unknown, lenient: Len
   const fields = Object.keys(schema.properties);
   const namesAField = (body: Record<string, unknown>) => fields.some((field) => Object.hasOwn(body, field));
   if (namesAField(data)) return undefined;
-  for (const [key, inner] of Object.entries(data)) {
-    if (!isRecord(inner) || !namesAField(inner)) continue;
-    delete data[key];
-    Object.assign(data, inner);
-    applyLeniency(schema, data, lenient);
-    return namesAField(data) ? undefined : fields;
-  }
-  return fields;
+  // The fields may sit one level down (`{"tool": {...}}`) or two: the hosted GET of a tool answers
+  // `{"status", "tool": {"tool_id", "tool": {...}}}`.
+  const wrapped = (body: Record<string, unknown>, depth: number): Record<string, unknown> | undefined => {
+    for (const inner of Object.values(body)) {
+      if (!isRecord(inner)) continue;
+      if (namesAField(inner)) return inner;
+      const deeper = depth > 1 ? wrapped(inner, depth - 1) : undefined;
+      if (deeper) return deeper;
+    }
+    return undefined;
+  };
+  const inner = wrapped(data, 2);
+  if (!inner) return fields;
+  for (const key of Object.keys(data)) delete data[key];
+  Object.assign(data, inner);
+  applyLeniency(schema, data, lenient);
+  return namesAField(data) ? undefined : fields;
 }
 
 /** The schema's object form for `data`: itself, or the object branch of a union. */

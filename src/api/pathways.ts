@@ -7,7 +7,6 @@ import {
   PathwayDetail,
   PathwayEdgeSchema,
   PathwayNodeSchema,
-  PathwaySummary,
   PathwayUpdateBody,
   PathwayVersionBody,
   PublishBody,
@@ -82,8 +81,9 @@ export default async function routes(app: Api, services: Services): Promise<void
       schema: {
         tags,
         summary: 'List pathways',
+        description: "Each pathway with its draft's nodes and edges, as the hosted list shows them.",
         response: {
-          200: Type.Object({ status: Type.Literal('success'), pathways: Type.Array(PathwaySummary) }),
+          200: Type.Object({ status: Type.Literal('success'), pathways: Type.Array(PathwayDetail) }),
           ...errorResponses,
         },
       },
@@ -354,6 +354,7 @@ const ChatData = Type.Object({
   variables: Type.Record(Type.String(), Type.Unknown()),
   pathway_logs: Type.Array(Type.Unknown(), { description: 'Every step so far, as in a call record' }),
   ended: Type.Boolean({ description: 'An end node or a transfer was reached' }),
+  completed: Type.Boolean({ description: 'The same as ended, under the hosted API name' }),
 });
 const ChatReply = Type.Object({ data: ChatData, errors: Type.Null() });
 const ChatParams = Type.Object({ id: Type.String() });

@@ -140,7 +140,19 @@ export default async function routes(app: Api, services: Services): Promise<void
           phone_number: Type.Optional(Type.String({ description: 'Conversations of this number (ours or theirs)' })),
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
         }),
-        response: { 200: Type.Object({ data: Type.Array(Conversation), errors: Type.Null() }), ...errorResponses },
+        response: {
+          200: Type.Object({
+            data: Type.Array(
+              Type.Object({
+                ...Conversation.properties,
+                message_count: Type.Integer(),
+                last_message: Nullable(Type.String({ description: 'The text of the latest message' })),
+              }),
+            ),
+            errors: Type.Null(),
+          }),
+          ...errorResponses,
+        },
       },
     },
     async (request) => {

@@ -5,6 +5,7 @@ import { Type } from '@sinclair/typebox';
 import { errorResponses, Nullable } from '../schemas/common.js';
 import { listInboundSms } from '../sms/inbound.js';
 import { sendSms } from '../sms/send.js';
+import { joinConversation } from '../sms/conversations.js';
 import { normalizePhone } from '../domain/phone.js';
 import {
   A2pRegisterResponse,
@@ -194,6 +195,16 @@ export default async function routes(app: Api, services: Services): Promise<void
             sent_at: Type.String(),
             carrier: Type.String(),
             carrier_message_id: Nullable(Type.String()),
+            conversation_id: Nullable(Type.String({ description: 'Null when the number has no SMS agent' })),
+            data: Type.Object(
+              {
+                message: Type.String(),
+                conversation_id: Nullable(Type.String()),
+                message_id: Type.String(),
+              },
+              { description: 'The hosted API answer: the message and its conversation' },
+            ),
+            errors: Type.Null(),
           }),
           ...errorResponses,
         },
@@ -223,7 +234,32 @@ export default async function routes(app: Api, services: Services): Promise<void
         body: text ?? '',
         fromField,
       });
-      return { status: 'success' as const, message: 'SMS sent', ...sent };
+      // Sent from a number with an SMS agent, the text opens (or goes on) the person's conversation,
+      // so that their answer is read with it, as the hosted API does.
+      const conversationId =
+        (await services.storage.db.transaction().execute(async (trx) => {
+          const id = await joinConversation(trx, services.clock, {
+            account_id: request.account.id,
+            to_number: sent.from,
+            from_number: sent.to,
+          });
+          if (id) {
+            await trx
+              .updateTable('sms_messages')
+              .set({ conversation_id: id })
+              .where('id', '=', sent.message_id)
+              .execute();
+          }
+          return id;
+        })) ?? null;
+      return {
+        status: 'success' as const,
+        message: 'SMS sent',
+        ...sent,
+        conversation_id: conversationId,
+        data: { message: 'SMS sent successfully', conversation_id: conversationId, message_id: sent.message_id },
+        errors: null,
+      };
     },
   );
 

@@ -2,7 +2,15 @@ import { Type } from '@sinclair/typebox';
 import type { Api } from './types.js';
 import type { Services } from '../services.js';
 import { errorResponses, IdParams, SuccessMessage } from '../schemas/common.js';
-import { CustomTool, CustomToolUpdate, StoredTool, normalizeTool } from '../schemas/tool.js';
+import {
+  CustomTool,
+  CustomToolUpdate,
+  ListedTool,
+  StoredTool,
+  ToolDetails,
+  listedTool,
+  normalizeTool,
+} from '../schemas/tool.js';
 import { notFound } from '../errors.js';
 import { assertValid } from './validation.js';
 
@@ -33,12 +41,15 @@ export default async function routes(app: Api, services: Services): Promise<void
         tags,
         summary: 'List custom tools',
         response: {
-          200: Type.Object({ status: Type.Literal('success'), tools: Type.Array(StoredTool) }),
+          200: Type.Object({ status: Type.Literal('success'), tools: Type.Array(ListedTool) }),
           ...errorResponses,
         },
       },
     },
-    async (request) => ({ status: 'success' as const, tools: await services.tools.list(request.account.id) }),
+    async (request) => ({
+      status: 'success' as const,
+      tools: (await services.tools.list(request.account.id)).map(listedTool),
+    }),
   );
 
   app.get(
@@ -48,13 +59,14 @@ export default async function routes(app: Api, services: Services): Promise<void
         tags,
         summary: 'Get a custom tool',
         params: IdParams,
-        response: { 200: StoredTool, ...errorResponses },
+        response: { 200: ToolDetails, ...errorResponses },
       },
     },
     async (request) => {
       const tool = await services.tools.get(request.account.id, request.params.id);
       if (!tool) throw notFound('Tool');
-      return tool;
+      const listed = listedTool(tool);
+      return { ...listed, status: 'success' as const, tool: listed };
     },
   );
 

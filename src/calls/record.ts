@@ -51,7 +51,8 @@ function buildRecord(
     record: isTrue(row.record),
     recording_url:
       isTrue(row.record) && row.recording_path ? `${options.publicUrl}/v1/calls/${row.id}/recording` : null,
-    metadata: fromJson<Record<string, unknown> | null>(row.metadata, null),
+    // The hosted record shows `{}` when the request had no metadata.
+    metadata: fromJson<Record<string, unknown> | null>(row.metadata, null) ?? {},
     summary: row.summary,
     price: row.price,
     local_dialing: false,

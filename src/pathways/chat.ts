@@ -31,6 +31,8 @@ export interface ChatTurnResult {
   pathway_logs: PathwayLogEntry[];
   /** The conversation reached an end node or a transfer: further messages get no answer. */
   ended: boolean;
+  /** `ended`, under the hosted API's name. */
+  completed: boolean;
 }
 
 interface Session {
@@ -156,6 +158,7 @@ export class PathwayChats {
       variables: session.variables,
       pathway_logs: [...session.agent.steps],
       ended: session.ended,
+      completed: session.ended,
     };
   }
 

@@ -20,6 +20,12 @@ export const MeResponse = Type.Object({
   status: Type.Literal('success'),
   account: AccountInfo,
   keys: Type.Array(ApiKeyInfo),
+  // The hosted API's account fields: clients read the balance and the number of calls.
+  billing: Type.Object({
+    current_balance: Type.Number({ description: 'Always 0: a self-hosted server keeps no credit' }),
+    refill_to: Type.Null(),
+  }),
+  total_calls: Type.Integer({ description: 'Calls made and received by the account' }),
 });
 
 export const WebhookSecretResponse = Type.Object({

@@ -98,7 +98,7 @@ export const CallRecord = Type.Object(
     answered_by: Nullable(Type.String()),
     record: Type.Boolean(),
     recording_url: Nullable(Type.String()),
-    metadata: Nullable(FreeObject()),
+    metadata: FreeObject({ description: "The request's metadata; {} when it had none" }),
     summary: Nullable(Type.String()),
     price: Nullable(Type.Number()),
     local_dialing: Type.Boolean(),

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { FreeObject, checked } from './common.js';
+import { FreeObject, Nullable, checked } from './common.js';
 
 const Method = Type.String({ enum: ['GET', 'POST', 'get', 'post'], 'x-message': 'must be GET or POST' });
 
@@ -53,6 +53,44 @@ export const StoredTool = Type.Object(
   { additionalProperties: true },
 );
 export type StoredTool = Static<typeof StoredTool>;
+
+/**
+ * A stored tool as the hosted API lists it: the definition under `tool`, beside `label` and
+ * `public`. The stored fields stay at the top level too, for clients of the flat form.
+ */
+export const ListedTool = Type.Object(
+  {
+    ...StoredTool.properties,
+    label: Nullable(Type.String()),
+    public: Type.Boolean({ description: 'Always false: tools belong to one account' }),
+    tool: Type.Object(
+      { ...CustomTool.properties, method: Type.String(), timeout: Type.Number() },
+      {
+        additionalProperties: true,
+        description: 'The definition, as created',
+      },
+    ),
+  },
+  { additionalProperties: true },
+);
+export type ListedTool = Static<typeof ListedTool>;
+
+export function listedTool(stored: StoredTool): ListedTool {
+  const { tool_id: _id, created_at: _c, updated_at: _u, ...definition } = stored;
+  return { ...stored, label: null, public: false, tool: definition };
+}
+
+/** GET /v1/tools/{id}: the flat tool, and the hosted API's `{status, tool: <listed tool>}`. */
+export const ToolDetails = Type.Object(
+  {
+    ...StoredTool.properties,
+    status: Type.Literal('success'),
+    label: Nullable(Type.String()),
+    public: Type.Boolean(),
+    tool: ListedTool,
+  },
+  { additionalProperties: true },
+);
 
 /** Fills the seed's defaults and keeps only the fields of seed 2.5. */
 export function normalizeTool(input: CustomTool): CustomTool & { method: 'GET' | 'POST'; timeout: number } {

@@ -195,10 +195,29 @@ export class SmsConversations {
     }));
   }
 
-  async list(accountId: string, options: { phone?: string; limit?: number } = {}): Promise<SmsConversation[]> {
+  /** The account's conversations, latest first, each with its number of messages and the last one. */
+  async list(
+    accountId: string,
+    options: { phone?: string; limit?: number } = {},
+  ): Promise<(SmsConversation & { message_count: number; last_message: string | null })[]> {
     let query = this.d.db
       .selectFrom('sms_conversations')
       .selectAll()
+      .select((eb) => [
+        eb
+          .selectFrom('sms_messages as m')
+          .select(eb.fn.countAll().as('n'))
+          .whereRef('m.conversation_id', '=', 'sms_conversations.id')
+          .as('message_count'),
+        eb
+          .selectFrom('sms_messages as m')
+          .select('m.body')
+          .whereRef('m.conversation_id', '=', 'sms_conversations.id')
+          .orderBy('m.created_at', 'desc')
+          .orderBy('m.id', 'desc')
+          .limit(1)
+          .as('last_message'),
+      ])
       .where('account_id', '=', accountId)
       .orderBy('updated_at', 'desc')
       .orderBy('id')
@@ -207,7 +226,11 @@ export class SmsConversations {
       query = query.where((eb) =>
         eb.or([eb('agent_number', '=', options.phone!), eb('user_number', '=', options.phone!)]),
       );
-    return (await query.execute()).map(toConversation);
+    return (await query.execute()).map((row) => ({
+      ...toConversation(row),
+      message_count: Number(row.message_count ?? 0),
+      last_message: row.last_message ?? null,
+    }));
   }
 
   private row(accountId: string, id: string): Promise<Database['sms_conversations'] | undefined> {

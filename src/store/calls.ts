@@ -23,6 +23,8 @@ export interface CallFilter {
   inbound?: boolean;
   ascending?: boolean;
   limit: number;
+  /** Calls to skip first (the hosted API's `from`). */
+  offset?: number;
   /** Position after which to continue: created_at and id of the last call of the previous page. */
   after?: { created_at: string; id: string };
 }
@@ -138,6 +140,16 @@ export class CallStore {
     return row;
   }
 
+  /** How many calls the account has made and received (GET /v1/me's total_calls). */
+  async count(accountId: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('calls')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('account_id', '=', accountId)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
   /** Any account's call: for the engine, which acts on behalf of the call's owner. */
   async byId(id: string): Promise<CallRow | undefined> {
     return this.db.selectFrom('calls').selectAll().where('id', '=', id).executeTakeFirst();
@@ -220,7 +232,8 @@ export class CallStore {
         ]),
       );
     }
-    return query.orderBy('created_at', direction).orderBy('id', direction).limit(filter.limit).execute();
+    query = query.orderBy('created_at', direction).orderBy('id', direction).limit(filter.limit);
+    return (filter.offset ? query.offset(filter.offset) : query).execute();
   }
 
   /** Calls of the account that have not ended (queued, scheduled, allocated or live). */

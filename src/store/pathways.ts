@@ -109,9 +109,18 @@ export class PathwayStore {
       ]);
   }
 
-  async list(accountId: string): Promise<PathwaySummary[]> {
-    const rows = await this.summaries(accountId).orderBy('p.created_at').orderBy('p.id').execute();
-    return rows.map(toSummary);
+  /** Every pathway with its draft graph: the hosted list shows each one's nodes and edges. */
+  async list(accountId: string): Promise<PathwayDetail[]> {
+    const rows = await this.summaries(accountId)
+      .select(['p.nodes', 'p.edges'])
+      .orderBy('p.created_at')
+      .orderBy('p.id')
+      .execute();
+    return rows.map((row) => ({
+      ...toSummary(row),
+      nodes: fromJson<PathwayNode[]>(row.nodes, []),
+      edges: fromJson<PathwayEdge[]>(row.edges, []),
+    }));
   }
 
   /** The pathway with its draft graph, or undefined (also when it belongs to another account). */

@@ -40,7 +40,11 @@ describe('the corrected transcript and the active calls (sandbox, clock 50x)', (
       if (i > 0) assert.ok((c.start as number) >= (corrected[i - 1]!.start as number), 'in order');
     }
     const aligned = r.body.aligned as Json[];
-    assert.deepEqual(Object.keys(aligned[0]!).sort(), ['created_at', 'speaker', 'text']);
+    assert.deepEqual(Object.keys(aligned[0]!).sort(), ['c_id', 'created_at', 'id', 'speaker', 'text', 'user']);
+    assert.deepEqual(
+      aligned.map((a) => [a.id, a.user, a.c_id]),
+      spoken.map((x) => [x.id, x.user, call.call_id]),
+    );
     assert.equal((await t.request('GET', '/v1/calls/00000000-0000-0000-0000-000000000000/correct')).status, 404);
     assert.equal(
       (await t.request('GET', `/v1/calls/${String(call.call_id)}/correct`, undefined, { as: t.otherKey })).status,

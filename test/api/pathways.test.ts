@@ -93,7 +93,7 @@ for (const storage of ['sqlite', 'postgres'] as const)
       assert.deepEqual(notArray.body.errors, ['nodes must be an array']);
     });
 
-    it('lists pathways with their version numbers', async () => {
+    it('lists pathways with their version numbers and draft graphs', async () => {
       const id = await createPathway({ name: 'Listed' });
       await createVersion(id, 'v1');
       await createVersion(id, 'v2');
@@ -115,6 +115,9 @@ for (const storage of ['sqlite', 'postgres'] as const)
           production_version: 1,
           staging_version: 2,
           latest_version: 2,
+          // As the hosted list shows each pathway: its (draft's) nodes and edges.
+          nodes: [],
+          edges: [],
         },
       );
     });

@@ -162,7 +162,13 @@ for (const storage of ['sqlite', 'postgres'] as const)
       await until('first delivery', async () => records(receiver.received, id).length === 1);
       const r = await t.request('POST', '/v1/postcall/webhooks/resend', { call_ids: [id, 'nope'] });
       assert.equal(r.status, 200);
-      assert.deepEqual(r.body, { status: 'success', data: { resent: [id], not_found: ['nope'] } });
+      assert.deepEqual([r.body.resent, r.body.not_found], [[id], ['nope']]);
+      // The hosted answer: the log of each call resent, and an error per call that was not.
+      assert.deepEqual(
+        (r.body.data as Obj[]).map((d) => [d.call_id, d.url]),
+        [[id, `${receiver.url}/again`]],
+      );
+      assert.deepEqual(r.body.errors, [{ error: 'not_found', message: 'No end-of-call webhook for call nope' }]);
       await until('resent delivery', async () => records(receiver.received, id).length === 2);
       const attempts = await until('resend logged', async () => {
         const list = ((await log(t, id)).data as Obj).metadata as Obj[];
@@ -173,7 +179,7 @@ for (const storage of ['sqlite', 'postgres'] as const)
         ['automatic', 'resend'],
       );
       const other = await t.request('POST', '/v1/postcall/webhooks/resend', { call_ids: [id] }, { as: t.otherKey });
-      assert.deepEqual(other.body, { status: 'success', data: { resent: [], not_found: [id] } });
+      assert.deepEqual([other.body.resent, other.body.not_found, other.body.data], [[], [id], []]);
       assert.equal((await t.request('POST', '/v1/postcall/webhooks/resend', { call_ids: 'x' })).status, 400);
     });
 
@@ -184,7 +190,11 @@ for (const storage of ['sqlite', 'postgres'] as const)
         call_ids: [id, 'nope'],
         webhook_url: `${receiver.url}/late`,
       });
-      assert.deepEqual(r.body, { status: 'success', data: { updated: [id], not_found: ['nope'] } });
+      assert.deepEqual([r.body.updated, r.body.not_found], [[id], ['nope']]);
+      assert.deepEqual(
+        (r.body.data as Obj[]).map((d) => [d.call_id, d.url]),
+        [[id, `${receiver.url}/late`]],
+      );
       const [hook] = await until(
         'the webhook',
         async () => records(receiver.received, id).length > 0 && records(receiver.received, id),
