@@ -156,6 +156,7 @@ describe('docs/ examples run as written', { skip: missing.length > 0 && `needs $
         PREPARE[file]?.(markdown);
         const run = runBlocks(runnable, server.origin, {
           key: KEY,
+          sink: server.sink,
           timeoutMs: 280_000,
           env: { OL: server.origin, OPENLINE_API_KEY: KEY, PORT: server.port, DATA_DIR: server.dataDir },
         });

@@ -49,7 +49,7 @@ describe('README examples run as written', { skip: missing.length > 0 && `needs 
   it('every shell block of the README succeeds, and the first call ends completed with a person', () => {
     const blocks = shellBlocks(README).filter((b) => !b.notRun);
     assert.ok(blocks.length >= 3, `found ${blocks.length} runnable blocks`);
-    const { stdout: output, exchanges } = runBlocks(blocks, server.origin);
+    const { stdout: output, exchanges } = runBlocks(blocks, server.origin, { sink: server.sink });
     assert.deepEqual(
       exchanges.filter((e) => e.status < 200 || e.status >= 300),
       [],

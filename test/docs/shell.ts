@@ -1,5 +1,7 @@
 import { execFileSync, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { startServerProcess } from '../../src/testing/server-process.js';
@@ -14,6 +16,12 @@ export const ROOT = path.join(import.meta.dirname, '../..');
 
 /** The address the docs show; the tests put the live server's address in its place. */
 export const DOCS_ORIGIN = 'http://localhost:8080';
+
+/**
+ * The outside services the docs point webhooks and tools at (example.com): the tests put a sink
+ * on loopback in their place, so no example sends anything off the machine.
+ */
+const OUTSIDE = /https:\/\/(?:api\.)?example\.com\b/g;
 
 /** One ```sh (or ```bash) block of a page. */
 export interface ShellBlock {
@@ -100,6 +108,8 @@ export interface DocsServer {
   port: string;
   key: string;
   dataDir: string;
+  /** The loopback address standing in for example.com: answers every request with 200. */
+  sink: string;
   stop(): Promise<void>;
 }
 
@@ -109,6 +119,11 @@ export interface DocsServer {
  */
 export async function startDocsServer(key: string, env: NodeJS.ProcessEnv = {}): Promise<DocsServer> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-docs-'));
+  const sink = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.end('{"ok":true}'));
+  });
+  await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
   let child: ChildProcess;
   let baseUrl: string;
   try {
@@ -119,10 +134,13 @@ export async function startDocsServer(key: string, env: NodeJS.ProcessEnv = {}):
       DATA_DIR: dataDir,
       OPENLINE_API_KEY: key,
       OPENLINE_TIME_SCALE: '8',
+      // The examples' webhooks and tools go to the loopback sink.
+      OPENLINE_ALLOW_PRIVATE_URLS: '1',
       LOG_LEVEL: 'info',
       ...env,
     }));
   } catch (error) {
+    sink.close();
     fs.rmSync(dataDir, { recursive: true, force: true });
     throw error;
   }
@@ -132,12 +150,15 @@ export async function startDocsServer(key: string, env: NodeJS.ProcessEnv = {}):
     port: url.port,
     key,
     dataDir,
+    sink: `http://127.0.0.1:${(sink.address() as AddressInfo).port}`,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise((resolve) => child.once('exit', resolve));
         child.kill('SIGTERM');
         await exited;
       }
+      sink.closeAllConnections();
+      await new Promise((resolve) => sink.close(resolve));
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
@@ -160,7 +181,8 @@ export interface BlocksRun {
 
 /**
  * Runs `blocks` in order in one bash session (`set -euo pipefail`) in the repository's directory,
- * with the docs' address replaced by the server's (and the placeholder key `ol_...` by `key`), and
+ * with the docs' address replaced by the server's (example.com by `sink`, the placeholder key
+ * `ol_...` by `key`), and
  * `env` over this process's environment (without its OPENLINE_* settings).
  * `curl` is wrapped so that each exchange's status goes to stderr as well (`--write-out
  * %{stderr}...`); what it prints on stdout is unchanged. Throws, with everything printed, when a
@@ -169,10 +191,11 @@ export interface BlocksRun {
 export function runBlocks(
   blocks: ShellBlock[],
   origin: string,
-  options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; key?: string } = {},
+  options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; key?: string; sink?: string } = {},
 ): BlocksRun {
   const code = (b: ShellBlock) => {
-    const text = b.code.replaceAll(DOCS_ORIGIN, origin);
+    let text = b.code.replaceAll(DOCS_ORIGIN, origin);
+    if (options.sink) text = text.replaceAll(OUTSIDE, options.sink);
     return options.key ? text.replaceAll(/\bol_\.\.\./g, options.key) : text;
   };
   const script = [
