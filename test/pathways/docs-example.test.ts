@@ -3,13 +3,12 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { ScaledClock } from '../../src/clock.js';
 import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
+import { jsonBlockAfter } from '../docs/shell.js';
 
 /** The `pathway.json` of docs/api.md, as written there. */
 function docsPathway(): Record<string, unknown> {
   const doc = fs.readFileSync('docs/api.md', 'utf8');
-  const block = /A small `pathway\.json`:\s*```json\n([\s\S]*?)\n```/.exec(doc);
-  assert.ok(block, 'docs/api.md has the pathway.json example');
-  return JSON.parse(block[1]!) as Record<string, unknown>;
+  return jsonBlockAfter(doc, 'save it as `pathway.json`') as Record<string, unknown>;
 }
 
 describe('the documented pathway example on the offline model (sandbox, clock 100x)', () => {
