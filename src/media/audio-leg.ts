@@ -41,7 +41,7 @@ import {
 } from './audio.js';
 import type { FrameFill, FramePacer, FrameScheduler } from './pacer.js';
 import { CallRecorder } from './wav.js';
-import { dtmfTones } from './dtmf.js';
+import { DTMF_TONE_MS, dtmfTones } from './dtmf.js';
 import { ToneDetector } from './tone-detector.js';
 import { EnergyVad } from './vad-energy.js';
 import { backgroundMixer } from './background.js';
@@ -134,6 +134,8 @@ export interface AudioLeg extends CallLeg {
 
 /** Silence after a voice that tells a held agent the voice stopped (200 ms; the turn may go on). */
 const PAUSED_FRAMES = 10;
+/** The frames of one key's tone (sendDtmf). */
+const KEY_TONE_FRAMES = DTMF_TONE_MS / FRAME_MS;
 /** Characters per second of typical synthesised speech: places marks before the audio's length is known. */
 const CHARS_PER_SECOND = 14;
 /** Inbound frames that may wait for a slow VAD's scores (1 s); later ones are skipped. */
@@ -265,7 +267,8 @@ class AudioCallLeg implements AudioLeg {
     const pacer = deps.scheduler.createPacer(
       {
         sendMedia: (payload) => {
-          transport.sendMedia(payload);
+          const key = this.keyFrames.get(payload);
+          if (!key || !transport.sendKey?.(key.digit, key)) transport.sendMedia(payload);
           this.recorder?.outbound(payload);
           for (const listener of this.sentListeners) listener(payload);
           this.echo.outbound(decodeMulawInto(payload, this.sentPcm));
@@ -718,7 +721,19 @@ class AudioCallLeg implements AudioLeg {
     // Only what a keypad has; anything else is dropped rather than failing the call.
     const keys = digits.replace(/[^0-9*#A-Dw]/gi, '');
     if (this.ended || keys === '') return Promise.resolve();
-    const pcm = dtmfTones(keys);
+    // Key by key, each tone's frames marked as that key's: a transport that takes key events
+    // (RTP with telephone-event) sends them as RFC 4733 events, any other sends the tones.
+    const frames: Buffer[] = [];
+    for (const key of keys) {
+      const keyed = toFrames(dtmfTones(key));
+      if (key.toLowerCase() !== 'w') {
+        const tone = keyed.slice(0, KEY_TONE_FRAMES);
+        tone.forEach((frame, i) =>
+          this.keyFrames.set(frame, { digit: key.toUpperCase(), first: i === 0, last: i === tone.length - 1 }),
+        );
+      }
+      frames.push(...keyed);
+    }
     const name = `d${++this.seq}:end`;
     return new Promise<void>((resolve) => {
       const done = () => {
@@ -726,13 +741,15 @@ class AudioCallLeg implements AudioLeg {
         resolve();
       };
       this.markHandlers.set(name, done);
-      this.pacer.enqueue(toFrames(pcm));
+      this.pacer.enqueue(frames, { asIs: true });
       this.pacer.mark(name);
       this.dtmfWaiters.add(done);
     });
   }
 
   private readonly dtmfWaiters = new Set<() => void>();
+  /** The frames of key tones queued by sendDtmf, with their key. */
+  private readonly keyFrames = new WeakMap<Buffer, { digit: string; first: boolean; last: boolean }>();
 
   async transfer(to: string): Promise<TransferResult> {
     if (this.ended) return { ok: false, reason: 'the call has ended' };

@@ -33,13 +33,16 @@ export function isDtmfString(digits: string): boolean {
   return /^[0-9*#A-Dwa-d]*$/i.test(digits);
 }
 
+/** How long a key's tone lasts by default: five 20 ms frames. */
+export const DTMF_TONE_MS = 100;
+
 /**
  * The tones of `digits` (0-9 * # A-D; `w` = a 500 ms pause, `W` = 1 s) as 16-bit PCM. Each key is
  * a tone then a gap; edges are ramped over 2 ms so keys do not click.
  */
 export function dtmfTones(digits: string, options: DtmfToneOptions = {}): Int16Array {
   const rate = options.sampleRate ?? SAMPLE_RATE;
-  const toneSamples = Math.round(((options.toneMs ?? 100) * rate) / 1000);
+  const toneSamples = Math.round(((options.toneMs ?? DTMF_TONE_MS) * rate) / 1000);
   const gapSamples = Math.round(((options.gapMs ?? 60) * rate) / 1000);
   const lowAmp = options.amplitude ?? 7000;
   const highAmp = lowAmp * 10 ** (2 / 20);

@@ -297,6 +297,8 @@ export class FramePacer {
 
   /** Frames sent from the queue. */
   framesSent = 0;
+  /** Queued frames to send unmixed (see enqueue). */
+  private readonly asIs = new WeakSet<Buffer>();
   /** Frames sent from the fill. */
   fillFramesSent = 0;
   /** Frames (queued or fill) that left more than 20 ms after their slot's deadline. */
@@ -365,11 +367,16 @@ export class FramePacer {
     if (!this.closed && this.size > 0) this.scheduler.activate(this);
   }
 
-  /** Queues 20 ms mu-law frames (FRAME_SAMPLES bytes each). */
-  enqueue(frames: readonly Buffer[]): void {
+  /**
+   * Queues 20 ms mu-law frames (FRAME_SAMPLES bytes each). `asIs`: sent as they are, the same
+   * buffers, with no background mixed under them (key tones: clean for the far end's detector,
+   * and recognisable by the sink, which may send them as RFC 4733 events instead).
+   */
+  enqueue(frames: readonly Buffer[], options: { asIs?: boolean } = {}): void {
     if (this.closed || frames.length === 0) return;
     for (const frame of frames) {
       if (frame.length !== FRAME_SAMPLES) throw new RangeError(`frames must be ${FRAME_SAMPLES} bytes`);
+      if (options.asIs) this.asIs.add(frame);
     }
     const wasEmpty = this.queuedFrames === 0;
     for (const frame of frames) this.push(frame);
@@ -465,7 +472,7 @@ export class FramePacer {
     this.fireLeadingMarks();
     let frame = this.shift() as Buffer;
     this.queuedFrames--;
-    if (this.fillSource?.mix) frame = this.fillSource.mix(frame);
+    if (this.fillSource?.mix && !this.asIs.has(frame)) frame = this.fillSource.mix(frame);
     this.framesSent++;
     this.send(frame, now, deadline);
     // Marks right behind this frame are reached now, not a slot later.

@@ -32,4 +32,10 @@ export interface MediaTransport {
   clear(): void;
   /** Ends the stream from our side. Idempotent. */
   close(): void;
+  /**
+   * Sends one 20 ms frame of a key's tone as the key itself, out of band (RFC 4733 on RTP), when
+   * the far end takes key events: `first` and `last` frame of the key. False: send the tone
+   * in-band with sendMedia, as for transports without it.
+   */
+  sendKey?(digit: string, part: { first: boolean; last: boolean }): boolean;
 }

@@ -1,12 +1,12 @@
 import dgram from 'node:dgram';
 import { randomInt } from 'node:crypto';
-import { mulawToAlaw } from '../../media/audio.js';
+import { FRAME_SAMPLES, mulawToAlaw } from '../../media/audio.js';
 import { RtpFrames } from '../../media/rtp-frames.js';
 import type { MediaEvent, MediaListener, MediaTransport } from '../../media/transport.js';
 
 /**
  * RTP (RFC 3550) for one call: G.711 audio both ways over UDP as the media port's 20 ms mu-law
- * frames, RFC 4733 telephone-events in, and the small jitter handling a phone line needs (late and
+ * frames, RFC 4733 telephone-events both ways, and the small jitter handling a phone line needs (late and
  * repeated packets dropped, a short gap filled with silence so the audio keeps its timing).
  */
 
@@ -105,6 +105,8 @@ export class RtpSession implements MediaTransport {
   private firstSent = true;
   private readonly frames = new RtpFrames((payload, timestampMs) => this.emit({ type: 'media', payload, timestampMs }));
   private lastDtmf: number | undefined;
+  /** The key being sent as an RFC 4733 event: its RTP timestamp and duration so far (samples). */
+  private keyEvent: { timestamp: number; duration: number } | undefined;
   private lastHeard = Date.now();
   private closed = false;
   private readonly watchdog: NodeJS.Timeout;
@@ -171,6 +173,49 @@ export class RtpSession implements MediaTransport {
     this.timestamp = (this.timestamp + payload.length) >>> 0;
     this.stats.sent++;
     this.socket.send(packet, this.remote.port, this.remote.address);
+  }
+
+  /**
+   * A frame of a key the agent presses, as an RFC 4733 event when the far end negotiated
+   * telephone-event: the event's packets share the timestamp of its start, carry the duration so
+   * far, and its end goes three times (the redundancy RFC 4733 asks for); the audio's timestamps
+   * go on after the event's duration. Without telephone-event: false (the tone goes in-band).
+   */
+  sendKey(digit: string, part: { first: boolean; last: boolean }): boolean {
+    const payloadType = this.codec.dtmfPayloadType;
+    const event = DTMF_EVENTS.indexOf(digit.toUpperCase());
+    if (payloadType === undefined || event < 0) return false;
+    if (this.closed || !this.remote) return true;
+    if (part.first || !this.keyEvent) this.keyEvent = { timestamp: this.timestamp, duration: 0 };
+    const key = this.keyEvent;
+    key.duration += FRAME_SAMPLES;
+    const send = (end: boolean, marker: boolean) => {
+      const payload = Buffer.alloc(4);
+      payload[0] = event;
+      // E bit, then the volume: -10 dBm0.
+      payload[1] = (end ? 0x80 : 0) | 10;
+      payload.writeUInt16BE(Math.min(key.duration, 0xffff), 2);
+      const packet = writeRtp({
+        payloadType,
+        marker,
+        sequence: this.sequence,
+        timestamp: key.timestamp,
+        ssrc: this.ssrc,
+        payload,
+      });
+      this.sequence = (this.sequence + 1) & 0xffff;
+      this.stats.sent++;
+      this.socket.send(packet, this.remote!.port, this.remote!.address);
+    };
+    if (!part.last) {
+      send(false, part.first);
+    } else {
+      for (let i = 0; i < 3; i++) send(true, part.first && i === 0);
+      this.timestamp = (key.timestamp + key.duration) >>> 0;
+      this.keyEvent = undefined;
+    }
+    this.firstSent = false;
+    return true;
   }
 
   /** RTP plays what it is sent as it arrives (frames are paced here at 20 ms): played means sent. */
