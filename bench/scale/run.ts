@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from '../../src/store/types.js';
+import { ENDED, type QueueStatus } from '../../src/domain/call-state.js';
 import { createTestDatabase } from '../../src/testing/postgres.js';
 import { startServerProcess } from '../../src/testing/server-process.js';
 
@@ -23,7 +24,7 @@ const WORKERS = values.workers.split(',').map(Number);
 const CALLS = Number(values.calls);
 const TIMEOUT_MS = Number(values.timeout) * 1000;
 const API_KEY = 'bench-scale-key-0123456789abcdef';
-const FINAL = ['complete', 'call_error', 'queue_error', 'pre_queue_error', 'complete_error'];
+const FINAL = ENDED;
 
 interface Worker {
   child: ChildProcess;
@@ -76,7 +77,7 @@ async function run(n: number): Promise<Record<string, string | number>> {
     for (let i = 1; i < n; i++) workers.push(await startWorker(database.url));
     const started = performance.now();
     const placing = place(workers[0]!.url, CALLS);
-    const count = async (states: string[]) =>
+    const count = async (states: readonly QueueStatus[]) =>
       Number(
         (
           await db

@@ -3,7 +3,7 @@ import type { Carrier, CallLeg, DialRequest } from '../carriers/types.js';
 import type { Agent } from '../agent/types.js';
 import type { CallRequest } from '../schemas/call-request.js';
 import { systemVariables } from '../domain/template.js';
-import type { CallRow, CallStore } from '../store/calls.js';
+import { requestOf, type CallRow, type CallStore } from '../store/calls.js';
 import type { JobQueue } from '../jobs/queue.js';
 import { CallSession, type SessionOutcome } from './session.js';
 import type { OutboundClient } from '../outbound/http.js';
@@ -198,12 +198,12 @@ export class CallEngine {
       return;
     }
     await settle?.();
-    await this.run(call.id, (controller) => this.connect(call, JSON.parse(call.request) as CallRequest, controller));
+    await this.run(call.id, (controller) => this.connect(call, requestOf(call), controller));
   }
 
   /**
    * Takes a call that is about to connect (a web call) within its account's concurrent-call limit,
-   * before its media is set up; answer() then runs it. At the limit the call ends as an error with
+   * before its media is set up; answer() then runs it. At the limit the call ends as queue_error with
    * AT_LIMIT and this resolves false.
    */
   async admit(callId: string, accountId: string): Promise<boolean> {
@@ -212,9 +212,10 @@ export class CallEngine {
       this.admitted.add(callId);
       return true;
     }
+    // Refused while queued: it never connected (the lifecycle's error while queued).
     await this.d.calls.transition(callId, ['queued'], {
-      queue_status: 'call_error',
-      status: 'call_error',
+      queue_status: 'queue_error',
+      status: 'queue_error',
       completed: 1,
       error_message: AT_LIMIT,
       ended_at: this.now(),
@@ -228,15 +229,13 @@ export class CallEngine {
       await leg.hangup();
       return;
     }
-    await this.run(call.id, (controller) =>
-      this.converse(call, JSON.parse(call.request) as CallRequest, leg, controller),
-    );
+    await this.run(call.id, (controller) => this.converse(call, requestOf(call), leg, controller));
   }
 
   /** queued -> allocated, taking the call's lease for this process (within the account's limit, if any). */
   private async allocate(id: string, within?: { accountId: string; limit: number }): Promise<boolean> {
     const changes = {
-      queue_status: 'allocated',
+      queue_status: 'allocated' as const,
       status: 'allocated',
       lease_until: new Date(this.d.clock.now().getTime() + LEASE_MS).toISOString(),
       trace_id: currentTraceId() ?? null,
@@ -502,7 +501,7 @@ export class CallEngine {
   async retryAfterVoicemail(callId: string): Promise<void> {
     const call = await this.d.calls.byId(callId);
     if (!call || call.retry_of || (await this.d.calls.retryOf(call.id))) return;
-    const request = JSON.parse(call.request) as CallRequest;
+    const request = requestOf(call);
     const retry = request.retry;
     if (!retry) return;
     const runAt = new Date(this.d.clock.now().getTime() + retry.wait * 1000);

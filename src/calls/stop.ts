@@ -11,10 +11,10 @@ export type StopResult = 'stopped' | 'ended';
  * Returns `ended` when the call had already ended.
  */
 export async function stopCall(services: Services, call: CallRow): Promise<StopResult> {
-  if (call.queue_status === 'queued' || call.queue_status === 'new') {
+  if (call.queue_status === 'queued') {
     await services.queue.cancel(JOB_IDS.dial({ call_id: call.id }));
     const now = services.clock.now().toISOString();
-    const canceled = await services.calls.transition(call.id, ['new', 'queued'], {
+    const canceled = await services.calls.transition(call.id, ['queued'], {
       queue_status: 'complete',
       status: 'canceled',
       completed: 1,

@@ -2,7 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { Database } from '../store/types.js';
 import type { Dialect } from '../store/db.js';
-import { CallStore } from '../store/calls.js';
+import { CallStore, OPEN_STATES } from '../store/calls.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { CallRequest } from '../schemas/call-request.js';
 import { fromJson } from '../store/json.js';
@@ -14,9 +14,6 @@ import { calleeZone, nextOpening, windowOpen } from './window.js';
 export const NUMBER_DIALING = 'dialing';
 /** A number whose sequence has finished (every step run, or a person answered with stop_when_answer). */
 export const NUMBER_DONE = 'done';
-
-/** Call states in which a call has not ended (CallStore.OPEN_STATES). */
-const OPEN = ['new', 'queued', 'allocated', 'started'];
 
 /** What the dialer reads of a campaign (its pass over all of them, and each dispatch). */
 const CAMPAIGN_COLUMNS = [
@@ -217,7 +214,7 @@ export class CampaignDialer {
       .select(['n.id', 'n.step', 'n.attempts', 'n.call_id', 'c.status', 'c.answered_by', 'c.call_ended_by'])
       .where('n.campaign_id', '=', campaign.id)
       .where('n.state', '=', NUMBER_DIALING)
-      .where('c.queue_status', 'not in', OPEN)
+      .where('c.queue_status', 'not in', OPEN_STATES)
       .execute();
     if (ended.length === 0) return;
     const config = fromJson<CampaignConfig>(campaign.config, {} as CampaignConfig);

@@ -3,6 +3,7 @@ import type { CallsTable, Database, TranscriptsTable } from './types.js';
 import type { Clock } from '../clock.js';
 import { newId } from '../security/secrets.js';
 import { bool } from './json.js';
+import { canTransition, type QueueStatus } from '../domain/call-state.js';
 import type { CallRequest } from '../schemas/call-request.js';
 
 export type CallRow = Selectable<CallsTable>;
@@ -17,7 +18,7 @@ export interface CallFilter {
   batch_id?: string;
   campaign_id?: string;
   answered_by?: string;
-  queue_status?: string;
+  queue_status?: QueueStatus;
   created_after?: string;
   created_before?: string;
   inbound?: boolean;
@@ -44,6 +45,19 @@ export interface NewCall {
 }
 
 /** Calls and their transcripts. */
+/** A call-state change the lifecycle does not allow: a bug in the caller, never written. */
+export class IllegalTransition extends Error {
+  constructor(callId: string, from: readonly QueueStatus[], to: QueueStatus) {
+    super(`illegal call state change ${from.join('|')} -> ${to} (call ${callId})`);
+    this.name = 'IllegalTransition';
+  }
+}
+
+/** The Send Call request a call was made with, as stored (validated when it was accepted). */
+export function requestOf(call: Pick<CallRow, 'request'>): CallRequest {
+  return JSON.parse(call.request) as CallRequest;
+}
+
 export class CallStore {
   /**
    * Clients poll call details while a call runs. When this process is the database's only writer
@@ -281,11 +295,22 @@ export class CallStore {
     return Number(result.numUpdatedRows) > 0;
   }
 
+  /**
+   * The one writer of call state: moves a call that is in one of `from` and applies `changes`. A
+   * change of `queue_status` must be a step of the lifecycle (src/domain/call-state.ts) from every
+   * state in `from`; anything else is a bug, refused with IllegalTransition before any write.
+   * Without a `queue_status` the update is guarded by the state only (e.g. a stop request).
+   */
   async transition(
     id: string,
-    from: readonly string[],
+    from: readonly QueueStatus[],
     changes: Partial<Omit<CallRow, 'id' | 'account_id'>>,
   ): Promise<boolean> {
+    const to = changes.queue_status;
+    if (to !== undefined) {
+      const illegal = from.filter((state) => state !== to && !canTransition(state, to));
+      if (illegal.length > 0) throw new IllegalTransition(id, illegal, to);
+    }
     this.forget(id);
     const result = await this.db
       .updateTable('calls')

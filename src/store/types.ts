@@ -1,4 +1,5 @@
 import type { Generated } from 'kysely';
+import type { QueueStatus } from '../domain/call-state.js';
 
 /**
  * Column conventions, identical on SQLite and PostgreSQL: times are ISO 8601 UTC text (they sort
@@ -57,7 +58,7 @@ export interface CallsTable {
   batch_id: string | null;
   campaign_id: string | null;
   inbound: number;
-  queue_status: string;
+  queue_status: QueueStatus;
   status: string;
   completed: number;
   answered_by: string | null;

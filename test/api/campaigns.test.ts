@@ -389,7 +389,7 @@ for (const storage of ['sqlite', 'postgres'] as const)
         to_number: '+14155550100',
         campaign_id: campaignId,
         inbound: 0,
-        queue_status: 'complete',
+        queue_status: 'complete' as const,
         status: 'completed',
         completed: 1,
         max_duration: 30,

@@ -189,7 +189,8 @@ for (const storage of ['sqlite', 'postgres'] as const)
         });
         const id = String(r.body.call_id);
         await t.services.queue.cancel(`dial:${id}`);
-        await t.services.calls.transition(id, ['queued'], {
+        await t.services.calls.transition(id, ['queued'], { queue_status: 'allocated', status: 'allocated' });
+        await t.services.calls.transition(id, ['allocated'], {
           queue_status: 'started',
           status: 'started',
           lease_until: lease,
@@ -209,6 +210,27 @@ for (const storage of ['sqlite', 'postgres'] as const)
         status: 'completed',
         completed: 1,
       });
+    });
+
+    it('refuses, without writing, a state change the call lifecycle does not allow', async () => {
+      const accountId = (await t.services.accounts.authenticate(t.key))!.id;
+      const r = await t.request('POST', '/v1/calls', {
+        phone_number: '+14155550100',
+        task: 'x',
+        start_time: '2099-01-01 00:00:00',
+      });
+      const id = String(r.body.call_id);
+      await t.services.queue.cancel(`dial:${id}`);
+      await assert.rejects(
+        t.services.calls.transition(id, ['queued'], { queue_status: 'started', status: 'started' }),
+        (error: Error) => error.name === 'IllegalTransition' && /queued -> started/.test(error.message),
+      );
+      assert.equal((await t.services.calls.get(accountId, id))?.queue_status, 'queued');
+      // A move the lifecycle allows from every state named goes through.
+      assert.equal(
+        await t.services.calls.transition(id, ['queued'], { queue_status: 'complete', status: 'canceled' }),
+        true,
+      );
     });
 
     it('stops a live call through the API', async () => {

@@ -149,7 +149,7 @@ describe('web calls: WebRTC settings and tokens', () => {
       assert.match(String(refused.body.message), /concurrent calls/);
       const calls = (await t.request('GET', '/v1/calls?inbound=true')).body.calls as Record<string, unknown>[];
       const failed = calls.find((c) => c.call_id !== callId);
-      assert.equal(failed?.status, 'call_error');
+      assert.equal(failed?.status, 'queue_error');
     } finally {
       for (const pc of peers) await pc.close();
       await t.close();

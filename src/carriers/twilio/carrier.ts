@@ -13,7 +13,7 @@ import type { AudioLegFactory, CarrierLogger, LegControl } from '../audio-legs.j
 import type { AudioLeg } from '../../media/audio-leg.js';
 import type { LatencySource } from '../../media/latency.js';
 import type { CallRequest } from '../../schemas/call-request.js';
-import type { CallStore } from '../../store/calls.js';
+import { requestOf, type CallStore } from '../../store/calls.js';
 import type { CredentialStore } from '../../store/credentials.js';
 import { isSandboxPersona } from '../../store/inbound.js';
 import { createTwilioClient, twilioAccountFor, type TwilioAccount, type TwilioClient } from './client.js';
@@ -334,7 +334,7 @@ export class TwilioCarrier implements Carrier {
     }
     if (!this.audioLeg)
       return { status: 'failed', reason: 'Twilio calls need the audio pipeline, which is not available' };
-    const settings = request.request ?? (JSON.parse(row.request) as CallRequest);
+    const settings = request.request ?? requestOf(row);
     const client = this.client(account);
     const live: LiveCall = {
       callId: request.callId,

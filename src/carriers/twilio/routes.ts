@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Services } from '../../services.js';
-import type { CallRequest } from '../../schemas/call-request.js';
+import { requestOf } from '../../store/calls.js';
 import { normalizePhone } from '../../domain/phone.js';
 import { createConnectedCall } from '../../calls/inbound.js';
 import { deliverInboundSms, MAX_SMS_BODY } from '../../sms/inbound.js';
@@ -154,7 +154,7 @@ export default async function twilioRoutes(app: FastifyInstance, options: { serv
     });
     const row = await services.calls.byId(callId);
     if (!row) throw new Error('inbound call vanished');
-    const leg = carrier.answerInbound(callId, call.account, stream, JSON.parse(row.request) as CallRequest, call.to);
+    const leg = carrier.answerInbound(callId, call.account, stream, requestOf(row), call.to);
     void services.engine.answer(callId, leg);
   }
 
