@@ -44,13 +44,13 @@ export default async function routes(app: Api, services: Services): Promise<void
         throw conflict(`Call rejected: ${from.e164} is on this account's blocked list`);
       }
       const caller = from.e164 === to.e164 ? undefined : await services.inbound.get(accountId, from.e164);
-      const callId = await createConnectedCall(services, accountId, callee, from.e164, 'inbound');
+      const callId = (await createConnectedCall(services, accountId, callee, from.e164, 'inbound')).id;
       if (!caller) {
         const leg = services.sandbox.connectInbound({ from: from.e164, to: to.e164, callId });
         void services.engine.answer(callId, leg);
         return { status: 'success' as const, call_id: callId, caller_call_id: null };
       }
-      const callerCallId = await createConnectedCall(services, accountId, caller, to.e164, 'outbound');
+      const callerCallId = (await createConnectedCall(services, accountId, caller, to.e164, 'outbound')).id;
       const [callerLeg, calleeLeg] = services.sandbox.connectAgents({ callId, from: from.e164, to: to.e164 });
       void services.engine.answer(callerCallId, callerLeg);
       void services.engine.answer(callId, calleeLeg);

@@ -302,6 +302,12 @@ export class CallEngine {
       signal: controller.signal,
       request,
       accountId: call.account_id,
+      placed: async (facts) => {
+        await this.d.calls.transition(call.id, ['allocated'], {
+          carrier: facts.carrier,
+          carrier_call_id: facts.carrierCallId,
+        });
+      },
     };
     if (!dial.from) {
       // The record names the number the call comes from, the carrier's own when the request named none.

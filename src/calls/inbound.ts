@@ -3,6 +3,7 @@ import type { CallSettings } from '../schemas/call.js';
 import type { InboundNumber } from '../schemas/inbound.js';
 import type { AgentConfig } from '../schemas/agent.js';
 import { normalizeCallSettings, type CallRequest } from '../schemas/call-request.js';
+import type { CallRow } from '../store/calls.js';
 
 /** The call settings of an inbound number (seed 2.4): its prompt is the agent's task. */
 export function inboundSettings(number: InboundNumber): CallSettings {
@@ -51,14 +52,25 @@ export function agentSettings(agent: AgentConfig): CallSettings {
   };
 }
 
-/** Stores a call that is about to be connected on one of the account's numbers (inbound or outbound). */
+/** The line a connected call arrived on, as its carrier reports it. */
+export interface ConnectedLine {
+  carrier: string;
+  carrierCallId?: string | null;
+  credentialId?: string | null;
+}
+
+/**
+ * Stores a call that is about to be connected on one of the account's numbers (inbound or
+ * outbound), with the facts its carrier reported: carriers never write calls themselves.
+ */
 export async function createConnectedCall(
   services: Services,
   accountId: string,
   number: InboundNumber,
   other: string,
   direction: 'inbound' | 'outbound',
-): Promise<string> {
+  line: ConnectedLine = { carrier: 'sandbox' },
+): Promise<CallRow> {
   const errors: string[] = [];
   const settings = await normalizeCallSettings(
     { ...inboundSettings(number), phone_number: other },
@@ -68,11 +80,12 @@ export async function createConnectedCall(
   );
   // A tool deleted after the number was configured: the call goes on without it.
   const request = { ...settings, from: direction === 'outbound' ? number.phone_number : null } as CallRequest;
-  const call = await services.calls.create(accountId, {
+  return services.calls.create(accountId, {
     request,
     inbound: direction === 'inbound',
     ourNumber: number.phone_number,
-    carrier: 'sandbox',
+    carrier: line.carrier,
+    carrier_call_id: line.carrierCallId ?? null,
+    credential_id: line.credentialId ?? null,
   });
-  return call.id;
 }

@@ -95,6 +95,11 @@ export interface DialRequest {
   request?: CallRequest;
   /** The account placing the call. */
   accountId?: string;
+  /**
+   * Called by the carrier once the far end knows the call (Twilio's CallSid, SIP's Call-ID), before
+   * it is answered; the engine stores it on the record. Carriers report, they never write calls.
+   */
+  placed?: (facts: { carrier: string; carrierCallId: string }) => Promise<void>;
 }
 
 export type DialResult =

@@ -36,6 +36,8 @@ export interface NewCall {
   campaign_id?: string | null;
   credential_id?: string | null;
   carrier?: string;
+  /** The carrier's own id of the call (Twilio's CallSid, SIP's Call-ID), when it is known at once. */
+  carrier_call_id?: string | null;
   /** Inbound: the call came from request.phone_number to this number of ours. */
   inbound?: boolean;
   ourNumber?: string;
@@ -44,7 +46,6 @@ export interface NewCall {
   retry_of?: string | null;
 }
 
-/** Calls and their transcripts. */
 /** A call-state change the lifecycle does not allow: a bug in the caller, never written. */
 export class IllegalTransition extends Error {
   constructor(callId: string, from: readonly QueueStatus[], to: QueueStatus) {
@@ -58,6 +59,7 @@ export function requestOf(call: Pick<CallRow, 'request'>): CallRequest {
   return JSON.parse(call.request) as CallRequest;
 }
 
+/** Calls and their transcripts. */
 export class CallStore {
   /**
    * Clients poll call details while a call runs. When this process is the database's only writer
@@ -130,7 +132,7 @@ export class CallStore {
       concatenated_transcript: null,
       credential_id: call.credential_id ?? null,
       carrier: call.carrier ?? 'sandbox',
-      carrier_call_id: null,
+      carrier_call_id: call.carrier_call_id ?? null,
       retry_of: call.retry_of ?? null,
       stop_requested_at: null,
       lease_until: null,

@@ -191,6 +191,8 @@ describe(
       const record = await waitForCall(t, await call({ phone_number: '+14155551238', max_duration: 1 }));
       assert.equal(await peer.exit, 0, trace(peer));
       assert.equal(record.call_ended_by, 'USER');
+      // The carrier reported the line it placed the call on; the engine wrote it.
+      assert.equal(record.carrier, 'sip');
     });
 
     it('outbound: a key pressed by SIP INFO reaches the call; a transfer is a REFER, and BYE once accepted', async () => {
@@ -306,6 +308,7 @@ describe(
       assert.ok(id, 'the inbound call is on record');
       const record = await waitForCall(t, String(id));
       assert.equal(record.inbound, true);
+      assert.equal(record.carrier, 'sip');
       assert.equal(record.call_ended_by, 'USER');
       assert.ok(
         (record.transcripts as Json[]).some((x) => x.user === 'assistant'),

@@ -143,6 +143,7 @@ export class SipCarrier implements Carrier {
     const domain = hostPort(trunk.host, trunk.port);
     const callerId = request.from ?? this.o.defaultFrom ?? trunk.username ?? 'openline';
     const callId = `${randomUUID()}@openline`;
+    await request.placed?.({ carrier: 'sip', carrierCallId: callId });
     const localTag = newTag();
     const uri = `sip:${request.to}@${domain}`;
     const local = `<sip:${callerId}@${domain}>;tag=${localTag}`;

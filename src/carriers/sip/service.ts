@@ -1,7 +1,7 @@
 import os from 'node:os';
 import type { Services } from '../../services.js';
 import { createConnectedCall } from '../../calls/inbound.js';
-import type { CallRequest } from '../../schemas/call-request.js';
+import { requestOf } from '../../store/calls.js';
 import type { AudioLegFactory, CarrierLogger } from '../audio-legs.js';
 import { sourceGuard } from './allow.js';
 import { SipCarrier } from './carrier.js';
@@ -81,11 +81,11 @@ export async function startSip(
         const holder = await services.inbound.findHolder(to);
         if (!holder) return { status: 404, reason: 'Not Found' };
         if (await services.blocked.get(holder.accountId, from)) return { status: 603, reason: 'Decline' };
-        const callId = await createConnectedCall(services, holder.accountId, holder.number, from, 'inbound');
-        await services.calls.transition(callId, ['queued'], { carrier: 'sip', carrier_call_id: sipCallId });
-        const row = await services.calls.byId(callId);
-        if (!row) return { status: 500, reason: 'Server Internal Error' };
-        return { callId, request: JSON.parse(row.request) as CallRequest };
+        const row = await createConnectedCall(services, holder.accountId, holder.number, from, 'inbound', {
+          carrier: 'sip',
+          carrierCallId: sipCallId,
+        });
+        return { callId: row.id, request: requestOf(row) };
       },
       answer(callId, leg) {
         void services.engine.answer(callId, leg);

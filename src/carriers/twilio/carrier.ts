@@ -31,7 +31,7 @@ export interface TwilioCarrierOptions {
   server: TwilioAccount | undefined;
   /** TWILIO_PHONE_NUMBER: the caller id of calls that name no `from`. */
   defaultFrom: string | undefined;
-  calls: Pick<CallStore, 'byId' | 'transition'>;
+  calls: Pick<CallStore, 'byId'>;
   credentials: Pick<CredentialStore, 'resolve'>;
   /** Builds each answered call's audio leg; without it Twilio calls cannot run and fail as queue_error. */
   audioLeg?: AudioLegFactory;
@@ -396,7 +396,7 @@ export class TwilioCarrier implements Carrier {
       this.o.log?.warn({ call_id: request.callId, twilio_error: code }, 'Twilio refused to create the call');
       return { status: 'failed', reason: `Twilio refused the call (error ${code})` };
     }
-    await this.o.calls.transition(request.callId, ['allocated'], { carrier: 'twilio', carrier_call_id: live.callSid });
+    await request.placed?.({ carrier: 'twilio', carrierCallId: live.callSid });
     // A status reported before the SID was known.
     if (live.status && FINAL_STATUSES.has(live.status)) live.onFinal?.(live.status, undefined);
 

@@ -146,16 +146,13 @@ export default async function twilioRoutes(app: FastifyInstance, options: { serv
       from: string;
     },
   ): Promise<void> {
-    const callId = await createConnectedCall(services, call.accountId, call.number, call.from, 'inbound');
-    await services.calls.transition(callId, ['queued'], {
+    const row = await createConnectedCall(services, call.accountId, call.number, call.from, 'inbound', {
       carrier: 'twilio',
-      carrier_call_id: stream.callSid,
-      credential_id: call.credentialId,
+      carrierCallId: stream.callSid,
+      credentialId: call.credentialId,
     });
-    const row = await services.calls.byId(callId);
-    if (!row) throw new Error('inbound call vanished');
-    const leg = carrier.answerInbound(callId, call.account, stream, requestOf(row), call.to);
-    void services.engine.answer(callId, leg);
+    const leg = carrier.answerInbound(row.id, call.account, stream, requestOf(row), call.to);
+    void services.engine.answer(row.id, leg);
   }
 
   app.post('/twilio/sms', HIDDEN, async (request, reply) => {
