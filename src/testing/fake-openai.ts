@@ -23,8 +23,8 @@ export type FakeReply =
     }
   /** An HTTP error with an OpenAI-style error body; `retryAfterMs` sets retry-after-ms. */
   | { status: number; message?: string; retryAfterMs?: number }
-  /** Never answers ('headers': sends the stream's headers and first chunk, then stalls). */
-  | { hang: 'before-headers' | 'mid-stream' };
+  /** Never answers ('mid-stream': sends the stream's headers and first chunk, with `text` if given, then stalls). */
+  | { hang: 'before-headers' | 'mid-stream'; text?: string };
 
 /** A request as the fake received it, for assertions on prompt, tools, temperature and model. */
 export interface RecordedRequest {
@@ -104,7 +104,9 @@ export class FakeOpenAi {
     if ('hang' in reply) {
       if (reply.hang === 'mid-stream') {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.write(`data: ${JSON.stringify(this.chunk(body.model, { role: 'assistant', content: '' }, null))}\n\n`);
+        res.write(
+          `data: ${JSON.stringify(this.chunk(body.model, { role: 'assistant', content: reply.text ?? '' }, null))}\n\n`,
+        );
       }
       return; // the socket stays open until the client gives up or close() destroys it
     }

@@ -93,7 +93,7 @@ describe('OpenAI-compatible adapter (official SDK against the fake server)', () 
     assert.equal(sent.authorization, 'Bearer sk-test');
   });
 
-  it('a 500 is a retryable LlmError after the SDK retried once; a 400 is not retryable', async () => {
+  it('a 500 is a retryable LlmError after one retry; a 400 is not retryable (and not retried)', async () => {
     const before = fake.requests.length;
     fake.script({ status: 500 }, { status: 500 });
     const error = await failure(complete(provider, { model: 'm', messages: [{ role: 'user', content: 'x' }] }));
@@ -101,8 +101,38 @@ describe('OpenAI-compatible adapter (official SDK against the fake server)', () 
     assert.equal(error.retryable, true);
     assert.equal(fake.requests.length - before, 2);
     fake.script({ status: 400, message: 'bad' });
+    const beforeBad = fake.requests.length;
     const bad = await failure(complete(provider, { model: 'm', messages: [{ role: 'user', content: 'x' }] }));
     assert.equal(bad.retryable, false);
+    assert.equal(fake.requests.length - beforeBad, 1);
+  });
+
+  it('a request that failed before its first token is retried once and the reply comes whole', async () => {
+    const retries: number[] = [];
+    fake.script({ status: 503 }, { text: 'Here I am.' });
+    const reply = await complete(
+      provider,
+      { model: 'm', messages: [{ role: 'user', content: 'x' }] },
+      { onRetry: (_error, attempt) => retries.push(attempt) },
+    );
+    assert.equal(reply.text, 'Here I am.');
+    assert.deepEqual(retries, [1]);
+  });
+
+  it('a stream that stops sending after its first words fails at the stall timeout, long before the deadline, and is not retried', async () => {
+    const stalling = new OpenAiProvider({ apiKey: 'k', baseUrl: fake.url, timeoutMs: 60_000, stallMs: 150 });
+    fake.script({ hang: 'mid-stream', text: 'Let me check' });
+    const before = fake.requests.length;
+    const started = Date.now();
+    let heard = '';
+    const error = await failure(
+      complete(stalling, { model: 'm', messages: [{ role: 'user', content: 'x' }] }, { onText: (d) => (heard += d) }),
+    );
+    assert.match(error.message, /sent nothing for 150 ms/);
+    assert.equal(error.retryable, true);
+    assert.ok(heard.length > 0, 'words came before the stall');
+    assert.equal(fake.requests.length - before, 1, 'words were heard: no second request');
+    assert.ok(Date.now() - started < 30_000);
   });
 
   it('a 429 with Retry-After is retried and then succeeds', async () => {
@@ -114,7 +144,7 @@ describe('OpenAI-compatible adapter (official SDK against the fake server)', () 
   it('a server that hangs, before or in the middle of the stream, times out as a retryable error', async () => {
     const quick = new OpenAiProvider({ apiKey: 'k', baseUrl: fake.url, timeoutMs: 200, maxRetries: 0 });
     for (const hang of ['before-headers', 'mid-stream'] as const) {
-      fake.script({ hang });
+      fake.script({ hang }, { hang });
       const started = Date.now();
       const error = await failure(complete(quick, { model: 'm', messages: [{ role: 'user', content: 'x' }] }));
       assert.match(error.message, /in time/, hang);
@@ -227,7 +257,15 @@ describe('LlmAgent', () => {
       model: 'gpt-test',
       now: () => now,
     });
-    fake.script({ status: 500 }, { hang: 'mid-stream' }, { status: 503 });
+    // Each turn's request is tried twice (complete() retries a failure before the first token once).
+    fake.script(
+      { status: 500 },
+      { status: 500 },
+      { hang: 'mid-stream' },
+      { hang: 'mid-stream' },
+      { status: 503 },
+      { status: 503 },
+    );
     const first = await own.respond({ kind: 'heard', text: 'hi' }, context());
     assert.deepEqual([first.say, first.action], [FALLBACK_LINE, null]);
     assert.match(String(first.note), /^Language model failed \(.*500.*\): fallback line said$/);

@@ -1,4 +1,6 @@
 import OpenAI from 'openai';
+import { Watchdog } from '../base.js';
+import { fromOpenAiSdk } from '../openai-errors.js';
 import type {
   ChatCompletionChunk,
   ChatCompletionFunctionTool,
@@ -20,7 +22,12 @@ export interface OpenAiOptions {
   baseUrl: string | undefined;
   /** Longest wait for a whole reply, stream included. */
   timeoutMs: number;
-  /** Retries of 429, 5xx and connection errors by the SDK (it honours Retry-After). Default 1. */
+  /** Longest wait for the next piece of a reply once it streams (a stall). Default 5 s, at most timeoutMs. */
+  stallMs?: number;
+  /**
+   * Retries by the SDK itself. Default 0: `complete()` retries what failed before its first token
+   * (src/providers/base.ts), Retry-After included, so a call never waits on two layers of retries.
+   */
   maxRetries?: number;
 }
 
@@ -80,22 +87,7 @@ export class ToolCallAssembler {
 
 /** Maps what the SDK throws to LlmError, keeping whether a retry could help. */
 export function toLlmError(error: unknown, timedOut: boolean): LlmError {
-  if (timedOut || error instanceof OpenAI.APIConnectionTimeoutError)
-    return new LlmError('The language model did not answer in time', true, undefined, { cause: error });
-  if (error instanceof LlmError) return error;
-  if (error instanceof OpenAI.APIUserAbortError)
-    return new LlmError('The request was cancelled', false, undefined, { cause: error });
-  if (error instanceof OpenAI.APIConnectionError)
-    return new LlmError(`Cannot reach the language model: ${error.message}`, true, undefined, { cause: error });
-  if (error instanceof OpenAI.APIError) {
-    const status = error.status;
-    const retryable = status === undefined || status === 408 || status === 409 || status === 429 || status >= 500;
-    return new LlmError(`The language model answered ${status ?? 'an error'}: ${error.message}`, retryable, status, {
-      cause: error,
-    });
-  }
-  const message = error instanceof Error ? error.message : String(error);
-  return new LlmError(`The language model failed: ${message}`, false, undefined, { cause: error });
+  return fromOpenAiSdk(error, LlmError, { vendor: 'the language model', keyHint: 'check OPENAI_API_KEY', timedOut });
 }
 
 /** Any OpenAI-compatible chat completions endpoint, through the official SDK. */
@@ -108,7 +100,7 @@ export class OpenAiProvider implements LlmProvider {
       apiKey: options.apiKey ?? 'unused',
       ...(options.baseUrl ? { baseURL: options.baseUrl } : {}),
       timeout: options.timeoutMs,
-      maxRetries: options.maxRetries ?? 1,
+      maxRetries: options.maxRetries ?? 0,
     });
   }
 
@@ -121,7 +113,9 @@ export class OpenAiProvider implements LlmProvider {
       timedOut = true;
       deadline.abort(new Error('timeout'));
     }, this.options.timeoutMs);
-    const signal = request.signal ? AbortSignal.any([request.signal, deadline.signal]) : deadline.signal;
+    const stall = new Watchdog(Math.min(this.options.stallMs ?? 5000, this.options.timeoutMs));
+    stall.pause();
+    const signal = AbortSignal.any([deadline.signal, stall.signal, ...(request.signal ? [request.signal] : [])]);
     const tools: ChatCompletionFunctionTool[] | undefined = request.tools?.length
       ? request.tools.map((t) => ({
           type: 'function',
@@ -142,19 +136,28 @@ export class OpenAiProvider implements LlmProvider {
         },
         { signal },
       );
+      // Time to the first piece is the model thinking (the whole deadline covers it); after that,
+      // the watchdog runs while we wait for the next piece, never while the consumer holds one.
       for await (const chunk of stream) {
         const choice = chunk.choices[0];
+        if (choice?.delta?.content) {
+          stall.pause();
+          yield { type: 'text', delta: choice.delta.content };
+        }
+        stall.resume();
         if (!choice) continue;
-        if (choice.delta?.content) yield { type: 'text', delta: choice.delta.content };
         if (choice.delta?.tool_calls) assembler.add(choice.delta.tool_calls);
         if (choice.finish_reason) finishReason = choice.finish_reason;
       }
       // The SDK ends an aborted stream quietly, as if it were complete: a cut reply is a failure.
       if (signal.aborted) throw new LlmError('aborted', false);
     } catch (error) {
+      if (stall.fired && !timedOut && !request.signal?.aborted)
+        throw new LlmError(`The language model sent nothing for ${stall.ms} ms`, true, undefined, { cause: error });
       throw toLlmError(error, timedOut);
     } finally {
       clearTimeout(timer);
+      stall.pause();
     }
     for (const call of assembler.finish()) yield { type: 'tool_call', call };
     yield { type: 'done', finishReason };

@@ -1,4 +1,5 @@
 import { inSpan } from '../../observability/tracing.js';
+import { ProviderError, withRetries } from '../base.js';
 
 /**
  * The language-model port (ARCHITECTURE.md rule 5): chat messages in, a stream of text deltas and
@@ -58,24 +59,23 @@ export interface LlmProvider {
   stream(request: ChatRequest): AsyncIterable<LlmEvent>;
 }
 
-/** Every failure of a provider: `retryable` says whether the same request may succeed later. */
-export class LlmError extends Error {
-  constructor(
-    message: string,
-    readonly retryable: boolean,
-    readonly status?: number,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = 'LlmError';
-  }
+/** Every failure of the language model: `retryable` says whether the same request may succeed later. */
+export class LlmError extends ProviderError {}
+
+export interface CompleteOptions {
+  /** Called when the first token (text or tool call) arrives. */
+  onFirst?: () => void;
+  /** Each piece of text as it is written. */
+  onText?: (delta: string) => void;
+  /** Told before a failed request is sent again. */
+  onRetry?: (error: ProviderError, attempt: number) => void;
 }
 
 /** Collects a stream into one reply; `onFirst` is called when its first token (text or tool call) arrives. */
 export async function complete(
   provider: LlmProvider,
   request: ChatRequest,
-  options: { onFirst?: () => void; onText?: (delta: string) => void } = {},
+  options: CompleteOptions = {},
 ): Promise<LlmReply> {
   // A span per model request, named and described by OpenTelemetry's GenAI conventions.
   return inSpan(
@@ -94,16 +94,21 @@ export async function complete(
   );
 }
 
-async function collect(
-  provider: LlmProvider,
-  request: ChatRequest,
-  options: { onFirst?: () => void; onText?: (delta: string) => void },
-): Promise<LlmReply> {
+async function collect(provider: LlmProvider, request: ChatRequest, options: CompleteOptions): Promise<LlmReply> {
   let text = '';
   const toolCalls: LlmToolCall[] = [];
   let finishReason: string | null = null;
   let first = options.onFirst;
-  for await (const event of provider.stream(request)) {
+  // A request that failed retryably before its first token is sent again, once, if that can start
+  // within 3 s (a caller may be waiting): nothing of it was spoken yet.
+  const events = withRetries(() => provider.stream(request), {
+    retries: 1,
+    backoffMs: 250,
+    withinMs: 3000,
+    signal: request.signal,
+    onRetry: options.onRetry,
+  });
+  for await (const event of events) {
     if (first && event.type !== 'done') {
       first();
       first = undefined;

@@ -7,6 +7,7 @@
  */
 import WebSocket from 'ws';
 import { SttError, type SttEvent, type SttOptions, type SttProvider, type SttStream } from './types.js';
+import { retryableStatus } from '../base.js';
 
 export interface DeepgramOptions {
   /** DEEPGRAM_API_KEY, sent as `Authorization: Token <key>`; a self-hosted server may need none. */
@@ -80,10 +81,9 @@ function refusal(status: number | undefined, body: string): SttError {
     // not JSON: keep the text
   }
   const hint = status === 401 || status === 403 ? ' (check DEEPGRAM_API_KEY)' : '';
-  const retryable = status === undefined || status === 429 || status >= 500;
   return new SttError(
     `Deepgram refused the stream with ${status ?? 'an error'}${hint}: ${detail || 'no message'}`,
-    retryable,
+    retryableStatus(status),
     status,
   );
 }

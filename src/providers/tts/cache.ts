@@ -1,5 +1,6 @@
 import { concatPcm, resample, SAMPLE_RATE } from '../../media/audio.js';
 import type { PcmChunk, TtsProvider, TtsRequest } from './types.js';
+import { withRetries } from '../base.js';
 
 /** Kept audio is served in pieces of this many 8 kHz samples (200 ms). */
 const PIECE = 1600;
@@ -83,7 +84,14 @@ export class CachedTts implements TtsProvider {
       let size = 0;
       try {
         const { signal: _ignored, ...whole } = request;
-        for await (const chunk of this.provider.synthesize(whole)) {
+        // A synthesis that failed retryably before any audio is tried again, once, if that can start
+        // within 1.5 s (the caller is waiting for the agent's words).
+        const audio = withRetries(() => this.provider.synthesize(whole), {
+          retries: 1,
+          backoffMs: 200,
+          withinMs: 1500,
+        });
+        for await (const chunk of audio) {
           // At the telephone rate once, here, rather than by every call that plays it.
           flight.chunks.push(
             chunk.sampleRate === SAMPLE_RATE

@@ -2,7 +2,8 @@
  * ElevenLabs streaming speech over its HTTP API: `POST {base}/v1/text-to-speech/{voice_id}/stream`
  * with `xi-api-key`, raw PCM (or mu-law 8 kHz, the telephone's own format) streamed back in chunks.
  */
-import { Watchdog, pcmFromBody } from './pcm-stream.js';
+import { pcmFromBody } from './pcm-stream.js';
+import { Watchdog, retryableStatus } from '../base.js';
 import { TtsError, type PcmChunk, type TtsProvider, type TtsRequest } from './types.js';
 
 /** The raw output formats this provider reads: PCM at a rate, or G.711 mu-law at 8 kHz. */
@@ -85,10 +86,9 @@ export class ElevenLabsTts implements TtsProvider {
       if (!response.ok) {
         const body = await response.text().catch(() => '');
         const hint = response.status === 401 ? ' (check ELEVENLABS_API_KEY)' : '';
-        const retryable = response.status === 429 || response.status >= 500;
         throw new TtsError(
           `ElevenLabs answered ${response.status}${hint}: ${errorMessage(body)}`,
-          retryable,
+          retryableStatus(response.status),
           response.status,
         );
       }

@@ -3,7 +3,9 @@
  * played while the rest is synthesised. Any OpenAI-compatible speech server works by base URL.
  */
 import OpenAI from 'openai';
-import { Watchdog, pcmFromBody } from './pcm-stream.js';
+import { pcmFromBody } from './pcm-stream.js';
+import { Watchdog } from '../base.js';
+import { fromOpenAiSdk } from '../openai-errors.js';
 import { TtsError, type PcmChunk, type TtsProvider, type TtsRequest } from './types.js';
 
 /** `response_format: "pcm"` is 24 kHz 16-bit little-endian mono without a header. */
@@ -18,26 +20,13 @@ export interface OpenAiTtsOptions {
   model: string;
   /** Longest wait for the first audio, and then between two pieces of audio. Default 10000. */
   timeoutMs?: number;
-  /** Retries of 429, 5xx and connection errors by the SDK, before any audio. Default 1. */
+  /** Retries by the SDK itself. Default 0: the TTS cache retries what failed before any audio (src/providers/base.ts). */
   maxRetries?: number;
 }
 
 /** Maps what the SDK throws to a TtsError that keeps whether a retry could help. */
 function toTtsError(error: unknown): TtsError {
-  if (error instanceof OpenAI.APIConnectionTimeoutError)
-    return new TtsError('OpenAI speech did not answer in time', true, undefined, { cause: error });
-  if (error instanceof OpenAI.APIConnectionError)
-    return new TtsError(`Cannot reach OpenAI speech: ${error.message}`, true, undefined, { cause: error });
-  if (error instanceof OpenAI.APIError) {
-    const status = error.status;
-    const retryable = status === undefined || status === 408 || status === 409 || status === 429 || status >= 500;
-    const hint = status === 401 ? ' (check OPENAI_API_KEY)' : '';
-    return new TtsError(`OpenAI speech answered ${status ?? 'an error'}${hint}: ${error.message}`, retryable, status, {
-      cause: error,
-    });
-  }
-  const message = error instanceof Error ? error.message : String(error);
-  return new TtsError(`OpenAI speech failed: ${message}`, false, undefined, { cause: error });
+  return fromOpenAiSdk(error, TtsError, { vendor: 'OpenAI speech', keyHint: 'check OPENAI_API_KEY' });
 }
 
 export class OpenAiTts implements TtsProvider {
@@ -51,7 +40,7 @@ export class OpenAiTts implements TtsProvider {
       apiKey: options.apiKey ?? 'unused',
       ...(options.baseUrl ? { baseURL: options.baseUrl } : {}),
       timeout: this.timeoutMs,
-      maxRetries: options.maxRetries ?? 1,
+      maxRetries: options.maxRetries ?? 0,
     });
   }
 

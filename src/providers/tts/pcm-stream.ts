@@ -5,6 +5,7 @@
  */
 import { decodeMulaw } from '../../media/audio.js';
 import { TtsError, type PcmChunk } from './types.js';
+import type { Watchdog } from '../base.js';
 
 const EMPTY = new Int16Array(0);
 
@@ -78,35 +79,6 @@ export class WavStreamReader {
       throw new Error(`the WAV stream is not 16-bit mono PCM (format ${format}, ${channels} channels, ${bits} bits)`);
     }
     this.sampleRate = fmt.readUInt32LE(4);
-  }
-}
-
-/**
- * Aborts `signal` once `ms` pass without progress: a vendor that accepts the request and then
- * stalls must not hold an agent's turn forever. It runs only while we wait on the vendor, never
- * while the consumer holds a chunk; its owner pauses it when done.
- */
-export class Watchdog {
-  private readonly controller = new AbortController();
-  readonly signal = this.controller.signal;
-  private timer: NodeJS.Timeout | undefined;
-
-  constructor(readonly ms: number) {
-    this.resume();
-  }
-
-  get fired(): boolean {
-    return this.signal.aborted;
-  }
-
-  /** Starts the wait again from now. */
-  resume(): void {
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.controller.abort(), this.ms);
-  }
-
-  pause(): void {
-    clearTimeout(this.timer);
   }
 }
 

@@ -1,0 +1,59 @@
+/**
+ * What the official `openai` SDK throws, as a ProviderError of the caller's kind that keeps whether
+ * a retry could help: one mapping for the language model and OpenAI speech.
+ */
+import OpenAI from 'openai';
+import { retryableStatus, type ProviderError } from './base.js';
+
+type ErrorKind<E extends ProviderError> = new (
+  message: string,
+  retryable: boolean,
+  status?: number,
+  options?: { cause?: unknown },
+) => E;
+
+/**
+ * `vendor` names the service in messages ("OpenAI speech", "the language model"); `keyHint` is
+ * added to a 401 ("check OPENAI_API_KEY"). `timedOut`: our own deadline fired.
+ */
+export function fromOpenAiSdk<E extends ProviderError>(
+  error: unknown,
+  kind: ErrorKind<E>,
+  options: { vendor: string; keyHint?: string; timedOut?: boolean },
+): E {
+  const { vendor } = options;
+  const Vendor = vendor.charAt(0).toUpperCase() + vendor.slice(1);
+  if (options.timedOut || error instanceof OpenAI.APIConnectionTimeoutError)
+    return new kind(`${Vendor} did not answer in time`, true, undefined, { cause: error });
+  if (error instanceof kind) return error;
+  if (error instanceof OpenAI.APIUserAbortError)
+    return new kind('The request was cancelled', false, undefined, { cause: error });
+  if (error instanceof OpenAI.APIConnectionError)
+    return new kind(`Cannot reach ${vendor}: ${error.message}`, true, undefined, { cause: error });
+  if (error instanceof OpenAI.APIError) {
+    const status = error.status;
+    const hint = status === 401 && options.keyHint ? ` (${options.keyHint})` : '';
+    const retryAfterMs = retryAfter(error.headers?.get('retry-after-ms'), error.headers?.get('retry-after'));
+    return new kind(
+      `${Vendor} answered ${status ?? 'an error'}${hint}: ${error.message}`,
+      retryableStatus(status),
+      status,
+      {
+        cause: error,
+        ...(retryAfterMs !== undefined && { retryAfterMs }),
+      },
+    );
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return new kind(`${Vendor} failed: ${message}`, false, undefined, { cause: error });
+}
+
+/** OpenAI's retry-after-ms, else Retry-After as seconds or an HTTP date, in milliseconds from now. */
+function retryAfter(ms: string | null | undefined, value: string | null | undefined): number | undefined {
+  if (ms && Number.isFinite(Number(ms))) return Math.max(0, Number(ms));
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
