@@ -55,6 +55,10 @@ export const JOB_POLICY: { [N in JobName]: JobPolicy } = {
   // A model that failed (or a carrier that refused the text) is tried again a little later.
   sms_reply: { maxAttempts: 3, backoffMs: (n) => 5000 * 2 ** (n - 1), expireSeconds: 120 },
   // Runs again while the call's final state is not yet written (it follows the job by
-  // milliseconds, or recovery writes it after a crash). A summary waits on the model's timeout.
-  postcall: { maxAttempts: 6, backoffMs: (n) => 500 * 2 ** (n - 1), expireSeconds: 300 },
+  // milliseconds, or recovery writes it after a crash). A summary waits on the model's timeout
+  // (30 s by default), within the minute: a process that died mid-summary has its post-call work
+  // picked up by another (or itself restarted) about a minute later. Should a longer model timeout
+  // outlast the minute, the job may run twice at once: each step is idempotent (a stored summary
+  // is kept, the webhook's job id is the call's).
+  postcall: { maxAttempts: 6, backoffMs: (n) => 500 * 2 ** (n - 1), expireSeconds: 60 },
 };
