@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { testMain } from '../../src/cli/test.js';
+import { loadSuite } from '../../src/agent-tests/suite.js';
 import { FakeOpenAi, type FakeReply, type RecordedRequest } from '../../src/testing/fake-openai.js';
 
 function capture() {
@@ -191,6 +192,24 @@ describe('openline test without a language model', () => {
     assert.match(
       err.join('\n'),
       /goal\.yaml: \/cases\/1\/caller\/goal: a caller driven by a language model needs one: set OPENAI_API_KEY/,
+    );
+  });
+
+  it('the example that needs a model is a valid file, refused without one', async () => {
+    const file = 'examples/tests/with-a-model/front-desk.yaml';
+    const cases = loadSuite(file);
+    assert.deepEqual(
+      cases.map((c) => [c.caller.goal !== undefined, c.expect.judge !== undefined]),
+      [
+        [true, true],
+        [true, true],
+      ],
+    );
+    const { io, err } = capture();
+    assert.equal(await testMain([file], io, env), 2);
+    assert.match(
+      err.join('\n'),
+      /front-desk\.yaml: \/cases\/0\/caller\/goal: a caller driven by a language model needs one/,
     );
   });
 
