@@ -60,14 +60,28 @@ const JUDGE_SYSTEM = [
 export const judgesOf = (judge: Judge | Judge[] | undefined): Judge[] =>
   judge === undefined ? [] : Array.isArray(judge) ? judge : [judge];
 
+/** A rubric's score for one call, as the model gave it. */
+export interface JudgeScore {
+  rubric: string;
+  score: number;
+  pass_score: number;
+  reason: string;
+}
+
 /**
  * Scores a call against each rubric: a failure per rubric scored under its pass score (with the
  * score, the threshold and the model's reason), per reply that is not a score, and per model
- * error. Without a model every rubric fails: a judge never passes silently.
+ * error; and the scores given. Without a model every rubric fails: a judge never passes silently.
  */
-export async function judgeCall(call: CallView, judges: Judge[], model: TestModel | undefined): Promise<string[]> {
-  if (judges.length === 0) return [];
-  if (!model) return judges.map((j) => `judge: "${j.rubric}" needs a language model: ${MODEL_HINT}`);
+export async function judgeCall(
+  call: CallView,
+  judges: Judge[],
+  model: TestModel | undefined,
+): Promise<{ failures: string[]; scores: JudgeScore[] }> {
+  const scores: JudgeScore[] = [];
+  if (judges.length === 0) return { failures: [], scores };
+  if (!model)
+    return { failures: judges.map((j) => `judge: "${j.rubric}" needs a language model: ${MODEL_HINT}`), scores };
   const transcript = transcriptText(call) || '(nothing was said)';
   const failures: string[] = [];
   for (const j of judges) {
@@ -88,8 +102,9 @@ export async function judgeCall(call: CallView, judges: Judge[], model: TestMode
       continue;
     }
     const reason = typeof reply?.reason === 'string' ? reply.reason : 'no reason given';
+    scores.push({ rubric: j.rubric, score, pass_score: j.pass_score, reason });
     if (score < j.pass_score)
       failures.push(`judge: "${j.rubric}" scored ${score}, under the pass score ${j.pass_score}: ${reason}`);
   }
-  return failures;
+  return { failures, scores };
 }

@@ -6,7 +6,7 @@ import { buildServices, type Services } from '../services.js';
 import { buildApp } from '../app.js';
 import type { Api } from '../api/types.js';
 import { check, transcriptText, type CallView } from './expect.js';
-import { judgeCall, judgesOf, testModel } from './judge.js';
+import { judgeCall, judgesOf, testModel, type JudgeScore } from './judge.js';
 import { modelCaller } from './caller.js';
 import { checkModelNeeds, type TestCase } from './suite.js';
 
@@ -14,7 +14,15 @@ export interface CaseResult {
   suite: string;
   name: string;
   /** One entry per run (--repeat). */
-  runs: { passed: boolean; failures: string[]; transcript: string; callId: string | null; seconds: number }[];
+  runs: {
+    passed: boolean;
+    failures: string[];
+    transcript: string;
+    callId: string | null;
+    seconds: number;
+    /** The judge's scores, a rubric each (`expect.judge` with a language model). */
+    judged?: JudgeScore[];
+  }[];
 }
 
 export interface RunOptions {
@@ -222,13 +230,15 @@ export async function runCases(cases: TestCase[], options: RunOptions): Promise<
           }
           await new Promise((resolve) => setTimeout(resolve, 100));
         }
+        const judged = call ? await judgeCall(call, judgesOf(c.expect.judge), model) : undefined;
         const failures = call
-          ? [...check(call, c.expect), ...(await judgeCall(call, judgesOf(c.expect.judge), model))]
+          ? [...check(call, c.expect), ...judged!.failures]
           : [`the call did not end within ${CASE_TIMEOUT_MS / 1000} s`];
         failures.unshift(...callerErrors[i]!.splice(0));
         run = {
           passed: failures.length === 0,
           failures,
+          ...(judged?.scores.length && { judged: judged.scores }),
           transcript: call ? transcriptText(call) : '',
           callId,
           seconds: (Date.now() - started) / 1000,

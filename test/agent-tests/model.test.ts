@@ -117,9 +117,26 @@ describe('openline test with a language model: judges and callers with a goal', 
       /✗ judge: "The agent ends the call politely, with a goodbye\." scored 0\.9, under the pass score 0\.95: The agent closed the call with a goodbye\./,
     );
     assert.doesNotMatch(report, /pass score 0\.8:/, 'the rubric at 0.8 passed');
+    // Passing or not, each rubric's score is shown, under its case.
+    assert.match(
+      report,
+      /PASS {2}model › a patient books a cleaning\n {6}judge 0\.90 \(pass 0\.8\): "The agent ends the call politely, with a goodbye\."/,
+    );
+    assert.match(report, /judge 0\.90 \(pass 0\.95\): "The agent ends/);
     assert.match(report, /2 of 3 cases passed, 1 failed\./);
 
-    const results = JSON.parse(fs.readFileSync(`${dir}/r.json`, 'utf8')) as { runs: { transcript: string }[] }[];
+    const results = JSON.parse(fs.readFileSync(`${dir}/r.json`, 'utf8')) as {
+      runs: { transcript: string; judged?: unknown[] }[];
+    }[];
+    assert.deepEqual(results[0]!.runs[0]!.judged, [
+      {
+        rubric: 'The agent ends the call politely, with a goodbye.',
+        score: 0.9,
+        pass_score: 0.8,
+        reason: 'The agent closed the call with a goodbye.',
+      },
+    ]);
+    assert.equal(results[2]!.runs[0]!.judged, undefined, 'no judge, no scores');
     const booked = results[0]!.runs[0]!.transcript;
     assert.match(booked, /^user: Hello\?\nassistant: Hi, this is Ava from Bright Smile Dental\./, booked);
     assert.match(booked, /assistant: Thank you, goodbye!/);
