@@ -80,7 +80,8 @@ export function junitReport(results: CaseResult[]): string {
           `      <failure message="${xml(message)}">${xml([...failedRun.failures, '', failedRun.transcript].join('\n'))}</failure>`,
         );
       }
-      if (r.runs.length > 1) lines.push(`      <system-out>${passedRuns(r)}/${r.runs.length} runs passed</system-out>`);
+      const notes = [...(r.runs.length > 1 ? [`${passedRuns(r)}/${r.runs.length} runs passed`] : []), ...judgeLines(r)];
+      if (notes.length) lines.push(`      <system-out>${xml(notes.join('\n'))}</system-out>`);
       lines.push('    </testcase>');
     }
     lines.push('  </testsuite>');

@@ -106,7 +106,7 @@ describe('openline test with a language model: judges and callers with a goal', 
       }),
     );
     const { io, out } = capture();
-    const code = await testMain([`${dir}/model.json`, '--json', `${dir}/r.json`], io, env);
+    const code = await testMain([`${dir}/model.json`, '--json', `${dir}/r.json`, '--junit', `${dir}/j.xml`], io, env);
     const report = out.join('\n');
     assert.equal(code, 1, report);
     assert.match(report, /PASS {2}model › a patient books a cleaning/);
@@ -123,6 +123,10 @@ describe('openline test with a language model: judges and callers with a goal', 
       /PASS {2}model › a patient books a cleaning\n {6}judge 0\.90 \(pass 0\.8\): "The agent ends the call politely, with a goodbye\."/,
     );
     assert.match(report, /judge 0\.90 \(pass 0\.95\): "The agent ends/);
+    assert.match(
+      fs.readFileSync(`${dir}/j.xml`, 'utf8'),
+      /<system-out>judge 0\.90 \(pass 0\.8\): &quot;The agent ends the call politely, with a goodbye\.&quot;<\/system-out>/,
+    );
     assert.match(report, /2 of 3 cases passed, 1 failed\./);
 
     const results = JSON.parse(fs.readFileSync(`${dir}/r.json`, 'utf8')) as {
