@@ -1,4 +1,5 @@
-import type { Expect } from './suite.js';
+import { functionName } from '../agent/tools.js';
+import type { Expect, ToolCalled } from './suite.js';
 
 /** What the expectations read: the call record as GET /v1/calls/{id} returns it. */
 export interface CallView {
@@ -32,6 +33,55 @@ const same = (actual: unknown, wanted: unknown): boolean => {
   if (typeof wanted === 'boolean' && typeof actual === 'string') return actual.toLowerCase() === String(wanted);
   return JSON.stringify(actual) === JSON.stringify(wanted);
 };
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** Whether `actual` has every field of `wanted`, nested objects field by field, values as `same` compares them. */
+function includes(actual: unknown, wanted: unknown): boolean {
+  if (isObject(wanted) && isObject(actual))
+    return Object.entries(wanted).every(([key, value]) => includes(actual[key], value));
+  return same(actual, wanted);
+}
+
+/** A custom tool the call used, as its record notes it: `Tool <name> called with <input as JSON>`. */
+export interface ToolCall {
+  name: string;
+  /** Undefined when the record does not say (a call recorded before inputs were noted). */
+  input: unknown;
+}
+
+/** The custom tools a call used, in order, read from its record's agent-action lines. */
+export function toolCalls(call: CallView): ToolCall[] {
+  const found: ToolCall[] = [];
+  for (const line of call.transcripts) {
+    if (line.user !== 'agent-action') continue;
+    const m = /^Tool (.+?) called(?: with (.*))?$/s.exec(line.text);
+    if (!m) continue;
+    let input: unknown;
+    try {
+      input = m[2] === undefined ? undefined : JSON.parse(m[2]);
+    } catch {
+      continue;
+    }
+    found.push({ name: m[1]!, input });
+  }
+  return found;
+}
+
+/** A tool's name as written in a test and as the record has it: any case, or its function name (Book_Appointment). */
+const sameTool = (a: string, b: string): boolean =>
+  a.trim().toLowerCase() === b.trim().toLowerCase() || functionName(a).toLowerCase() === functionName(b).toLowerCase();
+
+const shown = (input: unknown): string => (input === undefined ? 'no recorded input' : JSON.stringify(input));
+
+function checkToolCalled(calls: ToolCall[], wanted: ToolCalled): string | null {
+  const { name, input } = typeof wanted === 'string' ? { name: wanted, input: undefined } : wanted;
+  const named = calls.filter((c) => sameTool(c.name, name));
+  if (named.length === 0)
+    return `tools_called: ${name} was not called (tools called: ${[...new Set(calls.map((c) => c.name))].join(', ') || 'none'})`;
+  if (input === undefined || named.some((c) => includes(c.input, input))) return null;
+  return `tools_called: ${name} was called, but not with ${JSON.stringify(input)} (it got ${named.map((c) => shown(c.input)).join('; ')})`;
+}
 
 /** The transcript as the report shows it: one "role: words" line each. */
 export function transcriptText(call: CallView): string {
@@ -90,6 +140,17 @@ export function check(call: CallView, expect: Expect): string[] {
     const seconds = (call.call_length ?? 0) * 60;
     if (seconds > expect.max_duration_s)
       failures.push(`max_duration_s: the call took ${seconds.toFixed(1)} s, over ${expect.max_duration_s} s`);
+  }
+  if (expect.tools_called || expect.tools_not_called) {
+    const calls = toolCalls(call);
+    for (const wanted of expect.tools_called ?? []) {
+      const failure = checkToolCalled(calls, wanted);
+      if (failure) failures.push(failure);
+    }
+    for (const name of expect.tools_not_called ?? []) {
+      const used = calls.find((c) => sameTool(c.name, name));
+      if (used) failures.push(`tools_not_called: ${name} was called (with ${shown(used.input)})`);
+    }
   }
   if (expect.max_turn_latency_ms !== undefined) {
     const turns = call.latency?.turns ?? [];

@@ -9,12 +9,30 @@ function excerpt(transcript: string, lines = 8): string[] {
   return [...(all.length > lines ? ['...'] : []), ...all.slice(-lines)];
 }
 
+/** Each rubric's score (the mean over runs, with --repeat), so a passing judge shows its margin. */
+function judgeLines(r: CaseResult): string[] {
+  const byJudge = new Map<string, { rubric: string; pass: number; scores: number[] }>();
+  for (const run of r.runs)
+    for (const j of run.judged ?? []) {
+      const key = `${j.pass_score} ${j.rubric}`;
+      const seen = byJudge.get(key) ?? { rubric: j.rubric, pass: j.pass_score, scores: [] };
+      seen.scores.push(j.score);
+      byJudge.set(key, seen);
+    }
+  return [...byJudge.values()].map(({ rubric, pass, scores }) => {
+    const mean = scores.reduce((a, b) => a + b, 0) / scores.length;
+    const of = scores.length > 1 ? `, mean of ${scores.length} runs` : '';
+    return `judge ${mean.toFixed(2)} (pass ${pass}${of}): "${rubric}"`;
+  });
+}
+
 /** The readable report: a line per case, and for a failed case what failed and how the call went. */
 export function textReport(results: CaseResult[]): string[] {
   const out: string[] = [];
   for (const r of results) {
     const rate = r.runs.length > 1 ? ` (${passedRuns(r)}/${r.runs.length} runs passed)` : '';
     out.push(`${casePassed(r) ? 'PASS' : 'FAIL'}  ${r.suite} › ${r.name}${rate}`);
+    for (const line of judgeLines(r)) out.push(`      ${line}`);
     const failed = r.runs.find((run) => !run.passed);
     if (!failed) continue;
     for (const failure of failed.failures) out.push(`      ✗ ${failure}`);
@@ -62,7 +80,8 @@ export function junitReport(results: CaseResult[]): string {
           `      <failure message="${xml(message)}">${xml([...failedRun.failures, '', failedRun.transcript].join('\n'))}</failure>`,
         );
       }
-      if (r.runs.length > 1) lines.push(`      <system-out>${passedRuns(r)}/${r.runs.length} runs passed</system-out>`);
+      const notes = [...(r.runs.length > 1 ? [`${passedRuns(r)}/${r.runs.length} runs passed`] : []), ...judgeLines(r)];
+      if (notes.length) lines.push(`      <system-out>${xml(notes.join('\n'))}</system-out>`);
       lines.push('    </testcase>');
     }
     lines.push('  </testsuite>');

@@ -6,13 +6,23 @@ import { buildServices, type Services } from '../services.js';
 import { buildApp } from '../app.js';
 import type { Api } from '../api/types.js';
 import { check, transcriptText, type CallView } from './expect.js';
-import type { TestCase } from './suite.js';
+import { judgeCall, judgesOf, testModel, type JudgeScore } from './judge.js';
+import { modelCaller } from './caller.js';
+import { checkModelNeeds, type TestCase } from './suite.js';
 
 export interface CaseResult {
   suite: string;
   name: string;
   /** One entry per run (--repeat). */
-  runs: { passed: boolean; failures: string[]; transcript: string; callId: string | null; seconds: number }[];
+  runs: {
+    passed: boolean;
+    failures: string[];
+    transcript: string;
+    callId: string | null;
+    seconds: number;
+    /** The judge's scores, a rubric each (`expect.judge` with a language model). */
+    judged?: JudgeScore[];
+  }[];
 }
 
 export interface RunOptions {
@@ -70,15 +80,49 @@ function scriptedPersona(id: string, number: string, lines: string[]): object {
   };
 }
 
-/** Who answers each case: a persona file per scripted or file caller, in a folder of this run. */
+/**
+ * A caller driven by the language model: it improvises (src/carriers/sandbox/persona.ts) a line
+ * on answering and each time the agent has spoken, until its line writer hangs up, or after a
+ * silence.
+ */
+function modelPersona(id: string, number: string): object {
+  return {
+    id,
+    number,
+    name: `Model-driven caller ${id}`,
+    description: 'Written by openline test from a case with a caller goal.',
+    ring: { kind: 'answer', afterMs: 1000 },
+    replyDelayMs: 400,
+    start: 'open',
+    states: {
+      open: [{ improvise: true }, { goto: 'talk' }],
+      talk: [
+        {
+          listen: {
+            on: [{ any: true, do: [{ improvise: true }, { goto: 'talk' }] }],
+            timeoutMs: 30_000,
+            timeout: [{ hangup: true }],
+          },
+        },
+      ],
+    },
+  };
+}
+
+/** The persona id of a case's own caller (scripted, model-driven or from a file). */
+const personaId = (index: number) => `agent-test-${index}`;
+
+/** Who answers each case: a persona file per scripted, model-driven or file caller, in a folder of this run. */
 function writePersonas(cases: TestCase[], dir: string): string[] {
   return cases.map((c, i) => {
     if (c.caller.persona) return `+1415555${c.caller.persona}`;
     const number = String(FIRST_NUMBER + i);
-    const id = `agent-test-${i}`;
+    const id = personaId(i);
     const persona = c.caller.lines
       ? scriptedPersona(id, number, c.caller.lines)
-      : { ...(JSON.parse(fs.readFileSync(c.caller.persona_file!, 'utf8')) as object), id, number };
+      : c.caller.goal !== undefined
+        ? modelPersona(id, number)
+        : { ...(JSON.parse(fs.readFileSync(c.caller.persona_file!, 'utf8')) as object), id, number };
     fs.writeFileSync(path.join(dir, `${id}.json`), JSON.stringify(persona));
     return `+1415555${number}`;
   });
@@ -98,7 +142,8 @@ async function request(app: Api, key: string, method: 'GET' | 'POST', url: strin
 /**
  * Runs test cases as real calls: a server in this process (in-memory storage, the sandbox network
  * with the cases' callers, the configured language model or the offline one), each case placed
- * with POST /v1/calls and judged on its call record.
+ * with POST /v1/calls and judged on its call record (and by the model, for `judge`). Throws a
+ * SuiteError when a case needs a language model and none is configured.
  */
 export async function runCases(cases: TestCase[], options: RunOptions): Promise<CaseResult[]> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-test-'));
@@ -107,20 +152,40 @@ export async function runCases(cases: TestCase[], options: RunOptions): Promise<
     ...options.env,
     DATA_DIR: ':memory:',
     OPENLINE_SANDBOX_PERSONAS: [options.env.OPENLINE_SANDBOX_PERSONAS, dir].filter(Boolean).join(':'),
-    // Text calls run on an accelerated clock; audio plays in real time (its timing is what is tested).
-    OPENLINE_TIME_SCALE: options.audio ? '1' : '20',
     OPENLINE_SANDBOX_AUDIO: options.audio ? '1' : '0',
     OPENLINE_SIP_LISTEN: 'off',
     OPENLINE_RATE_LIMIT_PER_MINUTE: '0',
     OPENLINE_ALLOW_PRIVATE_URLS: 'true',
   });
-  const config: Config = { ...base, dataDir: ':memory:', twilio: undefined };
+  // Offline text calls run on an accelerated clock. Audio plays in real time (its timing is what
+  // is tested), and so do calls with a language model: its answers take real time, and on a fast
+  // clock the agent or the caller would give up on a silence that is only the model thinking.
+  // OPENLINE_TIME_SCALE, when set, wins for text calls (a fast local model may run faster).
+  const timeScale = options.audio
+    ? 1
+    : options.env.OPENLINE_TIME_SCALE !== undefined
+      ? base.timeScale
+      : base.llm
+        ? 1
+        : 20;
+  const config: Config = { ...base, timeScale, dataDir: ':memory:', twilio: undefined };
+  const model = testModel(config);
   let services: Services | undefined;
   try {
+    checkModelNeeds(cases, model !== undefined);
     services = await buildServices(config);
     const app = await buildApp(services);
     await services.startWorkers();
     const { key } = await services.accounts.create('agent tests');
+    // What went wrong with a model-driven caller, per case, for its report.
+    const callerErrors = cases.map((): string[] => []);
+    cases.forEach((c, i) => {
+      if (c.caller.goal !== undefined && model)
+        services!.sandbox.setLineWriter(
+          personaId(i),
+          modelCaller(c.caller, model, (message) => callerErrors[i]!.push(message)),
+        );
+    });
     // One pathway per pathway file, shared by the cases that name it.
     const pathways = new Map<string, string>();
     for (const file of new Set(cases.flatMap((c) => (c.pathwayFile ? [c.pathwayFile] : [])))) {
@@ -165,10 +230,15 @@ export async function runCases(cases: TestCase[], options: RunOptions): Promise<
           }
           await new Promise((resolve) => setTimeout(resolve, 100));
         }
-        const failures = call ? check(call, c.expect) : [`the call did not end within ${CASE_TIMEOUT_MS / 1000} s`];
+        const judged = call ? await judgeCall(call, judgesOf(c.expect.judge), model) : undefined;
+        const failures = call
+          ? [...check(call, c.expect), ...judged!.failures]
+          : [`the call did not end within ${CASE_TIMEOUT_MS / 1000} s`];
+        failures.unshift(...callerErrors[i]!.splice(0));
         run = {
           passed: failures.length === 0,
           failures,
+          ...(judged?.scores.length && { judged: judged.scores }),
           transcript: call ? transcriptText(call) : '',
           callId,
           seconds: (Date.now() - started) / 1000,

@@ -1,8 +1,8 @@
 /**
  * Agent test files (docs/agent-tests.md): YAML or JSON, one file holding many cases. Each case
  * names the agent under test (a Send Call body, optionally a pathway file), the simulated caller
- * (a sandbox persona, a persona file, or scripted lines) and what the call must show. Files are
- * checked on load: a mistake is reported with the file and the field.
+ * (a sandbox persona, a persona file, scripted lines, or a language model with a goal) and what
+ * the call must show. Files are checked on load: a mistake is reported with the file and the field.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -30,6 +30,34 @@ export const CallerSpec = Type.Object(
     persona_file: Type.Optional(Text),
     /** Scripted: the first line is said on answering, each next one after the agent speaks. */
     lines: Type.Optional(Type.Array(Text, { minItems: 1 })),
+    /** Driven by the language model: what the caller wants from the call. */
+    goal: Type.Optional(Text),
+    /** With `goal`: how the caller talks ("impatient, answers in few words"). */
+    personality: Type.Optional(Text),
+    /** With `goal`: the most lines the caller says before hanging up. Default 10. */
+    max_turns: Type.Optional(Type.Integer({ minimum: 1, maximum: 50 })),
+  },
+  { additionalProperties: false },
+);
+
+/** A custom tool the call must have used: by name, and optionally with these inputs (a subset). */
+export const ToolCalled = Type.Union([
+  Text,
+  Type.Object(
+    {
+      name: Text,
+      /** Inputs the tool was given: a value each (strings compared case-insensitively), or "*" for any. */
+      input: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    },
+    { additionalProperties: false },
+  ),
+]);
+
+/** A language model scores the call against the rubric, 0 to 1; the case passes at `pass_score` or more. */
+export const Judge = Type.Object(
+  {
+    rubric: Text,
+    pass_score: Type.Number({ minimum: 0, maximum: 1 }),
   },
   { additionalProperties: false },
 );
@@ -50,6 +78,12 @@ export const Expect = Type.Object(
     max_duration_s: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
     /** Audio mode: no answered turn may take longer (end of the caller's speech to the agent's first audio). */
     max_turn_latency_ms: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+    /** Custom tools the call used, each by name and optionally with inputs. */
+    tools_called: Type.Optional(Type.Array(ToolCalled, { minItems: 1 })),
+    /** Custom tools the call must not have used. */
+    tools_not_called: Type.Optional(Type.Array(Text, { minItems: 1 })),
+    /** One rubric or several, each scored by the configured language model. */
+    judge: Type.Optional(Type.Union([Judge, Type.Array(Judge, { minItems: 1 })])),
   },
   { additionalProperties: false },
 );
@@ -76,11 +110,15 @@ export const SuiteSpec = Type.Object(
 export type AgentSpec = Static<typeof AgentSpec>;
 export type CallerSpec = Static<typeof CallerSpec>;
 export type Expect = Static<typeof Expect>;
+export type ToolCalled = Static<typeof ToolCalled>;
+export type Judge = Static<typeof Judge>;
 
 /** A case ready to run: the agent merged with the suite's, paths resolved. */
 export interface TestCase {
   suite: string;
   name: string;
+  /** Where the case is written, for messages: "tests/lead.yaml: /cases/2". */
+  source?: string;
   call: Record<string, unknown>;
   pathwayFile?: string;
   caller: CallerSpec;
@@ -88,6 +126,25 @@ export interface TestCase {
 }
 
 export class SuiteError extends Error {}
+
+/** The kinds of caller; a case has exactly one. */
+const CALLER_KINDS = ['persona', 'persona_file', 'lines', 'goal'] as const;
+
+/** How to give `openline test` a language model, for messages. */
+export const MODEL_HINT =
+  'set OPENAI_API_KEY (and OPENLINE_LLM_MODEL), or OPENLINE_LLM_BASE_URL for an OpenAI-compatible server';
+
+/**
+ * Cases that cannot run without a language model (a caller driven by one): a SuiteError naming
+ * the first such case's field, when no model is configured.
+ */
+export function checkModelNeeds(cases: TestCase[], hasModel: boolean): void {
+  const needy = cases.find((c) => c.caller.goal !== undefined);
+  if (needy && !hasModel)
+    throw new SuiteError(
+      `${needy.source ?? `case "${needy.name}": `}/caller/goal: a caller driven by a language model needs one: ${MODEL_HINT}`,
+    );
+}
 
 /** Reads one test file (.yaml, .yml or .json) into its cases. Throws SuiteError naming the file and field. */
 export function loadSuite(file: string): TestCase[] {
@@ -104,9 +161,14 @@ export function loadSuite(file: string): TestCase[] {
   const dir = path.dirname(file);
   const suiteName = path.basename(file).replace(/\.(ya?ml|json)$/i, '');
   return suite.cases.map((c, i) => {
-    const kinds = ['persona', 'persona_file', 'lines'].filter((k) => c.caller[k as keyof CallerSpec] !== undefined);
+    const kinds = CALLER_KINDS.filter((k) => c.caller[k] !== undefined);
     if (kinds.length !== 1)
-      throw new SuiteError(`${file}: /cases/${i}/caller must have exactly one of persona, persona_file, lines`);
+      throw new SuiteError(`${file}: /cases/${i}/caller must have exactly one of ${CALLER_KINDS.join(', ')}`);
+    const goalOnly = (['personality', 'max_turns'] as const).find((k) => c.caller[k] !== undefined);
+    if (goalOnly && c.caller.goal === undefined)
+      throw new SuiteError(
+        `${file}: /cases/${i}/caller/${goalOnly} goes with goal (a caller driven by a language model)`,
+      );
     const agent = { ...suite.agent, ...c.agent };
     const call = { ...suite.agent?.call, ...c.agent?.call };
     if (!agent.pathway_file && typeof call.task !== 'string')
@@ -114,6 +176,7 @@ export function loadSuite(file: string): TestCase[] {
     return {
       suite: suiteName,
       name: c.name,
+      source: `${file}: /cases/${i}`,
       call,
       ...(agent.pathway_file && { pathwayFile: path.resolve(dir, agent.pathway_file) }),
       caller: c.caller.persona_file ? { persona_file: path.resolve(dir, c.caller.persona_file) } : c.caller,

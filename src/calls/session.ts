@@ -757,7 +757,9 @@ export class CallSession {
       await this.record('agent-action', `Tool ${name} failed: no such tool on this call`);
       return this.startTurn({ kind: 'tool_result', name, ok: false, result: {}, error: 'no such tool on this call' });
     }
-    await this.record('agent-action', `Tool ${tool.name} called`);
+    // The input goes in the record as JSON, so a test of the agent can check what a tool was given.
+    const given = input === undefined ? '' : ` with ${JSON.stringify(input)}`;
+    await this.record('agent-action', `Tool ${tool.name} called${given}`);
     const dynamic =
       input && typeof input === 'object' && typeof (input as { speech?: unknown }).speech === 'string'
         ? (input as { speech: string }).speech

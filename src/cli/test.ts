@@ -1,14 +1,16 @@
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
-import { loadSuite, SuiteError } from '../agent-tests/suite.js';
+import { ConfigError, loadConfig } from '../config.js';
+import { checkModelNeeds, loadSuite, SuiteError } from '../agent-tests/suite.js';
 import { casePassed, jsonReport, junitReport, textReport } from '../agent-tests/report.js';
 import type { Output } from './commands.js';
 
 export const TEST_USAGE = `Agent tests run simulated callers against your agents and pathways (docs/agent-tests.md):
   test FILE... [--junit FILE] [--json FILE] [--repeat N] [--parallel N] [--audio]
       Runs every case of the test files (YAML or JSON) as sandbox calls on a server in this
-      process (the offline model, or the language model of your environment), prints a report
-      and exits 1 when a case failed.
+      process (the offline model, or the language model of your environment: OPENAI_API_KEY or
+      OPENLINE_LLM_BASE_URL), prints a report and exits 1 when a case failed. Judges and callers
+      with a goal need the language model.
       --junit FILE     also write JUnit XML (for CI systems)
       --json FILE      also write the results as JSON
       --repeat N       run each case N times and report its pass rate (for language models)
@@ -46,9 +48,14 @@ export async function testMain(argv: string[], io: Output, env: Record<string, s
   try {
     if (positionals.length === 0) throw new SuiteError('name at least one test file');
     cases = positionals.flatMap((file) => loadSuite(file));
+    checkModelNeeds(cases, loadConfig(env).llm !== undefined);
     repeat = count('repeat', values.repeat, 1);
     parallel = count('parallel', values.parallel, 8);
   } catch (error) {
+    if (error instanceof ConfigError) {
+      io.err(`openline: configuration error: ${error.message}`);
+      return 2;
+    }
     if (!(error instanceof SuiteError)) throw error;
     io.err(`openline: ${error.message}\n\n${TEST_USAGE}`);
     return 2;

@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { testMain } from '../../src/cli/test.js';
-import { check, type CallView } from '../../src/agent-tests/expect.js';
+import { check, toolCalls, type CallView } from '../../src/agent-tests/expect.js';
+import { scriptedCallerFromTranscript } from '../../src/agent-tests/caller.js';
 
 function capture() {
   const out: string[] = [];
@@ -24,12 +25,16 @@ describe('openline test', () => {
       .filter((f) => /\.ya?ml$/.test(f))
       .sort()
       .map((f) => `examples/tests/${f}`);
-    assert.deepEqual(suites, ['examples/tests/front-desk.yaml', 'examples/tests/lead-qualification.yaml']);
+    assert.deepEqual(suites, [
+      'examples/tests/front-desk.yaml',
+      'examples/tests/lead-qualification.yaml',
+      'examples/tests/tools.yaml',
+    ]);
     const code = await testMain([...suites, '--junit', `${dir}/junit.xml`, '--json', `${dir}/r.json`], io, env);
     assert.equal(code, 0, out.join('\n'));
-    assert.match(out.join('\n'), /5 of 5 cases passed\./);
+    assert.match(out.join('\n'), /7 of 7 cases passed\./);
     const junit = fs.readFileSync(`${dir}/junit.xml`, 'utf8');
-    assert.match(junit, /<testsuites name="openline test" tests="5" failures="0">/);
+    assert.match(junit, /<testsuites name="openline test" tests="7" failures="0">/);
     assert.match(
       junit,
       /<testcase classname="lead-qualification" name="a renter is not a fit and is told so politely"/,
@@ -40,6 +45,7 @@ describe('openline test', () => {
     }[];
     assert.ok(json.every((r) => r.passed));
     assert.match(json[3]!.runs[0]!.transcript, /Do you own your home\?/);
+    assert.match(json[5]!.runs[0]!.transcript, /agent-action: Tool Book Appointment called with \{"day":"Friday"/);
     fs.rmSync(dir, { recursive: true });
   });
 
@@ -164,5 +170,75 @@ describe('expectations', () => {
         'max_turn_latency_ms: a turn took 1300 ms, over 1000 ms',
       ],
     );
+  });
+
+  it('reads the tools a call used from its record, with their inputs, and checks them', () => {
+    const withTools: CallView = {
+      ...call,
+      transcripts: [
+        { user: 'assistant', text: 'Let me book that.' },
+        {
+          user: 'agent-action',
+          text: 'Tool Book Appointment called with {"day":"Friday","slots":[1,2],"who":{"name":"Sam"}}',
+        },
+        { user: 'agent-action', text: 'Tool Book Appointment returned: booked' },
+        { user: 'agent-action', text: 'Tool Look Up called' },
+        { user: 'user', text: 'Tool Fake called with {"said":"by the caller"}' },
+      ],
+    };
+    assert.deepEqual(toolCalls(withTools), [
+      { name: 'Book Appointment', input: { day: 'Friday', slots: [1, 2], who: { name: 'Sam' } } },
+      { name: 'Look Up', input: undefined },
+    ]);
+    assert.deepEqual(
+      check(withTools, {
+        tools_called: [
+          'look up',
+          { name: 'Book_Appointment' },
+          { name: 'Book Appointment', input: { day: 'friday', slots: [1, 2], who: { name: '*' } } },
+        ],
+        tools_not_called: ['Fake', 'Transfer'],
+      }),
+      [],
+    );
+    assert.deepEqual(
+      check(withTools, {
+        tools_called: [
+          { name: 'Book Appointment', input: { day: 'Monday' } },
+          { name: 'Book Appointment', input: { slots: [1] } },
+          { name: 'Look Up', input: { id: '*' } },
+          { name: 'Fake' },
+        ],
+        tools_not_called: ['book appointment'],
+      }),
+      [
+        'tools_called: Book Appointment was called, but not with {"day":"Monday"} (it got {"day":"Friday","slots":[1,2],"who":{"name":"Sam"}})',
+        'tools_called: Book Appointment was called, but not with {"slots":[1]} (it got {"day":"Friday","slots":[1,2],"who":{"name":"Sam"}})',
+        'tools_called: Look Up was called, but not with {"id":"*"} (it got no recorded input)',
+        'tools_called: Fake was not called (tools called: Book Appointment, Look Up)',
+        'tools_not_called: book appointment was called (with {"day":"Friday","slots":[1,2],"who":{"name":"Sam"}})',
+      ],
+    );
+  });
+});
+
+describe('scriptedCallerFromTranscript', () => {
+  it("gives the person's lines in order, lines said in a row joined, everything else left out", () => {
+    assert.deepEqual(
+      scriptedCallerFromTranscript([
+        { user: 'assistant', text: 'Hi, this is Ava.' },
+        { user: 'user', text: 'Hello?' },
+        { user: 'assistant', text: 'Can you come on Friday?' },
+        { user: 'user', text: 'Friday...' },
+        { user: 'agent-action', text: 'Caller pressed 1' },
+        { user: 'user', text: ' yes, Friday works. ' },
+        { user: 'robot', text: 'Please hold.' },
+        { user: 'user', text: '' },
+        { user: 'assistant', text: 'Great, goodbye!' },
+        { user: 'user', text: 'Bye.' },
+      ]),
+      ['Hello?', 'Friday... yes, Friday works.', 'Bye.'],
+    );
+    assert.deepEqual(scriptedCallerFromTranscript([{ user: 'assistant', text: 'Hello?' }]), []);
   });
 });

@@ -14,4 +14,4 @@ export {
 } from './persona-format.js';
 export type { Persona, RingBehaviour, Rule, Step, Listen, LoadedPersona } from './persona-format.js';
 export { runPersona } from './persona.js';
-export type { PersonaSession } from './persona.js';
+export type { ConversationLine, LineWriter, PersonaSession, WrittenLine } from './persona.js';

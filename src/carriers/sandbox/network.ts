@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import type { CallLeg, Carrier, DialRequest, DialResult, LegEvent, TransferResult } from '../types.js';
 import { createLegPair, type LegPairOptions, type LegTiming, type SandboxLegEnd } from './leg-pair.js';
-import { runPersona, type PersonaSession } from './persona.js';
+import { runPersona, type LineWriter, type PersonaSession } from './persona.js';
 import { loadPersonas, type Persona, type PersonaSet } from './persona-format.js';
 import {
   connectAudioCall,
@@ -121,6 +121,7 @@ export class SandboxNetwork implements Carrier {
   private readonly timing: Partial<LegTiming>;
   private readonly audio: SandboxAudioOptions;
   private scheduler: FrameScheduler | undefined;
+  private readonly lineWriters = new Map<string, LineWriter>();
 
   constructor(options: SandboxNetworkOptions) {
     this.clock = options.clock;
@@ -180,6 +181,17 @@ export class SandboxNetwork implements Carrier {
     if (!call) return { ok: false, reason: 'the call is not on the sandbox network' };
     this.note(call, 'agent', 'sms', `to ${message.to}: ${message.body}`);
     return { ok: true };
+  }
+
+  /**
+   * Sets the program that writes the lines of a persona's `improvise` steps (a caller driven by a
+   * language model); returns a function that removes it.
+   */
+  setLineWriter(personaId: string, writer: LineWriter): () => void {
+    this.lineWriters.set(personaId, writer);
+    return () => {
+      if (this.lineWriters.get(personaId) === writer) this.lineWriters.delete(personaId);
+    };
   }
 
   /** The record of a call (its log, the persona sessions), while it is among the kept calls. */
@@ -259,6 +271,7 @@ export class SandboxNetwork implements Carrier {
     const session = runPersona(parts.persona, persona, {
       clock: this.clock,
       resolve: (id) => this.personas.get(id),
+      lineWriter: (id) => this.lineWriters.get(id),
       note: (kind, text) => {
         // A persona handing over (`become`): the new one speaks with its own voice.
         const next = kind === 'persona' && text ? this.personas.get(text) : undefined;
@@ -313,6 +326,7 @@ export class SandboxNetwork implements Carrier {
     const session = runPersona(end, persona, {
       clock: this.clock,
       resolve: (id) => this.personas.get(id),
+      lineWriter: (id) => this.lineWriters.get(id),
       note: (kind, text) => this.note(call, end.label, kind, text),
     });
     session.done.catch((error: unknown) => this.note(call, end.label, 'error', (error as Error).message));

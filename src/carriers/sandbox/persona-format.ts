@@ -59,6 +59,12 @@ export type Step =
   | { goto: string }
   /** Another persona takes over the line (at its start state unless `state` says otherwise). */
   | { become: string; state?: string }
+  /**
+   * Says the line a program writes for this persona from the conversation so far (the sandbox
+   * network's line writer for the persona's id: a caller driven by a language model), or hangs
+   * up when the writer says so.
+   */
+  | { improvise: true }
   | { hangup: true };
 
 export interface Persona {
@@ -153,6 +159,7 @@ const STEP: Record<string, TSchema> = {
   repeat: Type.Object({ repeat: Type.Object({ times: Type.Integer({ minimum: 1 }), steps: Steps }, closed) }, closed),
   goto: Type.Object({ goto: Type.String() }, closed),
   become: Type.Object({ become: Type.String(), state: Type.Optional(Type.String()) }, closed),
+  improvise: Type.Object({ improvise: Type.Literal(true) }, closed),
   hangup: Type.Object({ hangup: Type.Literal(true) }, closed),
 };
 

@@ -14,11 +14,35 @@ export interface PersonaSession {
   readonly recording: readonly string[];
   /** Utterances heard by listening steps since the current persona took over. */
   readonly exchanges: number;
+  /** What was said on the line, both ways, in order (utterances; keys and tones are left out). */
+  readonly conversation: readonly ConversationLine[];
   /** Settles when the persona is done: it hung up, was hung up on, or was stopped. */
   readonly done: Promise<void>;
   /** Stops driving the line (the line itself is left as it is). */
   stop(): void;
 }
+
+/** One line of a sandbox call as a persona lived it: said by the persona, or heard from the other side. */
+export interface ConversationLine {
+  by: 'persona' | 'other';
+  text: string;
+}
+
+/** What a line writer answers: the line to say, and whether to hang up (after saying it). */
+export interface WrittenLine {
+  say?: string;
+  hangup?: boolean;
+}
+
+/**
+ * Writes an `improvise` step's line from the conversation so far (a caller driven by a language
+ * model). `signal` aborts when the line closes.
+ */
+export type LineWriter = (request: {
+  persona: Persona;
+  conversation: readonly ConversationLine[];
+  signal: AbortSignal;
+}) => Promise<WrittenLine>;
 
 export interface PersonaRunOptions {
   clock: Clock;
@@ -26,6 +50,8 @@ export interface PersonaRunOptions {
   resolve: (id: string) => Persona | undefined;
   /** Told about what the persona records and about persona changes, for call logs. */
   note?: (kind: 'recording' | 'persona', text: string) => void;
+  /** The line writer of a persona id, for `improvise` steps. */
+  lineWriter?: (personaId: string) => LineWriter | undefined;
 }
 
 type Flow =
@@ -82,6 +108,7 @@ class PersonaRunner implements PersonaSession {
   persona: Persona;
   readonly recording: string[] = [];
   exchanges = 0;
+  readonly conversation: ConversationLine[] = [];
   readonly done: Promise<void>;
   private readonly stopped = new AbortController();
   private readonly inbox: Heard[] = [];
@@ -122,6 +149,7 @@ class PersonaRunner implements PersonaSession {
       const pending = this.inbox.findIndex((e) => e.type === 'speech_start');
       if (pending >= 0) this.inbox.splice(pending, 1);
       if (event.text.trim() === '') return;
+      this.conversation.push({ by: 'other', text: event.text });
     }
     this.inbox.push(event);
     this.wake?.();
@@ -174,9 +202,10 @@ class PersonaRunner implements PersonaSession {
   private async runStep(step: Step): Promise<Flow> {
     this.checkStopped();
     if ('say' in step) {
-      await this.leg.speak(this.line(step, step.say));
+      await this.speak(this.line(step, step.say));
       return this.waited();
     }
+    if ('improvise' in step) return this.improvise();
     if ('pause' in step) {
       await this.sleep(step.pause);
       return this.waited();
@@ -201,6 +230,28 @@ class PersonaRunner implements PersonaSession {
     if ('become' in step) return { kind: 'become', id: step.become, state: step.state };
     await this.leg.hangup();
     return END;
+  }
+
+  private async speak(text: string): Promise<void> {
+    this.conversation.push({ by: 'persona', text });
+    await this.leg.speak(text);
+  }
+
+  private async improvise(): Promise<Flow> {
+    const writer = this.options.lineWriter?.(this.persona.id);
+    if (!writer) throw new Error(`persona ${this.persona.id} improvises, but no line writer is set for it`);
+    const written = await writer({
+      persona: this.persona,
+      conversation: [...this.conversation],
+      signal: this.stopped.signal,
+    });
+    this.checkStopped();
+    if (written.say && written.say.trim() !== '') await this.speak(written.say.trim());
+    if (written.hangup) {
+      await this.leg.hangup();
+      return END;
+    }
+    return this.waited();
   }
 
   private line(step: Step, say: string | string[]): string {

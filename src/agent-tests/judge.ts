@@ -1,0 +1,110 @@
+/**
+ * The language model's side of agent tests: the judge (an expectation scored against a rubric)
+ * and the caller driven by a goal. Both use the model the server's calls use (OPENAI_API_KEY,
+ * OPENLINE_LLM_BASE_URL, OPENLINE_LLM_MODEL), through the project's model client.
+ */
+import type { Config } from '../config.js';
+import { OpenAiProvider } from '../providers/llm/openai.js';
+import { complete, LlmError, type ChatMessage, type LlmProvider } from '../providers/llm/types.js';
+import { parseJsonObject } from '../postcall/summary.js';
+import { transcriptText, type CallView } from './expect.js';
+import { MODEL_HINT, type Judge } from './suite.js';
+
+/** The language model a test run asks: a provider and the model id. */
+export interface TestModel {
+  provider: LlmProvider;
+  model: string;
+}
+
+/** The configured model (the one of `enhanced`, the calls' default), or undefined without one. */
+export function testModel(config: Pick<Config, 'llm'>): TestModel | undefined {
+  const llm = config.llm;
+  if (!llm) return undefined;
+  // A judge or a caller is not latency-bound like a turn of the agent: it may wait longer.
+  const provider = new OpenAiProvider({
+    apiKey: llm.apiKey,
+    baseUrl: llm.baseUrl,
+    timeoutMs: Math.max(llm.timeoutMs, 30_000),
+  });
+  return { provider, model: llm.models.enhanced };
+}
+
+/**
+ * Asks for a JSON object: in JSON mode, or, when the server refuses response_format (a 400 or
+ * 422 of some compatible servers), as text the object is read from.
+ */
+export async function askJson(
+  model: TestModel,
+  messages: ChatMessage[],
+  signal?: AbortSignal,
+): Promise<Record<string, unknown> | undefined> {
+  const request = { model: model.model, messages, temperature: 0, ...(signal && { signal }) };
+  let text: string;
+  try {
+    text = (await complete(model.provider, { ...request, json: true })).text;
+  } catch (error) {
+    if (!(error instanceof LlmError) || (error.status !== 400 && error.status !== 422)) throw error;
+    text = (await complete(model.provider, request)).text;
+  }
+  return parseJsonObject(text);
+}
+
+const JUDGE_SYSTEM = [
+  'You grade phone calls made or answered by an AI voice agent, for the team that builds the agent.',
+  'Read the transcript ("assistant" is the agent, "user" the other person, "agent-action" what the agent did) and score how well the call meets the rubric, from 0 (not at all) to 1 (fully).',
+  'Judge only by what the transcript shows.',
+  'Reply with a JSON object only: {"score": <number from 0 to 1>, "reason": "<one sentence>"}.',
+].join('\n');
+
+/** The judges of a case, as a list. */
+export const judgesOf = (judge: Judge | Judge[] | undefined): Judge[] =>
+  judge === undefined ? [] : Array.isArray(judge) ? judge : [judge];
+
+/** A rubric's score for one call, as the model gave it. */
+export interface JudgeScore {
+  rubric: string;
+  score: number;
+  pass_score: number;
+  reason: string;
+}
+
+/**
+ * Scores a call against each rubric: a failure per rubric scored under its pass score (with the
+ * score, the threshold and the model's reason), per reply that is not a score, and per model
+ * error; and the scores given. Without a model every rubric fails: a judge never passes silently.
+ */
+export async function judgeCall(
+  call: CallView,
+  judges: Judge[],
+  model: TestModel | undefined,
+): Promise<{ failures: string[]; scores: JudgeScore[] }> {
+  const scores: JudgeScore[] = [];
+  if (judges.length === 0) return { failures: [], scores };
+  if (!model)
+    return { failures: judges.map((j) => `judge: "${j.rubric}" needs a language model: ${MODEL_HINT}`), scores };
+  const transcript = transcriptText(call) || '(nothing was said)';
+  const failures: string[] = [];
+  for (const j of judges) {
+    let reply: Record<string, unknown> | undefined;
+    try {
+      reply = await askJson(model, [
+        { role: 'system', content: JUDGE_SYSTEM },
+        { role: 'user', content: `Rubric: ${j.rubric}\n\nTranscript:\n${transcript}` },
+      ]);
+    } catch (error) {
+      failures.push(`judge: "${j.rubric}": the language model failed (${(error as Error).message})`);
+      continue;
+    }
+    const score = typeof reply?.score === 'string' ? Number(reply.score) : reply?.score;
+    if (typeof score !== 'number' || !Number.isFinite(score) || score < 0 || score > 1) {
+      const got = reply ? JSON.stringify(reply) : 'no JSON object';
+      failures.push(`judge: "${j.rubric}": the model's reply is not a score from 0 to 1 (${got})`);
+      continue;
+    }
+    const reason = typeof reply?.reason === 'string' ? reply.reason : 'no reason given';
+    scores.push({ rubric: j.rubric, score, pass_score: j.pass_score, reason });
+    if (score < j.pass_score)
+      failures.push(`judge: "${j.rubric}" scored ${score}, under the pass score ${j.pass_score}: ${reason}`);
+  }
+  return { failures, scores };
+}
