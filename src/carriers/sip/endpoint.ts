@@ -276,7 +276,11 @@ export class SipEndpoint {
     this.socket.close();
     this.tcp.close();
     this.tlsServer?.close();
-    for (const connection of this.connections.values()) connection.socket.destroy();
+    // Connections end gracefully (what was written goes out first), then are closed for good.
+    for (const connection of this.connections.values()) {
+      connection.socket.end();
+      setTimeout(() => connection.socket.destroy(), 1000).unref();
+    }
   }
 
   private connectionTo(target: Target & { transport: 'tcp' | 'tls' }): Connection {
