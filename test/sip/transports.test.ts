@@ -119,47 +119,50 @@ describe('SIP over TCP', { skip: !HAS_SIPP && 'sipp is not installed (apt-get in
     assert.match(log, /BYE sip:[^\n]*\r?\nVia: SIP\/2\.0\/TCP /);
   });
 
-  it("inbound over TCP: sipp calls one of the account's numbers, the agent answers, sipp hangs up", async () => {
-    const bought = await t.request('POST', '/v1/inbound/purchase', {
-      area_code: '628',
-      prompt: 'You are the front desk of Sunny Dental. Greet the caller.',
+  // t1: one connection for all calls; tn: a connection per call.
+  for (const mode of ['t1', 'tn'])
+    it(`inbound over TCP (sipp -t ${mode}): sipp calls one of the account's numbers, the agent answers, sipp hangs up`, async () => {
+      const bought = await t.request('POST', '/v1/inbound/purchase', {
+        area_code: '628',
+        prompt: 'You are the front desk of Sunny Dental. Greet the caller.',
+      });
+      assert.equal(bought.status, 200, JSON.stringify(bought.body));
+      const number = String(bought.body.phone_number);
+      const caller = sipp(
+        [
+          '-sn',
+          'uac',
+          `127.0.0.1:${ourPort}`,
+          '-t',
+          mode,
+          ...(mode === 'tn' ? ['-max_socket', '100'] : []),
+          '-i',
+          '127.0.0.1',
+          '-p',
+          String(await freeTcpPort()),
+          '-s',
+          number.slice(1),
+          '-d',
+          '3000',
+          '-rtp_echo',
+          '-mp',
+          mode === 't1' ? '34010' : '34020',
+        ],
+        dir,
+        `tcp-inbound-${mode}`,
+      );
+      assert.equal(await caller.exit, 0, trace(caller));
+      assert.match(trace(caller), /SIP\/2\.0 200 OK[\s\S]*Contact: <sip:openline@127\.0\.0\.1:\d+;transport=tcp>/);
+      const list = await t.request('GET', `/v1/calls?inbound=true&to_number=${encodeURIComponent(number)}`);
+      const id = String((list.body.calls as Json[])[0]?.call_id);
+      const record = await waitForCall(t, id);
+      assert.equal(record.inbound, true);
+      assert.equal(record.call_ended_by, 'USER');
+      assert.ok(
+        (record.transcripts as Json[]).some((x) => x.user === 'assistant'),
+        'the agent spoke',
+      );
     });
-    assert.equal(bought.status, 200, JSON.stringify(bought.body));
-    const number = String(bought.body.phone_number);
-    const caller = sipp(
-      [
-        '-sn',
-        'uac',
-        `127.0.0.1:${ourPort}`,
-        '-t',
-        't1',
-        '-i',
-        '127.0.0.1',
-        '-p',
-        String(await freeTcpPort()),
-        '-s',
-        number.slice(1),
-        '-d',
-        '3000',
-        '-rtp_echo',
-        '-mp',
-        '34010',
-      ],
-      dir,
-      'tcp-inbound',
-    );
-    assert.equal(await caller.exit, 0, trace(caller));
-    assert.match(trace(caller), /SIP\/2\.0 200 OK[\s\S]*Contact: <sip:openline@127\.0\.0\.1:\d+;transport=tcp>/);
-    const list = await t.request('GET', `/v1/calls?inbound=true&to_number=${encodeURIComponent(number)}`);
-    const id = String((list.body.calls as Json[])[0]?.call_id);
-    const record = await waitForCall(t, id);
-    assert.equal(record.inbound, true);
-    assert.equal(record.call_ended_by, 'USER');
-    assert.ok(
-      (record.transcripts as Json[]).some((x) => x.user === 'assistant'),
-      'the agent spoke',
-    );
-  });
 
   it('a TCP stream: keep-alive pings are answered, requests answered on their connection, a malformed stream dropped', async () => {
     const socket = net.connect({ host: '127.0.0.1', port: ourPort });
