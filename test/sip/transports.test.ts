@@ -10,7 +10,9 @@ import path from 'node:path';
 import tls from 'node:tls';
 import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
 import { freeTcpPort, freeUdpPort } from '../../src/testing/ports.js';
+import { SipCarrier } from '../../src/carriers/sip/carrier.js';
 import { SipEndpoint } from '../../src/carriers/sip/endpoint.js';
+import type { CallRequest } from '../../src/schemas/call-request.js';
 import { parseMessage, serialize, type SipMessage } from '../../src/carriers/sip/message.js';
 import { SipStreamReader } from '../../src/carriers/sip/stream.js';
 import { HAS_SIPP, sipp, trace, until } from './sipp-run.js';
@@ -420,5 +422,32 @@ describe('SIP over TLS', { skip: !HAS_OPENSSL && 'openssl is not installed' }, (
       'one connection for the whole dialog',
     );
     assert.equal(trunkConnections.length, 1);
+  });
+
+  it('outbound over TLS to a trunk whose certificate is not trusted: the call fails, saying why', async () => {
+    // An endpoint that trusts only the system's authorities: the self-signed trunk is refused.
+    const endpoint = await SipEndpoint.listen({ host: '127.0.0.1', port: 0 });
+    const carrier = new SipCarrier({
+      endpoint,
+      trunk: { host: '127.0.0.1', port: trunkPort, transport: 'tls' },
+      rtpPorts: { min: 35500, max: 35599 },
+      rtpHost: '127.0.0.1',
+      audioLeg: () => assert.fail('an untrusted trunk must not connect a call'),
+    });
+    try {
+      const result = await carrier.dial({
+        callId: 'untrusted-tls',
+        to: '+14155551303',
+        from: null,
+        ringTimeoutMs: 10_000,
+        signal: new AbortController().signal,
+        // The call's settings are not read before the call connects.
+        request: {} as CallRequest,
+      });
+      assert.equal(result.status, 'failed');
+      assert.match(result.status === 'failed' ? result.reason : '', /^SIP 503 .*certificate/i);
+    } finally {
+      await carrier.close();
+    }
   });
 });
