@@ -131,22 +131,21 @@ export class SipEndpoint {
         });
       });
     const tcp = net.createServer();
-    let tlsServer: tls.Server | undefined;
+    const t = options.tls;
+    const tlsServer = t?.cert && t.key ? tls.createServer({ cert: t.cert, key: t.key }) : undefined;
+    // The endpoint takes connections from the first one on: it exists before the servers listen.
+    const endpoint = new SipEndpoint(socket, tcp, tlsServer, options);
     try {
       // TCP on the UDP socket's port (the same when the setting names 0 and the system picked one).
       await serverListen(tcp, socket.address().port);
-      const t = options.tls;
-      if (t?.cert && t.key) {
-        tlsServer = tls.createServer({ cert: t.cert, key: t.key });
-        await serverListen(tlsServer, t.port);
-      }
+      if (tlsServer) await serverListen(tlsServer, t!.port);
     } catch (error) {
       socket.close();
       tcp.close();
       tlsServer?.close();
       throw error;
     }
-    return new SipEndpoint(socket, tcp, tlsServer, options);
+    return endpoint;
   }
 
   get port(): number {
