@@ -8,7 +8,7 @@ import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harn
 import { parseWav } from '../../src/media/wav.js';
 import { dbfs } from '../../src/media/audio.js';
 import { freeUdpPort } from '../../src/testing/ports.js';
-import { HAS_SIPP, SCENARIOS, sipp, trace } from './sipp-run.js';
+import { HAS_SIPP, SCENARIOS, sipp, trace, until } from './sipp-run.js';
 
 type Json = Record<string, unknown>;
 
@@ -50,15 +50,6 @@ describe(
       const r = await t.request('POST', '/v1/calls', { task: 'Confirm the appointment tomorrow.', ...body });
       assert.equal(r.status, 200, JSON.stringify(r.body));
       return String(r.body.call_id);
-    }
-
-    async function until(what: string, test: () => Promise<boolean>, ms = 20_000): Promise<void> {
-      const end = Date.now() + ms;
-      while (Date.now() < end) {
-        if (await test()) return;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      throw new Error(`timed out waiting for ${what}`);
     }
 
     const uas = (scenario: string | undefined, name: string, extra: string[] = []) =>
