@@ -1,4 +1,5 @@
 import { isKnownVoice } from './domain/voices.js';
+import fs from 'node:fs';
 import path from 'node:path';
 import { parseTrunk, type SipTrunk } from './domain/sip-trunk.js';
 import { TTS_VENDORS, type TtsVendor } from './domain/voices.js';
@@ -104,6 +105,12 @@ export interface SipConfig {
    * loopback and the trunk's own host.
    */
   allow: string[];
+  /**
+   * SIP over TLS: OPENLINE_SIP_TLS_CERT and OPENLINE_SIP_TLS_KEY (PEM files: the TLS port listens
+   * only with both), OPENLINE_SIP_TLS_PORT (default 5061), OPENLINE_SIP_TLS_CA (a PEM file of the
+   * authorities trusted for outbound TLS; default the system's). Paths: read when SIP starts.
+   */
+  tls: { certFile?: string; keyFile?: string; caFile?: string; port: number };
 }
 
 /** Text-to-speech and speech-to-text vendors, read by createSpeech. */
@@ -343,12 +350,38 @@ function sipConfig(env: Env): SipConfig {
   for (const entry of allow)
     if (entry !== '*' && !/^[0-9a-f.:]+(\/\d{1,3})?$/i.test(entry))
       throw new ConfigError('OPENLINE_SIP_ALLOW', `"${entry}" is not an address, a CIDR range or *`);
+  const pem = (name: string, kind: string): string | undefined => {
+    const file = env[name];
+    if (!file) return undefined;
+    let text: string;
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch {
+      throw new ConfigError(name, `cannot read "${file}"`);
+    }
+    if (!text.includes('-----BEGIN')) throw new ConfigError(name, `"${file}" is not a PEM file (${kind})`);
+    return file;
+  };
+  const certFile = pem('OPENLINE_SIP_TLS_CERT', 'a certificate');
+  const keyFile = pem('OPENLINE_SIP_TLS_KEY', 'a private key');
+  const caFile = pem('OPENLINE_SIP_TLS_CA', 'certificates');
+  if ((certFile === undefined) !== (keyFile === undefined))
+    throw new ConfigError(
+      certFile ? 'OPENLINE_SIP_TLS_KEY' : 'OPENLINE_SIP_TLS_CERT',
+      'SIP over TLS needs both OPENLINE_SIP_TLS_CERT and OPENLINE_SIP_TLS_KEY',
+    );
   return {
     trunk,
     listen,
     publicAddress: env.OPENLINE_SIP_PUBLIC_ADDRESS || undefined,
     rtpPorts: portRange(env, 'OPENLINE_RTP_PORTS', '10000-20000'),
     allow,
+    tls: {
+      ...(certFile && { certFile }),
+      ...(keyFile && { keyFile }),
+      ...(caFile && { caFile }),
+      port: integer(env, 'OPENLINE_SIP_TLS_PORT', 5061, 1, 65535),
+    },
   };
 }
 

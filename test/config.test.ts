@@ -1,5 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { ConfigError, loadConfig } from '../src/config.js';
 
 describe('configuration', () => {
@@ -30,6 +33,44 @@ describe('configuration', () => {
         () => loadConfig({ [name]: value }),
         (e: unknown) => e instanceof ConfigError && e.message.includes(name),
       );
+  });
+
+  it('SIP: transports and registration in the trunk, TLS files, each bad value named', () => {
+    const tcp = loadConfig({ OPENLINE_SIP_TRUNK: 'sip:u:p@trunk.example.com;transport=tcp;register=true' }).sip;
+    assert.equal(tcp.trunk?.transport, 'tcp');
+    assert.equal(tcp.trunk?.register, true);
+    assert.equal(loadConfig({ OPENLINE_SIP_TRUNK: 'sips:trunk.example.com' }).sip.trunk?.port, 5061);
+    assert.deepEqual(loadConfig({}).sip.tls, { port: 5061 });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-config-'));
+    try {
+      const pem = path.join(dir, 'cert.pem');
+      fs.writeFileSync(pem, '-----BEGIN CERTIFICATE-----\nMII\n-----END CERTIFICATE-----\n');
+      const notPem = path.join(dir, 'cert.txt');
+      fs.writeFileSync(notPem, 'hello');
+      const tls = loadConfig({
+        OPENLINE_SIP_TLS_CERT: pem,
+        OPENLINE_SIP_TLS_KEY: pem,
+        OPENLINE_SIP_TLS_CA: pem,
+        OPENLINE_SIP_TLS_PORT: '5071',
+      }).sip.tls;
+      assert.deepEqual(tls, { certFile: pem, keyFile: pem, caFile: pem, port: 5071 });
+      for (const [env, name] of [
+        [{ OPENLINE_SIP_TRUNK: 'sip:trunk.example.com;transport=sctp' }, 'OPENLINE_SIP_TRUNK'],
+        [{ OPENLINE_SIP_TRUNK: 'sip:trunk.example.com;register=true' }, 'OPENLINE_SIP_TRUNK'],
+        [{ OPENLINE_SIP_TLS_CERT: path.join(dir, 'missing.pem'), OPENLINE_SIP_TLS_KEY: pem }, 'OPENLINE_SIP_TLS_CERT'],
+        [{ OPENLINE_SIP_TLS_CERT: pem, OPENLINE_SIP_TLS_KEY: notPem }, 'OPENLINE_SIP_TLS_KEY'],
+        [{ OPENLINE_SIP_TLS_CERT: pem }, 'OPENLINE_SIP_TLS_KEY'],
+        [{ OPENLINE_SIP_TLS_KEY: pem }, 'OPENLINE_SIP_TLS_CERT'],
+        [{ OPENLINE_SIP_TLS_PORT: '70000' }, 'OPENLINE_SIP_TLS_PORT'],
+      ] as const)
+        assert.throws(
+          () => loadConfig(env),
+          (e: unknown) => e instanceof ConfigError && e.message.includes(name),
+          name,
+        );
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('has working defaults', () => {

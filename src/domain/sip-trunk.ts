@@ -2,35 +2,48 @@
 export interface SipTrunk {
   host: string;
   port: number;
-  transport: 'udp';
+  /** udp (default), tcp, or tls (also what a `sips:` URI means). */
+  transport: 'udp' | 'tcp' | 'tls';
   username?: string;
   password?: string;
+  /** `;register=true`: Openline registers with the trunk (REGISTER), which then sends calls to it. */
+  register?: boolean;
 }
 
+const TRANSPORTS = ['udp', 'tcp', 'tls'] as const;
+
 /**
- * Reads OPENLINE_SIP_TRUNK: `sip:[user[:password]@]host[:port][;transport=udp]`. Returns the trunk
- * or a sentence saying what is wrong with the value.
+ * Reads OPENLINE_SIP_TRUNK: `sip:[user[:password]@]host[:port][;transport=udp|tcp|tls][;register=true]`
+ * (`sips:` means TLS). Returns the trunk or a sentence saying what is wrong with the value.
  */
 export function parseTrunk(value: string): SipTrunk | string {
-  const match = /^sips?:(?:([^:@]*)(?::([^@]*))?@)?([^;:?]+|\[[^\]]+\])(?::(\d+))?((?:;[^;=]+(?:=[^;]*)?)*)$/i.exec(
+  const match = /^(sips?):(?:([^:@]*)(?::([^@]*))?@)?([^;:?]+|\[[^\]]+\])(?::(\d+))?((?:;[^;=]+(?:=[^;]*)?)*)$/i.exec(
     value.trim(),
   );
   if (!match) return 'must be a SIP URI such as sip:user:password@sip.example.com:5060;transport=udp';
   const params = Object.fromEntries(
-    (match[5] ?? '')
+    (match[6] ?? '')
       .split(';')
       .slice(1)
       .map((p) => p.split('=').map((x) => x.toLowerCase())),
   ) as Record<string, string | undefined>;
-  const transport = params.transport ?? 'udp';
-  if (transport !== 'udp') return `transport=${transport} is not supported yet: use transport=udp`;
-  const port = match[4] ? Number(match[4]) : 5060;
+  const secure = match[1]!.toLowerCase() === 'sips';
+  const transport = params.transport ?? (secure ? 'tls' : 'udp');
+  if (!(TRANSPORTS as readonly string[]).includes(transport))
+    return `transport=${transport} is not supported: use transport=udp, tcp or tls`;
+  if (secure && transport !== 'tls') return 'a sips: URI goes over TLS: use transport=tls or a sip: URI';
+  if (params.register !== undefined && params.register !== 'true' && params.register !== 'false')
+    return `register=${params.register} must be true or false`;
+  const register = params.register === 'true';
+  if (register && !match[2]) return 'register=true needs the user to register as (sip:user:password@host)';
+  const port = match[5] ? Number(match[5]) : transport === 'tls' ? 5061 : 5060;
   if (port < 1 || port > 65535) return 'has a port out of range';
   return {
-    host: match[3]!.replace(/^\[|\]$/g, ''),
+    host: match[4]!.replace(/^\[|\]$/g, ''),
     port,
-    transport: 'udp',
-    ...(match[1] && { username: decodeURIComponent(match[1]) }),
-    ...(match[2] !== undefined && { password: decodeURIComponent(match[2]) }),
+    transport: transport as SipTrunk['transport'],
+    ...(match[2] && { username: decodeURIComponent(match[2]) }),
+    ...(match[3] !== undefined && { password: decodeURIComponent(match[3]) }),
+    ...(register && { register: true }),
   };
 }

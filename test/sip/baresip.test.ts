@@ -164,4 +164,27 @@ describe('SIP with baresip as the phone', { skip: !HAS_BARESIP && 'baresip is no
     const { caller } = channels(path.join(dir, 'recordings', `${id}.wav`));
     assert.ok(dbfs(caller) > -50, 'Openline heard Bob');
   });
+
+  it("baresip calls one of the account's numbers over TCP: the agent answers on the same connection", async () => {
+    clearDumps();
+    const bought = await t.request('POST', '/v1/inbound/purchase', {
+      area_code: '628',
+      prompt: 'You are the front desk of Sunny Dental. Greet the caller.',
+    });
+    assert.equal(bought.status, 200, JSON.stringify(bought.body));
+    const number = String(bought.body.phone_number);
+    baresipConfig(phone, phonePort, '<sip:bob@127.0.0.1;transport=tcp>;regint=0');
+    const out = await baresip(phone, ['-e', `/dial sip:${number}@127.0.0.1:${ourPort};transport=tcp`, '-t', '8']);
+    assert.match(out, /Call established/, out.slice(-2000));
+    assert.match(out, /connecting to '[^']*;transport=tcp/, 'baresip called over TCP');
+    const list = await t.request('GET', `/v1/calls?inbound=true&to_number=${encodeURIComponent(number)}`);
+    const record = await waitForCall(t, String((list.body.calls as Json[])[0]?.call_id));
+    assert.equal(record.inbound, true);
+    assert.equal(record.call_ended_by, 'USER');
+    assert.ok(
+      (record.transcripts as Json[]).some((x) => x.user === 'assistant'),
+      'the agent greeted',
+    );
+    assert.ok(heardByBaresip(phone) > -50, 'baresip heard the greeting');
+  });
 });

@@ -6,6 +6,8 @@ import { digestAuthorization, parseChallenge } from '../../src/carriers/sip/dige
 import { parseRtp, writeRtp } from '../../src/carriers/sip/rtp.js';
 import { answer, offer, remoteMedia } from '../../src/carriers/sip/sdp.js';
 import { parseTrunk } from '../../src/domain/sip-trunk.js';
+import { SipStreamReader } from '../../src/carriers/sip/stream.js';
+import { answerSessionTimer, expiryMs, parseSessionExpires } from '../../src/carriers/sip/timers.js';
 import { alawToLinear, linearToAlaw, mulawToAlaw, alawToMulaw, seededRandom } from '../../src/media/audio.js';
 
 const INVITE = [
@@ -148,6 +150,85 @@ test('OPENLINE_SIP_TRUNK values', () => {
     password: 's@cret',
   });
   assert.deepEqual(parseTrunk('sip:pbx.local'), { host: 'pbx.local', port: 5060, transport: 'udp' });
-  assert.match(String(parseTrunk('sip:pbx.local;transport=tls')), /not supported yet/);
+  assert.deepEqual(parseTrunk('sip:pbx.local;transport=TCP'), { host: 'pbx.local', port: 5060, transport: 'tcp' });
+  assert.deepEqual(parseTrunk('sips:pbx.local'), { host: 'pbx.local', port: 5061, transport: 'tls' });
+  assert.deepEqual(parseTrunk('sip:alice:pw@sip.example.com;transport=tls;register=true'), {
+    host: 'sip.example.com',
+    port: 5061,
+    transport: 'tls',
+    username: 'alice',
+    password: 'pw',
+    register: true,
+  });
+  assert.match(String(parseTrunk('sip:pbx.local;transport=sctp')), /not supported: use transport=udp, tcp or tls/);
+  assert.match(String(parseTrunk('sips:pbx.local;transport=tcp')), /TLS/);
+  assert.match(String(parseTrunk('sip:pbx.local;register=true')), /needs the user/);
+  assert.match(String(parseTrunk('sip:u@pbx.local;register=yes')), /true or false/);
   assert.match(String(parseTrunk('http://example.com')), /SIP URI/);
+});
+
+test('SIP over a stream: framing by Content-Length across chunks, keep-alive pings, malformed streams', () => {
+  const options = (branch: string, body = '') =>
+    `OPTIONS sip:x@127.0.0.1 SIP/2.0\r\nVia: SIP/2.0/TCP 127.0.0.1:1;branch=${branch}\r\nl: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  const reader = new SipStreamReader();
+  const stream = Buffer.from(`\r\n\r\n${options('a', 'hello')}\r\n${options('b')}${options('c', 'x')}`);
+  const messages: string[] = [];
+  let pings = 0;
+  // Byte by byte: every split point of the stream.
+  for (let i = 0; i < stream.length; i++) {
+    const read = reader.push(stream.subarray(i, i + 1));
+    assert.notEqual(read, 'malformed');
+    if (read === 'malformed') return;
+    pings += read.pings;
+    messages.push(...read.messages.map((m) => m.toString()));
+  }
+  assert.equal(pings, 1);
+  assert.deepEqual(messages, [options('a', 'hello'), options('b'), options('c', 'x')]);
+  assert.equal(new SipStreamReader().push(Buffer.from('INVITE sip:x SIP/2.0\r\nVia: x\r\n\r\n')), 'malformed');
+  assert.equal(new SipStreamReader(1000).push(Buffer.from(options('d', 'y'.repeat(2000)))), 'malformed');
+  assert.equal(new SipStreamReader(1000).push(Buffer.alloc(1500, 65)), 'malformed', 'a header that never ends');
+  // Random bytes never throw.
+  const random = seededRandom(11);
+  for (let i = 0; i < 2000; i++) {
+    const r = new SipStreamReader();
+    const chunk = Buffer.from(Array.from({ length: Math.floor(random() * 400) }, () => Math.floor(random() * 256)));
+    assert.doesNotThrow(() => r.push(chunk));
+  }
+});
+
+test('Session-Expires: reading it, and answering it (422 below Min-SE, refresher chosen)', () => {
+  assert.deepEqual(parseSessionExpires('1800;refresher=uac'), { interval: 1800, refresher: 'uac' });
+  assert.deepEqual(parseSessionExpires(' 90 '), { interval: 90, refresher: undefined });
+  assert.equal(parseSessionExpires('soon'), undefined);
+  assert.equal(expiryMs(1800), (1800 - 32) * 1000);
+  assert.equal(expiryMs(90), 60_000);
+  const invite = (lines: string[]) =>
+    parseMessage(
+      [
+        'INVITE sip:+14155550100@127.0.0.1 SIP/2.0',
+        'Via: SIP/2.0/UDP 127.0.0.1:5062;branch=z9hG4bKse',
+        'From: <sip:a@127.0.0.1>;tag=1',
+        'To: <sip:+14155550100@127.0.0.1>',
+        'Call-ID: se',
+        'CSeq: 1 INVITE',
+        ...lines,
+        '',
+        '',
+      ].join('\r\n'),
+    ) as SipRequest;
+  assert.deepEqual(answerSessionTimer(invite([])), { tooBrief: false, headers: [], value: undefined });
+  assert.deepEqual(answerSessionTimer(invite(['x: 60'])), { tooBrief: true });
+  assert.deepEqual(answerSessionTimer(invite(['Supported: timer', 'Session-Expires: 600'])), {
+    tooBrief: false,
+    headers: [
+      ['session-expires', ['600;refresher=uac']],
+      ['require', ['timer']],
+    ],
+    value: '600;refresher=uac',
+  });
+  assert.deepEqual(answerSessionTimer(invite(['Session-Expires: 600'])), {
+    tooBrief: false,
+    headers: [['session-expires', ['600;refresher=uas']]],
+    value: '600;refresher=uas',
+  });
 });

@@ -1,6 +1,5 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import dgram from 'node:dgram';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -9,44 +8,9 @@ import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harn
 import { parseWav } from '../../src/media/wav.js';
 import { dbfs } from '../../src/media/audio.js';
 import { freeUdpPort } from '../../src/testing/ports.js';
+import { HAS_SIPP, SCENARIOS, sipp, trace, until } from './sipp-run.js';
 
 type Json = Record<string, unknown>;
-
-const SCENARIOS = path.resolve('test/sip/scenarios');
-const HAS_SIPP = spawnSync('sipp', ['-v']).error === undefined;
-
-interface Sipp {
-  child: ChildProcess;
-  exit: Promise<number | null>;
-  log: string;
-}
-
-/** Runs sipp for one call with `args`; its message trace goes to a file for failure reports. */
-function sipp(args: string[], dir: string, name: string): Sipp {
-  const log = path.join(dir, `${name}.log`);
-  const child = spawn(
-    'sipp',
-    [
-      ...args,
-      '-m',
-      '1',
-      '-nostdin',
-      '-timeout',
-      '60s',
-      '-trace_msg',
-      '-message_file',
-      log,
-      '-trace_err',
-      '-error_file',
-      `${log}.err`,
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, exit, log };
-}
-
-const trace = (s: Sipp) => (fs.existsSync(s.log) ? fs.readFileSync(s.log, 'utf8') : '(no trace)');
 
 /**
  * SIP against a real peer: sipp (Debian's sip-tester) plays the trunk or the caller. Outbound
@@ -86,15 +50,6 @@ describe(
       const r = await t.request('POST', '/v1/calls', { task: 'Confirm the appointment tomorrow.', ...body });
       assert.equal(r.status, 200, JSON.stringify(r.body));
       return String(r.body.call_id);
-    }
-
-    async function until(what: string, test: () => Promise<boolean>, ms = 20_000): Promise<void> {
-      const end = Date.now() + ms;
-      while (Date.now() < end) {
-        if (await test()) return;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      throw new Error(`timed out waiting for ${what}`);
     }
 
     const uas = (scenario: string | undefined, name: string, extra: string[] = []) =>

@@ -5,7 +5,7 @@ import { isSandboxPersona } from '../../store/inbound.js';
 import type { AudioLegFactory, CarrierLogger } from '../audio-legs.js';
 import type { Carrier, CallLeg, DialRequest, DialResult, TransferResult } from '../types.js';
 import { digestAuthorization, parseChallenge } from './digest.js';
-import { SipEndpoint, hostPort, type Responder, type Target } from './endpoint.js';
+import { SipEndpoint, defaultPort, hostPort, type Responder, type Target, type Transport } from './endpoint.js';
 import {
   cseqOf,
   header,
@@ -18,8 +18,19 @@ import {
   type SipRequest,
   type SipResponse,
 } from './message.js';
+import type { SipRegistration } from './register.js';
 import { RtpSession, type PortRange } from './rtp.js';
-import { answer, offer, remoteMedia } from './sdp.js';
+import { answer, offer, remoteMedia, type RemoteMedia } from './sdp.js';
+import {
+  MIN_SE,
+  SESSION_EXPIRES,
+  answerSessionTimer,
+  expiryMs,
+  minSeOf,
+  parseSessionExpires,
+  sessionExpiresOf,
+  tooBriefHeaders,
+} from './timers.js';
 import type { SipTrunk } from '../../domain/sip-trunk.js';
 
 /**
@@ -30,10 +41,7 @@ function sipNumber(user: string) {
   return normalizePathNumber(user.replace(/^tel:/i, '').replace(/^00/, '+'));
 }
 
-const parseDomain = (domain: string): Target => {
-  const uri = parseUri(`sip:${domain}`);
-  return { host: uri?.host ?? domain, port: uri?.port ?? 5060 };
-};
+const TRANSPORTS = new Set<string>(['udp', 'tcp', 'tls']);
 
 /** What an inbound INVITE needs from the rest of the service. */
 export interface SipInbound {
@@ -67,10 +75,12 @@ export interface SipCarrierOptions {
   allowed?: (address: string) => boolean;
   /** RTP silence after which a call is ended (the far end vanished). Default 30 s. */
   rtpTimeoutMs?: number;
+  /** The registration with the trunk (register=true), removed when the carrier closes. */
+  registration?: SipRegistration;
   log?: CarrierLogger;
 }
 
-const ALLOW = 'INVITE, ACK, CANCEL, BYE, OPTIONS, INFO, REFER, NOTIFY';
+const ALLOW = 'INVITE, ACK, CANCEL, BYE, OPTIONS, INFO, REFER, NOTIFY, UPDATE';
 const USER_AGENT = 'Openline';
 
 /** Final responses that mean the line was busy or the person declined. */
@@ -82,6 +92,12 @@ const NO_ANSWER = new Set([408, 480, 487]);
 class Dialog {
   localSeq = randomInt(1, 10_000);
   ended = false;
+  /** Forgotten: out of the carrier's list, its timer stopped, its connection no longer kept. */
+  released = false;
+  /** The session timer (RFC 4028): the next refresh, or the expiry of a session nobody refreshed. */
+  sessionTimer: NodeJS.Timeout | undefined;
+  /** The far end takes UPDATE (its Allow): session refreshes use it rather than a re-INVITE. */
+  remoteAllowsUpdate = false;
   constructor(
     readonly callId: string,
     readonly localTag: string,
@@ -95,15 +111,20 @@ class Dialog {
     readonly rtp: RtpSession,
     /** Where numbers are dialled in this call (the trunk's host:port): REFER targets go there. */
     readonly domain: string,
+    /** The transport of the dialog's requests, and the TCP or TLS connection it came on. */
+    readonly transport: Transport,
+    readonly connection: number | undefined,
+    /** Our SDP (offer or answer): a re-INVITE that refreshes the session repeats it. */
+    readonly localSdp: string,
   ) {}
 }
 
 /**
- * Calls over a SIP trunk or with a PBX (RFC 3261, UDP): outbound INVITE with digest
- * authentication, CANCEL when nobody answers, busy and failure codes mapped to the seed's states,
- * inbound INVITEs to the account's numbers, BYE both ways, blind transfer by REFER, DTMF in by RFC
- * 4733 and SIP INFO; the audio goes through RTP (src/carriers/sip/rtp.ts) into the same audio
- * pipeline as every other carrier.
+ * Calls over a SIP trunk or with a PBX (RFC 3261 over UDP, TCP or TLS): outbound INVITE with
+ * digest authentication and early media, CANCEL when nobody answers, busy and failure codes mapped
+ * to the seed's states, inbound INVITEs to the account's numbers, BYE both ways, blind transfer by
+ * REFER, session timers (RFC 4028), DTMF in by RFC 4733 and SIP INFO; the audio goes through RTP
+ * (src/carriers/sip/rtp.ts) into the same audio pipeline as every other carrier.
  */
 export class SipCarrier implements Carrier {
   readonly name = 'sip';
@@ -139,7 +160,8 @@ export class SipCarrier implements Carrier {
     if (!request.request) return { status: 'failed', reason: 'a SIP call needs its settings' };
     const rtp = await RtpSession.open(this.o.rtpHost, this.o.rtpPorts, { timeoutMs: this.o.rtpTimeoutMs ?? 30_000 });
     const endpoint = this.o.endpoint;
-    const target: Target = { host: trunk.host, port: trunk.port };
+    const transport = trunk.transport;
+    const target: Target = { host: trunk.host, port: trunk.port, transport };
     const domain = hostPort(trunk.host, trunk.port);
     const callerId = request.from ?? this.o.defaultFrom ?? trunk.username ?? 'openline';
     const callId = `${randomUUID()}@openline`;
@@ -150,16 +172,21 @@ export class SipCarrier implements Carrier {
     const remote = `<sip:${request.to}@${domain}>`;
     const sdp = offer({ address: endpoint.address, port: rtp.port, sessionId: randomInt(1, 2 ** 31) });
     let seq = 1;
-    const invite = (authorization?: { name: string; value: string }): SipRequest => {
+    let sessionExpires = SESSION_EXPIRES;
+    let authorization: { name: string; value: string } | undefined;
+    const invite = (): SipRequest => {
       const headers: Headers = new Map([
-        ['via', [endpoint.via()]],
+        ['via', [endpoint.via(transport)]],
         ['max-forwards', ['70']],
         ['from', [local]],
         ['to', [remote]],
         ['call-id', [callId]],
         ['cseq', [`${seq} INVITE`]],
-        ['contact', [endpoint.contact]],
+        ['contact', [endpoint.contact(transport)]],
         ['allow', [ALLOW]],
+        ['supported', ['timer']],
+        ['session-expires', [String(sessionExpires)]],
+        ['min-se', [String(MIN_SE)]],
         ['user-agent', [USER_AGENT]],
         ['content-type', ['application/sdp']],
       ]);
@@ -167,9 +194,17 @@ export class SipCarrier implements Carrier {
       if (authorization) headers.set(authorization.name, [authorization.value]);
       return { kind: 'request', method: 'INVITE', uri, headers, body: sdp };
     };
+    // Early media (a 183 or 180 with SDP): its RTP is taken from then on, heard by nobody until the answer.
+    let early: RemoteMedia | undefined;
+    const onProvisional = (response: SipResponse) => {
+      const media = response.body ? remoteMedia(response.body) : undefined;
+      if (!media) return;
+      early = media;
+      rtp.connect({ address: media.address, port: media.port }, media.codec, { early: true });
+    };
 
     let current = invite();
-    let sent = endpoint.request(current, target);
+    let sent = endpoint.request(current, target, onProvisional);
     let cancelled: 'timeout' | 'stopped' | undefined;
     const cancel = (why: 'timeout' | 'stopped') => {
       if (cancelled) return;
@@ -182,7 +217,11 @@ export class SipCarrier implements Carrier {
         ['call-id', [callId]],
         ['cseq', [`${seq} CANCEL`]],
       ]);
-      void endpoint.request({ kind: 'request', method: 'CANCEL', uri, headers, body: '' }, target).response;
+      // On the INVITE's own connection (TCP, TLS).
+      void endpoint.request(
+        { kind: 'request', method: 'CANCEL', uri, headers, body: '' },
+        { ...target, ...(sent.connection !== undefined && { connection: sent.connection }) },
+      ).response;
     };
     const ring = setTimeout(() => cancel('timeout'), request.ringTimeoutMs);
     const onAbort = () => cancel('stopped');
@@ -190,32 +229,52 @@ export class SipCarrier implements Carrier {
 
     try {
       let response = await sent.response;
-      // One answer to a digest challenge (401 from a registrar-like trunk, 407 from a proxy).
-      if ((response.status === 401 || response.status === 407) && !cancelled) {
-        const challenge = parseChallenge(
-          header(response, response.status === 401 ? 'www-authenticate' : 'proxy-authenticate'),
-        );
-        if (!challenge || trunk.username === undefined || trunk.password === undefined) {
-          rtp.close();
-          return {
-            status: 'failed',
-            reason: `SIP ${response.status}: the trunk wants credentials (user:password@ in OPENLINE_SIP_TRUNK)`,
+      let challenged = false;
+      let briefed = false;
+      for (;;) {
+        if (cancelled) break;
+        // One answer to a digest challenge (401 from a registrar-like trunk, 407 from a proxy).
+        if ((response.status === 401 || response.status === 407) && !challenged) {
+          challenged = true;
+          const challenge = parseChallenge(
+            header(response, response.status === 401 ? 'www-authenticate' : 'proxy-authenticate'),
+          );
+          if (!challenge || trunk.username === undefined || trunk.password === undefined) {
+            rtp.close();
+            return {
+              status: 'failed',
+              reason: `SIP ${response.status}: the trunk wants credentials (user:password@ in OPENLINE_SIP_TRUNK)`,
+            };
+          }
+          authorization = {
+            name: response.status === 401 ? 'authorization' : 'proxy-authorization',
+            value: digestAuthorization(
+              challenge,
+              { username: trunk.username, password: trunk.password },
+              { method: 'INVITE', uri },
+            ),
           };
-        }
+        } else if (response.status === 422 && !briefed && (minSeOf(response) ?? 0) > sessionExpires) {
+          // 422 Session Interval Too Small: ask again with the far end's minimum (RFC 4028 section 7.2).
+          briefed = true;
+          sessionExpires = minSeOf(response)!;
+        } else break;
         seq++;
-        current = invite({
-          name: response.status === 401 ? 'authorization' : 'proxy-authorization',
-          value: digestAuthorization(
-            challenge,
-            { username: trunk.username, password: trunk.password },
-            { method: 'INVITE', uri },
-          ),
-        });
-        sent = endpoint.request(current, target);
+        current = invite();
+        sent = endpoint.request(current, target, onProvisional);
         response = await sent.response;
       }
       if (response.status >= 200 && response.status < 300)
-        return this.connected(request, response, rtp, { callId, localTag, local, seq, target });
+        return this.connected(request, response, rtp, {
+          callId,
+          localTag,
+          local,
+          seq,
+          target,
+          connection: sent.connection,
+          sdp,
+          early,
+        });
       rtp.close();
       if (cancelled || NO_ANSWER.has(response.status)) return { status: 'no-answer' };
       if (BUSY.has(response.status)) return { status: 'busy' };
@@ -226,15 +285,24 @@ export class SipCarrier implements Carrier {
     }
   }
 
-  /** The INVITE was answered: ACK, media, and the leg the engine drives. */
+  /** The INVITE was answered: ACK, media (the answer's SDP, else the early media's), the session timer, the leg. */
   private connected(
     request: DialRequest,
     response: SipResponse,
     rtp: RtpSession,
-    call: { callId: string; localTag: string; local: string; seq: number; target: Target },
+    call: {
+      callId: string;
+      localTag: string;
+      local: string;
+      seq: number;
+      target: Target;
+      connection: number | undefined;
+      sdp: string;
+      early: RemoteMedia | undefined;
+    },
   ): DialResult {
-    const remoteTarget =
-      uriOf(header(response, 'contact')) ?? `sip:${request.to}@${hostPort(call.target.host, call.target.port)}`;
+    const domain = hostPort(call.target.host, call.target.port);
+    const remoteTarget = uriOf(header(response, 'contact')) ?? `sip:${request.to}@${domain}`;
     const routes = [...(response.headers.get('record-route') ?? [])].reverse();
     const dialog = new Dialog(
       call.callId,
@@ -245,24 +313,90 @@ export class SipCarrier implements Carrier {
       remoteTarget,
       routes,
       rtp,
-      hostPort(call.target.host, call.target.port),
+      domain,
+      call.target.transport ?? 'udp',
+      call.connection,
+      call.sdp,
     );
     dialog.localSeq = call.seq;
+    dialog.remoteAllowsUpdate = allowsUpdate(response.headers);
     this.dialogs.set(call.callId, dialog);
+    this.o.endpoint.keep(dialog.connection, true);
     this.sendInDialog(dialog, 'ACK', { seq: call.seq });
-    const media = remoteMedia(response.body);
+    const media = (response.body ? remoteMedia(response.body) : undefined) ?? call.early;
     if (!media) {
       void this.bye(dialog);
       return { status: 'failed', reason: 'the answer carried no audio we can use (SDP without PCMU or PCMA)' };
     }
     rtp.connect({ address: media.address, port: media.port }, media.codec);
+    this.armSessionTimer(dialog, sessionExpiresOf(response), true);
     return { status: 'answered', leg: this.leg(dialog, request.request!, request.callId) };
+  }
+
+  /**
+   * Arms the dialog's session timer from a Session-Expires value of a transaction we were the
+   * client of (`weAreUac`) or the server of: refresh at half the interval when we are the
+   * refresher, else end the call when the interval is about to run out unrefreshed. No value: no
+   * timer.
+   */
+  private armSessionTimer(dialog: Dialog, value: string | undefined, weAreUac: boolean): void {
+    clearTimeout(dialog.sessionTimer);
+    dialog.sessionTimer = undefined;
+    const expires = parseSessionExpires(value);
+    if (!expires || dialog.ended) return;
+    const weRefresh = (expires.refresher ?? 'uac') === 'uac' ? weAreUac : !weAreUac;
+    dialog.sessionTimer = weRefresh
+      ? setTimeout(() => void this.refreshSession(dialog, expires.interval), expires.interval * 500)
+      : setTimeout(() => this.sessionExpired(dialog), expiryMs(expires.interval));
+  }
+
+  /** Refreshes the session as its refresher: UPDATE when the far end takes it, else a re-INVITE with our SDP. */
+  private async refreshSession(dialog: Dialog, interval: number): Promise<void> {
+    if (dialog.ended) return;
+    const method = dialog.remoteAllowsUpdate ? 'UPDATE' : 'INVITE';
+    const seq = dialog.localSeq + 1;
+    const response = await this.sendInDialog(dialog, method, {
+      headers: new Map([
+        ['session-expires', [`${interval};refresher=uac`]],
+        ['min-se', [String(MIN_SE)]],
+        ['supported', ['timer']],
+      ]),
+      ...(method === 'INVITE' && { body: dialog.localSdp }),
+    });
+    if (dialog.ended) return;
+    if (response && response.status >= 200 && response.status < 300) {
+      if (method === 'INVITE') this.sendInDialog(dialog, 'ACK', { seq });
+      if (allowsUpdate(response.headers)) dialog.remoteAllowsUpdate = true;
+      // A 2xx without Session-Expires turns the timer off (RFC 4028 section 7.4).
+      return this.armSessionTimer(dialog, sessionExpiresOf(response), true);
+    }
+    // The dialog is gone at the far end, or nobody answers: the session is over.
+    if (!response || response.status === 481 || response.status === 408) return this.sessionExpired(dialog);
+    // Refused otherwise (491 glare, 500): the session runs out unless the far end refreshes it.
+    this.armSessionTimer(dialog, `${interval};refresher=uas`, true);
+  }
+
+  /** Nobody refreshed the session in time: the call ends (BYE), as when its RTP stops. */
+  private sessionExpired(dialog: Dialog): void {
+    if (dialog.ended) return;
+    this.o.log?.info({ sip_call_id: dialog.callId }, 'SIP session expired without a refresh (RFC 4028): hanging up');
+    dialog.rtp.stop('network');
+    void this.bye(dialog);
+  }
+
+  /** The dialog is over: out of the list, its timer stopped, its connection no longer kept for it. */
+  private release(dialog: Dialog): void {
+    if (dialog.released) return;
+    dialog.released = true;
+    this.dialogs.delete(dialog.callId);
+    clearTimeout(dialog.sessionTimer);
+    this.o.endpoint.keep(dialog.connection, false);
   }
 
   private leg(dialog: Dialog, request: CallRequest, callId: string): CallLeg {
     dialog.rtp.on((event) => {
       if (event.type === 'stop') {
-        this.dialogs.delete(dialog.callId);
+        this.release(dialog);
         // RTP went silent: the far end is gone without a BYE; say goodbye for the record.
         if (event.reason === 'network' && !dialog.ended) void this.bye(dialog);
       }
@@ -277,6 +411,7 @@ export class SipCarrier implements Carrier {
   async close(): Promise<void> {
     const byes = Promise.all([...this.dialogs.values()].map((dialog) => this.bye(dialog)));
     await Promise.race([byes, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
+    await this.o.registration?.stop();
     this.o.endpoint.close();
   }
 
@@ -285,8 +420,10 @@ export class SipCarrier implements Carrier {
     if (dialog.ended) return;
     dialog.ended = true;
     this.dialogs.delete(dialog.callId);
+    clearTimeout(dialog.sessionTimer);
     dialog.rtp.close();
     await this.sendInDialog(dialog, 'BYE');
+    this.release(dialog);
   }
 
   /** Blind transfer (RFC 3515): the far end calls `to`; we leave once it accepted. */
@@ -295,7 +432,7 @@ export class SipCarrier implements Carrier {
     const response = await this.sendInDialog(dialog, 'REFER', {
       headers: new Map([
         ['refer-to', [`<sip:${to}@${domain}>`]],
-        ['referred-by', [`<sip:openline@${hostPort(this.o.endpoint.address, this.o.endpoint.port)}>`]],
+        ['referred-by', [`<sip:openline@${this.o.endpoint.hostPort(dialog.transport)}>`]],
       ]),
     });
     if (!response || response.status >= 300)
@@ -308,31 +445,42 @@ export class SipCarrier implements Carrier {
   }
 
   /**
-   * A request inside the dialog (ACK, BYE, REFER): to the far end's Contact, through its
-   * Record-Route. Resolves with the final response (ACK has none).
+   * A request inside the dialog (ACK, BYE, REFER, and the session refreshes UPDATE and
+   * re-INVITE): to the far end's Contact, through its Record-Route, on the dialog's connection
+   * while it is open (TCP, TLS). Resolves with the final response (ACK has none).
    */
   private async sendInDialog(
     dialog: Dialog,
-    method: 'ACK' | 'BYE' | 'REFER',
-    options: { seq?: number; headers?: Headers } = {},
+    method: 'ACK' | 'BYE' | 'REFER' | 'UPDATE' | 'INVITE',
+    options: { seq?: number; headers?: Headers; body?: string } = {},
   ): Promise<SipResponse | undefined> {
     const seq = options.seq ?? ++dialog.localSeq;
+    // Loose routing: the first Route (else the Contact) says where the request goes next.
+    const next = parseUri(uriOf(dialog.routes[0]) ?? dialog.remoteTarget);
+    const named = next?.params.transport?.toLowerCase();
+    const transport: Transport = named && TRANSPORTS.has(named) ? (named as Transport) : dialog.transport;
+    const fallback = parseUri(`sip:${dialog.domain}`);
+    const target: Target = {
+      host: next?.host ?? fallback?.host ?? dialog.domain,
+      port: next?.port ?? (next ? defaultPort(transport) : (fallback?.port ?? defaultPort(transport))),
+      transport,
+      ...(transport === dialog.transport && dialog.connection !== undefined && { connection: dialog.connection }),
+    };
     const headers: Headers = new Map([
-      ['via', [this.o.endpoint.via(newBranch())]],
+      ['via', [this.o.endpoint.via(transport, newBranch())]],
       ['max-forwards', ['70']],
       ['from', [dialog.local]],
       ['to', [dialog.remote]],
       ['call-id', [dialog.callId]],
       ['cseq', [`${seq} ${method}`]],
-      ['contact', [this.o.endpoint.contact]],
+      ['contact', [this.o.endpoint.contact(transport)]],
       ['user-agent', [USER_AGENT]],
     ]);
     if (dialog.routes.length > 0) headers.set('route', dialog.routes);
     for (const [name, values] of options.headers ?? []) headers.set(name, values);
-    const message: SipRequest = { kind: 'request', method, uri: dialog.remoteTarget, headers, body: '' };
-    // Loose routing: the first Route (else the Contact) says where the request goes next.
-    const next = parseUri(uriOf(dialog.routes[0]) ?? dialog.remoteTarget);
-    const target: Target = next ? { host: next.host, port: next.port ?? 5060 } : parseDomain(dialog.domain);
+    const body = options.body ?? '';
+    if (body) headers.set('content-type', ['application/sdp']);
+    const message: SipRequest = { kind: 'request', method, uri: dialog.remoteTarget, headers, body };
     if (method === 'ACK') {
       this.o.endpoint.send(message, target);
       return undefined;
@@ -357,7 +505,7 @@ export class SipCarrier implements Carrier {
         if (!dialog) return respond(481, 'Call/Transaction Does Not Exist');
         respond(200, 'OK');
         dialog.ended = true;
-        this.dialogs.delete(callId);
+        this.release(dialog);
         dialog.rtp.stop('remote');
         return;
       case 'CANCEL':
@@ -372,6 +520,16 @@ export class SipCarrier implements Carrier {
       }
       case 'NOTIFY':
         return respond(dialog ? 200 : 481, dialog ? 'OK' : 'Call/Transaction Does Not Exist');
+      case 'UPDATE': {
+        // A session refresh without SDP (RFC 4028 with RFC 3311).
+        if (!dialog) return respond(481, 'Call/Transaction Does Not Exist');
+        const timer = answerSessionTimer(request);
+        if (timer.tooBrief) return respond(422, 'Session Interval Too Small', { headers: tooBriefHeaders() });
+        respond(200, 'OK', {
+          headers: new Map([['contact', [this.o.endpoint.contact(dialog.transport)]], ...timer.headers]),
+        });
+        return this.armSessionTimer(dialog, timer.value, false);
+      }
       case 'INVITE':
         if (dialog) return this.reinvite(request, dialog, respond);
         return this.inviteIn(request, from, respond);
@@ -382,6 +540,8 @@ export class SipCarrier implements Carrier {
 
   /** A re-INVITE (hold, a new media address): the same codec, media follows the new address. */
   private reinvite(request: SipRequest, dialog: Dialog, respond: Responder): void {
+    const timer = answerSessionTimer(request);
+    if (timer.tooBrief) return respond(422, 'Session Interval Too Small', { headers: tooBriefHeaders() });
     const media = remoteMedia(request.body);
     if (media && media.direction !== 'inactive')
       dialog.rtp.connect({ address: media.address, port: media.port }, media.codec);
@@ -391,24 +551,30 @@ export class SipCarrier implements Carrier {
     respond(200, 'OK', {
       headers: new Map([
         ['to', [`${header(request, 'to')}`]],
-        ['contact', [this.o.endpoint.contact]],
+        ['contact', [this.o.endpoint.contact(dialog.transport)]],
+        ...timer.headers,
       ]),
       body,
     });
+    this.armSessionTimer(dialog, timer.value, false);
   }
 
   /** A call in: to one of the account's numbers, with audio we speak. */
   private async inviteIn(request: SipRequest, from: Target, respond: Responder): Promise<void> {
     respond(100, 'Trying');
-    if (this.o.allowed && !this.o.allowed(from.host)) return respond(403, 'Forbidden');
     const inbound = this.o.inbound;
+    // The number called: the request URI's user, else To's (a call to our registered Contact).
+    const to = [parseUri(request.uri)?.user, parseUri(uriOf(header(request, 'to')))?.user]
+      .map((user) => (user ? sipNumber(user) : undefined))
+      .find((n) => n?.ok);
+    if (this.o.allowed && !this.o.allowed(from.host)) return respond(403, 'Forbidden');
     if (!inbound) return respond(503, 'Service Unavailable');
-    const toUser = parseUri(request.uri)?.user ?? parseUri(uriOf(header(request, 'to')))?.user;
-    const fromUser = parseUri(uriOf(header(request, 'from')))?.user ?? '';
-    const to = toUser ? sipNumber(toUser) : undefined;
     if (!to?.ok) return respond(404, 'Not Found');
+    const fromUser = parseUri(uriOf(header(request, 'from')))?.user ?? '';
     const media = remoteMedia(request.body);
     if (!media) return respond(488, 'Not Acceptable Here');
+    const timer = answerSessionTimer(request);
+    if (timer.tooBrief) return respond(422, 'Session Interval Too Small', { headers: tooBriefHeaders() });
     const caller = sipNumber(fromUser);
     const accepted = await inbound.accept(
       to.e164,
@@ -420,6 +586,8 @@ export class SipCarrier implements Carrier {
     rtp.connect({ address: media.address, port: media.port }, media.codec);
     const localTag = newTag();
     const toHeader = `${header(request, 'to')};tag=${localTag}`;
+    const transport = from.transport ?? 'udp';
+    const sdp = answer({ address: this.o.endpoint.address, port: rtp.port, sessionId: randomInt(1, 2 ** 31) }, media);
     const dialog = new Dialog(
       header(request, 'call-id') ?? '',
       localTag,
@@ -430,21 +598,34 @@ export class SipCarrier implements Carrier {
       [...(request.headers.get('record-route') ?? [])],
       rtp,
       parseUri(request.uri)?.host ?? hostPort(from.host, from.port),
+      transport,
+      from.connection,
+      sdp,
     );
+    dialog.remoteAllowsUpdate = allowsUpdate(request.headers);
     this.dialogs.set(dialog.callId, dialog);
+    this.o.endpoint.keep(dialog.connection, true);
     const leg = this.leg(dialog, accepted.request, accepted.callId);
     respond(200, 'OK', {
       headers: new Map([
         ['to', [toHeader]],
-        ['contact', [this.o.endpoint.contact]],
+        ['contact', [this.o.endpoint.contact(transport)]],
         ['allow', [ALLOW]],
+        ['supported', ['timer']],
         ['user-agent', [USER_AGENT]],
+        ...timer.headers,
         ...(request.headers.get('record-route')
           ? [['record-route', request.headers.get('record-route')!] as [string, string[]]]
           : []),
       ]),
-      body: answer({ address: this.o.endpoint.address, port: rtp.port, sessionId: randomInt(1, 2 ** 31) }, media),
+      body: sdp,
     });
+    this.armSessionTimer(dialog, timer.value, false);
     inbound.answer(accepted.callId, leg);
   }
+}
+
+/** Whether an Allow header lists UPDATE. */
+function allowsUpdate(headers: Headers): boolean {
+  return /(^|[\s,])UPDATE([\s,]|$)/i.test((headers.get('allow') ?? []).join(','));
 }

@@ -1,4 +1,6 @@
 import dgram from 'node:dgram';
+import net from 'node:net';
+import tls from 'node:tls';
 import {
   cseqOf,
   header,
@@ -11,24 +13,40 @@ import {
   type SipRequest,
   type SipResponse,
 } from './message.js';
+import { SipStreamReader } from './stream.js';
 
 /**
- * SIP over UDP (RFC 3261 sections 17-18): the socket, client transactions with their
- * retransmissions and timeouts, and server transactions that answer a repeated request with the
- * response already sent. Dialogs and calls are the carrier's (src/carriers/sip/carrier.ts).
+ * SIP's transports (RFC 3261 sections 17-18): UDP, TCP on the same address and port, and TLS
+ * when a certificate is configured; client transactions with their retransmissions (UDP only)
+ * and timeouts, and server transactions that answer a repeated request with the response already
+ * sent. Responses and in-dialog requests go back on the connection a request came on while it is
+ * open. Dialogs and calls are the carrier's (src/carriers/sip/carrier.ts).
  */
+
+export type Transport = 'udp' | 'tcp' | 'tls';
 
 export interface Target {
   host: string;
   port: number;
+  /** Default udp. */
+  transport?: Transport;
+  /** The TCP or TLS connection to use while it is open (the one a request came on). */
+  connection?: number;
 }
 
 export interface EndpointOptions {
-  /** Where to listen (OPENLINE_SIP_LISTEN). */
+  /** Where to listen (OPENLINE_SIP_LISTEN): UDP and TCP on the same address and port. */
   host: string;
   port: number;
   /** What goes into Via and Contact (OPENLINE_SIP_PUBLIC_ADDRESS); default the listening address. */
   publicAddress?: string;
+  /**
+   * TLS (OPENLINE_SIP_TLS_*): the server's certificate and key (PEM; the TLS port listens only
+   * with both), the authorities outbound connections trust (default the system's), the port.
+   */
+  tls?: { cert?: string; key?: string; ca?: string; port: number };
+  /** A TCP or TLS connection with no traffic for this long is closed. Default 5 minutes. */
+  idleMs?: number;
   log?: { warn(object: object, message: string): void };
 }
 
@@ -40,6 +58,10 @@ const T1 = 500;
 const T2 = 4000;
 /** Timer B / F: a transaction that hears nothing for this long has timed out. */
 const TRANSACTION_TIMEOUT_MS = 64 * T1;
+const DEFAULT_IDLE_MS = 5 * 60_000;
+
+/** The port a transport uses when a URI names none. */
+export const defaultPort = (transport: Transport): number => (transport === 'tls' ? 5061 : 5060);
 
 interface ClientTransaction {
   method: string;
@@ -52,21 +74,43 @@ interface ClientTransaction {
   provisional: boolean;
 }
 
+interface Connection {
+  id: number;
+  transport: 'tcp' | 'tls';
+  socket: net.Socket;
+  key: string;
+  reader: SipStreamReader;
+  error?: string;
+}
+
+const connectionKey = (transport: Transport, host: string, port: number) =>
+  `${transport}|${host.replace(/^::ffff:/, '')}|${port}`;
+
 export class SipEndpoint {
   private readonly clients = new Map<string, ClientTransaction>();
   /** Server transactions: the last response to each request, for its retransmissions. */
   private readonly answered = new Map<string, { response: Buffer; target: Target; at: number }>();
   private handler: RequestHandler | undefined;
-  /** 2xx responses to INVITE, resent until their ACK arrives (RFC 3261 section 13.3.1.4). */
+  /** 2xx responses to INVITE, resent until their ACK arrives (RFC 3261 section 13.3.1.4; UDP). */
   private readonly unacknowledged = new Map<string, NodeJS.Timeout>();
+  private readonly connections = new Map<number, Connection>();
+  private readonly byKey = new Map<string, Connection>();
+  private nextConnection = 1;
+  /** Connections a call's dialog lives on: not closed for being idle. */
+  private readonly kept = new Map<number, number>();
   private closed = false;
 
   private constructor(
     private readonly socket: dgram.Socket,
+    private readonly tcp: net.Server,
+    private readonly tlsServer: tls.Server | undefined,
     private readonly options: EndpointOptions,
   ) {
-    socket.on('message', (data, rinfo) => this.onDatagram(data, { host: rinfo.address, port: rinfo.port }));
+    socket.on('message', (data, rinfo) => this.onData(data, { host: rinfo.address, port: rinfo.port }));
     socket.on('error', (error) => options.log?.warn({ err: error }, 'SIP socket error'));
+    tcp.on('connection', (s) => this.attach(s, 'tcp'));
+    tlsServer?.on('secureConnection', (s) => this.attach(s, 'tls'));
+    tlsServer?.on('tlsClientError', (error) => options.log?.warn({ err: error }, 'SIP TLS handshake failed'));
   }
 
   static async listen(options: EndpointOptions): Promise<SipEndpoint> {
@@ -78,11 +122,40 @@ export class SipEndpoint {
         resolve();
       });
     });
-    return new SipEndpoint(socket, options);
+    const serverListen = async (server: net.Server, port: number) =>
+      new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, options.host, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+    const tcp = net.createServer();
+    const t = options.tls;
+    const tlsServer = t?.cert && t.key ? tls.createServer({ cert: t.cert, key: t.key }) : undefined;
+    // The endpoint takes connections from the first one on: it exists before the servers listen.
+    const endpoint = new SipEndpoint(socket, tcp, tlsServer, options);
+    try {
+      // TCP on the UDP socket's port (the same when the setting names 0 and the system picked one).
+      await serverListen(tcp, socket.address().port);
+      if (tlsServer) await serverListen(tlsServer, t!.port);
+    } catch (error) {
+      socket.close();
+      tcp.close();
+      tlsServer?.close();
+      throw error;
+    }
+    return endpoint;
   }
 
   get port(): number {
     return this.socket.address().port;
+  }
+
+  /** The TLS port, when TLS listens. */
+  get tlsPort(): number | undefined {
+    const address = this.tlsServer?.address();
+    return address && typeof address === 'object' ? address.port : undefined;
   }
 
   /** The address the far end reaches us at (Via, Contact, SDP). */
@@ -91,8 +164,14 @@ export class SipEndpoint {
     return this.options.publicAddress ?? (listening === '0.0.0.0' || listening === '::' ? '127.0.0.1' : listening);
   }
 
-  get contact(): string {
-    return `<sip:openline@${hostPort(this.address, this.port)}>`;
+  /** Our host:port for a transport (TLS: its own port, else the SIP port). */
+  hostPort(transport: Transport = 'udp'): string {
+    return hostPort(this.address, transport === 'tls' ? (this.tlsPort ?? this.options.tls?.port ?? 5061) : this.port);
+  }
+
+  /** Our Contact for requests and responses on a transport. */
+  contact(transport: Transport = 'udp', user = 'openline'): string {
+    return `<sip:${user}@${this.hostPort(transport)}${transport === 'udp' ? '' : `;transport=${transport}`}>`;
   }
 
   onRequest(handler: RequestHandler): void {
@@ -100,21 +179,24 @@ export class SipEndpoint {
   }
 
   /** A Via for a new request from us. */
-  via(branch = newBranch()): string {
-    return `SIP/2.0/UDP ${hostPort(this.address, this.port)};branch=${branch};rport`;
+  via(transport: Transport = 'udp', branch = newBranch()): string {
+    return `SIP/2.0/${transport.toUpperCase()} ${this.hostPort(transport)};branch=${branch};rport`;
   }
 
   /**
    * Sends a request as a client transaction and resolves with its final response (a made-up 408
-   * when none came in time). `onProvisional` hears the 1xx responses.
+   * when none came in time, a 503 when its connection failed). `onProvisional` hears the 1xx
+   * responses. `connection`: the TCP or TLS connection it went on.
    */
   request(
     request: SipRequest,
     target: Target,
     onProvisional?: (response: SipResponse) => void,
-  ): { response: Promise<SipResponse>; branch: string } {
+  ): { response: Promise<SipResponse>; branch: string; connection: number | undefined } {
     const branch = param(header(request, 'via'), 'branch') ?? '';
     const message = serialize(request);
+    const key = `${branch}|${request.method}`;
+    let connection: number | undefined;
     const response = new Promise<SipResponse>((resolve) => {
       const transaction: ClientTransaction = {
         method: request.method,
@@ -126,9 +208,11 @@ export class SipEndpoint {
         settled: false,
         provisional: false,
       };
-      this.clients.set(`${branch}|${request.method}`, transaction);
-      this.send(message, target);
-      // Timer A / E: retransmit at T1, 2 T1, 4 T1, ... (INVITE until a provisional; others capped at T2).
+      this.clients.set(key, transaction);
+      connection = this.send(message, target);
+      if (connection !== undefined) transaction.target = { ...target, connection };
+      const reliable = (target.transport ?? 'udp') !== 'udp';
+      // Timer A / E (UDP only): retransmit at T1, 2 T1, 4 T1, ... (INVITE until a provisional; others capped at T2).
       const retransmit = (interval: number) => {
         transaction.timers.push(
           setTimeout(() => {
@@ -140,22 +224,47 @@ export class SipEndpoint {
           }, interval),
         );
       };
-      retransmit(T1);
-      // Timer B / F. An INVITE that rings is bounded by the caller's own ring timeout instead.
+      if (!reliable) retransmit(T1);
+      // Timer B / F, on every transport. An INVITE that rings is bounded by the caller's own ring timeout instead.
       transaction.timers.push(
         setTimeout(() => {
           if (transaction.settled || (request.method === 'INVITE' && transaction.provisional)) return;
-          this.settle(`${branch}|${request.method}`, timeoutResponse(request));
+          this.settle(key, timeoutResponse(request));
         }, TRANSACTION_TIMEOUT_MS),
       );
     });
-    return { response, branch };
+    return { response, branch, connection };
   }
 
-  /** Sends a message outside any transaction (an ACK for a 2xx, a response). */
-  send(message: SipMessage | Buffer, target: Target): void {
-    if (this.closed) return;
-    this.socket.send(Buffer.isBuffer(message) ? message : serialize(message), target.port, target.host);
+  /**
+   * Sends a message outside any transaction (an ACK for a 2xx, a response); on TCP or TLS, on the
+   * target's connection while it is open, else on one to the same address, else on a new one.
+   * Returns the connection used.
+   */
+  send(message: SipMessage | Buffer, target: Target): number | undefined {
+    if (this.closed) return undefined;
+    const bytes = Buffer.isBuffer(message) ? message : serialize(message);
+    const transport = target.transport ?? 'udp';
+    if (transport === 'udp') {
+      this.socket.send(bytes, target.port, target.host);
+      return undefined;
+    }
+    const connection = this.connectionTo({ ...target, transport });
+    if (!connection.socket.destroyed) connection.socket.write(bytes);
+    return connection.id;
+  }
+
+  /** Marks a connection as used by a dialog (`true`) or no longer (`false`): kept open while used. */
+  keep(connection: number | undefined, used: boolean): void {
+    if (connection === undefined) return;
+    const count = (this.kept.get(connection) ?? 0) + (used ? 1 : -1);
+    if (count > 0) this.kept.set(connection, count);
+    else this.kept.delete(connection);
+  }
+
+  /** Whether a TCP or TLS connection is still open. */
+  isOpen(connection: number | undefined): boolean {
+    return connection !== undefined && this.connections.has(connection);
   }
 
   close(): void {
@@ -164,9 +273,85 @@ export class SipEndpoint {
     for (const key of [...this.clients.keys()]) this.settle(key, undefined);
     for (const timer of this.unacknowledged.values()) clearInterval(timer);
     this.socket.close();
+    this.tcp.close();
+    this.tlsServer?.close();
+    // Connections end gracefully (what was written goes out first), then are closed for good.
+    for (const connection of this.connections.values()) {
+      connection.socket.end();
+      setTimeout(() => connection.socket.destroy(), 1000).unref();
+    }
   }
 
-  private settle(key: string, response: SipResponse | undefined): void {
+  private connectionTo(target: Target & { transport: 'tcp' | 'tls' }): Connection {
+    const existing =
+      (target.connection !== undefined && this.connections.get(target.connection)) ||
+      this.byKey.get(connectionKey(target.transport, target.host, target.port));
+    if (existing && existing.transport === target.transport) return existing;
+    const t = this.options.tls;
+    const socket =
+      target.transport === 'tcp'
+        ? net.connect({ host: target.host, port: target.port })
+        : tls.connect({
+            host: target.host,
+            port: target.port,
+            ...(net.isIP(target.host) === 0 && { servername: target.host }),
+            ...(t?.ca && { ca: t.ca }),
+            // Our certificate, for trunks that want to see it (mutual TLS).
+            ...(t?.cert && t.key && { cert: t.cert, key: t.key }),
+          });
+    return this.attach(socket, target.transport, connectionKey(target.transport, target.host, target.port));
+  }
+
+  /** A connection we opened or accepted: framing, keep-alives, idle close, its transactions failing with it. */
+  private attach(socket: net.Socket, transport: 'tcp' | 'tls', key?: string): Connection {
+    const id = this.nextConnection++;
+    const connection: Connection = {
+      id,
+      transport,
+      socket,
+      key: key ?? connectionKey(transport, socket.remoteAddress ?? '', socket.remotePort ?? 0),
+      reader: new SipStreamReader(),
+    };
+    this.connections.set(id, connection);
+    this.byKey.set(connection.key, connection);
+    const idleMs = this.options.idleMs ?? DEFAULT_IDLE_MS;
+    socket.setTimeout(idleMs);
+    socket.on('timeout', () => {
+      if (this.kept.has(id)) socket.setTimeout(idleMs);
+      else socket.destroy();
+    });
+    socket.on('data', (chunk: Buffer) => {
+      const read = connection.reader.push(chunk);
+      if (read === 'malformed') {
+        this.options.log?.warn({ transport }, 'SIP stream dropped: a message without Content-Length or too large');
+        socket.destroy();
+        return;
+      }
+      for (let i = 0; i < read.pings; i++) socket.write('\r\n');
+      const from: Target = {
+        host: (socket.remoteAddress ?? '').replace(/^::ffff:/, ''),
+        port: socket.remotePort ?? 0,
+        transport,
+        connection: id,
+      };
+      for (const message of read.messages) this.onData(message, from);
+    });
+    socket.on('error', (error) => {
+      connection.error = error.message;
+      this.options.log?.warn({ err: error, transport }, 'SIP connection failed');
+    });
+    socket.on('close', () => {
+      this.connections.delete(id);
+      this.kept.delete(id);
+      if (this.byKey.get(connection.key) === connection) this.byKey.delete(connection.key);
+      // Requests still waiting on this connection will not be answered (RFC 3261 section 8.1.3.1).
+      for (const [k, transaction] of this.clients)
+        if (transaction.target.connection === id) this.settle(k, undefined, connection.error);
+    });
+    return connection;
+  }
+
+  private settle(key: string, response: SipResponse | undefined, why?: string): void {
     const transaction = this.clients.get(key);
     if (!transaction || transaction.settled) return;
     transaction.settled = true;
@@ -177,13 +362,13 @@ export class SipEndpoint {
       transaction.resolve({
         kind: 'response',
         status: 503,
-        reason: 'Service Unavailable',
+        reason: why ? `Service Unavailable (${why})` : 'Service Unavailable',
         headers: new Map(),
         body: '',
       });
   }
 
-  private onDatagram(data: Buffer, from: Target): void {
+  private onData(data: Buffer, from: Target): void {
     // Keep-alives (CRLF pings) and anything unreadable are ignored: never an exception.
     if (data.length <= 4) return;
     const message = parseMessage(data);
@@ -244,7 +429,8 @@ export class SipEndpoint {
       const bytes = serialize(response);
       this.answered.set(key, { response: bytes, target, at: Date.now() });
       this.send(bytes, target);
-      if (request.method === 'INVITE' && status >= 200 && status < 300) {
+      // A reliable transport delivers the 2xx once; over UDP it is repeated until the ACK.
+      if (request.method === 'INVITE' && status >= 200 && status < 300 && (from.transport ?? 'udp') === 'udp') {
         const ackKey = `${header(request, 'call-id')}|${cseqOf(request)?.seq}`;
         let interval = T1;
         let waited = 0;

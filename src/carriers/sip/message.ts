@@ -36,9 +36,10 @@ const COMPACT: Record<string, string> = {
   k: 'supported',
   t: 'to',
   v: 'via',
+  x: 'session-expires',
 };
 
-/** The largest message we accept: UDP datagrams are smaller, TCP is not used for more. */
+/** The largest message we accept: UDP datagrams are smaller; on TCP and TLS a larger one drops the connection. */
 export const MAX_MESSAGE_BYTES = 64 * 1024;
 const MAX_HEADERS = 200;
 
@@ -115,6 +116,7 @@ const NAMES: Record<string, string> = {
   'content-length': 'Content-Length',
   'record-route': 'Record-Route',
   'user-agent': 'User-Agent',
+  'min-se': 'Min-SE',
 };
 const headerName = (name: string) =>
   NAMES[name] ?? name.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase());

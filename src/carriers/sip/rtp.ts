@@ -109,6 +109,8 @@ export class RtpSession implements MediaTransport {
   private keyEvent: { timestamp: number; duration: number } | undefined;
   private lastHeard = Date.now();
   private closed = false;
+  /** Early media (before the answer): packets counted, their audio not passed on. */
+  private early = false;
   private readonly watchdog: NodeJS.Timeout;
   /** Packets received and sent. */
   readonly stats = { received: 0, sent: 0 };
@@ -120,7 +122,7 @@ export class RtpSession implements MediaTransport {
     socket.on('message', (data, from) => this.onPacket(data, from));
     socket.on('error', () => this.stop('network'));
     this.watchdog = setInterval(() => {
-      if (this.remote && Date.now() - this.lastHeard > this.options.timeoutMs) this.stop('network');
+      if (this.remote && !this.early && Date.now() - this.lastHeard > this.options.timeoutMs) this.stop('network');
     }, 1000);
     this.watchdog.unref();
   }
@@ -140,10 +142,15 @@ export class RtpSession implements MediaTransport {
     return this.socket.address().port;
   }
 
-  /** Where to send, and in which codec: from the far end's SDP. */
-  connect(remote: { address: string; port: number }, codec: RtpCodec): void {
+  /**
+   * Where to send, and in which codec: from the far end's SDP. `early`: the SDP of a provisional
+   * response (early media: ringback, announcements): its packets are taken (and latched onto) but
+   * their audio goes nowhere, and the RTP timeout waits, until the answer connects again.
+   */
+  connect(remote: { address: string; port: number }, codec: RtpCodec, options: { early?: boolean } = {}): void {
     this.remote = remote;
     this.codec = codec;
+    this.early = options.early === true;
     this.lastHeard = Date.now();
   }
 
@@ -258,6 +265,8 @@ export class RtpSession implements MediaTransport {
       this.remote = { address: from.address, port: from.port };
     this.lastHeard = Date.now();
     this.stats.received++;
+    // Ringback and announcements before the answer are no one speaking: nothing hears them.
+    if (this.early) return;
     if (this.codec.dtmfPayloadType !== undefined && packet.payloadType === this.codec.dtmfPayloadType)
       return this.onTelephoneEvent(packet);
     this.frames.take(packet);

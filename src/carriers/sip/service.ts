@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import os from 'node:os';
 import type { Services } from '../../services.js';
 import { createConnectedCall } from '../../calls/inbound.js';
@@ -6,6 +7,7 @@ import type { AudioLegFactory, CarrierLogger } from '../audio-legs.js';
 import { sourceGuard } from './allow.js';
 import { SipCarrier } from './carrier.js';
 import { SipEndpoint } from './endpoint.js';
+import { SipRegistration } from './register.js';
 import { parseTrunk, type SipTrunk } from '../../domain/sip-trunk.js';
 import type { CarrierCredential } from '../../schemas/account.js';
 import type { DialRequest } from '../types.js';
@@ -18,6 +20,8 @@ function accountTrunk(credential: Extract<CarrierCredential, { provider: 'sip' }
     ...trunk,
     ...(credential.username !== undefined && { username: credential.username }),
     ...(credential.password !== undefined && { password: credential.password }),
+    // Registration is the server-wide trunk's (OPENLINE_SIP_TRUNK); an account's trunk takes calls by address.
+    register: false,
   };
 }
 
@@ -33,8 +37,9 @@ export function defaultPublicAddress(listenHost: string): string {
 }
 
 /**
- * Starts SIP (docs/sip.md) when OPENLINE_SIP_LISTEN is not `off`: the listener, the carrier that
- * places calls on OPENLINE_SIP_TRUNK, and inbound INVITEs to the accounts' numbers. A port that
+ * Starts SIP (docs/sip.md) when OPENLINE_SIP_LISTEN is not `off`: the listener (UDP and TCP, TLS
+ * with a certificate), the carrier that places calls on OPENLINE_SIP_TRUNK, the registration with
+ * that trunk when it asks for one, and inbound INVITEs to the accounts' numbers. A port that
  * cannot be bound leaves SIP off with a warning; the API and the other carriers run on.
  */
 export async function startSip(
@@ -47,22 +52,33 @@ export async function startSip(
   if (!sip.listen) return undefined;
   let endpoint: SipEndpoint;
   try {
+    const read = (file: string | undefined) => (file ? fs.readFileSync(file, 'utf8') : undefined);
+    const cert = read(sip.tls.certFile);
+    const key = read(sip.tls.keyFile);
+    const ca = read(sip.tls.caFile);
     endpoint = await SipEndpoint.listen({
       host: sip.listen.host,
       port: sip.listen.port,
       publicAddress: sip.publicAddress ?? defaultPublicAddress(sip.listen.host),
+      tls: { port: sip.tls.port, ...(cert && { cert }), ...(key && { key }), ...(ca && { ca }) },
       ...(log && { log }),
     });
   } catch (error) {
     log?.warn(
-      { err: error, listen: `${sip.listen.host}:${sip.listen.port}` },
-      'SIP is off: the SIP port could not be opened (OPENLINE_SIP_LISTEN)',
+      { err: error, listen: `${sip.listen.host}:${sip.listen.port}`, tls_port: sip.tls.port },
+      'SIP is off: the SIP ports could not be opened (OPENLINE_SIP_LISTEN, OPENLINE_SIP_TLS_*)',
     );
     return undefined;
   }
+  const trunk = sip.trunk;
+  const registration =
+    trunk?.register && trunk.username !== undefined
+      ? new SipRegistration(endpoint, { ...trunk, username: trunk.username }, { ...(log && { log }) })
+      : undefined;
   const allowed = await sourceGuard(sip.allow, sip.trunk?.host);
-  return new SipCarrier({
+  const carrier = new SipCarrier({
     endpoint,
+    ...(registration && { registration }),
     ...(sip.trunk && { trunk: sip.trunk }),
     // A call that names the account's own trunk (encrypted_key with "provider": "sip") goes there.
     trunkFor: async (request) => {
@@ -92,4 +108,6 @@ export async function startSip(
       },
     },
   });
+  registration?.start();
+  return carrier;
 }
