@@ -1,12 +1,15 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ScaledClock } from '../../src/clock.js';
 import { createTestApp, type TestApp } from '../../src/testing/harness.js';
 import { verifyWebhook } from '../../src/outbound/signing.js';
-import { userLinesOf } from '../../src/agent-tests/scenarios.js';
+import { evaluateAssertion, normalizeAssertions, userLinesOf } from '../../src/agent-tests/scenarios.js';
+import type { CallView } from '../../src/agent-tests/expect.js';
 
 type Json = Record<string, unknown>;
 
@@ -29,6 +32,66 @@ describe('userLinesOf: the caller of a finished call as scripted lines', () => {
       ['Hello? Who is this?', 'No, I rent.'],
     );
   });
+});
+
+describe('the hosted assertion types as expectations', () => {
+  const call: CallView = {
+    status: 'completed',
+    answered_by: 'human',
+    call_ended_by: 'USER',
+    call_length: 0.5,
+    transferred_to: null,
+    variables: { owns_home: 'false', email: 'a@b.c' },
+    pathway_logs: JSON.stringify([
+      { event: 'entered', node_name: 'Greeting' },
+      { event: 'entered', node_name: 'Not a fit' },
+    ]),
+    transcripts: [
+      { user: 'assistant', text: 'Do you own your home?' },
+      { user: 'user', text: 'No, I rent.' },
+    ],
+    latency: null,
+  };
+  const judged = async (assertion: Json) => {
+    const errors: string[] = [];
+    const [stored] = normalizeAssertions([assertion], errors);
+    assert.deepEqual(errors, []);
+    return evaluateAssertion(stored!, call, undefined);
+  };
+  const table: [Json, boolean, RegExp?][] = [
+    [{ type: 'contains', config: { value: 'own your home' } }, true],
+    [{ type: 'TRANSCRIPT_CONTAINS', config: { value: ['rent', 'mortgage'] } }, false, /"mortgage" was not said/],
+    [{ type: 'NOT_CONTAINS', config: { value: 'rent' } }, false, /"rent" was said \(user: "No, I rent\."\)/],
+    [{ type: 'regex', config: { pattern: 'r[e]nt\\.$' } }, true],
+    [{ type: 'VARIABLE_EQUALS', config: { variable: 'owns_home', value: false } }, true],
+    [
+      { type: 'variable_extracted', config: { variable: 'owns_home', value: true } },
+      false,
+      /variables\.owns_home: wanted true/,
+    ],
+    [{ type: 'VARIABLE_EXISTS', config: { variable: 'zip' } }, false, /variables\.zip: wanted "\*", got nothing/],
+    [{ type: 'NODE_VISITED', config: { node: 'Not a fit' } }, true],
+    [
+      { type: 'NODE_NOT_VISITED', config: { node: 'Not a fit' } },
+      false,
+      /"Not a fit" was visited \(nodes: Greeting > Not a fit\)/,
+    ],
+    [{ type: 'NODE_NOT_VISITED', config: { node: 'Monthly bill' } }, true],
+    [
+      { type: 'NODE_SEQUENCE', config: { nodes: ['Not a fit', 'Greeting'] } },
+      false,
+      /"Greeting" was not reached after "Not a fit"/,
+    ],
+    [{ type: 'ENDED_BY', config: { value: 'assistant' } }, false, /ended_by: wanted ASSISTANT, got USER/],
+    [{ type: 'MAX_DURATION', config: { seconds: 20 } }, false, /took 30\.0 s, over 20 s/],
+    [{ type: 'LLM_JUDGE', config: { prompt: 'Polite?' } }, false, /needs a language model/],
+  ];
+  for (const [assertion, passed, message] of table)
+    it(`${String(assertion.type)} ${JSON.stringify(assertion.config)} ${passed ? 'passes' : 'fails'}`, async () => {
+      const result = await judged(assertion);
+      assert.equal(result.passed, passed, result.message);
+      if (message) assert.match(result.message, message);
+    });
 });
 
 for (const storage of ['sqlite', 'postgres'] as const)
@@ -288,9 +351,32 @@ for (const storage of ['sqlite', 'postgres'] as const)
         input_messages: lines,
         assertions: [{ type: 'REGEX', config: { pattern: 'order \\d+' } }],
       });
-      const [a, b] = await Promise.all([run(byAgent), run(inline)]);
+      const number = await t.request('POST', '/v1/inbound/purchase', {
+        prompt: 'You answer for Corner Bakery. Take cake orders.',
+        first_sentence: 'Corner Bakery, how can I help with your cake order?',
+      });
+      assert.equal(number.status, 200, JSON.stringify(number.body));
+      const byNumber = await create({
+        name: 'the bakery line answers',
+        phone_number: String(number.body.phone_number),
+        input_messages: lines,
+        assertions: [{ type: 'CONTAINS', config: { value: 'Corner Bakery' } }],
+      });
+      const [a, b, c] = await Promise.all([run(byAgent), run(inline), run(byNumber)]);
       assert.equal(a.status, 'PASSED', JSON.stringify(a.assertion_results));
       assert.equal(b.status, 'PASSED', JSON.stringify(b.assertion_results));
+      assert.equal(c.status, 'PASSED', JSON.stringify(c.assertion_results));
+      const foreignNumber = await t.request(
+        'POST',
+        '/v1/agent-testing/scenarios',
+        { name: 'x', phone_number: String(number.body.phone_number) },
+        { as: t.otherKey },
+      );
+      assert.equal(foreignNumber.status, 400);
+      assert.match(
+        (foreignNumber.body.errors as string[]).join(),
+        /phone_number is not an inbound number of this account/,
+      );
       assert.equal(
         (await t.request('POST', '/v1/agent-testing/scenarios', { name: 'x', agent_id: 'nope' })).status,
         400,
@@ -384,3 +470,45 @@ async function waitForHook(
   }
   throw new Error(`no webhook for ${id}`);
 }
+
+describe('a run survives a restart of the server (SQLite file, clock 50x)', () => {
+  it('a run started before the restart is dialed, judged and finished after it', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-agent-tests-'));
+    try {
+      // No workers: the server stops before the run's call is dialed.
+      const first = await createTestApp({ clock: new ScaledClock(50), env: { DATA_DIR: dir } });
+      const pathway = await first.request('POST', '/v1/pathway/create', {
+        name: 'Lead qualification',
+        nodes: pathwaySpec.nodes,
+        edges: pathwaySpec.edges,
+      });
+      const scenario = await first.request('POST', '/v1/agent-testing/scenarios', {
+        name: 'renter',
+        pathway_id: pathway.body.pathway_id,
+        input_messages: RENTER,
+        assertions: [{ type: 'NODE_VISITED', config: { node: 'Not a fit' } }],
+      });
+      const started = await first.request('POST', `/v1/agent-testing/scenarios/${String(scenario.body.id)}/run`, {});
+      assert.equal(started.status, 200, JSON.stringify(started.body));
+      const runId = String(started.body.run_id);
+      await first.close();
+
+      const second = await createTestApp({ clock: new ScaledClock(50), env: { DATA_DIR: dir } });
+      try {
+        await second.services.startWorkers();
+        let run = await second.services.agentTests.runById(runId);
+        for (let i = 0; i < 1200 && run?.status === 'RUNNING'; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          run = await second.services.agentTests.runById(runId);
+        }
+        assert.equal(run?.status, 'PASSED', run?.result ?? 'still running');
+        const call = await second.services.calls.byId(String(run?.call_id));
+        assert.equal(call?.queue_status, 'complete');
+      } finally {
+        await second.close();
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
