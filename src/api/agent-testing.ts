@@ -37,6 +37,8 @@ type Json = Record<string, unknown>;
 
 /** Runs one batch request may start (scenarios times repeat). */
 const MAX_BATCH_RUNS = 500;
+/** Calls a batch request places at the same time. */
+const PLACING_AT_ONCE = 8;
 
 const SCENARIO_KEYS = Object.keys(scenarioFields);
 
@@ -203,21 +205,28 @@ async function runBatch(
     },
   });
   const place = placeCallAs(app, request);
-  const runs: { run_id: string; scenario_id: string }[] = [];
-  for (const scenario of planned) {
-    for (let n = 0; n < body.repeat; n++) {
-      const { run } = await startRun(
-        services,
-        accountId,
-        scenario,
-        scenario.call,
-        scenario.lines,
-        { batch_id: batch.id, version_number: body.version_number ?? null, webhook_url: null },
-        place,
-      );
-      runs.push({ run_id: run.id, scenario_id: scenario.id });
-    }
-  }
+  const order = planned.flatMap((scenario) => Array.from({ length: body.repeat }, () => scenario));
+  const runs: { run_id: string; scenario_id: string }[] = new Array(order.length);
+  // Calls are placed a few at a time: a large batch answers in a fraction of the serial time.
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(PLACING_AT_ONCE, order.length) }, async () => {
+      while (next < order.length) {
+        const i = next++;
+        const scenario = order[i]!;
+        const { run } = await startRun(
+          services,
+          accountId,
+          scenario,
+          scenario.call,
+          scenario.lines,
+          { batch_id: batch.id, version_number: body.version_number ?? null, webhook_url: null },
+          place,
+        );
+        runs[i] = { run_id: run.id, scenario_id: scenario.id };
+      }
+    }),
+  );
   return { batch, runs };
 }
 

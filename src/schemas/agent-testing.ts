@@ -106,7 +106,7 @@ export const BatchRunBody = Type.Object(
     version_number,
     webhook_url,
     repeat: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 50, description: 'Runs of each scenario (pass rates). Default 1' }),
+      Type.Integer({ minimum: 1, maximum: 100, description: 'Runs of each scenario (pass rates). Default 1' }),
     ),
     request_data_override: Type.Optional(FreeObject()),
   },
@@ -117,7 +117,7 @@ export type BatchRunBody = Static<typeof BatchRunBody>;
 export const SimulationSetBody = Type.Object(
   {
     scenario_ids: Type.Array(Text, { minItems: 1, maxItems: 200 }),
-    simulations_per_scenario: Type.Integer({ minimum: 1, maximum: 50 }),
+    simulations_per_scenario: Type.Integer({ minimum: 1, maximum: 100 }),
     pathway_id: Type.Optional(Type.String()),
     persona_id: Type.Optional(Type.String()),
     version_number,

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Dialect } from '../db.js';
 
 // Migrations see the database as it was when they were written, not as types.ts says today.
@@ -56,10 +56,13 @@ export async function up(db: AnyDb, dialect: Dialect): Promise<void> {
     .on('agent_test_runs')
     .columns(['account_id', 'created_at'])
     .execute();
+  // A number answers for one running run at a time.
   await db.schema
     .createIndex('agent_test_runs_caller')
     .on('agent_test_runs')
-    .columns(['caller_number', 'status'])
+    .column('caller_number')
+    .unique()
+    .where(sql.ref('status'), '=', 'RUNNING')
     .execute();
   await db.schema.createIndex('agent_test_runs_batch').on('agent_test_runs').columns(['batch_id']).execute();
 }
