@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { ScaledClock } from '../../src/clock.js';
 import { createTestApp, type TestApp } from '../../src/testing/harness.js';
 import { verifyWebhook } from '../../src/outbound/signing.js';
+import { FakeOpenAi, fakeLlmConfig, type FakeReply } from '../../src/testing/fake-openai.js';
 import { evaluateAssertion, normalizeAssertions, userLinesOf } from '../../src/agent-tests/scenarios.js';
 import type { CallView } from '../../src/agent-tests/expect.js';
 
@@ -510,5 +511,54 @@ describe('a run survives a restart of the server (SQLite file, clock 50x)', () =
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('LLM_JUDGE with a language model (a local OpenAI-compatible fake, clock 25x)', () => {
+  let t: TestApp;
+  let fake: FakeOpenAi;
+  before(async () => {
+    fake = await FakeOpenAi.start();
+    fake.handler = (r): FakeReply => {
+      const system = String(r.body.messages[0]?.content ?? '');
+      // The judge's question comes through the analyze questions: it scores politeness high, speed low.
+      if (system.startsWith('You answer questions about a phone call'))
+        return { text: JSON.stringify({ answer_1: /polite/i.test(system) ? 0.9 : 0.2 }) };
+      return { text: 'Hello, this is Ava from Bright Smile Dental. Thank you, goodbye!' };
+    };
+    t = await createTestApp({ clock: new ScaledClock(25), config: { llm: fakeLlmConfig(fake, 2000) } });
+    await t.services.startWorkers();
+  });
+  after(async () => {
+    await t.close();
+    await fake.close();
+  });
+
+  it('the configured model scores the call against each rubric; a score under the threshold fails', async () => {
+    const created = await t.request('POST', '/v1/agent-testing/scenarios', {
+      name: 'judged',
+      call: { task: 'Greet the patient.' },
+      input_messages: ['Hello?', 'Okay, bye.'],
+      assertions: [
+        { type: 'LLM_JUDGE', name: 'polite', config: { prompt: 'Was the agent polite?', threshold: 0.7 } },
+        { type: 'LLM_JUDGE', name: 'fast', config: { prompt: 'Did the agent book in one turn?' }, is_required: false },
+      ],
+    });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    const started = await t.request('POST', `/v1/agent-testing/scenarios/${String(created.body.id)}/run`, {});
+    assert.equal(started.status, 200, JSON.stringify(started.body));
+    let run: Json = {};
+    for (let i = 0; i < 1200; i++) {
+      run = (await t.request('GET', `/v1/agent-testing/runs/${String(started.body.run_id)}`)).body;
+      if (run.status !== 'RUNNING') break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.equal(run.status, 'PASSED', JSON.stringify(run));
+    const [polite, fast] = run.assertion_results as Json[];
+    assert.equal(polite!.passed, true);
+    assert.match(String(polite!.message), /^score 0\.90 \(pass at 0\.7\)/);
+    assert.equal(fast!.passed, false);
+    assert.match(String(fast!.message), /^score 0\.20 \(pass at 0\.7\)/);
+    assert.equal(run.overall_score, 0.5);
   });
 });
