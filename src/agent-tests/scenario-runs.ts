@@ -38,9 +38,11 @@ export type ScenarioSpec = Json & {
 };
 
 /** How often (clock ms) a run looks whether its call has ended. */
-export const RUN_CHECK_MS = 1000;
+export const RUN_CHECK_MS = 2000;
+/** A run with no call after this long (clock ms) was never placed (the server stopped meanwhile). */
+const PLACING_GRACE_MS = 120_000;
 /** A run whose call has not ended after this many checks (about 2 h) ends as ERROR. */
-const MAX_CHECKS = 7200;
+const MAX_CHECKS = 3600;
 
 /** What a run's result holds besides status and score. */
 interface RunResult {
@@ -135,6 +137,12 @@ export async function startRun(
     caller_lines: lines,
     settings: settings as unknown as Json,
   });
+  // The run's job first: whatever happens next (a refused call, a crash), the run gets an end.
+  await services.queue.enqueue(
+    'agent_test_run',
+    { run_id: run.id, check: 1 },
+    { runAt: new Date(services.clock.now().getTime() + RUN_CHECK_MS) },
+  );
   const placed = await place({ ...body, phone_number: run.caller_number });
   if ('errors' in placed) {
     await services.agentTests.finish(run.id, {
@@ -142,15 +150,9 @@ export async function startRun(
       score: null,
       result: { ...emptyResult(), error_message: `the call was refused: ${placed.errors.join('; ')}` },
     });
-    await services.queue.enqueue('agent_test_run', { run_id: run.id, check: 0 });
     return { run, errors: placed.errors };
   }
   await services.agentTests.setCall(run.id, placed.call_id);
-  await services.queue.enqueue(
-    'agent_test_run',
-    { run_id: run.id, check: 1 },
-    { runAt: new Date(services.clock.now().getTime() + RUN_CHECK_MS) },
-  );
   return { run: { ...run, call_id: placed.call_id } };
 }
 
@@ -322,7 +324,10 @@ export async function checkRun(services: Services, job: JobPayloads['agent_test_
   if (!run) return;
   if (run.status === 'RUNNING') {
     const call = run.call_id ? await services.calls.byId(run.call_id) : undefined;
-    if (call && (OPEN_STATES as readonly string[]).includes(call.queue_status) && job.check < MAX_CHECKS) {
+    // A run whose call is still being placed (a large batch places its calls a few at a time).
+    const placing = !run.call_id && services.clock.now().getTime() - Date.parse(run.created_at) < PLACING_GRACE_MS;
+    const live = call && (OPEN_STATES as readonly string[]).includes(call.queue_status);
+    if ((placing || live) && job.check < MAX_CHECKS) {
       await services.queue.enqueue(
         'agent_test_run',
         { run_id: run.id, check: job.check + 1 },
@@ -335,7 +340,10 @@ export async function checkRun(services: Services, job: JobPayloads['agent_test_
       ? {
           status: 'ERROR' as const,
           score: null,
-          result: { ...emptyResult(), error_message: 'the run has no call (it was not placed)' },
+          result: {
+            ...emptyResult(),
+            error_message: 'the run has no call: it was not placed (the server stopped meanwhile?)',
+          },
         }
       : (OPEN_STATES as readonly string[]).includes(call.queue_status)
         ? {

@@ -23,9 +23,9 @@ export interface JobPayloads {
    */
   postcall: { call_id: string; retry_after_voicemail?: boolean };
   /**
-   * One look at an agent test run (src/agent-tests/scenario-runs.ts): while its call is live the
-   * next look (`check` + 1) is enqueued a second later; once the call ended, the run is judged and
-   * its webhooks sent. Check 0 is a run that ended without a call (its webhook only).
+   * One look at an agent test run (src/agent-tests/scenario-runs.ts): while its call is being
+   * placed or is live, the next look (`check` + 1) is enqueued two seconds later; once the call
+   * ended, the run is judged and its webhooks sent.
    */
   agent_test_run: { run_id: string; check: number };
 }

@@ -325,6 +325,17 @@ for (const storage of ['sqlite', 'postgres'] as const)
       assert.match((r.body.errors as string[])[0]!, /^tester_persona_prompt needs a language model/);
     });
 
+    it('a run whose call Send Call refuses is a 400 with its reasons, and the run ends as ERROR', async () => {
+      const id = await create(scenario());
+      const r = await t.request('POST', `/v1/agent-testing/scenarios/${id}/run`, { version_number: 99 });
+      assert.equal(r.status, 400);
+      assert.match((r.body.errors as string[]).join(), /pathway_version 99 is not a version of this pathway/);
+      const runs = await t.request('GET', `/v1/agent-testing/scenarios/${id}/runs`);
+      const [run] = runs.body.runs as Json[];
+      assert.equal(run!.status, 'ERROR');
+      assert.match(String(run!.error_message), /^the call was refused: pathway_version 99/);
+    });
+
     it('tests agents without pathways: an agent_id and an inline Send Call body', async () => {
       const agent = await t.request('POST', '/v1/agents', {
         prompt: 'You are Ava of Bright Smile Dental. Confirm the cleaning tomorrow at 3 pm.',
