@@ -16,13 +16,12 @@ import { normalizePhone } from '../domain/phone.js';
 import { isRecord } from '../domain/records.js';
 import { parsePersona, type Persona } from '../carriers/sandbox/persona-format.js';
 import type { JobPayloads } from '../jobs/catalog.js';
-import type { CallView } from './expect.js';
+import { transcriptText, type CallView } from './expect.js';
 import {
   chatHistory,
   evaluateAssertion,
   nodesVisited,
   scoreOf,
-  transcriptText,
   type AssertionResult,
   type Judge,
   type StoredAssertion,

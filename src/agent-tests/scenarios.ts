@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isRecord } from '../domain/records.js';
-import { check, transcriptText, type CallView } from './expect.js';
+import { check, type CallView } from './expect.js';
 import type { Expect } from './suite.js';
 
 type Json = Record<string, unknown>;
@@ -327,8 +327,6 @@ export function chatHistory(call: CallView): { role: string; content: string }[]
     .filter((t) => t.user === 'user' || t.user === 'assistant')
     .map((t) => ({ role: t.user, content: t.text }));
 }
-
-export { transcriptText };
 
 /**
  * The caller's lines of a scenario's input_messages: strings, or objects whose role is `user` (or
