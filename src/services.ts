@@ -13,6 +13,8 @@ import { CampaignStore } from './store/campaigns.js';
 import { PathwayStore } from './store/pathways.js';
 import { BatchStore } from './store/batches.js';
 import { BlockedStore } from './store/blocked.js';
+import { AgentTestStore } from './store/agent-tests.js';
+import { checkRun, runCaller } from './agent-tests/scenario-runs.js';
 import { CallEventBus } from './calls/events.js';
 import { A2pStore } from './store/a2p.js';
 import type { JobQueue } from './jobs/queue.js';
@@ -66,6 +68,8 @@ export interface Services {
   pathways: PathwayStore;
   batches: BatchStore;
   blocked: BlockedStore;
+  /** Agent test scenarios, runs and batches (/v1/agent-testing, docs/agent-tests.md). */
+  agentTests: AgentTestStore;
   /** Pathways run as text (POST /v1/pathway/chat/create): the dashboard's chat panel. */
   pathwayChats: PathwayChats;
   /** The events of the calls this process runs (GET /v1/calls/{id}/events). */
@@ -183,6 +187,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
   const pathways = new PathwayStore(db, clock);
   const batches = new BatchStore(db, clock);
   const blocked = new BlockedStore(db, clock);
+  const agentTests = new AgentTestStore(db, clock);
   const callEvents = new CallEventBus();
   const listening = new LiveListening();
   // Webhook nodes of pathways leave through the guarded client, as custom tools do (CONTRACT.md section 8).
@@ -335,6 +340,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     pathways,
     batches,
     blocked,
+    agentTests,
     callEvents,
     pathwayChats,
     a2p: new A2pStore(db, clock),
@@ -366,6 +372,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
             job,
           ),
         ),
+        agent_test_run: metrics.timeJob('agent_test_run', (job, run) => checkRun(services, job, run.attempt)),
         dial: metrics.timeJob('dial', (job, run) => engine.dial(job.call_id, job.wait ?? 0, run.settle)),
         webhook: metrics.timeJob('webhook', (job) =>
           inSpan('webhook delivery', { 'openline.call.id': job.call_id, 'openline.webhook.attempt': job.attempt }, () =>
@@ -416,5 +423,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
       await storage.close();
     },
   };
+  // An agent test run's scripted caller answers the number the run was given (docs/agent-tests.md).
+  sandbox.useCallers((number) => runCaller(services, number));
   return services;
 }

@@ -43,7 +43,7 @@ const FIRST_NUMBER = 5000;
 const CASE_TIMEOUT_MS = 180_000;
 
 /** A scripted caller as a sandbox persona: the first line on answering, each next one after the agent speaks. */
-function scriptedPersona(id: string, number: string, lines: string[]): object {
+export function scriptedPersona(id: string, number: string, lines: string[]): object {
   const states: Record<string, object[]> = {};
   states.s0 = [{ say: lines[0] }, { goto: lines.length > 1 ? 's1' : 'end' }];
   for (let i = 1; i < lines.length; i++) {

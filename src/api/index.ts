@@ -16,6 +16,7 @@ import blocked from './blocked.js';
 import { authorizeRoutes } from './web-calls.js';
 import { listenRoutes } from './listen.js';
 import smsConversations from './sms-conversations.js';
+import agentTesting from './agent-testing.js';
 
 export type RouteModule = (app: Api, services: Services) => Promise<void>;
 
@@ -38,6 +39,7 @@ export const API_ROUTES: RouteModule[] = [
   authorizeRoutes,
   listenRoutes,
   smsConversations,
+  agentTesting,
 ];
 
 /** Routes outside the /v1 prefix. */

@@ -22,6 +22,12 @@ export interface JobPayloads {
    * final state is written, so that no crash can lose it.
    */
   postcall: { call_id: string; retry_after_voicemail?: boolean };
+  /**
+   * One look at an agent test run (src/agent-tests/scenario-runs.ts): while its call is being
+   * placed or is live, the next look (`check` + 1) is enqueued two seconds later; once the call
+   * ended, the run is judged and its webhooks sent.
+   */
+  agent_test_run: { run_id: string; check: number };
 }
 
 export type JobName = keyof JobPayloads;
@@ -31,6 +37,7 @@ export const JOB_IDS: { [N in JobName]: (payload: JobPayloads[N]) => string } = 
   webhook: (p) => `webhook:${p.call_id}:${p.send_type === 'resend' ? 'resend:' : ''}${p.attempt}`,
   sms_reply: (p) => `sms_reply:${p.message_id}`,
   postcall: (p) => `postcall:${p.call_id}`,
+  agent_test_run: (p) => `agent_test_run:${p.run_id}:${p.check}`,
 };
 
 export interface JobPolicy {
@@ -61,4 +68,6 @@ export const JOB_POLICY: { [N in JobName]: JobPolicy } = {
   // outlast the minute, the job may run twice at once: each step is idempotent (a stored summary
   // is kept, the webhook's job id is the call's).
   postcall: { maxAttempts: 6, backoffMs: (n) => 500 * 2 ** (n - 1), expireSeconds: 60 },
+  // A look takes milliseconds; it throws only on storage failures or while the run's webhook fails.
+  agent_test_run: { maxAttempts: 5, backoffMs: (n) => 5000 * 2 ** (n - 1), expireSeconds: 120 },
 };

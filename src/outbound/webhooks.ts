@@ -269,6 +269,33 @@ export class WebhookService {
     this.event(row.id, 'queue', `Call ended with queue_status ${row.queue_status}`);
   }
 
+  /**
+   * One signed POST of `body` to an account's URL through the guarded client (agent test results):
+   * null when the receiver took it (2xx), else why not.
+   */
+  async post(accountId: string, url: string, id: string, body: string): Promise<string | null> {
+    const headers = webhookHeaders(await this.d.secret(accountId), {
+      id,
+      timestamp: Math.floor(this.d.clock.now().getTime() / 1000),
+      body,
+    });
+    try {
+      const response = await this.d.client.request({
+        method: 'POST',
+        url,
+        headers: { ...headers, 'user-agent': 'Openline-Webhooks/1' },
+        body,
+        timeoutMs: this.deliveryTimeoutMs,
+      });
+      this.d.onDelivery?.(response.status >= 200 && response.status <= 299);
+      return response.status >= 200 && response.status <= 299 ? null : `HTTP ${response.status}`;
+    } catch (error) {
+      if (!(error instanceof OutboundError)) throw error;
+      this.d.onDelivery?.(false);
+      return error.message;
+    }
+  }
+
   /** Streamed events still being sent (shutdown waits for them). */
   async drain(): Promise<void> {
     await Promise.allSettled([...this.eventChains.values()]);

@@ -20,6 +20,7 @@ import * as m094 from './migrations/094_sms_direction.js';
 import * as m095 from './migrations/095_blocked_numbers.js';
 import * as m096 from './migrations/096_web_call_tokens.js';
 import * as m097 from './migrations/097_sms_conversations.js';
+import * as m098 from './migrations/098_agent_tests.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -48,6 +49,7 @@ const MIGRATIONS: Record<string, { up: (db: Kysely<any>, dialect: Dialect) => Pr
   '095_blocked_numbers': m095,
   '096_web_call_tokens': m096,
   '097_sms_conversations': m097,
+  '098_agent_tests': m098,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -336,6 +336,51 @@ export interface WebCallTokensTable {
   created_at: string;
 }
 
+/** An agent test scenario (POST /v1/agent-testing/scenarios): its fields as JSON. */
+export interface AgentTestScenariosTable {
+  id: string;
+  account_id: string;
+  created_at: string;
+  updated_at: string;
+  /** JSON: the scenario's fields (name, agent under test, input_messages, assertions, ...). */
+  spec: string;
+}
+
+/** A batch of agent test runs (POST /v1/agent-testing/batch-run). */
+export interface AgentTestBatchesTable {
+  id: string;
+  account_id: string;
+  created_at: string;
+  webhook_url: string | null;
+  /** null until the batch's webhook was sent; then "delivered" or why it failed. */
+  webhook_status: string | null;
+  /** JSON: scenario_ids, repeat, version_number, trigger_source. */
+  settings: string;
+}
+
+/** One run of a scenario: a real sandbox call and its judged result. */
+export interface AgentTestRunsTable {
+  id: string;
+  account_id: string;
+  scenario_id: string;
+  batch_id: string | null;
+  created_at: string;
+  completed_at: string | null;
+  /** RUNNING, PASSED, FAILED or ERROR. */
+  status: string;
+  /** The sandbox number the run's scripted caller answers while the run is RUNNING. */
+  caller_number: string;
+  /** JSON: the caller's lines, as they were when the run started. */
+  caller_lines: string;
+  call_id: string | null;
+  score: number | null;
+  /** JSON: the scenario as run (agent, assertions) and the run's own options. */
+  settings: string;
+  /** JSON: assertion results, transcript, variables, nodes, error_message. */
+  result: string | null;
+  webhook_status: string | null;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -360,4 +405,7 @@ export interface Database {
   web_call_tokens: WebCallTokensTable;
   sms_configs: SmsConfigsTable;
   sms_conversations: SmsConversationsTable;
+  agent_test_scenarios: AgentTestScenariosTable;
+  agent_test_batches: AgentTestBatchesTable;
+  agent_test_runs: AgentTestRunsTable;
 }

@@ -63,6 +63,9 @@ const CHECKS: Record<string, (run: BlocksRun, server: DocsServer) => void> = {
   'agent-tests.md': ({ stdout }) => {
     assert.match(stdout, /^(\d+) of \1 cases passed/m);
     assert.match(fs.readFileSync(path.join(ROOT, 'results.xml'), 'utf8'), /<testsuites[^>]* failures="0"/);
+    const run = printedObjects(stdout).at(-1) as { status?: string; overall_score?: number } | undefined;
+    assert.equal(run?.status, 'PASSED', 'the scenario run through the API passes');
+    assert.equal(run?.overall_score, 1);
   },
   'api.md': ({ stdout }) => {
     assert.ok(

@@ -67,6 +67,7 @@ describe('PgBossQueue on PostgreSQL, beyond the contract', { skip: skip ?? false
             webhook: async () => {},
             sms_reply: async () => {},
             postcall: async () => {},
+            agent_test_run: async () => {},
           },
           { concurrency: 2 },
         ),
@@ -135,6 +136,7 @@ describe('PgBossQueue on PostgreSQL, beyond the contract', { skip: skip ?? false
           webhook: async () => {},
           sms_reply: async () => {},
           postcall: async () => {},
+          agent_test_run: async () => {},
         },
         { pollMs: 500 },
       );

@@ -42,6 +42,7 @@ export function jobQueueContract(label: string, subject: () => Promise<QueueSubj
       webhook: async () => {},
       sms_reply: async () => {},
       postcall: async () => {},
+      agent_test_run: async () => {},
     });
 
     before(async () => {

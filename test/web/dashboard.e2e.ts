@@ -171,6 +171,26 @@ describe('dashboard in Chromium', () => {
     await page.getByRole('img', { name: 'Calls by outcome' }).waitFor();
   });
 
+  it('runs an agent test scenario from the Tests page and shows its assertions, transcript and call', async () => {
+    const spec = JSON.parse(fs.readFileSync('examples/pathways/lead-qualification.json', 'utf8')) as Json;
+    const pathway = await api('POST', '/v1/pathway/create', { name: 'Leads', nodes: spec.nodes, edges: spec.edges });
+    await api('POST', '/v1/agent-testing/scenarios', {
+      name: 'A renter is not a fit',
+      pathway_id: pathway.pathway_id,
+      input_messages: ['Hello?', 'No, I rent my apartment.', 'Okay, bye.'],
+      assertions: [{ type: 'NODE_VISITED', name: 'told not a fit', config: { node: 'Not a fit' } }],
+    });
+    await page.goto(`${origin}/tests`);
+    const row = page.getByRole('row', { name: /A renter is not a fit/ });
+    await row.getByRole('button', { name: 'Run' }).click();
+    await page.waitForURL(/\/tests\/runs\/[0-9a-f-]+$/);
+    await page.locator('.badge', { hasText: 'PASSED' }).first().waitFor({ timeout: 120_000 });
+    await page.getByRole('cell', { name: 'told not a fit' }).waitFor();
+    await page.getByText('No, I rent my apartment.').waitFor();
+    await page.getByRole('link', { name: /^[0-9a-f-]{36}$/ }).click();
+    await page.waitForURL(/\/calls\/[0-9a-f-]+$/);
+  });
+
   it('signs out: the key is gone and the sign-in form is back', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('API key').waitFor();

@@ -10,6 +10,7 @@ const PAGES: [string, string][] = [
   ['/pathways', 'Pathways'],
   ['/campaigns', 'Campaigns'],
   ['/batches', 'Batches'],
+  ['/tests', 'Tests'],
   ['/sms', 'SMS'],
   ['/settings', 'Settings'],
 ];

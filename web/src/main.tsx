@@ -12,6 +12,7 @@ import { NumbersPage } from './pages/numbers';
 import { VoicesPage } from './pages/voices';
 import { CampaignsPage, CampaignPage } from './pages/campaigns';
 import { BatchesPage } from './pages/batches';
+import { TestsPage, TestRunPage } from './pages/tests';
 import { PathwaysPage } from './pages/pathways';
 import { SmsPage } from './pages/sms';
 import { SettingsPage } from './pages/settings';
@@ -53,6 +54,8 @@ createRoot(document.getElementById('root')!).render(
               <Route path="campaigns" element={<CampaignsPage />} />
               <Route path="campaigns/:id" element={<CampaignPage />} />
               <Route path="batches" element={<BatchesPage />} />
+              <Route path="tests" element={<TestsPage />} />
+              <Route path="tests/runs/:id" element={<TestRunPage />} />
               <Route path="pathways" element={<PathwaysPage />} />
               <Route
                 path="pathways/:id"

@@ -1,6 +1,6 @@
 /** The sandbox telephone network: the default carrier, and its personas as data. */
 export { SandboxNetwork } from './network.js';
-export type { CallLogEntry, SandboxCall, SandboxNetworkOptions, TransferRecord } from './network.js';
+export type { CallerLookup, CallLogEntry, SandboxCall, SandboxNetworkOptions, TransferRecord } from './network.js';
 export { createLegPair, speakingTimeMs, DEFAULT_TIMING, SandboxLegEnd } from './leg-pair.js';
 export type { LegPairOptions, LegTiming } from './leg-pair.js';
 export {

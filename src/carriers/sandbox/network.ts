@@ -94,6 +94,12 @@ export interface SandboxNetworkOptions {
 const BUSY_AFTER_MS = 1500;
 const UNREACHABLE_AFTER_MS = 800;
 
+/**
+ * Callers placed on numbers at run time (an agent test run's scripted caller): the persona that
+ * answers `number`, or undefined to leave it to the persona files.
+ */
+export type CallerLookup = (number: string) => Promise<Persona | undefined>;
+
 type RingOutcome =
   { status: 'answered' } | { status: 'no-answer' } | { status: 'busy' } | { status: 'failed'; reason: string };
 
@@ -122,6 +128,7 @@ export class SandboxNetwork implements Carrier {
   private readonly audio: SandboxAudioOptions;
   private scheduler: FrameScheduler | undefined;
   private readonly lineWriters = new Map<string, LineWriter>();
+  private callers: CallerLookup | undefined;
 
   constructor(options: SandboxNetworkOptions) {
     this.clock = options.clock;
@@ -133,9 +140,14 @@ export class SandboxNetwork implements Carrier {
     this.audio = options.audio ?? {};
   }
 
+  /** Asks `lookup` first for the persona of every dialed number (callers registered at run time). */
+  useCallers(lookup: CallerLookup): void {
+    this.callers = lookup;
+  }
+
   async dial(request: DialRequest): Promise<DialResult> {
     const call = this.openCall(request.callId, 'outbound', request.from, request.to);
-    const persona = this.personas.forNumber(request.to);
+    const persona = (await this.callers?.(request.to)) ?? this.personas.forNumber(request.to);
     this.note(call, 'network', 'dial', `${request.to} (${persona.id})`);
     const outcome = await this.ring(persona, request.ringTimeoutMs, request.signal);
     if (outcome.status !== 'answered') {
