@@ -69,6 +69,33 @@ export interface JudgeScore {
 }
 
 /**
+ * The model's score of one call against one rubric (0 to 1) and its reason. Throws an error that
+ * says what went wrong when the model fails or its reply is not a score.
+ */
+export async function scoreRubric(
+  call: CallView,
+  rubric: string,
+  model: TestModel,
+): Promise<{ score: number; reason: string }> {
+  const transcript = transcriptText(call) || '(nothing was said)';
+  let reply: Record<string, unknown> | undefined;
+  try {
+    reply = await askJson(model, [
+      { role: 'system', content: JUDGE_SYSTEM },
+      { role: 'user', content: `Rubric: ${rubric}\n\nTranscript:\n${transcript}` },
+    ]);
+  } catch (error) {
+    throw new Error(`the language model failed (${(error as Error).message})`);
+  }
+  const score = typeof reply?.score === 'string' ? Number(reply.score) : reply?.score;
+  if (typeof score !== 'number' || !Number.isFinite(score) || score < 0 || score > 1) {
+    const got = reply ? JSON.stringify(reply) : 'no JSON object';
+    throw new Error(`the model's reply is not a score from 0 to 1 (${got})`);
+  }
+  return { score, reason: typeof reply?.reason === 'string' ? reply.reason : 'no reason given' };
+}
+
+/**
  * Scores a call against each rubric: a failure per rubric scored under its pass score (with the
  * score, the threshold and the model's reason), per reply that is not a score, and per model
  * error; and the scores given. Without a model every rubric fails: a judge never passes silently.
@@ -82,26 +109,16 @@ export async function judgeCall(
   if (judges.length === 0) return { failures: [], scores };
   if (!model)
     return { failures: judges.map((j) => `judge: "${j.rubric}" needs a language model: ${MODEL_HINT}`), scores };
-  const transcript = transcriptText(call) || '(nothing was said)';
   const failures: string[] = [];
   for (const j of judges) {
-    let reply: Record<string, unknown> | undefined;
+    let scored: { score: number; reason: string };
     try {
-      reply = await askJson(model, [
-        { role: 'system', content: JUDGE_SYSTEM },
-        { role: 'user', content: `Rubric: ${j.rubric}\n\nTranscript:\n${transcript}` },
-      ]);
+      scored = await scoreRubric(call, j.rubric, model);
     } catch (error) {
-      failures.push(`judge: "${j.rubric}": the language model failed (${(error as Error).message})`);
+      failures.push(`judge: "${j.rubric}": ${(error as Error).message}`);
       continue;
     }
-    const score = typeof reply?.score === 'string' ? Number(reply.score) : reply?.score;
-    if (typeof score !== 'number' || !Number.isFinite(score) || score < 0 || score > 1) {
-      const got = reply ? JSON.stringify(reply) : 'no JSON object';
-      failures.push(`judge: "${j.rubric}": the model's reply is not a score from 0 to 1 (${got})`);
-      continue;
-    }
-    const reason = typeof reply?.reason === 'string' ? reply.reason : 'no reason given';
+    const { score, reason } = scored;
     scores.push({ rubric: j.rubric, score, pass_score: j.pass_score, reason });
     if (score < j.pass_score)
       failures.push(`judge: "${j.rubric}" scored ${score}, under the pass score ${j.pass_score}: ${reason}`);

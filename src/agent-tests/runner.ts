@@ -85,7 +85,7 @@ export function scriptedPersona(id: string, number: string, lines: string[]): ob
  * on answering and each time the agent has spoken, until its line writer hangs up, or after a
  * silence.
  */
-function modelPersona(id: string, number: string): object {
+export function modelPersona(id: string, number: string): object {
   return {
     id,
     number,

@@ -17,6 +17,8 @@ import { isRecord } from '../domain/records.js';
 import { parsePersona, type Persona } from '../carriers/sandbox/persona-format.js';
 import type { JobPayloads } from '../jobs/catalog.js';
 import { transcriptText, type CallView } from './expect.js';
+import { scoreRubric, testModel } from './judge.js';
+import { modelCaller } from './caller.js';
 import {
   chatHistory,
   evaluateAssertion,
@@ -58,6 +60,8 @@ interface RunResult {
 /** The run's options and the scenario as it was when the run started. */
 interface RunSettings {
   scenario_name: string;
+  /** A caller played by the language model (no input_messages): its prompt, name and line limit. */
+  tester?: { prompt: string; name: string | null; max_turns: number | null };
   pathway_id: string | null;
   persona_id: string | null;
   version_number: number | null;
@@ -122,8 +126,17 @@ export async function startRun(
   options: { batch_id: string | null; version_number: number | null; webhook_url: string | null },
   place: PlaceCall,
 ): Promise<{ run: TestRunRow; errors?: string[] }> {
+  const prompt = scenario.spec.tester_persona_prompt;
   const settings: RunSettings = {
     scenario_name: scenario.spec.name,
+    ...(lines.length === 0 &&
+      typeof prompt === 'string' && {
+        tester: {
+          prompt,
+          name: typeof scenario.spec.tester_persona_name === 'string' ? scenario.spec.tester_persona_name : null,
+          max_turns: typeof scenario.spec.max_turns === 'number' ? scenario.spec.max_turns : null,
+        },
+      }),
     pathway_id: typeof scenario.spec.pathway_id === 'string' ? scenario.spec.pathway_id : null,
     persona_id: typeof scenario.spec.persona_id === 'string' ? scenario.spec.persona_id : null,
     version_number: options.version_number,
@@ -166,30 +179,52 @@ const emptyResult = (): RunResult => ({
   error_message: null,
 });
 
+/**
+ * What went wrong with a model-played caller, by the number it answered, until its run is judged
+ * (in the process that dialed it, which is the one that judges it unless it stopped meanwhile).
+ */
+const callerProblems = new Map<string, string[]>();
+
 /** The scripted caller of a RUNNING run on `number`, as a sandbox persona (the network's caller lookup). */
 export async function runCaller(services: Services, number: string): Promise<Persona | undefined> {
   const run = await services.agentTests.runningOn(number);
   if (!run) return undefined;
   // Loaded when a run's caller is dialed: the runner module brings the whole server with it.
-  const { scriptedPersona } = await import('./runner.js');
+  const { scriptedPersona, modelPersona } = await import('./runner.js');
   const lines = fromJson<string[]>(run.caller_lines, []);
-  const id = `agent-test-run-${run.id.slice(0, 8)}`;
+  const id = `agent-test-run-${run.id}`;
+  const tester = fromJson<Partial<RunSettings>>(run.settings, {}).tester;
+  const model = tester && testModel(services.config);
+  if (tester && model) {
+    // The tester persona prompt plays the caller: the model writes each line in the process that
+    // dials (this one), so a run survives a restart like a scripted one.
+    services.sandbox.setLineWriter(
+      id,
+      modelCaller(
+        {
+          goal: tester.prompt,
+          ...(tester.name && { personality: `${tester.name}` }),
+          ...(tester.max_turns && { max_turns: tester.max_turns }),
+        },
+        model,
+        (message) => callerProblems.set(number, [...(callerProblems.get(number) ?? []), message]),
+      ),
+    );
+    return parsePersona(modelPersona(id, number.slice(-4)), `agent test run ${run.id}`);
+  }
   return parsePersona(scriptedPersona(id, number.slice(-4), lines), `agent test run ${run.id}`);
 }
 
 /**
- * The LLM_JUDGE seam: the configured language model scores the call against the rubric (through
- * the analyze questions of post-call analysis); none without a model.
+ * LLM_JUDGE: the configured language model scores the call against the rubric, as the `judge`
+ * expectation of test files does (src/agent-tests/judge.ts); none without a model.
  */
-export function modelJudge(services: Services, row: CallRow): Judge | undefined {
-  if (!services.postCall.hasModel) return undefined;
+export function modelJudge(services: Services, call: CallView): Judge | undefined {
+  const model = testModel(services.config);
+  if (!model) return undefined;
   return async ({ rubric, pass_score }) => {
-    const [answer] = await services.postCall.analyze(row, 'Judge how the agent handled this test call', [
-      [`${rubric} Answer with a score from 0 (not at all) to 1 (completely).`, 'number'],
-    ]);
-    if (typeof answer !== 'number' || Number.isNaN(answer)) throw new Error('the model gave no score');
-    const score = Math.max(0, Math.min(1, answer));
-    return { score, passed: score >= pass_score, reason: `the model's score for "${rubric}"` };
+    const { score, reason } = await scoreRubric(call, rubric, model);
+    return { score, passed: score >= pass_score, reason };
   };
 }
 
@@ -217,11 +252,14 @@ export async function judgeCall(
     turn_count: history.length,
     duration_ms: call.call_length === null ? null : Math.round(call.call_length * 60_000),
   };
+  const problems = callerProblems.get(row.to_number);
+  callerProblems.delete(row.to_number);
+  if (problems) return { status: 'ERROR', score: null, result: { ...base, error_message: problems.join('; ') } };
   if (ERROR_STATES.includes(row.queue_status) || row.answered_by === 'no-answer') {
     const why = row.error_message ?? (row.answered_by === 'no-answer' ? 'the caller did not answer' : row.queue_status);
     return { status: 'ERROR', score: null, result: { ...base, error_message: `the call failed: ${why}` } };
   }
-  const judge = modelJudge(services, row);
+  const judge = modelJudge(services, call);
   const results: AssertionResult[] = [];
   for (const assertion of assertions) results.push(await evaluateAssertion(assertion, call, judge));
   const failed = results.some((r) => r.is_required && !r.passed);

@@ -23,6 +23,7 @@ import { OPEN_STATES } from '../store/calls.js';
 import { fromJson } from '../store/json.js';
 import type { ScenarioRow, TestRunRow } from '../store/agent-tests.js';
 import { callerLines, normalizeAssertions, userLinesOf } from '../agent-tests/scenarios.js';
+import { testModel } from '../agent-tests/judge.js';
 import {
   agentCall,
   presentBatch,
@@ -128,15 +129,15 @@ async function scenarioOrThrow(services: Services, accountId: string, id: string
 }
 
 /**
- * The simulated caller's lines of a scenario, or why it cannot run (naming the field): a caller
- * driven by a language model (tester_persona_prompt alone) is not part of this server yet.
+ * The simulated caller's lines of a scenario (none: the language model plays the caller from
+ * tester_persona_prompt), or why it cannot run (naming the field).
  */
 function linesOrProblem(services: Services, spec: ScenarioSpec, field: string): string[] | string {
   const lines = callerLines(spec.input_messages);
   if (lines.length > 0) return lines;
   if (typeof spec.tester_persona_prompt === 'string' && spec.tester_persona_prompt.trim() !== '') {
-    return services.postCall.hasModel
-      ? `${field}tester_persona_prompt: a caller played by a language model is not available on this server yet; give input_messages (the caller's lines)`
+    return testModel(services.config)
+      ? []
       : `${field}tester_persona_prompt needs a language model to play the caller (set OPENAI_API_KEY or OPENLINE_LLM_BASE_URL), or give input_messages (the caller's lines)`;
   }
   return `${field}input_messages is required: the simulated caller's lines (or tester_persona_prompt with a language model)`;

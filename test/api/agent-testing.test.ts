@@ -532,9 +532,20 @@ describe('LLM_JUDGE with a language model (a local OpenAI-compatible fake, clock
     fake = await FakeOpenAi.start();
     fake.handler = (r): FakeReply => {
       const system = String(r.body.messages[0]?.content ?? '');
-      // The judge's question comes through the analyze questions: it scores politeness high, speed low.
-      if (system.startsWith('You answer questions about a phone call'))
-        return { text: JSON.stringify({ answer_1: /polite/i.test(system) ? 0.9 : 0.2 }) };
+      const asked = String(r.body.messages.at(-1)?.content ?? '');
+      // The judge (the same as test files' `judge`): it scores politeness high, speed low.
+      if (system.startsWith('You grade phone calls'))
+        return { text: JSON.stringify({ score: /polite/i.test(asked) ? 0.9 : 0.2, reason: 'as scripted' }) };
+      // The caller played from tester_persona_prompt: answers, asks about a refill, says goodbye.
+      if (system.startsWith('You play a person on a phone call')) {
+        const said = (asked.match(/^you: /gm) ?? []).length;
+        const lines = [
+          { say: 'Hello?', hang_up: false },
+          { say: 'Hi, I would like to refill my prescription.', hang_up: false },
+          { say: 'Thanks, goodbye.', hang_up: true },
+        ];
+        return { text: JSON.stringify(lines[Math.min(said, 2)]) };
+      }
       return { text: 'Hello, this is Ava from Bright Smile Dental. Thank you, goodbye!' };
     };
     t = await createTestApp({ clock: new ScaledClock(25), config: { llm: fakeLlmConfig(fake, 2000) } });
@@ -571,5 +582,27 @@ describe('LLM_JUDGE with a language model (a local OpenAI-compatible fake, clock
     assert.equal(fast!.passed, false);
     assert.match(String(fast!.message), /^score 0\.20 \(pass at 0\.7\)/);
     assert.equal(run.overall_score, 0.5);
+  });
+
+  it('a scenario with only tester_persona_prompt has its caller played by the model', async () => {
+    const created = await t.request('POST', '/v1/agent-testing/scenarios', {
+      name: 'model caller',
+      call: { task: 'Help the patient.' },
+      tester_persona_prompt: 'You want to refill your prescription, then you say goodbye.',
+      tester_persona_name: 'Pat',
+      assertions: [{ type: 'CONTAINS', name: 'asked', config: { value: 'refill my prescription' } }],
+    });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    const started = await t.request('POST', `/v1/agent-testing/scenarios/${String(created.body.id)}/run`, {});
+    assert.equal(started.status, 200, JSON.stringify(started.body));
+    let run: Json = {};
+    for (let i = 0; i < 1200; i++) {
+      run = (await t.request('GET', `/v1/agent-testing/runs/${String(started.body.run_id)}`)).body;
+      if (run.status !== 'RUNNING') break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.equal(run.status, 'PASSED', JSON.stringify(run));
+    assert.match(String(run.transcript), /user: Hi, I would like to refill my prescription\./);
+    assert.match(String(run.transcript), /user: Thanks, goodbye\./);
   });
 });
