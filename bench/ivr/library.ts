@@ -10,7 +10,7 @@
 import { chooseOption, companyWords, isMenu, type MenuOption } from '../../src/domain/ivr-menu.js';
 import type { FakeReply, RecordedRequest } from '../../src/testing/fake-openai.js';
 import type { CallLogEntry } from '../../src/carriers/sandbox/network.js';
-import { waitForCall, type TestApp } from '../../src/testing/harness.js';
+import type { TestApp } from '../../src/testing/harness.js';
 
 export interface MenuCase {
   number: string;
@@ -122,6 +122,57 @@ export const LIBRARY: MenuCase[] = [
     keys: '',
     reached: /this is Max speaking/,
   },
+  {
+    number: '0170',
+    what: 'clinic whose menu starts in Spanish, then lab results',
+    set: 'held-out',
+    task: 'Ask the clinic for the blood test results of patient Ana Ruiz.',
+    keys: '22',
+    reached: /Lab, this is Pat/,
+  },
+  {
+    number: '0171',
+    what: 'cable company, an option asked as a question, hold music',
+    set: 'held-out',
+    task: "Report that the customer's internet connection keeps dropping every evening.",
+    keys: '3',
+    reached: /Tech support, this is Robin/,
+  },
+  {
+    number: '0172',
+    what: 'credit union, the member number first, then number words',
+    set: 'held-out',
+    task: "Make this month's car loan payment of 310 dollars for member Lee Park.",
+    request_data: { member_number: '20045511' },
+    keys: '20045511#4',
+    reached: /Loan department, this is Drew/,
+  },
+  {
+    number: '0173',
+    what: 'hotel, three levels: reservations, cancel, the confirmation number',
+    set: 'held-out',
+    task: 'Cancel the hotel reservation for Kim Lee for next weekend.',
+    request_data: { confirmation_number: '77120' },
+    keys: '1277120#',
+    reached: /Reservations, this is Morgan/,
+  },
+  {
+    number: '0174',
+    what: 'city water department, a greeting that says "You have reached", press star to repeat',
+    set: 'held-out',
+    task: 'Ask why the water bill for 14 Elm Street doubled this month.',
+    keys: '2',
+    reached: /Water billing, this is Lou/,
+  },
+  {
+    number: '0175',
+    what: 'veterinary hospital, a speech menu',
+    set: 'held-out',
+    task: 'Order a refill of the heartworm medication for a dog named Max.',
+    keys: '',
+    says: /pharmacy/i,
+    reached: /Pharmacy, this is Jo/,
+  },
 ];
 
 /** The department a call reached, the keys it pressed, and how long each choice took after its prompt ended. */
@@ -151,9 +202,19 @@ export async function runMenuCase(t: TestApp, c: MenuCase, extra: Record<string,
   });
   if (r.status !== 200) throw new Error(`POST /v1/calls: ${r.status} ${JSON.stringify(r.body)}`);
   const callId = String(r.body.call_id);
-  const call = await waitForCall(t, callId);
+  const call = await untilEnded(t, callId);
   const log: CallLogEntry[] = t.services.sandbox.call(callId)?.log ?? [];
   return measure(c, callId, log, call);
+}
+
+/** The call once it ended: a menu call at the real speed of a call lasts a minute or two. */
+async function untilEnded(t: TestApp, id: string): Promise<Record<string, unknown>> {
+  for (let i = 0; i < 1500; i++) {
+    const r = await t.request('GET', `/v1/calls/${id}`);
+    if (r.body.completed === true || String(r.body.queue_status).endsWith('error')) return r.body;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`call ${id} did not end in five minutes`);
 }
 
 function measure(c: MenuCase, callId: string, log: CallLogEntry[], call: Record<string, unknown>): MenuRun {
