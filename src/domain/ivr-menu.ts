@@ -152,7 +152,11 @@ export function parseMenu(text: string): Menu {
     if (option.navigation) offersRepeat ||= /repeat|hear|repetir/i.test(option.label);
     if (!options.some((o) => o.key === option.key && o.spoken === option.spoken)) options.push(option);
   };
+  // "Having trouble with your internet? Press 3.": a question names the option of the key after it.
+  let question = '';
   for (const raw of sentences(text)) {
+    const asked = question;
+    question = raw.endsWith('?') ? raw.slice(0, -1) : '';
     const sentence = normalizeKeys(raw).replace(/[.!?;:]+$/, '');
     const mentions = [...sentence.matchAll(KEY_MENTION)].map((m) => ({
       key: (m[1] ?? m[2])!,
@@ -172,7 +176,8 @@ export function parseMenu(text: string): Menu {
       const comma = /^\s*,\s*(?:for|to|if|para|si)\b/i.test(after);
       // An entry prompt's "then press pound" ends the entry: it is no option.
       if (found && !direct && !comma) return;
-      const label = direct || (comma && backward === '') ? cleanLabel(after) : backward;
+      let label = direct || (comma && backward === '') ? cleanLabel(after) : backward;
+      if (label === '' && i === 0) label = cleanLabel(asked);
       add({ key: mention.key, label, spoken: false, navigation: NAVIGATION.test(label) });
     });
     if (NAVIGATION.test(sentence) && /\b(repeat|hear|repetir)\b/i.test(sentence)) offersRepeat = true;

@@ -108,6 +108,11 @@ describe('parseMenu: every common wording, options per key', () => {
       ['1=refill a prescription', '2=status of a refill', '3=speak with a pharmacist', '4=store hours'],
     ],
     ['a key said twice keeps its first wording', 'Press 1 for sales. Press 1 for sales.', ['1=sales']],
+    [
+      'a question names the key after it (added after the held-out run)',
+      'Having trouble with your TV or internet service? Press 3.',
+      ['3=Having trouble with your TV or internet service'],
+    ],
     // speech menus
     ['say X, Y, or Z', 'Please say billing, pharmacy, or appointments.', ['"billing"', '"pharmacy"', '"appointments"']],
     [
