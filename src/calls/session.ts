@@ -169,6 +169,10 @@ export class CallSession {
   private readonly nextTurns: AgentInput[] = [];
   /** The lines of the phone menu being heard, until it is complete and the agent chooses once. */
   private menuLines: string[] = [];
+  /** The last menu the agent chose from: its repeats are not chosen from again. */
+  private chosenMenu = '';
+  /** Keys chosen while the menu was still speaking: they go out once its prompt has ended. */
+  private pendingKeys: string | undefined;
   /** What answered was first judged otherwise and turned out to be a menu. */
   private heardMenu = false;
 
@@ -555,6 +559,11 @@ export class CallSession {
 
   private async onSpeech(text: string, event: LegEvent): Promise<void> {
     this.theySpeaking = false;
+    if (this.pendingKeys !== undefined && this.phase === 'ivr') {
+      const keys = this.pendingKeys;
+      this.pendingKeys = undefined;
+      await this.pressKeys(keys);
+    }
     this.disarm('barge_in');
     // A held utterance: cut by an interruption, resumed after a backchannel, a cough or a noise.
     this.release(text);
@@ -599,6 +608,7 @@ export class CallSession {
       // (the note tells it so), with the task.
       this.phase = 'conversation';
       this.menuLines = [];
+      this.chosenMenu = '';
       this.disarm('menu_pause');
       await this.record('agent-action', PERSON_AFTER_MENU);
     }
@@ -673,7 +683,10 @@ export class CallSession {
    * silence: the agent neither talks nor hangs up.
    */
   private async onMenuLine(text: string, kind: MenuLineKind): Promise<void> {
-    if (kind !== 'menu') {
+    // The menu already chosen from, said again (the agent chose while it started over, or nothing
+    // fitted): choosing again would press a second key for the same menu.
+    const again = kind === 'menu' && this.chosenMenu !== '' && repeatsMenu(this.chosenMenu, text);
+    if (kind !== 'menu' || again) {
       if (this.menuLines.length > 0) this.arm('menu_pause', MENU_PAUSE_MS);
       return;
     }
@@ -692,7 +705,9 @@ export class CallSession {
     this.disarm('menu_pause');
     const text = this.menuLines.join(' ');
     this.menuLines = [];
-    if (text !== '' && !this.done) this.startTurn({ kind: 'ivr_menu', text });
+    if (text === '' || this.done) return;
+    this.chosenMenu = text;
+    this.startTurn({ kind: 'ivr_menu', text });
   }
 
   /** The beep sounded (or the greeting ended and a pause followed): apply the voicemail rules. */
@@ -810,15 +825,23 @@ export class CallSession {
         return;
       case 'press_buttons': {
         const digits = action.digits.replace(/[^0-9*#w]/gi, '');
-        await this.record('agent-action', `Pressed buttons: ${digits}`);
-        await this.o.leg.sendDtmf(digits);
-        return;
+        // A menu that is speaking again: the keys wait for the end of its prompt.
+        if (this.phase === 'ivr' && this.theySpeaking) {
+          this.pendingKeys = digits;
+          return;
+        }
+        return this.pressKeys(digits);
       }
       case 'transfer':
         return this.transfer(action.target);
       case 'tool':
         return this.startTool(action.name, action.input);
     }
+  }
+
+  private async pressKeys(digits: string): Promise<void> {
+    await this.record('agent-action', `Pressed buttons: ${digits}`);
+    await this.o.leg.sendDtmf(digits);
   }
 
   /**

@@ -107,6 +107,38 @@ describe('phone menu library (text mode): a model that names a key the menu did 
   });
 });
 
+describe('phone menu library (text mode): a slow model that chooses while the menu starts over', () => {
+  let t: TestApp;
+  let fake: FakeOpenAi;
+  before(async () => {
+    fake = await FakeOpenAi.start();
+    // The choice comes about ten seconds of call time after the menu ended: the menu is saying
+    // its options again by then.
+    fake.handler = (request) => {
+      const reply = fakeMenuModel(request);
+      return request.body.tools?.some((x) => x.function.name === 'choose_menu_option')
+        ? { ...reply, chunkSize: 1, streamMs: 1000 }
+        : reply;
+    };
+    t = await createTestApp({ clock: new ScaledClock(10), config: { llm: fakeLlmConfig(fake, 10_000) } });
+    await t.services.startWorkers();
+  });
+  after(async () => {
+    await t.close();
+    await fake.close();
+  });
+
+  it('presses one key, once, and the repeat is not chosen from again', async () => {
+    const run = await runMenuCase(
+      t,
+      LIBRARY.find((c) => c.number === '0161')!,
+      { model: 'base' },
+    );
+    check(run);
+    assert.equal((run.transcript.match(/agent-action: Pressed buttons/g) ?? []).length, 1, run.transcript);
+  });
+});
+
 describe('phone menu library (audio mode): keys as in-band tones the menu hears', () => {
   let t: TestApp;
   let dataDir: string;
