@@ -9,6 +9,8 @@ import {
   type LlmToolCall,
 } from '../providers/llm/types.js';
 import { findTool, functionName, looseSchema } from './tools.js';
+import { parseMenu, type Menu, type MenuOption } from '../domain/ivr-menu.js';
+import { entryReply, menuReply, NO_OPTION, optionReply } from './offline.js';
 import type { Agent, AgentAction, AgentContext, AgentInput, AgentReply, Turn } from './types.js';
 
 /** What the caller hears when the model fails or is too slow: short, and it keeps the turn alive. */
@@ -175,7 +177,8 @@ function instruction(input: AgentInput, ctx: AgentContext): string | undefined {
         ? 'The call just connected. Greet the caller and ask how you can help.'
         : 'The call just connected and a person answered. Say your opening line: who you are and why you call.';
     case 'ivr_menu':
-      return `An automated phone menu is playing: "${input.text}". Choose the keys that best serve your task and call press_buttons; do not talk to the menu.`;
+      // Answered by LlmAgent.navigate, with the menu's parsed options.
+      return undefined;
     case 'silence':
       return `The other side has said nothing for ${Math.round(input.silentMs / 1000)} seconds (silence number ${input.times}). Check briefly whether they are still there; if this keeps happening, say goodbye and call end_call.`;
     case 'heard':
@@ -217,6 +220,38 @@ function actionOf(call: LlmToolCall, request: CallRequest): AgentAction | null {
   }
 }
 
+/** The one function a menu's choice is asked through: its options are the menu's, and "none". */
+export function menuTool(options: MenuOption[]): LlmTool {
+  return {
+    name: 'choose_menu_option',
+    description:
+      'Choose the option of the automated phone menu that serves your task. "none" when no option fits: nothing is pressed, and the menu repeats or a person answers.',
+    parameters: {
+      type: 'object',
+      properties: {
+        option: {
+          type: 'string',
+          enum: [...options.map((o) => o.key), 'none'],
+          description: 'The key of the option (or the words of a spoken option), or "none"',
+        },
+      },
+      required: ['option'],
+      additionalProperties: false,
+    },
+  };
+}
+
+/** The menu as the model reads it: one line per option. */
+export function menuInstruction(menu: Menu, options: MenuOption[]): string {
+  const lines = options.map((o) => `- ${o.spoken ? `say "${o.key}"` : `key ${o.key}`}: ${o.label}`);
+  return [
+    'An automated phone menu has finished playing. Its options:',
+    ...lines,
+    'Call choose_menu_option once with the option that serves your task. Choose the operator, a representative or "all other questions" only when no other option fits; "none" when nothing fits at all. Do not talk to the menu.',
+    ...(menu.entry ? [`It also asks for your ${menu.entry.field}, which the call data does not hold.`] : []),
+  ].join('\n');
+}
+
 /**
  * The agent's mind on any OpenAI-compatible model. Each turn sends the system prompt, the call's
  * transcript so far and the built-in actions as functions; the reply's text is said and its
@@ -237,6 +272,7 @@ export class LlmAgent implements Agent {
   }
 
   async respond(input: AgentInput, ctx: AgentContext): Promise<AgentReply> {
+    if (input.kind === 'ivr_menu') return this.navigate(input.text, ctx);
     // first_sentence is said verbatim (seed 2.1), with no round trip to the model.
     if (input.kind === 'start' && ctx.request.first_sentence)
       return { say: renderTemplate(ctx.request.first_sentence, ctx.variables), action: null };
@@ -311,5 +347,60 @@ export class LlmAgent implements Agent {
     if (input.kind === 'silence' && input.times >= MAX_SILENCES && reply.action?.type !== 'finish')
       return { say: "I can't hear you, so I'll end the call now. Goodbye!", action: { type: 'finish' } };
     return reply;
+  }
+
+  /**
+   * A complete phone menu: an entry prompt is answered from the call's data; otherwise the model
+   * chooses once among the parsed options (one tool call with the task and the conversation).
+   * A key the menu did not offer is never pressed; a failing model leaves the choice to the
+   * offline rules, so a menu never goes unanswered for the model's sake.
+   */
+  private async navigate(text: string, ctx: AgentContext): Promise<AgentReply> {
+    const menu = parseMenu(text);
+    if (menu.entry) {
+      const entered = entryReply(menu.entry, ctx);
+      if (entered.action) return entered;
+    }
+    const options = menu.options.filter((o) => !o.navigation);
+    if (options.length === 0) return menu.entry ? entryReply(menu.entry, ctx) : NO_OPTION;
+    const tool = menuTool(options);
+    const messages: ChatMessage[] = [
+      { role: 'system', content: systemPrompt(ctx, this.o.now()) },
+      ...historyOf(ctx.transcript),
+      { role: 'system', content: menuInstruction(menu, options) },
+    ];
+    let picked: string | undefined;
+    try {
+      const answer = await complete(this.o.provider, {
+        model: this.o.model,
+        messages,
+        tools: [tool],
+        temperature: ctx.request.temperature,
+        ...(ctx.signal && { signal: ctx.signal }),
+      });
+      // A model that presses keys its own way is read the same: its digits must be an offered option.
+      const call = answer.toolCalls.find((c) => c.name === tool.name || c.name === PRESS_BUTTONS.name);
+      const args = call ? parseArguments(call) : {};
+      const value = typeof args.option === 'string' ? args.option : typeof args.digits === 'string' ? args.digits : '';
+      picked = value.trim();
+    } catch (error) {
+      if (ctx.signal?.aborted) return { say: null, action: null };
+      const failure = error instanceof LlmError ? error : new LlmError(String(error), false);
+      this.o.onFailure?.(failure);
+      this.o.log?.warn(
+        { call_id: ctx.callId, model: this.o.model, err: failure },
+        'language model failed on a phone menu',
+      );
+      const task = ctx.request.task ? renderTemplate(ctx.request.task, ctx.variables) : null;
+      const reply = menuReply(text, task, ctx);
+      return { ...reply, note: `Language model failed (${failure.message}): the menu was chosen by the offline rules` };
+    }
+    const option = options.find((o) => o.key.toLowerCase() === picked?.toLowerCase());
+    if (option) return optionReply(option);
+    if (picked === 'none') return menu.entry ? entryReply(menu.entry, ctx) : NO_OPTION;
+    return {
+      ...NO_OPTION,
+      note: `IVR menu: the model chose "${picked ?? ''}", which the menu did not offer; nothing pressed`,
+    };
   }
 }

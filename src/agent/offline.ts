@@ -1,4 +1,14 @@
 import { renderTemplate } from '../domain/template.js';
+import {
+  chooseOption,
+  companyWords,
+  entryDigits,
+  isMenu,
+  parseMenu,
+  PERSON_AFTER_MENU,
+  type EntryPrompt,
+  type MenuOption,
+} from '../domain/ivr-menu.js';
 import type { CallTool } from '../schemas/call-request.js';
 import { summarize } from './tools.js';
 import type { Agent, AgentContext, AgentInput, AgentReply } from './types.js';
@@ -11,19 +21,6 @@ const SCREENER = /\b(say your name|why you are calling|screening service|state y
 const WHO = /\b(who is (?:this|calling)|who are you|what(?:'s| is) this about|what do you want)\b/i;
 const ACTION_VERBS =
   /^(ask|tell|confirm|remind|schedule|book|check|let|inform|follow|offer|verify|collect|notify|invite|reschedule|cancel|update|qualify|survey|thank|find|get|see|make|help|discuss|introduce|request|arrange)\b/i;
-const STOP_WORDS = new Set(
-  'a an the to for of and or in on at by with is are be you your me my i we our it this that press please from about if'.split(
-    ' ',
-  ),
-);
-
-function words(text: string): string[] {
-  return text
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .filter((w) => w.length > 1 && !STOP_WORDS.has(w));
-}
-
 /** The task's first instruction, read as what the call is for ("confirm the appointment ..."). */
 export function purposeOf(task: string | null): string {
   if (!task || task.trim() === '') return 'follow up with you';
@@ -40,17 +37,65 @@ export function purposeOf(task: string | null): string {
   return `talk with you about the following: ${clean}`;
 }
 
-/** IVR menu options as heard: "Press 1 for sales" and "For sales, press 1". */
-export function menuOptions(menu: string): { key: string; label: string }[] {
-  const options: { key: string; label: string }[] = [];
-  for (const m of menu.matchAll(/press\s+([0-9*#])\s+(?:for|to)\s+(?:the\s+)?([^,.;]+)/gi))
-    options.push({ key: m[1]!, label: m[2]!.trim() });
-  for (const m of menu.matchAll(/for\s+(?:the\s+)?([^,.;]+?),?\s+press\s+([0-9*#])/gi))
-    options.push({ key: m[2]!, label: m[1]!.trim() });
-  for (const m of menu.matchAll(/([0-9*#])\s+(?:for|to)\s+(?:the\s+)?([^,.;]+)/gi)) {
-    if (!options.some((o) => o.key === m[1])) options.push({ key: m[1]!, label: m[2]!.trim() });
+/**
+ * What a menu is for this call: the task, the transfer_list labels and request_data's short
+ * texts (a `department` or `reason` field points the way as much as the task does).
+ */
+export function menuGoal(task: string | null, ctx: AgentContext): string {
+  const data = Object.values(ctx.request.request_data).filter(
+    (v): v is string => typeof v === 'string' && v.length <= 80,
+  );
+  return [task ?? '', ...Object.keys(ctx.request.transfer_list ?? {}), ...data].join(' ').trim();
+}
+
+/** What the far end said on this call that is no menu: its greetings and announcements. */
+function recordings(ctx: AgentContext): string {
+  return ctx.transcript
+    .filter((t) => (t.role === 'robot' || t.role === 'user') && !isMenu(t.text))
+    .map((t) => t.text)
+    .join(' ');
+}
+
+/** The reply to an entry prompt: the digits from the call's data and the terminator, or a polite "I don't have it". */
+export function entryReply(entry: EntryPrompt, ctx: AgentContext): AgentReply {
+  const digits = entryDigits(entry, { ...ctx.variables, ...ctx.request.request_data });
+  if (digits) return { say: null, action: { type: 'press_buttons', digits: `${digits}${entry.terminator}` } };
+  return {
+    say: `I'm sorry, I don't have the ${entry.field}.`,
+    action: null,
+    note: `IVR asked for the ${entry.field}: not in the call's data`,
+  };
+}
+
+/** The reply for a chosen option: say a speech menu's words, or press the key. */
+export function optionReply(option: MenuOption): AgentReply {
+  return option.spoken
+    ? { say: option.key, action: null }
+    : { say: null, action: { type: 'press_buttons', digits: option.key } };
+}
+
+/** Nothing on the menu serves the task and it offers no operator: press nothing, wait for the repeat or a person. */
+export const NO_OPTION: AgentReply = {
+  say: null,
+  action: null,
+  note: 'IVR menu: no option fits the task and none reaches a person; waiting',
+};
+
+/**
+ * The offline choice on a complete menu: the digits an entry prompt asks for, else the option
+ * that serves the task, else the operator or "all other questions", else nothing (chooseOption).
+ */
+export function menuReply(text: string, task: string | null, ctx: AgentContext): AgentReply {
+  const menu = parseMenu(text);
+  const choice = chooseOption(menu, menuGoal(task, ctx), {
+    language: ctx.request.language,
+    ignore: companyWords(recordings(ctx)),
+  });
+  if (menu.entry) {
+    const entered = entryReply(menu.entry, ctx);
+    if (entered.action || !choice) return entered;
   }
-  return options;
+  return choice ? optionReply(choice.option) : NO_OPTION;
 }
 
 /**
@@ -75,7 +120,7 @@ export class OfflineAgent implements Agent {
         return { say: `Hello! This is an automated call. I'm calling to ${purpose}.`, action: null };
       }
       case 'ivr_menu':
-        return { say: null, action: { type: 'press_buttons', digits: this.chooseKey(input.text, task, ctx) } };
+        return menuReply(input.text, task, ctx);
       case 'silence':
         if (input.times < 2) return { say: 'Hello? Are you still there?', action: null };
         return {
@@ -83,6 +128,9 @@ export class OfflineAgent implements Agent {
           action: { type: 'finish' },
         };
       case 'heard':
+        // A person picked up after a phone menu: they hear the opening, as if the call had just connected.
+        if (ctx.transcript.at(-1)?.role === 'agent-action' && ctx.transcript.at(-1)?.text === PERSON_AFTER_MENU)
+          return this.respond({ kind: 'start' }, ctx);
         return this.reply(input.text, task, purpose, ctx);
       case 'tool_result': {
         if (!input.ok)
@@ -176,19 +224,5 @@ export class OfflineAgent implements Agent {
       }
     }
     return '';
-  }
-
-  /** The option whose words best match the task's; else the operator; else the first. */
-  private chooseKey(menu: string, task: string | null, ctx: AgentContext): string {
-    const options = menuOptions(menu);
-    if (options.length === 0) return '0';
-    const wanted = new Set(words(`${task ?? ''} ${Object.keys(ctx.request.transfer_list ?? {}).join(' ')}`));
-    let best = { key: '', score: 0 };
-    for (const o of options) {
-      const score = words(o.label).filter((w) => wanted.has(w) || wanted.has(w.replace(/s$/, ''))).length;
-      if (score > best.score) best = { key: o.key, score };
-    }
-    if (best.key) return best.key;
-    return options.find((o) => /operator|representative|agent|person/i.test(o.label))?.key ?? options[0]!.key;
   }
 }

@@ -1,10 +1,9 @@
 import type { LegEvent } from '../carriers/types.js';
+import { isMenu } from '../domain/ivr-menu.js';
 
 /** What picked up, as far as the start of the call tells. */
 export type Answerer = 'human' | 'voicemail' | 'ivr' | 'screener' | 'unknown';
 
-const IVR =
-  /\bpress\s+(?:[0-9*#]|one|two|three|zero)\b|\bfor\s+[\w\s]+,?\s+press\b|\bmain menu\b|\bdial (?:the|your) extension\b/i;
 const MACHINE =
   /\b(leave (?:a|your) (?:message|name)|after the (?:tone|beep)|at the tone|not available|unavailable|can(?:'|no)t (?:take|come to) (?:your|the) (?:call|phone)|you(?:'ve| have) reached|voice ?mail|mailbox|record your message)\b/i;
 const SCREENER = /\b(screening service|say your name|state your name|why you are calling|call assist)\b/i;
@@ -19,9 +18,13 @@ export function isBeep(event: { frequencyHz: number; durationMs: number }): bool
   return event.frequencyHz >= 300 && event.frequencyHz <= 2500 && event.durationMs >= 150 && event.durationMs <= 2000;
 }
 
-/** Classifies one utterance by its words: menus, machine greetings, screeners. */
+/**
+ * Classifies one utterance by its words: menus, machine greetings, screeners. A menu is told by
+ * its structure (options with keys, an entry prompt, spoken choices), in whatever language its
+ * words are (src/domain/ivr-menu.ts).
+ */
 export function utteranceKind(text: string): 'ivr' | 'voicemail' | 'screener' | undefined {
-  if (IVR.test(text)) return 'ivr';
+  if (isMenu(text)) return 'ivr';
   if (SCREENER.test(text)) return 'screener';
   if (MACHINE.test(text)) return 'voicemail';
   return undefined;

@@ -5,6 +5,14 @@ import type { CallRequest, CallTool } from '../schemas/call-request.js';
 import { findTool, type ToolResult } from '../agent/tools.js';
 import { decideVoicemail } from '../domain/voicemail-rules.js';
 import { renderTemplate } from '../domain/template.js';
+import {
+  isMenu,
+  menuLineKind,
+  parseMenu,
+  PERSON_AFTER_MENU,
+  repeatsMenu,
+  type MenuLineKind,
+} from '../domain/ivr-menu.js';
 import { AnswerDetector, answeredByOf, utteranceKind, type Answerer } from './answer-detector.js';
 import { EventQueue } from './event-queue.js';
 import { TextChannel } from './text-channel.js';
@@ -25,7 +33,8 @@ type Internal =
         | 'detect'
         | 'detect_pause'
         | 'voicemail_fallback'
-        | 'greeting_wait';
+        | 'greeting_wait'
+        | 'menu_pause';
       /** Set on a timer due at once (queued without a timer): false once it was disarmed or re-armed. */
       live?: { armed: boolean };
     }
@@ -118,6 +127,12 @@ export function isInterruption(partial: string, threshold: number): boolean {
 }
 const GREETING_WAIT_MS = 5000;
 const VOICEMAIL_FALLBACK_MS = 2500;
+/**
+ * A phone menu is complete when this much silence follows an option (menus pause about half a
+ * second between options and wait seconds for a key at the end), when it offers to repeat
+ * itself, or when it starts over.
+ */
+export const MENU_PAUSE_MS = 1200;
 
 /**
  * One live call: turn-taking between the far end and the agent, built-in actions, voicemail and
@@ -138,7 +153,6 @@ export class CallSession {
   private overlapped = false;
   private silences = 0;
   private phase: 'conversation' | 'voicemail' | 'ivr' | 'ending' = 'conversation';
-  private ivrNavigate = false;
   private greeted = false;
   private reachedVoicemail = false;
   private transferredTo: string | null = null;
@@ -151,8 +165,16 @@ export class CallSession {
   private toolResult: Extract<Internal, { type: 'tool_done' }> | null = null;
   /** The agent's turn under way, if any: one at a time. */
   private thinking: AgentTurn | undefined;
-  /** Turns asked for while another was under way (IVR menu lines heard one after another). */
+  /** Turns asked for while another was under way. */
   private readonly nextTurns: AgentInput[] = [];
+  /** The lines of the phone menu being heard, until it is complete and the agent chooses once. */
+  private menuLines: string[] = [];
+  /** The last menu the agent chose from: its repeats are not chosen from again. */
+  private chosenMenu = '';
+  /** Keys chosen while the menu was still speaking: they go out once its prompt has ended. */
+  private pendingKeys: string | undefined;
+  /** What answered was first judged otherwise and turned out to be a menu. */
+  private heardMenu = false;
 
   constructor(private readonly o: SessionOptions) {
     // Audio legs: who answered comes from answering-machine detection on the audio (src/media/amd.ts).
@@ -197,7 +219,7 @@ export class CallSession {
       stopAmd?.();
       this.o.signal.removeEventListener('abort', onStop);
     }
-    const answerer = this.detector.result ?? 'unknown';
+    const answerer = this.heardMenu ? 'ivr' : (this.detector.result ?? 'unknown');
     return {
       endedBy: this.endedBy,
       answeredBy: answeredByOf(answerer),
@@ -469,6 +491,9 @@ export class CallSession {
         this.partial = '';
         this.detector.observe(event);
         this.disarm('detect_pause');
+        // The menu goes on: it is not complete yet. A greeting that goes on is not over either.
+        this.disarm('menu_pause');
+        if (this.phase === 'voicemail') this.disarm('voicemail_fallback');
         this.theySpeaking = true;
         this.disarm('respond');
         this.disarm('silence');
@@ -534,6 +559,11 @@ export class CallSession {
 
   private async onSpeech(text: string, event: LegEvent): Promise<void> {
     this.theySpeaking = false;
+    if (this.pendingKeys !== undefined && this.phase === 'ivr') {
+      const keys = this.pendingKeys;
+      this.pendingKeys = undefined;
+      await this.pressKeys(keys);
+    }
     this.disarm('barge_in');
     // A held utterance: cut by an interruption, resumed after a backchannel, a cough or a noise.
     this.release(text);
@@ -541,12 +571,16 @@ export class CallSession {
     // An audio leg heard a voice but no words came of it (a cough, line noise): nothing to answer.
     if (text.trim() === '') {
       if (!this.speaking && this.phase === 'conversation' && this.heard.length === 0) this.arm('silence', SILENCE_MS);
+      if (this.phase === 'ivr' && this.menuLines.length > 0) this.arm('menu_pause', MENU_PAUSE_MS);
+      if (this.phase === 'voicemail') this.arm('voicemail_fallback', VOICEMAIL_FALLBACK_MS);
       return;
     }
     const kind = utteranceKind(text);
+    // On a menu's line: the next menu, a hold message, a recording, or the person it handed over to.
+    const line = this.phase === 'ivr' ? menuLineKind(text) : undefined;
     const machine =
       this.phase === 'voicemail' ||
-      this.phase === 'ivr' ||
+      (this.phase === 'ivr' && line !== 'person') ||
       kind === 'ivr' ||
       kind === 'voicemail' ||
       kind === 'screener';
@@ -558,16 +592,25 @@ export class CallSession {
     if (this.detector.pending) this.arm('detect_pause', AnswerDetector.PAUSE_MS);
     if (this.done || this.phase === 'ending') return;
     if (this.phase === 'voicemail') {
+      // A long recorded preamble ("If this is an emergency, hang up and dial 911.") sounds like a
+      // voicemail's greeting; options with keys after it make it a menu's.
+      if (kind === 'ivr') return this.menuAfterAll();
       // No beep yet: act once the greeting has been followed by a pause.
       this.arm('voicemail_fallback', VOICEMAIL_FALLBACK_MS);
       return;
     }
+    // A menu that starts after a long recorded greeting, once the first judgement was made (a
+    // person, or nothing known): it is a menu all the same.
+    if (this.phase === 'conversation' && kind === 'ivr' && !this.o.inbound) return this.menuAfterAll();
     if (this.phase === 'ivr') {
-      if (kind === 'ivr') {
-        if (this.ivrNavigate) this.startTurn({ kind: 'ivr_menu', text });
-        return;
-      }
+      if (line !== 'person') return this.onMenuLine(text, line ?? 'menu');
+      // A person took over from the menu: the agent answers them as one who just picked up
+      // (the note tells it so), with the task.
       this.phase = 'conversation';
+      this.menuLines = [];
+      this.chosenMenu = '';
+      this.disarm('menu_pause');
+      await this.record('agent-action', PERSON_AFTER_MENU);
     }
     if (!this.greeted) {
       this.greet();
@@ -607,10 +650,9 @@ export class CallSession {
       this.disarm('respond');
       if (decision.action === 'continue') {
         this.phase = decision.navigate ? 'ivr' : 'conversation';
-        this.ivrNavigate = decision.navigate;
         if (decision.navigate) {
           const menu = this.transcript.filter((t) => t.role === 'robot').at(-1)?.text ?? '';
-          this.startTurn({ kind: 'ivr_menu', text: menu });
+          if (isMenu(menu)) await this.onMenuLine(menu, 'menu');
         } else {
           this.heard.push(this.transcript.at(-1)?.text ?? '');
           this.arm('respond', this.respondDelayMs());
@@ -621,6 +663,51 @@ export class CallSession {
         await this.end();
       }
     }
+  }
+
+  /**
+   * Options with keys came after the first judgement of who answered (a voicemail's greeting, a
+   * person, or nothing known): it is a menu, and the IVR rules apply.
+   */
+  private async menuAfterAll(): Promise<void> {
+    this.reachedVoicemail = false;
+    this.heardMenu = true;
+    this.disarm('voicemail_fallback');
+    await this.onDetected('ivr', 'speech');
+  }
+
+  /**
+   * One line heard while navigating a menu. Menu lines are collected until the menu is complete
+   * (a pause after an option, an offer to repeat, the menu starting over, or a prompt to enter
+   * digits), then the agent chooses once. Hold messages and recordings are waited through in
+   * silence: the agent neither talks nor hangs up.
+   */
+  private async onMenuLine(text: string, kind: MenuLineKind): Promise<void> {
+    // The menu already chosen from, said again (the agent chose while it started over, or nothing
+    // fitted): choosing again would press a second key for the same menu.
+    const again = kind === 'menu' && this.chosenMenu !== '' && repeatsMenu(this.chosenMenu, text);
+    if (kind !== 'menu' || again) {
+      if (this.menuLines.length > 0) this.arm('menu_pause', MENU_PAUSE_MS);
+      return;
+    }
+    // The menu starts over without a pause long enough to tell: what came before is all of it.
+    if (this.menuLines.length > 0 && repeatsMenu(this.menuLines.join(' '), text)) return this.decideMenu();
+    this.menuLines.push(text);
+    const menu = parseMenu(this.menuLines.join(' '));
+    const line = parseMenu(text);
+    const complete = line.entry !== undefined || (line.offersRepeat && menu.options.some((o) => !o.navigation));
+    if (complete) return this.decideMenu();
+    this.arm('menu_pause', MENU_PAUSE_MS);
+  }
+
+  /** The menu is complete: the agent chooses once, from all of it. */
+  private decideMenu(): void {
+    this.disarm('menu_pause');
+    const text = this.menuLines.join(' ');
+    this.menuLines = [];
+    if (text === '' || this.done) return;
+    this.chosenMenu = text;
+    this.startTurn({ kind: 'ivr_menu', text });
   }
 
   /** The beep sounded (or the greeting ended and a pause followed): apply the voicemail rules. */
@@ -723,6 +810,9 @@ export class CallSession {
       case 'greeting_wait':
         this.greet();
         return;
+      case 'menu_pause':
+        if (this.phase === 'ivr' && !this.theySpeaking) this.decideMenu();
+        return;
     }
   }
 
@@ -735,15 +825,23 @@ export class CallSession {
         return;
       case 'press_buttons': {
         const digits = action.digits.replace(/[^0-9*#w]/gi, '');
-        await this.record('agent-action', `Pressed buttons: ${digits}`);
-        await this.o.leg.sendDtmf(digits);
-        return;
+        // A menu that is speaking again: the keys wait for the end of its prompt.
+        if (this.phase === 'ivr' && this.theySpeaking) {
+          this.pendingKeys = digits;
+          return;
+        }
+        return this.pressKeys(digits);
       }
       case 'transfer':
         return this.transfer(action.target);
       case 'tool':
         return this.startTool(action.name, action.input);
     }
+  }
+
+  private async pressKeys(digits: string): Promise<void> {
+    await this.record('agent-action', `Pressed buttons: ${digits}`);
+    await this.o.leg.sendDtmf(digits);
   }
 
   /**

@@ -241,11 +241,39 @@ describe('LlmAgent', () => {
     ]);
   });
 
-  it('asks for keys on an IVR menu and ends on end_call', async () => {
-    fake.script({ toolCalls: [{ name: 'press_buttons', arguments: '{"digits": "2"}' }] });
+  it('chooses on an IVR menu with one tool call over the parsed options, and ends on end_call', async () => {
+    fake.script({ toolCalls: [{ name: 'choose_menu_option', arguments: '{"option": "2"}' }] });
     const ivr = await agent.respond({ kind: 'ivr_menu', text: 'Press 1 for sales, press 2 for support.' }, context());
     assert.deepEqual(ivr, { say: null, action: { type: 'press_buttons', digits: '2' } });
-    assert.match(String(fake.requests.at(-1)!.body.messages.at(-1)!.content), /press_buttons/);
+    const asked = fake.requests.at(-1)!.body;
+    assert.deepEqual(
+      asked.tools!.map((x) => x.function.name),
+      ['choose_menu_option'],
+    );
+    assert.deepEqual(
+      (asked.tools![0]!.function.parameters as { properties: { option: { enum: string[] } } }).properties.option.enum,
+      ['1', '2', 'none'],
+    );
+    assert.match(String(asked.messages.at(-1)!.content), /- key 1: sales\n- key 2: support/);
+    // A key the menu did not offer is never pressed; "none" presses nothing.
+    fake.script({ toolCalls: [{ name: 'choose_menu_option', arguments: '{"option": "5"}' }] });
+    const offMenu = await agent.respond(
+      { kind: 'ivr_menu', text: 'Press 1 for sales, press 2 for support.' },
+      context(),
+    );
+    assert.equal(offMenu.action, null);
+    assert.match(offMenu.note ?? '', /did not offer/);
+    fake.script({ toolCalls: [{ name: 'choose_menu_option', arguments: '{"option": "none"}' }] });
+    const none = await agent.respond({ kind: 'ivr_menu', text: 'Press 1 for sales, press 2 for support.' }, context());
+    assert.equal(none.action, null);
+    // A failing model leaves the choice to the offline rules.
+    fake.script({ status: 400 });
+    const failed = await agent.respond(
+      { kind: 'ivr_menu', text: 'Press 1 for sales, press 2 for support.' },
+      context({ task: 'Reach the support team.' }),
+    );
+    assert.deepEqual(failed.action, { type: 'press_buttons', digits: '2' });
+    assert.match(failed.note ?? '', /offline rules/);
     fake.script({ text: 'Goodbye!', toolCalls: [{ name: 'end_call' }] });
     const bye = await agent.respond({ kind: 'heard', text: 'bye' }, context());
     assert.deepEqual(bye, { say: 'Goodbye!', action: { type: 'finish' } });

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { OfflineAgent, menuOptions, purposeOf } from '../../src/agent/offline.js';
+import { OfflineAgent, purposeOf } from '../../src/agent/offline.js';
 import type { AgentContext, AgentInput, AgentReply, Turn } from '../../src/agent/types.js';
 import type { CallRequest } from '../../src/schemas/call-request.js';
 import { callRequest } from '../../src/testing/call-request.js';
@@ -237,41 +237,7 @@ describe('offline agent: transfer only when the task says so and a number is con
   });
 });
 
-describe('offline agent: IVR menus', () => {
-  const parsed: [string, string, { key: string; label: string }[]][] = [
-    [
-      '"Press 1 for sales" with shortened follow-ups (the sandbox IVR)',
-      'Press 1 for sales, 2 for support, 0 for the operator.',
-      [
-        { key: '1', label: 'sales' },
-        { key: '2', label: 'support' },
-        { key: '0', label: 'operator' },
-      ],
-    ],
-    [
-      '"For sales, press 1"',
-      'For sales, press 1. For support, press 2. For the operator, press 0.',
-      [
-        { key: '1', label: 'sales' },
-        { key: '2', label: 'support' },
-        { key: '0', label: 'operator' },
-      ],
-    ],
-    [
-      '"press N to ..." and * / #',
-      'Press 3 to hear your balance. Press * to repeat, press # to go back.',
-      [
-        { key: '3', label: 'hear your balance' },
-        { key: '*', label: 'repeat' },
-        { key: '#', label: 'go back' },
-      ],
-    ],
-    ['no options', 'Please hold while we connect you.', []],
-  ];
-  for (const [what, menu, options] of parsed) {
-    it(`menuOptions parses ${what}`, () => assert.deepEqual(menuOptions(menu), options));
-  }
-
+describe('offline agent: IVR menus (the parsing itself: test/domain/ivr-menu.test.ts)', () => {
   const SANDBOX_MENU = 'Press 1 for sales, 2 for support, 0 for the operator.';
   const choices: [string, string, string | null, Record<string, string> | null, string][] = [
     ['a task word matches an option label', SANDBOX_MENU, 'Call the support team about the broken router.', null, '2'],
@@ -298,22 +264,60 @@ describe('offline agent: IVR menus', () => {
       null,
       '2',
     ],
-    [
-      'no match and no operator: the first option',
-      'Press 4 for billing, 5 for repairs.',
-      'Confirm the appointment.',
-      null,
-      '4',
-    ],
     ['no task: the operator', SANDBOX_MENU, null, null, '0'],
-    ['no options heard: 0', 'Please hold.', 'Call support.', null, '0'],
   ];
   for (const [what, menu, task, list, key] of choices) {
-    it(`chooseKey: ${what} -> presses ${key}`, async () => {
+    it(`${what} -> presses ${key}`, async () => {
       const reply = await respond({ kind: 'ivr_menu', text: menu }, context({ task, transfer_list: list }));
       assert.deepEqual(reply, { say: null, action: { type: 'press_buttons', digits: key } });
     });
   }
+
+  const nothing: [string, string, string][] = [
+    ['no match and no operator', 'Press 4 for billing, 5 for repairs.', 'Confirm the appointment.'],
+    ['no options heard', 'Please hold.', 'Call support.'],
+  ];
+  for (const [what, menu, task] of nothing) {
+    it(`${what}: presses nothing and waits for the repeat or a person`, async () => {
+      const reply = await respond({ kind: 'ivr_menu', text: menu }, context({ task }));
+      assert.equal(reply.say, null);
+      assert.equal(reply.action, null);
+      assert.match(reply.note ?? '', /no option fits/);
+    });
+  }
+
+  it('request_data fills an entry prompt, with the terminator it asks for', async () => {
+    const reply = await respond(
+      { kind: 'ivr_menu', text: 'Please enter your account number followed by the pound key.' },
+      context({ task: 'Ask about the bill.', request_data: { account_number: '55-21' } }),
+    );
+    assert.deepEqual(reply.action, { type: 'press_buttons', digits: '5521#' });
+  });
+
+  it('an entry prompt for data the call does not hold: the agent says it does not have it', async () => {
+    const reply = await respond(
+      { kind: 'ivr_menu', text: 'Please enter your account number followed by the pound key.' },
+      context({ task: 'Ask about the bill.' }),
+    );
+    assert.equal(reply.say, "I'm sorry, I don't have the account number.");
+    assert.equal(reply.action, null);
+  });
+
+  it('a speech menu: the agent says the option', async () => {
+    const reply = await respond(
+      { kind: 'ivr_menu', text: 'Please say billing, pharmacy, or appointments.' },
+      context({ task: 'Refill the prescription for Maria.' }),
+    );
+    assert.deepEqual(reply, { say: 'pharmacy', action: null });
+  });
+
+  it('request_data names the department when the task does not', async () => {
+    const reply = await respond(
+      { kind: 'ivr_menu', text: 'For billing, press 1. For claims, press 2.' },
+      context({ task: 'Call the insurer for the customer.', request_data: { reason: 'a claim for hail damage' } }),
+    );
+    assert.deepEqual(reply.action, { type: 'press_buttons', digits: '2' });
+  });
 });
 
 describe('offline agent: silence', () => {

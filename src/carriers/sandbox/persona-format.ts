@@ -45,6 +45,12 @@ export interface Listen {
   otherwise?: Step[];
   /** Runs when timeoutMs passes with no matching input. */
   timeout?: Step[];
+  /**
+   * Only what is heard from the start of this listen counts: words and keys that came while the
+   * persona was still talking are dropped (a speech menu does not take what was said over its
+   * prompt for an answer). Default: they count.
+   */
+  fresh?: true;
 }
 
 export type Step =
@@ -149,6 +155,7 @@ const STEP: Record<string, TSchema> = {
           on: Type.Optional(Steps),
           otherwise: Type.Optional(Steps),
           timeout: Type.Optional(Steps),
+          fresh: Type.Optional(Type.Literal(true)),
         },
         closed,
       ),

@@ -270,6 +270,7 @@ class PersonaRunner implements PersonaSession {
 
   private async listen(listen: Listen): Promise<Flow> {
     const deadline = listen.timeoutMs === undefined ? undefined : this.now() + listen.timeoutMs;
+    if (listen.fresh) this.inbox.length = 0;
     for (;;) {
       const event = await this.next(deadline);
       this.transitions = 0;
