@@ -3,22 +3,22 @@
 // - held-out (src/media/amd-heldout.ts): other greeting lists (receptionists, shop clerks,
 //   "<name> residence", carrier prompts, ...), other espeak-ng accents, variants and speaking
 //   rates, other beeps and line conditions (babble, AGC swings, lost packets, mu-law).
-// It runs the streaming detector (src/media/amd.ts) over each clip as a call would feed it and
-// prints each set's figures apart: accuracy, people taken for machines, machines taken for people,
-// unknowns, decision times (p50/p90) and the confusion matrix. Sets are generated once and cached
-// under the system's temporary directory (openline-amd/).
-// Usage: npm run bench:amd [-- --train-count 480 --train-seed 1 --heldout-count 400 --heldout-seed 1 --verbose]
+// It prints each set's figures apart: accuracy, people taken for machines, machines taken for
+// people, unknowns, decision times (p50/p90 over person and machine clips) and the confusion
+// matrix; audio alone, and with the conversational cue (the agent says a short opener: a person
+// falls silent and answers, a machine plays on). On the training set it also runs
+// leave-one-group-out cross-validation (by greeting, by voice), and it fits the thresholds afresh
+// by the cost rule to show the detector's defaults are that fit. Sets are generated once and
+// cached under the system's temporary directory (openline-amd/).
+// Usage: npm run bench:amd [-- --train-count 480 --train-seed 1 --heldout-count 400 --heldout-seed 1
+//                             --quick (no cross-validation) --verbose (list every mistake)]
+// With --api it calls the sandbox personas through the public API in audio mode instead
+// (bench/amd/api.ts): npm run bench:amd -- --api [--rounds 1]
 import { parseArgs } from 'node:util';
-import {
-  cachedAmdClips,
-  evaluateAmd,
-  generateAmdDataset,
-  type AmdClip,
-  type AmdEvaluation,
-  type AmdLabel,
-} from '../../src/media/amd-dataset.js';
+import { cachedAmdClips, generateAmdDataset, type AmdClip, type AmdLabel } from '../../src/media/amd-dataset.js';
 import { generateHeldOutAmdDataset } from '../../src/media/amd-heldout.js';
-import type { AmdDecision } from '../../src/media/amd.js';
+import { DEFAULT_AMD_SETTINGS, type AmdDecision, type AmdSettings } from '../../src/media/amd.js';
+import { crossValidate, fitWithGate, scoreAmd, traces, withOpener, type AmdScore } from '../../src/media/amd-fit.js';
 
 const { values } = parseArgs({
   options: {
@@ -26,14 +26,48 @@ const { values } = parseArgs({
     'train-seed': { type: 'string', default: '1' },
     'heldout-count': { type: 'string', default: '400' },
     'heldout-seed': { type: 'string', default: '1' },
+    quick: { type: 'boolean', default: false },
+    api: { type: 'boolean', default: false },
+    rounds: { type: 'string', default: '1' },
     verbose: { type: 'boolean', default: false },
   },
 });
-const integer = (name: keyof typeof values, min: number) => {
+const integer = (name: 'train-count' | 'train-seed' | 'heldout-count' | 'heldout-seed', min: number) => {
   const n = Number(values[name]);
   if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer >= ${min}`);
   return n;
 };
+if (values.api) {
+  const rounds = Number(values.rounds);
+  if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds must be a positive integer');
+  const { runApiAmd } = await import('./api.js');
+  const started = Date.now();
+  const outcomes = await runApiAmd({ rounds, concurrency: 4, scale: 4 });
+  const answers = ['human', 'voicemail', 'unknown'];
+  const count = (expected: string, got: string) =>
+    outcomes.filter((o) => o.expected === expected && o.answeredBy === got).length;
+  const right = outcomes.filter((o) => o.answeredBy === o.expected).length;
+  const people = outcomes.filter((o) => o.expected === 'human');
+  const hungUp = people.filter((o) => o.answeredBy === 'voicemail').length;
+  console.log(
+    `AMD through the public API (sandbox audio mode): ${outcomes.length} calls in ${((Date.now() - started) / 1000).toFixed(0)} s`,
+  );
+  console.log(
+    `answered_by right ${right}/${outcomes.length} (${((100 * right) / outcomes.length).toFixed(1)} %), ` +
+      `people taken for voicemail ${hungUp}/${people.length}`,
+  );
+  console.log(`confusion (rows: who answered, columns: answered_by)  ${answers.map((a) => a.padStart(10)).join('')}`);
+  for (const expected of ['human', 'voicemail'])
+    console.log(
+      `${''.padEnd(53)}${expected.padEnd(10)}${answers.map((a) => String(count(expected, a)).padStart(10)).join('')}`,
+    );
+  for (const o of outcomes.sort((a, b) => a.number.localeCompare(b.number)))
+    console.log(
+      `  555-${o.number} ${o.answeredBy === o.expected ? 'right' : 'WRONG'} ${o.answeredBy.padEnd(9)} ${o.who}`,
+    );
+  process.exit(0);
+}
+
 const trainCount = integer('train-count', 1);
 const trainSeed = integer('train-seed', 0);
 const heldCount = integer('heldout-count', 1);
@@ -41,39 +75,37 @@ const heldSeed = integer('heldout-seed', 0);
 
 const pct = (n: number, of: number) => (of === 0 ? '-' : `${((100 * n) / of).toFixed(1)} %`);
 const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
-const percentile = (values: number[], q: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
-};
 
-function report(title: string, result: AmdEvaluation): void {
+function report(title: string, result: AmdScore): void {
   const labels: AmdLabel[] = ['human', 'machine', 'unknown'];
   const decisions: AmdDecision[] = ['human', 'machine', 'unknown'];
-  const answered = result.outcomes.filter((o) => o.clip.label !== 'unknown').map((o) => o.atMs);
+  console.log(`\n== ${title}: ${result.total} clips`);
   console.log(
-    `\n== ${title}: ${result.total} clips (${labels.map((l) => `${result.confusion[l].human + result.confusion[l].machine + result.confusion[l].unknown} ${l}`).join(', ')})`,
+    `accuracy ${pct(result.correct, result.total)} (${result.correct}/${result.total}); ` +
+      `people taken for machines ${pct(result.humansAsMachines, result.humans)} (${result.humansAsMachines}/${result.humans}); ` +
+      `machines taken for people ${pct(result.machinesAsHumans, result.machines)} (${result.machinesAsHumans}/${result.machines}); ` +
+      `person/machine left unknown ${result.unknowns}`,
   );
-  console.log(`accuracy                 ${pct(result.correct, result.total)} (${result.correct}/${result.total})`);
+  const times = (label: AmdLabel) => {
+    const t = result.outcomes
+      .filter((o) => o.clip.label === label)
+      .map((o) => o.atMs)
+      .sort((a, b) => a - b);
+    const q = (p: number) => t[Math.min(t.length - 1, Math.max(0, Math.ceil(p * t.length) - 1))] ?? 0;
+    return `${label} p50 ${sec(q(0.5))} p90 ${sec(q(0.9))}`;
+  };
   console.log(
-    `people taken for machines ${pct(result.humansAsMachines, result.humans)} (${result.humansAsMachines}/${result.humans})`,
+    `decision time: person+machine p50 ${sec(result.p50Ms)} p90 ${sec(result.p90Ms)} (${labels.map(times).join('; ')})`,
   );
-  console.log(
-    `machines taken for people ${pct(result.machinesAsHumans, result.machines)} (${result.machinesAsHumans}/${result.machines})`,
-  );
-  console.log(`unknowns (person/machine) ${result.unknowns}`);
-  console.log(`decision, person+machine  p50 ${sec(percentile(answered, 0.5))}, p90 ${sec(percentile(answered, 0.9))}`);
+  console.log(`confusion (rows: truth, columns: decision)  ${decisions.map((d) => d.padStart(8)).join('')}`);
   for (const label of labels) {
-    const t = result.byLabel[label];
-    console.log(`  ${label.padEnd(8)}                p50 ${sec(t.medianMs)}, p90 ${sec(t.p90Ms)}`);
-  }
-  console.log(`confusion (rows: truth, columns: decision)`);
-  console.log(`${''.padEnd(10)}${decisions.map((d) => d.padStart(9)).join('')}`);
-  for (const label of labels) {
-    console.log(`${label.padEnd(10)}${decisions.map((d) => String(result.confusion[label][d]).padStart(9)).join('')}`);
+    console.log(
+      `${''.padEnd(43)}${label.padEnd(8)}${decisions.map((d) => String(result.confusion[label][d]).padStart(8)).join('')}`,
+    );
   }
   const wrong = result.outcomes.filter((o) => o.decision !== o.clip.label);
   const shown = values.verbose ? wrong : wrong.filter((o) => o.clip.label === 'human' && o.decision === 'machine');
-  if (shown.length > 0) console.log(values.verbose ? 'misclassified:' : 'people taken for machines:');
+  if (shown.length > 0) console.log(values.verbose ? 'mistakes:' : 'people taken for machines:');
   for (const o of shown) {
     console.log(
       `  ${o.clip.id} ${o.clip.label} -> ${o.decision} (${o.reason}, ${sec(o.atMs)}): ${o.clip.description}` +
@@ -89,8 +121,45 @@ const training: AmdClip[] = await cachedAmdClips(`training-${trainSeed}-${trainC
 const heldOut: AmdClip[] = await cachedAmdClips(`heldout-${heldSeed}-${heldCount}`, () =>
   generateHeldOutAmdDataset({ count: heldCount, seed: heldSeed }),
 );
+const front = { voicedBelowPeakDb: DEFAULT_AMD_SETTINGS.voicedBelowPeakDb };
+const trainPlain = traces(training, front);
+const trainCued = withOpener(trainPlain, front);
+const heldPlain = traces(heldOut, front);
+const heldCued = withOpener(heldPlain, front);
 console.log(
-  `AMD bench: training set seed ${trainSeed} (${trainCount} clips), held-out set seed ${heldSeed} (${heldCount} clips); ready in ${sec(Date.now() - started)}`,
+  `AMD bench: training set seed ${trainSeed} (${trainCount} clips), held-out set seed ${heldSeed} (${heldCount} clips); ` +
+    `generated or read from cache and analysed in ${sec(Date.now() - started)}`,
 );
-report('training set (the thresholds are fitted here)', evaluateAmd(training));
-report('HELD-OUT set (never fitted on)', evaluateAmd(heldOut));
+
+// The fit, from scratch on the training set: the background gate (tracing the clips again for each
+// value) with the decision thresholds.
+const fitted = fitWithGate(training).settings;
+const names = Object.keys(fitted) as Array<keyof AmdSettings>;
+const differs = names.filter((n) => fitted[n] !== DEFAULT_AMD_SETTINGS[n]);
+console.log(
+  `\nfitted on the training set by the cost rule: ${names.map((n) => `${n} ${String(fitted[n])}`).join(', ')}` +
+    (differs.length === 0
+      ? '\n(the detector defaults are this fit)'
+      : `\nthe defaults differ in ${differs.map((n) => `${n} (default ${String(DEFAULT_AMD_SETTINGS[n])})`).join(', ')}`),
+);
+
+const audioAlone = { cue: false } as const;
+report('training set, audio alone', scoreAmd(trainPlain, audioAlone));
+report('training set, with the opener (conversational cue)', scoreAmd(trainCued));
+if (!values.quick) {
+  const byGreeting = crossValidate(trainPlain, (c) => c.greetingGroup);
+  report(`training set, leave one greeting out (${byGreeting.groups} groups), audio alone`, byGreeting);
+  const byVoice = crossValidate(trainPlain, (c) => c.voiceGroup);
+  report(`training set, leave one voice out (${byVoice.groups} groups), audio alone`, byVoice);
+  const byGreetingCued = crossValidate(trainPlain, (c) => c.greetingGroup, trainCued);
+  report(`training set, leave one greeting out (${byGreetingCued.groups} groups), with the opener`, byGreetingCued);
+}
+const heldAlone = scoreAmd(heldPlain, audioAlone);
+const heldWithCue = scoreAmd(heldCued);
+report('HELD-OUT set, audio alone', heldAlone);
+report('HELD-OUT set, with the opener (conversational cue)', heldWithCue);
+console.log(
+  `\nthe cue on the held-out set: accuracy ${pct(heldAlone.correct, heldAlone.total)} -> ${pct(heldWithCue.correct, heldWithCue.total)}, ` +
+    `people taken for machines ${heldAlone.humansAsMachines} -> ${heldWithCue.humansAsMachines}, ` +
+    `median decision ${sec(heldAlone.p50Ms)} -> ${sec(heldWithCue.p50Ms)}, p90 ${sec(heldAlone.p90Ms)} -> ${sec(heldWithCue.p90Ms)}`,
+);

@@ -383,6 +383,11 @@ function drawNoise(random: Random, loud: boolean): Noise {
   };
 }
 
+/** A room behind the speaker (an office, a shop): some clips get one, drawn apart from the rest. */
+function drawRoom(random: Random, loud: boolean): number | null {
+  return random() < (loud ? 0.5 : 0.25) ? between(random, loud ? -50 : -62, loud ? -38 : -44) : null;
+}
+
 function beep(random: Random): { pcm: Int16Array; text: string } {
   const frequencyHz = Math.round(between(random, 400, 2000));
   const durationMs = Math.round(between(random, 200, 1500) / 10) * 10;
@@ -414,8 +419,8 @@ const TRAINING_REPLIES = ['Yes?', 'Yeah, who is this?', 'Speaking.', 'Okay?', 'Y
 
 function trainingReaction(random: Random): NonNullable<Plan['reaction']> {
   return {
-    reactMs: Math.round(between(random, 250, 600)),
-    finishes: random() < 0.1,
+    reactMs: Math.round(between(random, 250, 1000)),
+    finishes: random() < 0.15,
     reply:
       random() < 0.95 ? { text: pick(random, TRAINING_REPLIES), delayMs: Math.round(between(random, 200, 800)) } : null,
   };
@@ -621,13 +626,15 @@ export async function generateAmdDataset(options: AmdDatasetOptions = {}): Promi
     const own = seededRandom(seed * 100_003 + i);
     const p = plan(kind, own);
     if (p.label === 'human') p.reaction = trainingReaction(seededRandom(seed * 100_003 + i + 50_000_017));
+    p.noise.babbleDbfs = drawRoom(seededRandom(seed * 100_003 + i + 70_000_033), kind === 'noise');
+    if (p.noise.babbleDbfs !== null) p.description.push(`babble ${p.noise.babbleDbfs.toFixed(0)} dBFS`);
     return { plan: p, id: `${String(i + 1).padStart(3, '0')}-${p.kind}`, lineSeed: seed * 100_003 + i + 90_000_049 };
   });
   return renderPlans(plans, 'training', options);
 }
 
 /** Bumped whenever a generator's output changes: cached sets of an older version are not read. */
-export const AMD_DATASET_VERSION = 2;
+export const AMD_DATASET_VERSION = 4;
 
 /**
  * A generated set, cached under os.tmpdir() (openline-amd/) by `key` and the generators' version:
