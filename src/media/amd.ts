@@ -202,6 +202,10 @@ export class AmdFrameAnalyser {
 const AGENT_VOICE_DBFS = -32;
 /** The agent's words have short gaps: it is talking until this many frames pass without its voice. */
 const AGENT_HANGOVER_FRAMES = 15;
+/** A reply follows 300 ms of the far end's silence at the end of the opener... */
+const QUIET_BEFORE_REPLY_FRAMES = 15;
+/** ...and starts at least 100 ms after the opener ended (nobody answers faster). */
+const REPLY_REACTION_FRAMES = 5;
 
 /**
  * The second stage: person, machine or unknown from the frames' voicing, beeps and whether the
@@ -229,6 +233,8 @@ export class AmdDecider {
   private openerAfterWords = false;
   private overlapFrames = 0;
   private lastFarWordInOpener = -1;
+  /** The far end's last voiced frame as of the agent's last voiced frame. */
+  private farVoicedWhileAgent = -1;
   private cue: AmdCue = 'none';
 
   constructor(readonly settings: Readonly<AmdSettings>) {}
@@ -258,7 +264,6 @@ export class AmdDecider {
 
     const wordFrames = Math.ceil(s.minimumWordMs / FRAME_MS);
     const gapFrames = Math.ceil(s.betweenWordsSilenceMs / FRAME_MS);
-    let wordStarted = false;
     if (frame.voiced) {
       if (this.runStart < 0 || index - this.lastVoiced > gapFrames) {
         this.runStart = index;
@@ -274,7 +279,6 @@ export class AmdDecider {
         this.lastWordFrame = index;
       } else if (this.runVoiced >= wordFrames) {
         this.inWord = true;
-        wordStarted = true;
         this.lastWordFrame = index;
         this.words++;
         this.voicedFrames += this.runVoiced;
@@ -286,7 +290,7 @@ export class AmdDecider {
       this.inWord = false;
     }
 
-    const cued = this.followOpener(index, agentVoice, frame.voiced && this.inWord, wordStarted);
+    const cued = this.followOpener(index, agentVoice, frame.voiced && this.inWord);
     if (cued) return cued;
 
     const voicedMs = this.voicedFrames * FRAME_MS;
@@ -332,16 +336,14 @@ export class AmdDecider {
    * (`machine`, 'talked-over', once `talkedOverMs` of voice came after `openerGraceMs`). After the opener, a far end that was silent at its end and starts
    * talking within `replyWindowMs` answered it (`human`, 'responded').
    */
-  private followOpener(
-    index: number,
-    agentVoice: boolean,
-    farWord: boolean,
-    wordStarted: boolean,
-  ): AmdResult | undefined {
+  private followOpener(index: number, agentVoice: boolean, farWord: boolean): AmdResult | undefined {
     const s = this.settings;
     if (!s.cue) return undefined;
     const wasTalking = this.agentTalking;
-    if (agentVoice) this.agentLastFrame = index;
+    if (agentVoice) {
+      this.agentLastFrame = index;
+      this.farVoicedWhileAgent = this.lastVoiced;
+    }
     if (agentVoice && !wasTalking) {
       this.openerStart = index;
       this.openerEnd = -1;
@@ -358,19 +360,17 @@ export class AmdDecider {
           return this.decide('machine', 'talked-over');
       }
       if (this.agentTalking) return undefined;
-      // The opener is over (its voice gone for the hangover): was the far end quiet at its end?
+      // The opener is over (its voice gone for the hangover). Was the far end quiet at its end?
+      // (An opener cut short because the far end started talking is not one it answered.)
       this.openerEnd = this.agentLastFrame + 1;
       const longEnough = (this.openerEnd - this.openerStart) * FRAME_MS >= 400;
-      const quietAtEnd = this.lastFarWordInOpener < this.openerEnd - Math.round(300 / FRAME_MS);
+      const quietAtEnd = this.farVoicedWhileAgent < this.openerEnd - QUIET_BEFORE_REPLY_FRAMES;
       this.cue = longEnough && quietAtEnd ? 'awaiting-reply' : 'none';
-      // A reply that began within the hangover.
-      if (this.cue === 'awaiting-reply' && this.inWord && this.runStart >= this.openerEnd)
-        return this.decide('human', 'responded');
-      return undefined;
     }
     if (this.cue === 'awaiting-reply') {
       if ((index - this.openerEnd) * FRAME_MS > s.replyWindowMs) this.cue = 'none';
-      else if (wordStarted) return this.decide('human', 'responded');
+      else if (this.runStart >= 0 && this.runStart < this.openerEnd + REPLY_REACTION_FRAMES) this.cue = 'none';
+      else if (this.inWord) return this.decide('human', 'responded');
     }
     return undefined;
   }
