@@ -134,6 +134,10 @@ export interface AmdResult {
 
 /** Frames of level history for the noise floor (5 s). */
 const LEVEL_FRAMES = 250;
+/** A frame this quiet is digital silence (all samples within ±1). */
+const DIGITAL_SILENCE_DBFS = -88;
+/** Digital silence this long (200 ms) is the line's; shorter runs are lost packets. */
+const DIGITAL_SILENCE_RUN_FRAMES = 10;
 
 /** What one 20 ms frame of the far end's audio says: voiced or not, and a beep that just ended. */
 export interface AmdFrame {
@@ -151,6 +155,9 @@ export class AmdFrameAnalyser {
   private readonly levels = new Float64Array(LEVEL_FRAMES);
   private levelCount = 0;
   private frames = 0;
+  private digitalRun = 0;
+  /** The level of the last frame that was not digital silence (-65 dBFS before any). */
+  private lastHeardLevel = -65;
 
   constructor(private readonly settings: Readonly<AmdSettings>) {
     // The one beep detector (src/media/tone-detector.ts), also the audio leg's.
@@ -165,9 +172,18 @@ export class AmdFrameAnalyser {
     const index = this.frames++;
     const beep = this.beepOf(this.tones.push(frame), index);
     const level = frameLevel(frame);
-    // The quietest frame is the line's own noise: speech always has pauses and stops. Frames of
-    // digital silence (before the carrier's audio starts, a lost packet) count as -65 dBFS.
-    this.levels[index % LEVEL_FRAMES] = level;
+    // The quietest frame is the line's own noise: speech always has pauses and stops. Digital
+    // silence (before the carrier's audio starts, a line that carries none) counts as -65 dBFS,
+    // but a lost packet or two on a noisy line (a run shorter than 200 ms) counts as the frame
+    // before it, so it does not make the line's hiss or a room's voices sound like speech.
+    this.digitalRun = level <= DIGITAL_SILENCE_DBFS ? this.digitalRun + 1 : 0;
+    if (this.digitalRun === 0) this.lastHeardLevel = level;
+    this.levels[index % LEVEL_FRAMES] =
+      this.digitalRun === 0
+        ? level
+        : this.digitalRun >= DIGITAL_SILENCE_RUN_FRAMES
+          ? -65
+          : Math.max(-65, this.lastHeardLevel);
     this.levelCount = Math.min(LEVEL_FRAMES, this.levelCount + 1);
     let quietest = Infinity;
     let loudest = -Infinity;
