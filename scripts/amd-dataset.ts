@@ -1,10 +1,13 @@
-// Writes the labelled answering-machine detection set (src/media/amd-dataset.ts) to a directory:
-// one 8 kHz 16-bit mono WAV per clip and labels.csv (id, label, kind, voice, text, description).
-// Usage: npx tsx scripts/amd-dataset.ts --out DIR [--count 240] [--seed 1]
+// Writes a labelled answering-machine detection set to a directory: the training set
+// (src/media/amd-dataset.ts) or, with --heldout, the held-out set built apart
+// (src/media/amd-heldout.ts); one 8 kHz 16-bit mono WAV per clip and labels.csv
+// (id, label, kind, group, voice, text, description).
+// Usage: npx tsx scripts/amd-dataset.ts --out DIR [--count 240] [--seed 1] [--heldout]
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { generateAmdDataset } from '../src/media/amd-dataset.js';
+import { generateHeldOutAmdDataset } from '../src/media/amd-heldout.js';
 import { encodeWav } from '../src/media/wav.js';
 
 const { values } = parseArgs({
@@ -12,10 +15,11 @@ const { values } = parseArgs({
     out: { type: 'string' },
     count: { type: 'string', default: '240' },
     seed: { type: 'string', default: '1' },
+    heldout: { type: 'boolean', default: false },
   },
 });
 if (!values.out) {
-  console.error('usage: npx tsx scripts/amd-dataset.ts --out DIR [--count 240] [--seed 1]');
+  console.error('usage: npx tsx scripts/amd-dataset.ts --out DIR [--count 240] [--seed 1] [--heldout]');
   process.exit(2);
 }
 const count = Number(values.count);
@@ -25,12 +29,16 @@ if (!Number.isInteger(seed)) throw new Error('--seed must be an integer');
 
 const dir = path.resolve(values.out);
 fs.mkdirSync(dir, { recursive: true });
-const clips = await generateAmdDataset({ count, seed });
+const clips = await (values.heldout ? generateHeldOutAmdDataset : generateAmdDataset)({ count, seed });
 const csv = (value: string | null) => `"${(value ?? '').replace(/"/g, '""')}"`;
-const rows = ['id,label,kind,voice,text,description'];
+const rows = ['id,label,kind,group,voice,text,description'];
 for (const clip of clips) {
   fs.writeFileSync(path.join(dir, `${clip.id}.wav`), encodeWav(clip.pcm));
-  rows.push([clip.id, clip.label, clip.kind, csv(clip.voice), csv(clip.text), csv(clip.description)].join(','));
+  rows.push(
+    [clip.id, clip.label, clip.kind, clip.greetingGroup, csv(clip.voice), csv(clip.text), csv(clip.description)].join(
+      ',',
+    ),
+  );
 }
 fs.writeFileSync(path.join(dir, 'labels.csv'), `${rows.join('\n')}\n`);
 const by = (label: string) => clips.filter((c) => c.label === label).length;

@@ -1,131 +1,165 @@
-// Answering-machine detection benchmark: generates the labelled clip set (src/media/amd-dataset.ts,
-// espeak-ng voices at telephone quality), runs the streaming detector (src/media/amd.ts) over each
-// clip as a call would feed it, and reports accuracy, humans classed as machines, machines classed
-// as humans, unknowns, time to decision and the confusion table.
-// Usage: npm run bench:amd [-- --count 240 --seed 1 --verbose]
-// With --seeds (e.g. --seeds 1,41-50: the held-out sets the detector's thresholds were checked on) it
-// generates one set per seed and prints each seed's figures on a line, then the pooled figures.
+// Answering-machine detection benchmark. Two clip sets built apart:
+// - training (src/media/amd-dataset.ts): the set the detector's thresholds are fitted on;
+// - held-out (src/media/amd-heldout.ts): other greeting lists (receptionists, shop clerks,
+//   "<name> residence", carrier prompts, ...), other espeak-ng accents, variants and speaking
+//   rates, other beeps and line conditions (babble, AGC swings, lost packets, mu-law).
+// It prints each set's figures apart: accuracy, people taken for machines, machines taken for
+// people, unknowns, decision times (p50/p90 over person and machine clips) and the confusion
+// matrix; audio alone, and with the conversational cue (the agent says a short opener: a person
+// falls silent and answers, a machine plays on). On the training set it also runs
+// leave-one-group-out cross-validation (by greeting, by voice), and it fits the thresholds afresh
+// by the cost rule to show the detector's defaults are that fit. Sets are generated once and
+// cached under the system's temporary directory (openline-amd/).
+// Usage: npm run bench:amd [-- --train-count 480 --train-seed 1 --heldout-count 400 --heldout-seed 1
+//                             --quick (no cross-validation) --verbose (list every mistake)]
+// With --api it calls the sandbox personas through the public API in audio mode instead
+// (bench/amd/api.ts): npm run bench:amd -- --api [--rounds 1]
 import { parseArgs } from 'node:util';
-import {
-  evaluateAmd,
-  generateAmdDataset,
-  type AmdClip,
-  type AmdEvaluation,
-  type AmdLabel,
-} from '../../src/media/amd-dataset.js';
-import type { AmdDecision } from '../../src/media/amd.js';
+import { cachedAmdClips, generateAmdDataset, type AmdClip, type AmdLabel } from '../../src/media/amd-dataset.js';
+import { generateHeldOutAmdDataset } from '../../src/media/amd-heldout.js';
+import { DEFAULT_AMD_SETTINGS, type AmdDecision, type AmdSettings } from '../../src/media/amd.js';
+import { crossValidate, fitWithGate, scoreAmd, traces, withOpener, type AmdScore } from '../../src/media/amd-fit.js';
 
 const { values } = parseArgs({
   options: {
-    count: { type: 'string', default: '240' },
-    seed: { type: 'string', default: '1' },
-    seeds: { type: 'string' },
+    'train-count': { type: 'string', default: '480' },
+    'train-seed': { type: 'string', default: '1' },
+    'heldout-count': { type: 'string', default: '400' },
+    'heldout-seed': { type: 'string', default: '1' },
+    quick: { type: 'boolean', default: false },
+    api: { type: 'boolean', default: false },
+    rounds: { type: 'string', default: '1' },
     verbose: { type: 'boolean', default: false },
   },
 });
-const count = Number(values.count);
-const seed = Number(values.seed);
-if (!Number.isInteger(count) || count < 1) throw new Error('--count must be a positive integer');
-if (!Number.isInteger(seed)) throw new Error('--seed must be an integer');
-
-const pct = (n: number, of: number) => (of === 0 ? '-' : `${((100 * n) / of).toFixed(1)} %`);
-const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
-/** Median time to decision over the person and machine clips (dead air always runs the full window). */
-const answeredMedianMs = (result: AmdEvaluation) => {
-  const answered = result.outcomes
-    .filter((o) => o.clip.label !== 'unknown')
-    .map((o) => o.atMs)
-    .sort((a, b) => a - b);
-  return answered[Math.floor((answered.length - 1) / 2)] ?? 0;
+const integer = (name: 'train-count' | 'train-seed' | 'heldout-count' | 'heldout-seed', min: number) => {
+  const n = Number(values[name]);
+  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer >= ${min}`);
+  return n;
 };
-
-if (values.seeds !== undefined) {
-  const seeds = parseSeeds(values.seeds);
-  const summary = (name: string, result: AmdEvaluation) =>
+if (values.api) {
+  const rounds = Number(values.rounds);
+  if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds must be a positive integer');
+  const { runApiAmd } = await import('./api.js');
+  const started = Date.now();
+  const outcomes = await runApiAmd({ rounds, concurrency: 4, scale: 4 });
+  const answers = ['human', 'voicemail', 'unknown'];
+  const count = (expected: string, got: string) =>
+    outcomes.filter((o) => o.expected === expected && o.answeredBy === got).length;
+  const right = outcomes.filter((o) => o.answeredBy === o.expected).length;
+  const people = outcomes.filter((o) => o.expected === 'human');
+  const hungUp = people.filter((o) => o.answeredBy === 'voicemail').length;
+  console.log(
+    `AMD through the public API (sandbox audio mode): ${outcomes.length} calls in ${((Date.now() - started) / 1000).toFixed(0)} s`,
+  );
+  console.log(
+    `answered_by right ${right}/${outcomes.length} (${((100 * right) / outcomes.length).toFixed(1)} %), ` +
+      `people taken for voicemail ${hungUp}/${people.length}`,
+  );
+  console.log(`confusion (rows: who answered, columns: answered_by)  ${answers.map((a) => a.padStart(10)).join('')}`);
+  for (const expected of ['human', 'voicemail'])
     console.log(
-      `${name.padEnd(10)}accuracy ${pct(result.correct, result.total).padStart(7)}, ` +
-        `humans as machines ${`${result.humansAsMachines}/${result.humans}`.padStart(7)} ` +
-        `(${pct(result.humansAsMachines, result.humans)}), ` +
-        `machines as humans ${`${result.machinesAsHumans}/${result.machines}`.padStart(7)} ` +
-        `(${pct(result.machinesAsHumans, result.machines)}), ` +
-        `unknowns ${result.unknowns}, human+machine median ${sec(answeredMedianMs(result))}`,
+      `${''.padEnd(53)}${expected.padEnd(10)}${answers.map((a) => String(count(expected, a)).padStart(10)).join('')}`,
     );
-  console.log(`AMD bench: ${count} clips a seed, seeds ${seeds.join(', ')}`);
-  const pooled: AmdClip[] = [];
-  for (const s of seeds) {
-    const clips = await generateAmdDataset({ count, seed: s });
-    pooled.push(...clips);
-    summary(`seed ${s}`, evaluateAmd(clips));
-  }
-  const result = evaluateAmd(pooled);
-  summary('pooled', result);
-  const wrong = result.outcomes.filter((o) => o.decision !== o.clip.label);
-  if (values.verbose) {
-    if (wrong.length > 0) console.log('\nmisclassified:');
-    for (const o of wrong) console.log(`  ${o.clip.id} ${o.clip.label} -> ${o.decision} (${o.reason}, ${sec(o.atMs)})`);
-  }
+  for (const o of outcomes.sort((a, b) => a.number.localeCompare(b.number)))
+    console.log(
+      `  555-${o.number} ${o.answeredBy === o.expected ? 'right' : 'WRONG'} ${o.answeredBy.padEnd(9)} ${o.who}`,
+    );
   process.exit(0);
 }
 
-/** "1,41-50" -> [1, 41, ..., 50]. */
-function parseSeeds(text: string): number[] {
-  const seeds = text.split(',').flatMap((part) => {
-    const range = /^\s*(-?\d+)\s*-\s*(-?\d+)\s*$/.exec(part);
-    if (range) {
-      const [from, to] = [Number(range[1]), Number(range[2])];
-      if (to < from) throw new Error(`--seeds: empty range ${part}`);
-      return Array.from({ length: to - from + 1 }, (_, i) => from + i);
-    }
-    if (!/^\s*-?\d+\s*$/.test(part)) throw new Error(`--seeds: not a seed or a range: ${part}`);
-    return [Number(part)];
-  });
-  if (seeds.length === 0) throw new Error('--seeds: no seeds');
-  return seeds;
+const trainCount = integer('train-count', 1);
+const trainSeed = integer('train-seed', 0);
+const heldCount = integer('heldout-count', 1);
+const heldSeed = integer('heldout-seed', 0);
+
+const pct = (n: number, of: number) => (of === 0 ? '-' : `${((100 * n) / of).toFixed(1)} %`);
+const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+
+function report(title: string, result: AmdScore): void {
+  const labels: AmdLabel[] = ['human', 'machine', 'unknown'];
+  const decisions: AmdDecision[] = ['human', 'machine', 'unknown'];
+  console.log(`\n== ${title}: ${result.total} clips`);
+  console.log(
+    `accuracy ${pct(result.correct, result.total)} (${result.correct}/${result.total}); ` +
+      `people taken for machines ${pct(result.humansAsMachines, result.humans)} (${result.humansAsMachines}/${result.humans}); ` +
+      `machines taken for people ${pct(result.machinesAsHumans, result.machines)} (${result.machinesAsHumans}/${result.machines}); ` +
+      `person/machine left unknown ${result.unknowns}`,
+  );
+  const times = (label: AmdLabel) => {
+    const t = result.outcomes
+      .filter((o) => o.clip.label === label)
+      .map((o) => o.atMs)
+      .sort((a, b) => a - b);
+    const q = (p: number) => t[Math.min(t.length - 1, Math.max(0, Math.ceil(p * t.length) - 1))] ?? 0;
+    return `${label} p50 ${sec(q(0.5))} p90 ${sec(q(0.9))}`;
+  };
+  console.log(
+    `decision time: person+machine p50 ${sec(result.p50Ms)} p90 ${sec(result.p90Ms)} (${labels.map(times).join('; ')})`,
+  );
+  console.log(`confusion (rows: truth, columns: decision)  ${decisions.map((d) => d.padStart(8)).join('')}`);
+  for (const label of labels) {
+    console.log(
+      `${''.padEnd(43)}${label.padEnd(8)}${decisions.map((d) => String(result.confusion[label][d]).padStart(8)).join('')}`,
+    );
+  }
+  const wrong = result.outcomes.filter((o) => o.decision !== o.clip.label);
+  const shown = values.verbose ? wrong : wrong.filter((o) => o.clip.label === 'human' && o.decision === 'machine');
+  if (shown.length > 0) console.log(values.verbose ? 'mistakes:' : 'people taken for machines:');
+  for (const o of shown) {
+    console.log(
+      `  ${o.clip.id} ${o.clip.label} -> ${o.decision} (${o.reason}, ${sec(o.atMs)}): ${o.clip.description}` +
+        (o.clip.voice ? ` [${o.clip.voice}]` : ''),
+    );
+  }
 }
 
 const started = Date.now();
-const clips = await generateAmdDataset({ count, seed });
-const generatedMs = Date.now() - started;
-const detectStart = process.hrtime.bigint();
-const result = evaluateAmd(clips);
-const detectMs = Number(process.hrtime.bigint() - detectStart) / 1e6;
-const audioMs = clips.reduce((sum, c) => sum + (c.pcm.length / 8000) * 1000, 0);
+const training: AmdClip[] = await cachedAmdClips(`training-${trainSeed}-${trainCount}`, () =>
+  generateAmdDataset({ count: trainCount, seed: trainSeed }),
+);
+const heldOut: AmdClip[] = await cachedAmdClips(`heldout-${heldSeed}-${heldCount}`, () =>
+  generateHeldOutAmdDataset({ count: heldCount, seed: heldSeed }),
+);
+const front = { voicedBelowPeakDb: DEFAULT_AMD_SETTINGS.voicedBelowPeakDb };
+const trainPlain = traces(training, front);
+const trainCued = withOpener(trainPlain, front);
+const heldPlain = traces(heldOut, front);
+const heldCued = withOpener(heldPlain, front);
+console.log(
+  `AMD bench: training set seed ${trainSeed} (${trainCount} clips), held-out set seed ${heldSeed} (${heldCount} clips); ` +
+    `generated or read from cache and analysed in ${sec(Date.now() - started)}`,
+);
 
-const labels: AmdLabel[] = ['human', 'machine', 'unknown'];
-const decisions: AmdDecision[] = ['human', 'machine', 'unknown'];
-console.log(`AMD bench: ${count} clips, seed ${seed} (generated in ${sec(generatedMs)})`);
-for (const label of labels) console.log(`  ${label.padEnd(8)} ${clips.filter((c) => c.label === label).length} clips`);
-console.log('');
-console.log(`accuracy                 ${pct(result.correct, result.total)} (${result.correct}/${result.total})`);
+// The fit, from scratch on the training set: the background gate (tracing the clips again for each
+// value) with the decision thresholds.
+const fitted = fitWithGate(training).settings;
+const names = Object.keys(fitted) as Array<keyof AmdSettings>;
+const differs = names.filter((n) => fitted[n] !== DEFAULT_AMD_SETTINGS[n]);
 console.log(
-  `humans as machines       ${pct(result.humansAsMachines, result.humans)} (${result.humansAsMachines}/${result.humans})`,
+  `\nfitted on the training set by the cost rule: ${names.map((n) => `${n} ${String(fitted[n])}`).join(', ')}` +
+    (differs.length === 0
+      ? '\n(the detector defaults are this fit)'
+      : `\nthe defaults differ in ${differs.map((n) => `${n} (default ${String(DEFAULT_AMD_SETTINGS[n])})`).join(', ')}`),
 );
+
+const audioAlone = { cue: false } as const;
+report('training set, audio alone', scoreAmd(trainPlain, audioAlone));
+report('training set, with the opener (conversational cue)', scoreAmd(trainCued));
+if (!values.quick) {
+  const byGreeting = crossValidate(trainPlain, (c) => c.greetingGroup);
+  report(`training set, leave one greeting out (${byGreeting.groups} groups), audio alone`, byGreeting);
+  const byVoice = crossValidate(trainPlain, (c) => c.voiceGroup);
+  report(`training set, leave one voice out (${byVoice.groups} groups), audio alone`, byVoice);
+  const byGreetingCued = crossValidate(trainPlain, (c) => c.greetingGroup, trainCued);
+  report(`training set, leave one greeting out (${byGreetingCued.groups} groups), with the opener`, byGreetingCued);
+}
+const heldAlone = scoreAmd(heldPlain, audioAlone);
+const heldWithCue = scoreAmd(heldCued);
+report('HELD-OUT set, audio alone', heldAlone);
+report('HELD-OUT set, with the opener (conversational cue)', heldWithCue);
 console.log(
-  `machines as humans       ${pct(result.machinesAsHumans, result.machines)} (${result.machinesAsHumans}/${result.machines})`,
+  `\nthe cue on the held-out set: accuracy ${pct(heldAlone.correct, heldAlone.total)} -> ${pct(heldWithCue.correct, heldWithCue.total)}, ` +
+    `people taken for machines ${heldAlone.humansAsMachines} -> ${heldWithCue.humansAsMachines}, ` +
+    `median decision ${sec(heldAlone.p50Ms)} -> ${sec(heldWithCue.p50Ms)}, p90 ${sec(heldAlone.p90Ms)} -> ${sec(heldWithCue.p90Ms)}`,
 );
-console.log(`unknowns (human/machine) ${result.unknowns}`);
-console.log(`time to decision         median ${sec(result.medianMs)}, p90 ${sec(result.p90Ms)} (all clips)`);
-console.log(`  human+machine          median ${sec(answeredMedianMs(result))}`);
-for (const label of labels) {
-  const t = result.byLabel[label];
-  console.log(`  ${label.padEnd(8)}               median ${sec(t.medianMs)}, p90 ${sec(t.p90Ms)}`);
-}
-console.log(`detector cost            ${(detectMs / (audioMs / 1000)).toFixed(3)} ms per second of audio`);
-console.log('');
-console.log(`confusion (rows: label, columns: decision)`);
-console.log(`${''.padEnd(10)}${decisions.map((d) => d.padStart(9)).join('')}`);
-for (const label of labels) {
-  console.log(`${label.padEnd(10)}${decisions.map((d) => String(result.confusion[label][d]).padStart(9)).join('')}`);
-}
-const reasons = new Map<string, number>();
-for (const o of result.outcomes) reasons.set(o.reason, (reasons.get(o.reason) ?? 0) + 1);
-console.log('');
-console.log(`reasons: ${[...reasons].map(([r, n]) => `${r} ${n}`).join(', ')}`);
-const wrong = result.outcomes.filter((o) => o.decision !== o.clip.label);
-if (wrong.length > 0) console.log('\nmisclassified:');
-for (const o of values.verbose ? result.outcomes : wrong) {
-  console.log(
-    `  ${o.clip.id} ${o.clip.label} -> ${o.decision} (${o.reason}, ${sec(o.atMs)}): ${o.clip.description}` +
-      (o.clip.voice ? ` [${o.clip.voice}]` : ''),
-  );
-}

@@ -5,8 +5,9 @@ import { isMenu } from '../domain/ivr-menu.js';
 export type Answerer = 'human' | 'voicemail' | 'ivr' | 'screener' | 'unknown';
 
 const MACHINE =
-  /\b(leave (?:a|your) (?:message|name)|after the (?:tone|beep)|at the tone|not available|unavailable|can(?:'|no)t (?:take|come to) (?:your|the) (?:call|phone)|you(?:'ve| have) reached|voice ?mail|mailbox|record your message)\b/i;
-const SCREENER = /\b(screening service|say your name|state your name|why you are calling|call assist)\b/i;
+  /\b(leave (?:us )?(?:a|your) (?:message|name)|after the (?:tone|beep|signal)|at the (?:tone|beep)|not available|unavailable|can(?:'|no)t (?:take|come to|get to) (?:your|the) (?:call|phone)|you(?:'ve| have) reached|voice ?mail|mailbox|messaging system|record your message)\b/i;
+const SCREENER =
+  /\b(screening service|call screening|being screened|say your name|state your name|why you(?: are|'re) calling|reason for (?:your|the|this) call|what (?:this|it) is regarding|call assist)\b/i;
 
 /** Until when a menu can still correct a "human" decision. */
 const REVISE_MS = 12_000;
@@ -95,10 +96,17 @@ export class AnswerDetector {
     }
     if (this.decided) return undefined;
     if (event.type === 'answered_by' && this.options.acoustic) {
-      // A machine's greeting still under way: wait for its words (a menu is an IVR, not a voicemail).
-      if (event.answeredBy === 'voicemail' && !event.messageEnded && this.speakingSince !== undefined) {
+      if (event.answeredBy === 'voicemail' && !event.messageEnded) {
+        // A machine, but which? Its words decide (a menu is an IVR, a screening prompt a screener):
+        // those under way, or, when words already heard named nothing, the next ones (or the end
+        // of the five seconds, see timeout).
         this.machineHeard = true;
-        return undefined;
+        if (this.speakingSince !== undefined || !this.heardSpeech) return undefined;
+        if (!this.awaitingMore) {
+          this.awaitingMore = true;
+          return undefined;
+        }
+        return this.decide('voicemail');
       }
       return event.answeredBy === 'unknown' ? undefined : this.decide(event.answeredBy);
     }

@@ -13,10 +13,32 @@
  * - `unknown`: dead air and line noise (hiss, hum, clicks) with nobody speaking. Nothing in them
  *   tells a person from a machine, so the right answer is `unknown`, as carriers' AMD reports it.
  *
- * Everything is drawn from a seeded generator, so a seed gives the same set every time.
+ * Everything is drawn from a seeded generator, so a seed gives the same set every time. This is the
+ * TRAINING set: the detector's thresholds are fitted on it (src/media/amd-fit.ts). The held-out set
+ * it is judged on is built apart, from other greeting lists, voices, rates, beeps and line
+ * conditions (src/media/amd-heldout.ts); both share only the plumbing below (espeak-ng, the line).
+ *
+ * Each person clip also says how the person reacts when the agent talks (`reaction`): they stop
+ * soon after the agent starts, then answer its opener. The benchmark uses it to measure the
+ * conversational cue (a machine plays on, a person responds): `cuedPcm` renders what the line
+ * carries when the agent says an opener at a given moment.
  */
 import { execFile } from 'node:child_process';
-import { SAMPLE_RATE, concatPcm, decodeMulaw, encodeMulaw, resample, seededRandom, silence, tone } from './audio.js';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import v8 from 'node:v8';
+import {
+  FRAME_SAMPLES,
+  SAMPLE_RATE,
+  concatPcm,
+  decodeMulaw,
+  encodeMulaw,
+  resample,
+  seededRandom,
+  silence,
+  tone,
+} from './audio.js';
 import { detectAnsweringMachine, type AmdDecision, type AmdSettings } from './amd.js';
 import { parseWav } from './wav.js';
 
@@ -24,9 +46,46 @@ export type AmdLabel = 'human' | 'machine' | 'unknown';
 
 export type AmdClipKind = 'human' | 'voicemail' | 'voicemail-beep' | 'beep-only' | 'screener' | 'silence' | 'noise';
 
+/**
+ * What the line does to the far end's audio: hiss, mains hum and clicks, and (held-out set) a
+ * background of voices, AGC-like level swings and lost packets; always G.711 mu-law.
+ */
+export interface AmdLine {
+  /** Hiss level, dBFS. */
+  hissDbfs: number;
+  /** Mains hum level, dBFS, or null. */
+  humDbfs: number | null;
+  /** Clicks a second (line crackle). */
+  clicksPerSecond: number;
+  /** Background babble (a room of other voices, as speech-shaped noise), dBFS, or null. */
+  babbleDbfs?: number | null;
+  /** AGC-like level changes: the gain swings by this many dB either way... */
+  agcDepthDb?: number;
+  /** ...over this period (ms). */
+  agcPeriodMs?: number;
+  /** Share of 20 ms packets lost (in bursts of one to three), each replaced by silence or the previous packet. */
+  lossRate?: number;
+}
+
+/** How a person reacts when the agent starts talking over the line (the conversational cue). */
+export interface AmdReaction {
+  /** How long they keep talking once the agent starts (ms)... */
+  reactMs: number;
+  /** ...unless they finish the phrase under way first. */
+  finishes: boolean;
+  /** What they say once the agent's opener ends, and how long after; null: they wait in silence. */
+  reply: { text: string; delayMs: number; pcm: Int16Array } | null;
+}
+
 export interface AmdClip {
   /** e.g. "017-voicemail-beep". */
   id: string;
+  /** The generator: `training` (this file) or `heldout` (src/media/amd-heldout.ts). */
+  source: 'training' | 'heldout';
+  /** The greeting list and entry the words came from ("human:3"), for leave-one-group-out. */
+  greetingGroup: string;
+  /** The espeak-ng variant that spoke ("m3"; "none" without speech), for leave-one-group-out. */
+  voiceGroup: string;
   label: AmdLabel;
   kind: AmdClipKind;
   /** What is said (empty for silence, noise, a beep alone). */
@@ -35,8 +94,15 @@ export interface AmdClip {
   voice: string | null;
   /** Plain words: delays, beep, noise level. */
   description: string;
-  /** 8 kHz 16-bit PCM after the mu-law round trip. */
+  /** 8 kHz 16-bit PCM after the line (noise, mu-law round trip). */
   pcm: Int16Array;
+  /** The far end's audio before the line (speech, silences, beeps), for `cuedPcm`. */
+  speech: Int16Array;
+  line: AmdLine;
+  /** Seed of the line's randomness (the same noise for the clip and its cued version). */
+  lineSeed: number;
+  /** A person's reaction to the agent talking; null for machines and dead air. */
+  reaction: AmdReaction | null;
 }
 
 export interface AmdDatasetOptions {
@@ -63,6 +129,7 @@ const MIX: ReadonlyArray<[AmdClipKind, number]> = [
 
 const NAMES = ['Dana', 'Sam', 'Alex', 'Jordan', 'Maria', 'Chris', 'Priya', 'Tom', 'Lee', 'Morgan', 'Kate', 'Omar'];
 const COMPANIES = ['Acme Dental', 'Riverside Plumbing', 'the Miller Law Office', 'Northside Auto', 'Sunrise Realty'];
+const FAMILIES = ['Garcia', 'Smith', 'Brown', 'Kim', 'Walsh'];
 
 const HUMAN_GREETINGS = [
   'Hello?',
@@ -82,6 +149,13 @@ const HUMAN_GREETINGS = [
   'Hi, who is this?',
   'Yeah, hello?',
   'Hello, {name} here.',
+  // Businesses and households answer with more words, and wait all the same.
+  'Good morning, {company}, how can I help you?',
+  'Thank you for calling {company}, this is {name}.',
+  '{company}, {name} speaking.',
+  'Hi, you got {name} at {company}.',
+  'Hello, the {family} house.',
+  "{family}s', {name} speaking.",
 ];
 
 const VOICEMAIL_GREETINGS = [
@@ -119,14 +193,19 @@ export { seededRandom };
 
 type Random = () => number;
 
-const pick = <T>(random: Random, items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
-const between = (random: Random, low: number, high: number): number => low + random() * (high - low);
+export const pick = <T>(random: Random, items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+export const between = (random: Random, low: number, high: number): number => low + random() * (high - low);
+/** The index of an entry drawn from `items` (the same draw as `pick`). */
+const pickIndex = (random: Random, items: readonly unknown[]): number => Math.floor(random() * items.length);
 
 function fill(template: string, random: Random): string {
-  return template.replace('{name}', pick(random, NAMES)).replace('{company}', pick(random, COMPANIES));
+  return template
+    .replace('{name}', pick(random, NAMES))
+    .replace('{company}', pick(random, COMPANIES))
+    .replace('{family}', pick(random, FAMILIES));
 }
 
-interface Voice {
+export interface Voice {
   name: string;
   rate: number;
   pitch: number;
@@ -161,7 +240,7 @@ export function synthesize(text: string, voice: Voice, espeak = 'espeak-ng'): Pr
 }
 
 /** espeak-ng pads its output with silence; a clip places speech itself. */
-function trimSilence(pcm: Int16Array): Int16Array {
+export function trimSilence(pcm: Int16Array): Int16Array {
   let start = 0;
   let end = pcm.length;
   while (start < end && Math.abs(pcm[start]!) < 64) start++;
@@ -170,7 +249,7 @@ function trimSilence(pcm: Int16Array): Int16Array {
 }
 
 /** Scales PCM so that its loud parts sit at `dbfs` (RMS of the samples above a tenth of the peak). */
-function level(pcm: Int16Array, dbfs: number): Int16Array {
+export function level(pcm: Int16Array, dbfs: number): Int16Array {
   let peak = 0;
   for (const x of pcm) peak = Math.max(peak, Math.abs(x));
   let sum = 0;
@@ -186,32 +265,43 @@ function level(pcm: Int16Array, dbfs: number): Int16Array {
   return Int16Array.from(pcm, (x) => Math.max(-32768, Math.min(32767, Math.round(x * gain))));
 }
 
-interface Noise {
-  /** Hiss level, dBFS. */
-  hissDbfs: number;
-  /** Mains hum level, dBFS, or null. */
-  humDbfs: number | null;
-  /** Clicks a second (line crackle). */
-  clicksPerSecond: number;
-}
+type Noise = AmdLine;
 
-function describeNoise(noise: Noise): string {
-  const parts = [`hiss ${noise.hissDbfs.toFixed(0)} dBFS`];
-  if (noise.humDbfs !== null) parts.push(`hum ${noise.humDbfs.toFixed(0)} dBFS`);
-  if (noise.clicksPerSecond > 0) parts.push(`${noise.clicksPerSecond.toFixed(1)} clicks/s`);
+/** The line in plain words, for the bench's listing. */
+export function describeLine(line: AmdLine): string {
+  const parts = [`hiss ${line.hissDbfs.toFixed(0)} dBFS`];
+  if (line.humDbfs !== null) parts.push(`hum ${line.humDbfs.toFixed(0)} dBFS`);
+  if (line.clicksPerSecond > 0) parts.push(`${line.clicksPerSecond.toFixed(1)} clicks/s`);
+  if (line.babbleDbfs != null) parts.push(`babble ${line.babbleDbfs.toFixed(0)} dBFS`);
+  if (line.agcDepthDb) parts.push(`AGC ±${line.agcDepthDb.toFixed(0)} dB`);
+  if (line.lossRate) parts.push(`${(line.lossRate * 100).toFixed(1)} % packets lost`);
   return parts.join(', ');
 }
 
-/** Adds line noise to `pcm` in place: Gaussian hiss, 60 Hz hum with harmonics, clicks. */
-function addNoise(pcm: Int16Array, noise: Noise, random: Random): void {
-  const hiss = 32768 * 10 ** (noise.hissDbfs / 20);
-  const hum = noise.humDbfs === null ? 0 : 32768 * 10 ** (noise.humDbfs / 20) * Math.SQRT2;
+const gaussian = (random: Random) => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+
+/**
+ * The far end's audio as the call receives it: AGC-like level swings on the speech, then hiss,
+ * hum, clicks and background babble, then G.711 mu-law and back, then lost packets. Returns a new
+ * array; `random` draws the noise.
+ */
+export function applyLine(speech: Int16Array, line: AmdLine, random: Random): Int16Array {
+  const pcm = new Float64Array(speech.length);
+  const agcPhase = random() * 2 * Math.PI;
+  const agcPeriod = Math.max(200, line.agcPeriodMs ?? 3000);
+  for (let i = 0; i < speech.length; i++) {
+    const swing = line.agcDepthDb
+      ? line.agcDepthDb * Math.sin((2 * Math.PI * i) / ((agcPeriod * SAMPLE_RATE) / 1000) + agcPhase)
+      : 0;
+    pcm[i] = speech[i]! * 10 ** (swing / 20);
+  }
+  const hiss = 32768 * 10 ** (line.hissDbfs / 20);
+  const hum = line.humDbfs === null ? 0 : 32768 * 10 ** (line.humDbfs / 20) * Math.SQRT2;
   const phase = random() * 2 * Math.PI;
-  const clickChance = noise.clicksPerSecond / SAMPLE_RATE;
+  const clickChance = line.clicksPerSecond / SAMPLE_RATE;
   let click = 0;
   for (let i = 0; i < pcm.length; i++) {
-    // Box-Muller.
-    const g = Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+    const g = gaussian(random);
     const w = (2 * Math.PI * 60 * i) / SAMPLE_RATE + phase;
     let v = pcm[i]! + g * hiss + hum * (0.7 * Math.sin(w) + 0.3 * Math.sin(3 * w));
     if (click > 0) {
@@ -219,16 +309,56 @@ function addNoise(pcm: Int16Array, noise: Noise, random: Random): void {
       click *= 0.7;
       if (click < 50) click = 0;
     } else if (random() < clickChance) click = between(random, 2000, 12000);
-    pcm[i] = Math.max(-32768, Math.min(32767, Math.round(v)));
+    pcm[i] = v;
   }
+  if (line.babbleDbfs != null) addBabble(pcm, line.babbleDbfs, random);
+  const out = decodeMulaw(encodeMulaw(Int16Array.from(pcm, (v) => Math.max(-32768, Math.min(32767, Math.round(v))))));
+  if (line.lossRate) {
+    for (let at = FRAME_SAMPLES; at + FRAME_SAMPLES <= out.length; at += FRAME_SAMPLES) {
+      if (random() >= line.lossRate / 2) continue;
+      const burst = 1 + Math.floor(random() * 3);
+      const repeat = random() < 0.5;
+      for (let b = 0; b < burst && at + FRAME_SAMPLES <= out.length; b++, at += FRAME_SAMPLES) {
+        if (repeat) out.copyWithin(at, at - FRAME_SAMPLES, at);
+        else out.fill(0, at, at + FRAME_SAMPLES);
+      }
+    }
+  }
+  return out;
 }
 
-/** The telephone: mu-law encoding and decoding, as the carrier would deliver it. */
-function telephone(pcm: Int16Array): Int16Array {
-  return decodeMulaw(encodeMulaw(pcm));
+/**
+ * A room of other voices: noise shaped like speech (low-passed, with syllable-rate and phrase-rate
+ * swells from several talkers), at `dbfs` RMS.
+ */
+function addBabble(pcm: Float64Array, dbfs: number, random: Random): void {
+  const talkers = Array.from({ length: 4 }, () => ({
+    rate: between(random, 3, 6),
+    phrase: between(random, 0.2, 0.5),
+    phase: random() * 2 * Math.PI,
+  }));
+  const noise = new Float64Array(pcm.length);
+  let lp1 = 0;
+  let lp2 = 0;
+  let sum = 0;
+  for (let i = 0; i < pcm.length; i++) {
+    const t = i / SAMPLE_RATE;
+    let envelope = 0;
+    for (const k of talkers)
+      envelope +=
+        Math.max(0, Math.sin(2 * Math.PI * k.rate * t + k.phase)) *
+        (0.5 + 0.5 * Math.sin(2 * Math.PI * k.phrase * t + k.phase));
+    lp1 += 0.25 * (gaussian(random) - lp1);
+    lp2 += 0.25 * (lp1 - lp2);
+    noise[i] = lp2 * envelope;
+    sum += noise[i]! * noise[i]!;
+  }
+  const gain = (32768 * 10 ** (dbfs / 20)) / Math.sqrt(Math.max(1e-9, sum / Math.max(1, pcm.length)));
+  for (let i = 0; i < pcm.length; i++) pcm[i] = pcm[i]! + noise[i]! * gain;
 }
 
-interface Plan {
+/** A clip before synthesis: what is said and played, by whom, over which line. */
+export interface Plan {
   kind: AmdClipKind;
   label: AmdLabel;
   /** Pieces in order: text to speak, or ready PCM (silence, beep). */
@@ -237,9 +367,12 @@ interface Plan {
   voice: Voice | null;
   speechDbfs: number;
   noise: Noise;
-  /** Whole clip length; the end is padded with silence (or cut) to it. */
+  /** Whole clip length; the end is padded with silence (or cut) to it; 0: as long as it lasts (at least 9 s). */
   lengthMs: number;
   description: string[];
+  greetingGroup: string;
+  /** A person's reaction to the agent talking, before its reply is synthesised. */
+  reaction: (Omit<AmdReaction, 'reply'> & { reply: { text: string; delayMs: number } | null }) | null;
 }
 
 function drawNoise(random: Random, loud: boolean): Noise {
@@ -250,11 +383,47 @@ function drawNoise(random: Random, loud: boolean): Noise {
   };
 }
 
+/** A room behind the speaker (an office, a shop): some clips get one, drawn apart from the rest. */
+function drawRoom(random: Random, loud: boolean): number | null {
+  return random() < (loud ? 0.5 : 0.25) ? between(random, loud ? -50 : -62, loud ? -38 : -44) : null;
+}
+
 function beep(random: Random): { pcm: Int16Array; text: string } {
   const frequencyHz = Math.round(between(random, 400, 2000));
   const durationMs = Math.round(between(random, 200, 1500) / 10) * 10;
   const amplitude = Math.round(between(random, 3000, 14000));
   return { pcm: tone([frequencyHz], durationMs, amplitude), text: `beep ${frequencyHz} Hz ${durationMs} ms` };
+}
+
+/** Adds a pause or words to a plan. */
+export function planner(p: Plan) {
+  return {
+    pause(ms: number) {
+      p.pieces.push({ pcm: silence(Math.round(ms / 20) * 20) });
+      p.description.push(`${(ms / 1000).toFixed(1)} s silence`);
+    },
+    say(text: string) {
+      p.pieces.push({ say: text });
+      p.text = p.text ? `${p.text} ${text}` : text;
+      p.description.push(`"${text}"`);
+    },
+    play(pcm: Int16Array, text: string) {
+      p.pieces.push({ pcm });
+      p.description.push(text);
+    },
+  };
+}
+
+/** The training set's replies to the agent's opener, and how people react to being talked over. */
+const TRAINING_REPLIES = ['Yes?', 'Yeah, who is this?', 'Speaking.', 'Okay?', 'Yes, hi.', 'Sure.'];
+
+function trainingReaction(random: Random): NonNullable<Plan['reaction']> {
+  return {
+    reactMs: Math.round(between(random, 250, 1000)),
+    finishes: random() < 0.15,
+    reply:
+      random() < 0.95 ? { text: pick(random, TRAINING_REPLIES), delayMs: Math.round(between(random, 200, 800)) } : null,
+  };
 }
 
 function plan(kind: AmdClipKind, random: Random): Plan {
@@ -266,26 +435,21 @@ function plan(kind: AmdClipKind, random: Random): Plan {
     voice: null,
     speechDbfs: between(random, -26, -12),
     noise: drawNoise(random, kind === 'noise'),
-    lengthMs: 6000,
+    lengthMs: CLIP_MS,
     description: [],
+    greetingGroup: kind,
+    reaction: null,
   };
-  const pause = (ms: number) => {
-    p.pieces.push({ pcm: silence(Math.round(ms / 20) * 20) });
-    p.description.push(`${(ms / 1000).toFixed(1)} s silence`);
-  };
-  const say = (text: string) => {
-    p.pieces.push({ say: text });
-    p.text = p.text ? `${p.text} ${text}` : text;
-    p.description.push(`"${text}"`);
-  };
+  const { pause, say, play } = planner(p);
   switch (kind) {
     case 'human': {
       p.label = 'human';
       p.voice = drawVoice(random);
       // Some pick up and speak at once, some after the handset reaches the ear.
       pause(random() < 0.3 ? between(random, 1000, 2200) : between(random, 150, 1000));
-      const greeting = fill(pick(random, HUMAN_GREETINGS), random);
-      say(greeting);
+      const index = pickIndex(random, HUMAN_GREETINGS);
+      say(fill(HUMAN_GREETINGS[index]!, random));
+      p.greetingGroup = `human:${index}`;
       if (random() < 0.35) {
         // Nobody answered: "Hello?" again.
         pause(between(random, 1300, 2500));
@@ -298,28 +462,31 @@ function plan(kind: AmdClipKind, random: Random): Plan {
       p.voice = drawVoice(random);
       pause(between(random, 100, 1500));
       const short = kind === 'voicemail-beep' && random() < 0.25;
-      say(fill(pick(random, short ? SHORT_VOICEMAIL_GREETINGS : VOICEMAIL_GREETINGS), random));
+      const list = short ? SHORT_VOICEMAIL_GREETINGS : VOICEMAIL_GREETINGS;
+      const index = pickIndex(random, list);
+      say(fill(list[index]!, random));
+      p.greetingGroup = `${short ? 'short-voicemail' : 'voicemail'}:${index}`;
       if (kind === 'voicemail-beep') {
         pause(short ? between(random, 150, 600) : between(random, 200, 1200));
         const b = beep(random);
-        p.pieces.push({ pcm: b.pcm });
-        p.description.push(b.text);
+        play(b.pcm, b.text);
       }
       if (random() < 0.6) pause(between(random, 500, 3000));
-      p.lengthMs = 0; // as long as it lasts, at least 6 s
+      p.lengthMs = 0; // as long as it lasts, at least 9 s
       break;
     }
     case 'beep-only': {
       pause(between(random, 200, 1500));
       const b = beep(random);
-      p.pieces.push({ pcm: b.pcm });
-      p.description.push(b.text);
+      play(b.pcm, b.text);
       break;
     }
     case 'screener': {
       p.voice = drawVoice(random);
       pause(between(random, 200, 1200));
-      say(pick(random, SCREENER_PROMPTS));
+      const index = pickIndex(random, SCREENER_PROMPTS);
+      say(SCREENER_PROMPTS[index]!);
+      p.greetingGroup = `screener:${index}`;
       p.lengthMs = 0;
       break;
     }
@@ -329,27 +496,92 @@ function plan(kind: AmdClipKind, random: Random): Plan {
       p.description.push(kind === 'silence' ? 'nobody speaks' : 'line noise, nobody speaks');
       break;
   }
-  p.description.push(describeNoise(p.noise));
+  p.description.push(describeLine(p.noise));
   return p;
 }
 
-async function render(p: Plan, random: Random, espeak: string): Promise<Int16Array> {
+/** Shortest clip: the detector listens to a greeting under way for up to 8 s. */
+const CLIP_MS = 9000;
+
+/** The far end's audio before the line: the plan's pieces, padded or cut to its length. */
+async function renderSpeech(p: Plan, espeak: string): Promise<Int16Array> {
   const chunks: Int16Array[] = [];
   for (const piece of p.pieces) {
     chunks.push('pcm' in piece ? piece.pcm : level(await synthesize(piece.say, p.voice!, espeak), p.speechDbfs));
   }
   let pcm = concatPcm(chunks);
-  const length = Math.round((Math.max(p.lengthMs, 6000) * SAMPLE_RATE) / 1000);
+  const length = Math.round((Math.max(p.lengthMs, CLIP_MS) * SAMPLE_RATE) / 1000);
   if (pcm.length < length) pcm = concatPcm([pcm, new Int16Array(length - pcm.length)]);
   else if (p.lengthMs > 0) pcm = pcm.slice(0, length);
-  else pcm = pcm.slice();
-  addNoise(pcm, p.noise, random);
-  return telephone(pcm);
+  return pcm;
+}
+
+/**
+ * What the line carries when the agent starts an opener of `openerMs` at `openerAtMs` (ms after
+ * the answer): a machine plays on regardless; a person keeps talking for their reaction time (or
+ * to the end of the phrase under way), falls silent, and replies after the opener, or waits.
+ */
+export function cuedPcm(clip: AmdClip, openerAtMs: number, openerMs: number): Int16Array {
+  const reaction = clip.reaction;
+  if (!reaction) return clip.pcm;
+  const speech = clip.speech;
+  const samples = (ms: number) => Math.round((ms * SAMPLE_RATE) / 1000);
+  let cut = Math.min(speech.length, samples(openerAtMs + reaction.reactMs));
+  if (reaction.finishes) {
+    // To the end of the phrase: the next 250 ms without a sample above the speech's quiet floor.
+    const quiet = samples(250);
+    let run = 0;
+    while (cut < speech.length && run < quiet) {
+      run = Math.abs(speech[cut]!) < 64 ? run + 1 : 0;
+      cut++;
+    }
+  }
+  const out = new Int16Array(speech.length);
+  out.set(speech.subarray(0, cut));
+  if (reaction.reply) {
+    const at = Math.max(cut, samples(openerAtMs + openerMs + reaction.reply.delayMs));
+    if (at < out.length) out.set(reaction.reply.pcm.subarray(0, out.length - at), at);
+  }
+  return applyLine(out, clip.line, seededRandom(clip.lineSeed));
+}
+
+/** Renders a plan into a clip: synthesis, the person's reply, the line. */
+export async function renderClip(
+  p: Plan,
+  id: string,
+  source: AmdClip['source'],
+  lineSeed: number,
+  espeak: string,
+): Promise<AmdClip> {
+  const speech = await renderSpeech(p, espeak);
+  const v = p.voice;
+  let reaction: AmdReaction | null = null;
+  if (p.reaction) {
+    const r = p.reaction;
+    const reply = r.reply ? { ...r.reply, pcm: level(await synthesize(r.reply.text, v!, espeak), p.speechDbfs) } : null;
+    reaction = { reactMs: r.reactMs, finishes: r.finishes, reply };
+  }
+  return {
+    id,
+    source,
+    greetingGroup: p.greetingGroup,
+    voiceGroup: v ? (v.name.split('+')[1] ?? v.name) : 'none',
+    label: p.label,
+    kind: p.kind,
+    text: p.text,
+    voice: v ? `${v.name} ${v.rate} wpm pitch ${v.pitch}` : null,
+    description: p.description.join(', '),
+    pcm: applyLine(speech, p.noise, seededRandom(lineSeed)),
+    speech,
+    line: p.noise,
+    lineSeed,
+    reaction,
+  };
 }
 
 /** The kinds of a set of `count` clips, in the mix's proportions (largest remainders), shuffled by `random`. */
-function kinds(count: number, random: Random): AmdClipKind[] {
-  const shares = MIX.map(([kind, share]) => ({ kind, exact: count * share, n: Math.floor(count * share) }));
+export function kinds<K extends string>(mix: ReadonlyArray<[K, number]>, count: number, random: Random): K[] {
+  const shares = mix.map(([kind, share]) => ({ kind, exact: count * share, n: Math.floor(count * share) }));
   let left = count - shares.reduce((sum, s) => sum + s.n, 0);
   for (const s of [...shares].sort((a, b) => b.exact - b.n - (a.exact - a.n))) {
     if (left-- <= 0) break;
@@ -363,38 +595,64 @@ function kinds(count: number, random: Random): AmdClipKind[] {
   return out;
 }
 
-/** Generates the labelled set in memory. The same options give the same clips. */
-export async function generateAmdDataset(options: AmdDatasetOptions = {}): Promise<AmdClip[]> {
-  const count = options.count ?? 240;
-  if (!Number.isInteger(count) || count < 1) throw new RangeError('count must be a positive integer');
-  const seed = options.seed ?? 1;
-  const espeak = options.espeak ?? 'espeak-ng';
-  const random = seededRandom(seed);
-  // Each clip draws from its own generator, so a clip does not change when espeak-ng output of
-  // another one does.
-  const plans = kinds(count, random).map((kind, i) => {
-    const own = seededRandom(seed * 100_003 + i);
-    return { plan: plan(kind, own), random: own, index: i };
-  });
+/** Renders plans `concurrency` at a time (espeak-ng processes), in order. */
+export async function renderPlans(
+  plans: ReadonlyArray<{ plan: Plan; id: string; lineSeed: number }>,
+  source: AmdClip['source'],
+  options: { concurrency?: number; espeak?: string },
+): Promise<AmdClip[]> {
   const clips: AmdClip[] = new Array<AmdClip>(plans.length);
   let next = 0;
   const worker = async () => {
     while (next < plans.length) {
-      const { plan: p, random: own, index } = plans[next++]!;
-      const v = p.voice;
-      clips[index] = {
-        id: `${String(index + 1).padStart(3, '0')}-${p.kind}`,
-        label: p.label,
-        kind: p.kind,
-        text: p.text,
-        voice: v ? `${v.name} ${v.rate} wpm pitch ${v.pitch}` : null,
-        description: p.description.join(', '),
-        pcm: await render(p, own, espeak),
-      };
+      const index = next++;
+      const { plan: p, id, lineSeed } = plans[index]!;
+      clips[index] = await renderClip(p, id, source, lineSeed, options.espeak ?? 'espeak-ng');
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 2) }, worker));
   return clips;
+}
+
+/** Generates the labelled training set in memory. The same options give the same clips. */
+export async function generateAmdDataset(options: AmdDatasetOptions = {}): Promise<AmdClip[]> {
+  const count = options.count ?? 240;
+  if (!Number.isInteger(count) || count < 1) throw new RangeError('count must be a positive integer');
+  const seed = options.seed ?? 1;
+  const random = seededRandom(seed);
+  // Each clip draws from its own generator, so a clip does not change when espeak-ng output of
+  // another one does; the person's reaction from another, so adding it changed no clip.
+  const plans = kinds(MIX, count, random).map((kind, i) => {
+    const own = seededRandom(seed * 100_003 + i);
+    const p = plan(kind, own);
+    if (p.label === 'human') p.reaction = trainingReaction(seededRandom(seed * 100_003 + i + 50_000_017));
+    p.noise.babbleDbfs = drawRoom(seededRandom(seed * 100_003 + i + 70_000_033), kind === 'noise');
+    if (p.noise.babbleDbfs !== null) p.description.push(`babble ${p.noise.babbleDbfs.toFixed(0)} dBFS`);
+    return { plan: p, id: `${String(i + 1).padStart(3, '0')}-${p.kind}`, lineSeed: seed * 100_003 + i + 90_000_049 };
+  });
+  return renderPlans(plans, 'training', options);
+}
+
+/** Bumped whenever a generator's output changes: cached sets of an older version are not read. */
+export const AMD_DATASET_VERSION = 4;
+
+/**
+ * A generated set, cached under os.tmpdir() (openline-amd/) by `key` and the generators' version:
+ * espeak-ng is the slow part, so the benchmark generates each set once.
+ */
+export async function cachedAmdClips(key: string, make: () => Promise<AmdClip[]>): Promise<AmdClip[]> {
+  const dir = path.join(os.tmpdir(), 'openline-amd');
+  const file = path.join(dir, `v${AMD_DATASET_VERSION}-${key.replace(/[^\w.-]+/g, '_')}.bin`);
+  try {
+    return v8.deserialize(fs.readFileSync(file)) as AmdClip[];
+  } catch {
+    const clips = await make();
+    fs.mkdirSync(dir, { recursive: true });
+    const temporary = `${file}.${process.pid}.tmp`;
+    fs.writeFileSync(temporary, v8.serialize(clips));
+    fs.renameSync(temporary, file);
+    return clips;
+  }
 }
 
 export interface AmdOutcome {

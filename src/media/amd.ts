@@ -1,93 +1,103 @@
 /**
  * Answering-machine detection from audio: a streaming classifier fed the 20 ms frames a call
- * receives from the moment it is answered, which decides `human`, `machine` (a voicemail greeting,
- * a screening service or another recording) or `unknown` within five seconds, and says when.
+ * receives from the moment it is answered (and, for the conversational cue, the frames the agent
+ * sends), which decides `human`, `machine` (a voicemail greeting, a screening service or another
+ * recording) or `unknown`, and says when.
  *
- * It is the classic energy heuristic (Asterisk's AMD application) with a beep detector added:
+ * The rule is cost-aware: taking a person for a machine hangs up on them, the worst error Openline
+ * can make, while taking a machine for a person only has the agent talk to a recording. So it
+ * says `human` unless the evidence for a machine is strong, and `unknown` (the agent speaks) when
+ * it cannot tell:
  *
- * - each frame's level against an adaptive noise floor (the quietest frame of the
- *   last 5 s, digital silence counted as -65 dBFS)
- *   says voiced or not; voiced runs bridged over short gaps (under 160 ms) are the greeting's
- *   "words";
- * - a person picks up, says a short greeting and waits for the caller: `human` as soon as the
- *   greeting is followed by 0.6 s of silence when it had at most 1 s of voice ("Hello?", "Yeah,
- *   hello?"), 0.7 s when it had more (recorded greetings pause between sentences, and the longer
- *   the greeting so far, the likelier a pause is one of those);
- * - a recorded greeting talks on: `machine` once the greeting has more voice than a person's. How
- *   much a person says depends on how it is said: one unbroken word runs to at most 1.4 s of voice
- *   ("Hello, Dana speaking" said in one breath), two words ("Hello, | who's calling?") to 1.5 s,
- *   three words to 1.2 s (a person's three-word greeting is three short words); four words, or a
- *   beep (one steady tone of 400-2000 Hz lasting 0.2-1.5 s), are a machine's at once;
- * - nothing voiced within the five seconds: `unknown` (dead air tells nothing either way).
+ * - first stage (AmdFrameAnalyser): each frame's level against an adaptive noise floor (the
+ *   quietest frame of the last 5 s, digital silence counted as -65 dBFS) says voiced or not, and
+ *   the beep detector looks for a steady tone;
+ * - second stage (AmdDecider): voiced runs bridged over short gaps (under 160 ms) are the
+ *   greeting's "words";
+ * - a beep (one steady tone within the beep band and lengths): `machine`;
+ * - a greeting followed by a pause: `human` (a person says their greeting, however long, and waits
+ *   for the caller): 0.6 s after a short greeting, longer after a long one (recorded greetings
+ *   pause between sentences);
+ * - a greeting with more voice than people say before they wait (`greetingMs`, or one unbroken run
+ *   of `oneWordGreetingMs`): `machine`;
+ * - the conversational cue, when the agent talks before the verdict: a recording talks on over the
+ *   agent's opener (`machine`, 'talked-over'), a person falls silent and answers it (`human`,
+ *   'responded');
+ * - nothing voiced within five seconds: `unknown` (dead air tells nothing either way); a greeting
+ *   still under way then is heard up to `extendedMs`, then `unknown`.
  *
- * The thresholds were fitted on the labelled sets of src/media/amd-dataset.ts for training seeds
- * 2-31 (7200 clips), for the smallest median time to decision over person and machine clips with
- * at most 0.5 % of people taken for machines, at least 98 % correct and about 1 % of machines taken
- * for people, then checked unchanged on held-out seeds 1 and 41-50 (`npm run bench:amd -- --seeds
- * 1,41-50`). What the data showed: a person's greeting is followed by at least 1.1 s of silence;
- * a recorded greeting's pauses within its first 1.5 s of voice are at most about 0.75 s (most
- * under 0.5 s, the long ones at sentence ends such as "It's Sam. Leave a message." before a beep);
- * people's greetings reach 1.2-1.7 s of voice at the slowest, so the voice limits sit where few of
- * them reach. An IVR greets like a machine: src/calls/answer-detector.ts tells it from a voicemail
- * by its words.
+ * The thresholds are fitted on the training set (src/media/amd-dataset.ts) by the cost rule of
+ * src/media/amd-fit.ts and judged on the held-out set built apart (src/media/amd-heldout.ts):
+ * `npm run bench:amd` prints both, with the cross-validation. An IVR greets like a machine:
+ * src/calls/answer-detector.ts tells it (and a screener) from a voicemail by its words.
  */
-import { FRAME_MS, FRAME_SAMPLES, SAMPLE_RATE, decodeMulaw, goertzel } from './audio.js';
+import { FRAME_MS, FRAME_SAMPLES, decodeMulaw } from './audio.js';
+import { ToneDetector, type DetectedTone } from './tone-detector.js';
 
 export type AmdDecision = 'human' | 'machine' | 'unknown';
 
 export interface AmdSettings {
-  /** The whole window: undecided at this point means `unknown` (or judged on what was heard). */
+  /** Nothing voiced by this point: `unknown` (dead air tells nothing either way). */
   totalMs: number;
+  /** A greeting still under way at `totalMs` is heard until this point, then `unknown`. */
+  extendedMs: number;
   /** Silence after a greeting (of more than `shortGreetingMs` of voice) that makes it a person's. */
   afterGreetingSilenceMs: number;
   /** A greeting with at most this much voice ("Hello?", "Yeah, hello?")... */
   shortGreetingMs: number;
   /** ...is a person's after this much silence (or `afterGreetingSilenceMs`, when shorter). */
   afterShortGreetingSilenceMs: number;
-  /** Voiced time above which a greeting (of two words) is a machine's. */
+  /** Voiced time above which a greeting is a machine's: more than people say before they wait. */
   greetingMs: number;
-  /** Voiced time above which a greeting of one unbroken word is a machine's. */
+  /** A greeting of one unbroken run of voice longer than this is a machine's. */
   oneWordGreetingMs: number;
-  /** Voiced time above which a greeting of three words or more is a machine's. */
-  manyWordGreetingMs: number;
-  /** Voiced segments ("words") above which a greeting is a machine's. */
-  maximumWords: number;
-  /** A single word (voiced run without a pause) longer than this is a machine's. */
-  maximumWordMs: number;
   /** Shortest voiced run that counts as a word (shorter ones are clicks). */
   minimumWordMs: number;
   /** A pause at least this long ends a word; shorter gaps are bridged. */
   betweenWordsSilenceMs: number;
   /** A frame is voiced this many dB above the noise floor... */
   voicedAboveFloorDb: number;
-  /** ...and above this absolute level (dBFS). */
+  /** ...and above this absolute level (dBFS)... */
   minimumVoicedDbfs: number;
+  /** ...and at most this many dB below the loudest frame of the last 5 s (background voices are quieter). */
+  voicedBelowPeakDb: number;
   /** Beeps are single steady tones in this band... */
   beepMinHz: number;
   beepMaxHz: number;
   /** ...lasting this long. */
   beepMinMs: number;
   beepMaxMs: number;
+  /** The conversational cue: use what the far end does while and after the agent talks. */
+  cue: boolean;
+  /** A person needs this long to fall silent once the agent starts talking... */
+  openerGraceMs: number;
+  /** ...so this much of the far end's voice over the agent's opener after it is a recording talking on. */
+  talkedOverMs: number;
+  /** Words starting within this long after the agent's opener ended answer it. */
+  replyWindowMs: number;
 }
 
 export const DEFAULT_AMD_SETTINGS: Readonly<AmdSettings> = Object.freeze({
   totalMs: 5000,
-  afterGreetingSilenceMs: 700,
-  shortGreetingMs: 1000,
-  afterShortGreetingSilenceMs: 600,
-  greetingMs: 1500,
-  oneWordGreetingMs: 1400,
-  manyWordGreetingMs: 1200,
-  maximumWords: 3,
-  maximumWordMs: 5000,
+  extendedMs: 8000,
+  afterGreetingSilenceMs: 1200,
+  shortGreetingMs: 1200,
+  afterShortGreetingSilenceMs: 700,
+  greetingMs: 3000,
+  oneWordGreetingMs: 2600,
   minimumWordMs: 80,
   betweenWordsSilenceMs: 160,
   voicedAboveFloorDb: 9,
   minimumVoicedDbfs: -45,
+  voicedBelowPeakDb: 24,
   beepMinHz: 400,
   beepMaxHz: 2000,
   beepMinMs: 200,
   beepMaxMs: 1500,
+  cue: true,
+  openerGraceMs: 500,
+  talkedOverMs: 600,
+  replyWindowMs: 2000,
 });
 
 export interface Beep {
@@ -115,125 +125,111 @@ export interface AmdResult {
   /** When it was decided, ms after the first frame (the moment of answer). */
   atMs: number;
   /**
-   * Why, for logs and the bench: 'beep', 'short-greeting', 'greeting', 'long-greeting', 'long-one-word-greeting',
-   * 'long-many-word-greeting', 'many-words', 'silence', ...
+   * Why, for logs and the bench: 'beep', 'short-greeting', 'greeting', 'long-greeting',
+   * 'long-one-word-greeting', 'talked-over', 'responded', 'silence', 'undecided'.
    */
   reason: string;
   features: AmdFeatures;
 }
 
-/**
- * Finds single steady tones (beeps) in a stream of 20 ms frames. Each loud frame's frequency is
- * estimated from its zero crossings (with hysteresis, so noise does not add crossings) and checked
- * with Goertzel: a tone puts nearly all the frame's energy in that one frequency, speech never does
- * for long. Consecutive tonal frames at the same frequency form a tone, reported when it ends.
- */
-export class BeepDetector {
-  private readonly minHz: number;
-  private readonly maxHz: number;
-  private readonly minMs: number;
-  private readonly maxMs: number;
-  private frames = 0;
-  private runStart = -1;
-  private runFrames = 0;
-  private runHzSum = 0;
-
-  constructor(settings: Partial<Pick<AmdSettings, 'beepMinHz' | 'beepMaxHz' | 'beepMinMs' | 'beepMaxMs'>> = {}) {
-    this.minHz = settings.beepMinHz ?? DEFAULT_AMD_SETTINGS.beepMinHz;
-    this.maxHz = settings.beepMaxHz ?? DEFAULT_AMD_SETTINGS.beepMaxHz;
-    this.minMs = settings.beepMinMs ?? DEFAULT_AMD_SETTINGS.beepMinMs;
-    this.maxMs = settings.beepMaxMs ?? DEFAULT_AMD_SETTINGS.beepMaxMs;
-  }
-
-  /** Feeds one frame; returns a beep when one has just ended. */
-  push(frame: Int16Array): Beep | undefined {
-    const index = this.frames++;
-    const hz = toneFrequency(frame, this.minHz * 0.95, this.maxHz * 1.05);
-    if (hz !== undefined && this.runFrames > 0) {
-      const mean = this.runHzSum / this.runFrames;
-      if (Math.abs(hz - mean) <= Math.max(12, mean * 0.015)) {
-        this.runFrames++;
-        this.runHzSum += hz;
-        return undefined;
-      }
-    }
-    const ended = this.endRun();
-    if (hz !== undefined) {
-      this.runStart = index;
-      this.runFrames = 1;
-      this.runHzSum = hz;
-    }
-    return ended;
-  }
-
-  /** Reports a tone still under way at the end of the input. */
-  flush(): Beep | undefined {
-    return this.endRun();
-  }
-
-  private endRun(): Beep | undefined {
-    if (this.runFrames === 0) return undefined;
-    // The edges of a tone share their frame with silence or speech: count them as half a frame.
-    const durationMs = this.runFrames * FRAME_MS + FRAME_MS;
-    const frequencyHz = Math.round(this.runHzSum / this.runFrames);
-    const beep = { frequencyHz, durationMs, startMs: this.runStart * FRAME_MS };
-    this.runFrames = 0;
-    this.runHzSum = 0;
-    const inBand = frequencyHz >= this.minHz && frequencyHz <= this.maxHz;
-    return inBand && durationMs >= this.minMs && durationMs <= this.maxMs ? beep : undefined;
-  }
-}
-
-/** The frame's frequency when it is one loud steady tone within [minHz, maxHz]; otherwise undefined. */
-export function toneFrequency(frame: Int16Array, minHz: number, maxHz: number): number | undefined {
-  const n = frame.length;
-  let peak = 0;
-  for (let i = 0; i < n; i++) peak = Math.max(peak, Math.abs(frame[i]!));
-  if (peak < 300) return undefined;
-  // Zero crossings with hysteresis (a crossing counts once the signal has swung past ±20 % of the
-  // peak, so noise around zero adds none), each placed where the signal crossed zero, interpolated.
-  const band = peak * 0.2;
-  let state = 0;
-  let zero = 0;
-  let first = -1;
-  let last = -1;
-  let crossings = 0;
-  for (let i = 1; i < n; i++) {
-    const a = frame[i - 1]!;
-    const b = frame[i]!;
-    if ((a < 0 && b >= 0) || (a >= 0 && b < 0)) zero = i - 1 + a / (a - b);
-    const next = b > band ? 1 : b < -band ? -1 : state;
-    if (next !== state && state !== 0) {
-      if (first < 0) first = zero;
-      last = zero;
-      crossings++;
-    }
-    state = next;
-  }
-  if (crossings < 3 || last <= first) return undefined;
-  const hz = ((crossings - 1) * SAMPLE_RATE) / (2 * (last - first));
-  if (hz < minHz || hz > maxHz) return undefined;
-  // A tone holds (nearly) all the energy at its frequency; vowels spread it over harmonics.
-  const power = Math.max(goertzel(frame, hz), goertzel(frame, hz - 8), goertzel(frame, hz + 8));
-  return power >= 0.75 ? hz : undefined;
-}
-
 /** Frames of level history for the noise floor (5 s). */
 const LEVEL_FRAMES = 250;
+/** A frame this quiet is digital silence (all samples within ±1). */
+const DIGITAL_SILENCE_DBFS = -88;
+/** Digital silence this long (200 ms) is the line's; shorter runs are lost packets. */
+const DIGITAL_SILENCE_RUN_FRAMES = 10;
+
+/** What one 20 ms frame of the far end's audio says: voiced or not, and a beep that just ended. */
+export interface AmdFrame {
+  voiced: boolean;
+  beep: Beep | undefined;
+}
 
 /**
- * The streaming detector. Feed every frame from the moment of answer with `push` (PCM) or
- * `pushMulaw`; the first decision is returned once and stays in `result`. `finish` decides on what
- * was heard when the input ends early.
+ * The first stage: each frame's level against an adaptive noise floor (the quietest frame of the
+ * last 5 s, digital silence counted as -65 dBFS) says voiced or not, and the beep detector runs.
+ * The decisions (AmdDecider) work on its output only, so the benchmark can fit them on traces.
  */
-export class AnsweringMachineDetector {
-  readonly settings: Readonly<AmdSettings>;
-  private readonly beeps: BeepDetector;
-  private decided: AmdResult | undefined;
-  private frames = 0;
-  /** Frame levels (dBFS) of the last 5 s, for the noise floor: a ring, `levelCount` of them filled. */
+export class AmdFrameAnalyser {
+  private readonly tones: ToneDetector;
   private readonly levels = new Float64Array(LEVEL_FRAMES);
   private levelCount = 0;
+  private frames = 0;
+  private digitalRun = 0;
+  /** The level of the last frame that was not digital silence (-65 dBFS before any). */
+  private lastHeardLevel = -65;
+
+  constructor(private readonly settings: Readonly<AmdSettings>) {
+    // The one beep detector (src/media/tone-detector.ts), also the audio leg's.
+    this.tones = new ToneDetector({
+      minHz: settings.beepMinHz,
+      maxHz: settings.beepMaxHz,
+      minDurationMs: settings.beepMinMs,
+    });
+  }
+
+  push(frame: Int16Array): AmdFrame {
+    const index = this.frames++;
+    const beep = this.beepOf(this.tones.push(frame), index);
+    const level = frameLevel(frame);
+    // The quietest frame is the line's own noise: speech always has pauses and stops. Digital
+    // silence (before the carrier's audio starts, a line that carries none) counts as -65 dBFS,
+    // but a lost packet or two on a noisy line (a run shorter than 200 ms) counts as the frame
+    // before it, so it does not make the line's hiss or a room's voices sound like speech.
+    this.digitalRun = level <= DIGITAL_SILENCE_DBFS ? this.digitalRun + 1 : 0;
+    if (this.digitalRun === 0) this.lastHeardLevel = level;
+    this.levels[index % LEVEL_FRAMES] =
+      this.digitalRun === 0
+        ? level
+        : this.digitalRun >= DIGITAL_SILENCE_RUN_FRAMES
+          ? -65
+          : Math.max(-65, this.lastHeardLevel);
+    this.levelCount = Math.min(LEVEL_FRAMES, this.levelCount + 1);
+    let quietest = Infinity;
+    let loudest = -Infinity;
+    for (let i = 0; i < this.levelCount; i++) {
+      const l = this.levels[i]!;
+      if (l < quietest) quietest = l;
+      if (l > loudest) loudest = l;
+    }
+    const floor = Math.max(-65, quietest);
+    const s = this.settings;
+    // Voices in the room behind the speaker are far quieter than the speaker: frames that far
+    // below the loudest of the last 5 s are background, not the greeting.
+    const voiced =
+      level >= s.minimumVoicedDbfs && level >= floor + s.voicedAboveFloorDb && level >= loudest - s.voicedBelowPeakDb;
+    return { voiced, beep };
+  }
+
+  /** A tone still sounding when the input ends. */
+  flush(): Beep | undefined {
+    return this.beepOf(this.tones.flush(), this.frames);
+  }
+
+  /** A tone reported at frame `index` (it ended a frame or two before), as a beep. */
+  private beepOf(tone: DetectedTone | null, index: number): Beep | undefined {
+    if (!tone) return undefined;
+    const startMs = Math.max(0, (index - 1) * FRAME_MS - tone.durationMs);
+    return { frequencyHz: tone.frequencyHz, durationMs: tone.durationMs, startMs };
+  }
+}
+
+/** Level above which a frame we send carries the agent's voice (the background under it is quieter). */
+const AGENT_VOICE_DBFS = -32;
+/** The agent's words have short gaps: it is talking until this many frames pass without its voice. */
+const AGENT_HANGOVER_FRAMES = 15;
+/** A reply follows 300 ms of the far end's silence at the end of the opener... */
+const QUIET_BEFORE_REPLY_FRAMES = 15;
+/** ...and starts at least 100 ms after the opener ended (nobody answers faster). */
+const REPLY_REACTION_FRAMES = 5;
+
+/**
+ * The second stage: person, machine or unknown from the frames' voicing, beeps and whether the
+ * agent is talking (the conversational cue), frame by frame. See the file's comment for the rules.
+ */
+export class AmdDecider {
+  private decided: AmdResult | undefined;
+  private frames = 0;
   private firstWordStart = -1;
   private words = 0;
   private voicedFrames = 0;
@@ -244,51 +240,47 @@ export class AnsweringMachineDetector {
   /** The last voiced frame of more than a click: clicks on the line do not break a silence. */
   private lastWordFrame = -1;
   private inWord = false;
+  private longestWordFrames = 0;
   private beep: Beep | null = null;
+  // The agent's opener: when it started and ended, and what the far end did meanwhile.
+  private agentLastFrame = -Infinity;
+  private openerStart = -1;
+  private openerEnd = -1;
+  private openerAfterWords = false;
+  private overlapFrames = 0;
+  private lastFarWordInOpener = -1;
+  /** The far end's last voiced frame as of the agent's last voiced frame. */
+  private farVoicedWhileAgent = -1;
+  private cue: AmdCue = 'none';
 
-  constructor(settings: Partial<AmdSettings> = {}) {
-    this.settings = { ...DEFAULT_AMD_SETTINGS, ...settings };
-    this.beeps = new BeepDetector(this.settings);
-  }
+  constructor(readonly settings: Readonly<AmdSettings>) {}
 
   get result(): AmdResult | undefined {
     return this.decided;
   }
 
-  /** Time heard so far (ms). */
   get elapsedMs(): number {
     return this.frames * FRAME_MS;
   }
 
-  pushMulaw(frame: Uint8Array): AmdResult | undefined {
-    return this.push(decodeMulaw(frame));
+  /** Whether the agent's voice is on the line now. */
+  get agentTalking(): boolean {
+    return this.frames - 1 - this.agentLastFrame <= AGENT_HANGOVER_FRAMES;
   }
 
-  /** Feeds one 20 ms frame of 8 kHz PCM; returns the decision the first time it is made. */
-  push(frame: Int16Array): AmdResult | undefined {
+  /** One frame: the far end's voicing and beep, and whether the agent's voice went out in it. */
+  step(frame: AmdFrame, agentVoice = false): AmdResult | undefined {
     if (this.decided) return undefined;
     const index = this.frames++;
     const s = this.settings;
-
-    const beep = this.beeps.push(frame);
-    if (beep && !this.beep) {
-      this.beep = beep;
+    if (frame.beep && !this.beep && this.isBeep(frame.beep)) {
+      this.beep = frame.beep;
       return this.decide('machine', 'beep');
     }
 
-    const level = frameLevel(frame);
-    this.levels[index % LEVEL_FRAMES] = level;
-    this.levelCount = Math.min(LEVEL_FRAMES, this.levelCount + 1);
-    // The quietest frame is the line's own noise: speech always has pauses and stops. Frames of
-    // digital silence (before the carrier's audio starts) say nothing of the noise to come.
-    let quietest = Infinity;
-    for (let i = 0; i < this.levelCount; i++) if (this.levels[i]! < quietest) quietest = this.levels[i]!;
-    const floor = Math.max(-65, quietest);
-    const voiced = level >= s.minimumVoicedDbfs && level >= floor + s.voicedAboveFloorDb;
-
     const wordFrames = Math.ceil(s.minimumWordMs / FRAME_MS);
     const gapFrames = Math.ceil(s.betweenWordsSilenceMs / FRAME_MS);
-    if (voiced) {
+    if (frame.voiced) {
       if (this.runStart < 0 || index - this.lastVoiced > gapFrames) {
         this.runStart = index;
         this.runVoiced = 0;
@@ -308,17 +300,18 @@ export class AnsweringMachineDetector {
         this.voicedFrames += this.runVoiced;
         if (this.firstWordStart < 0) this.firstWordStart = this.runStart;
       }
+      if (this.inWord) this.longestWordFrames = Math.max(this.longestWordFrames, index - this.runStart + 1);
     } else if (this.runStart >= 0 && index - this.lastVoiced > gapFrames) {
       this.runStart = -1;
       this.inWord = false;
     }
 
-    if (this.words > s.maximumWords) return this.decide('machine', 'many-words');
-    if (this.inWord && (index - this.runStart + 1) * FRAME_MS > s.maximumWordMs)
-      return this.decide('machine', 'long-word');
+    const cued = this.followOpener(index, agentVoice, frame.voiced && this.inWord);
+    if (cued) return cued;
+
     const voicedMs = this.voicedFrames * FRAME_MS;
-    if (this.words === 1 && voicedMs > s.oneWordGreetingMs) return this.decide('machine', 'long-one-word-greeting');
-    if (this.words >= 3 && voicedMs > s.manyWordGreetingMs) return this.decide('machine', 'long-many-word-greeting');
+    if (this.words === 1 && this.longestWordFrames * FRAME_MS > s.oneWordGreetingMs)
+      return this.decide('machine', 'long-one-word-greeting');
     if (voicedMs > s.greetingMs) return this.decide('machine', 'long-greeting');
     const silentMs = this.silenceAfterGreetingMs();
     const short = voicedMs <= s.shortGreetingMs;
@@ -326,26 +319,76 @@ export class AnsweringMachineDetector {
       ? Math.min(s.afterShortGreetingSilenceMs, s.afterGreetingSilenceMs)
       : s.afterGreetingSilenceMs;
     if (this.words > 0 && silentMs >= pauseMs) return this.decide('human', short ? 'short-greeting' : 'greeting');
-    if (this.elapsedMs >= s.totalMs) return this.timeUp();
+    if (this.elapsedMs >= s.totalMs && this.words === 0) return this.decide('unknown', 'silence');
+    // A greeting still under way when the window closes is listened to a little longer: a long
+    // greeting is not evidence enough of a machine to hang up on.
+    if (this.elapsedMs >= Math.max(s.totalMs, s.extendedMs)) return this.decide('unknown', 'undecided');
     return undefined;
   }
 
   /** The input ended (hang-up, end of a clip): decides on what was heard. */
-  finish(): AmdResult {
+  finish(beep?: Beep): AmdResult {
     if (this.decided) return this.decided;
-    const beep = this.beeps.flush();
-    if (beep && !this.beep) {
+    if (beep && !this.beep && this.isBeep(beep)) {
       this.beep = beep;
       return this.decide('machine', 'beep');
     }
-    return this.timeUp();
+    return this.decide('unknown', this.words === 0 ? 'silence' : 'undecided');
   }
 
-  /** The window closed undecided: a greeting still under way, or nobody at all. */
-  private timeUp(): AmdResult {
-    if (this.words === 0) return this.decide('unknown', 'silence');
-    // Speech that began near the end of the window cannot be judged yet; Asterisk says NOTSURE.
-    return this.decide('unknown', 'undecided');
+  private isBeep(beep: Beep): boolean {
+    const s = this.settings;
+    return (
+      beep.frequencyHz >= s.beepMinHz &&
+      beep.frequencyHz <= s.beepMaxHz &&
+      beep.durationMs >= s.beepMinMs &&
+      beep.durationMs <= s.beepMaxMs
+    );
+  }
+
+  /**
+   * The conversational cue. The agent's opener started once the far end had begun its greeting:
+   * a person hears it and falls silent within a second or so, a recording talks on over it
+   * (`machine`, 'talked-over', once `talkedOverMs` of voice came after `openerGraceMs`). After the opener, a far end that was silent at its end and starts
+   * talking within `replyWindowMs` answered it (`human`, 'responded').
+   */
+  private followOpener(index: number, agentVoice: boolean, farWord: boolean): AmdResult | undefined {
+    const s = this.settings;
+    if (!s.cue) return undefined;
+    const wasTalking = this.agentTalking;
+    if (agentVoice) {
+      this.agentLastFrame = index;
+      this.farVoicedWhileAgent = this.lastVoiced;
+    }
+    if (agentVoice && !wasTalking) {
+      this.openerStart = index;
+      this.openerEnd = -1;
+      this.overlapFrames = 0;
+      this.lastFarWordInOpener = -1;
+      this.openerAfterWords = this.words > 0;
+      this.cue = 'opener';
+    }
+    if (this.cue === 'opener') {
+      if (farWord) {
+        if (index <= this.agentLastFrame) this.lastFarWordInOpener = index;
+        if (index - this.openerStart >= Math.round(s.openerGraceMs / FRAME_MS)) this.overlapFrames++;
+        if (this.openerAfterWords && this.overlapFrames * FRAME_MS >= s.talkedOverMs)
+          return this.decide('machine', 'talked-over');
+      }
+      if (this.agentTalking) return undefined;
+      // The opener is over (its voice gone for the hangover). Was the far end quiet at its end?
+      // (An opener cut short because the far end started talking is not one it answered.)
+      this.openerEnd = this.agentLastFrame + 1;
+      const longEnough = (this.openerEnd - this.openerStart) * FRAME_MS >= 400;
+      const quietAtEnd = this.farVoicedWhileAgent < this.openerEnd - QUIET_BEFORE_REPLY_FRAMES;
+      this.cue = longEnough && quietAtEnd ? 'awaiting-reply' : 'none';
+    }
+    if (this.cue === 'awaiting-reply') {
+      if ((index - this.openerEnd) * FRAME_MS > s.replyWindowMs) this.cue = 'none';
+      else if (this.runStart >= 0 && this.runStart < this.openerEnd + REPLY_REACTION_FRAMES) this.cue = 'none';
+      else if (this.inWord) return this.decide('human', 'responded');
+    }
+    return undefined;
   }
 
   private silenceAfterGreetingMs(): number {
@@ -369,6 +412,64 @@ export class AnsweringMachineDetector {
   }
 }
 
+type AmdCue = 'none' | 'opener' | 'awaiting-reply';
+
+/**
+ * The streaming detector. Feed every frame from the moment of answer with `push` (PCM) or
+ * `pushMulaw`, and (for the conversational cue) every frame the agent sends with `pushSent`; the
+ * first decision is returned once and stays in `result`. `finish` decides on what was heard when
+ * the input ends early.
+ */
+export class AnsweringMachineDetector {
+  readonly settings: Readonly<AmdSettings>;
+  private readonly analyser: AmdFrameAnalyser;
+  private readonly decider: AmdDecider;
+  /** The agent's voice in the frames sent since the last frame heard. */
+  private agentVoice = false;
+
+  constructor(settings: Partial<AmdSettings> = {}) {
+    this.settings = { ...DEFAULT_AMD_SETTINGS, ...settings };
+    this.analyser = new AmdFrameAnalyser(this.settings);
+    this.decider = new AmdDecider(this.settings);
+  }
+
+  get result(): AmdResult | undefined {
+    return this.decider.result;
+  }
+
+  /** Time heard so far (ms). */
+  get elapsedMs(): number {
+    return this.decider.elapsedMs;
+  }
+
+  pushMulaw(frame: Uint8Array): AmdResult | undefined {
+    return this.push(decodeMulaw(frame));
+  }
+
+  /** A frame the agent sent to the far end (8 kHz PCM): whether its voice is on the line. */
+  pushSent(frame: Int16Array): void {
+    if (frameLevel(frame) >= AGENT_VOICE_DBFS) this.markAgentVoice();
+  }
+
+  /** The agent's voice went out since the last frame heard. */
+  markAgentVoice(): void {
+    this.agentVoice = true;
+  }
+
+  /** Feeds one 20 ms frame of 8 kHz PCM; returns the decision the first time it is made. */
+  push(frame: Int16Array): AmdResult | undefined {
+    if (this.decider.result) return undefined;
+    const agent = this.agentVoice;
+    this.agentVoice = false;
+    return this.decider.step(this.analyser.push(frame), agent);
+  }
+
+  /** The input ended (hang-up, end of a clip): decides on what was heard. */
+  finish(): AmdResult {
+    return this.decider.finish(this.decider.result ? undefined : this.analyser.flush());
+  }
+}
+
 /** Level of one frame in dBFS (-90 for digital silence). */
 function frameLevel(frame: Int16Array): number {
   let sum = 0;
@@ -377,19 +478,69 @@ function frameLevel(frame: Int16Array): number {
   return 20 * Math.log10(Math.max(rms, 1) / 32768);
 }
 
-/** Runs the detector over a whole clip of 8 kHz PCM, as a call would feed it frame by frame. */
-export function detectAnsweringMachine(pcm: Int16Array, settings: Partial<AmdSettings> = {}): AmdResult {
+/**
+ * Runs the detector over a whole clip of 8 kHz PCM, as a call would feed it frame by frame.
+ * `agent` marks the frames in which the agent's voice went out (the conversational cue).
+ */
+export function detectAnsweringMachine(
+  pcm: Int16Array,
+  settings: Partial<AmdSettings> = {},
+  agent?: (frameIndex: number) => boolean,
+): AmdResult {
   const detector = new AnsweringMachineDetector(settings);
-  for (let at = 0; at + FRAME_SAMPLES <= pcm.length; at += FRAME_SAMPLES) {
+  for (let at = 0, i = 0; at + FRAME_SAMPLES <= pcm.length; at += FRAME_SAMPLES, i++) {
+    if (agent?.(i)) detector.markAgentVoice();
     const result = detector.push(pcm.subarray(at, at + FRAME_SAMPLES));
     if (result) return result;
   }
   return detector.finish();
 }
 
-/** A leg that lets listeners hear its inbound audio (the audio leg's onAudio). */
+/** A clip's frames through the first stage, for fitting the second (src/media/amd-fit.ts). */
+export interface AmdTrace {
+  voiced: Uint8Array;
+  /** Beeps by the frame they were reported in; `end` is one still sounding at the end. */
+  beeps: Map<number, Beep>;
+  end: Beep | undefined;
+  /** Frames in which the agent's voice went out, if an opener was said. */
+  agent: Uint8Array | undefined;
+}
+
+/** Runs the first stage over a clip (its settings: level and beep analysis only). */
+export function traceOf(pcm: Int16Array, agent?: Uint8Array, settings: Partial<AmdSettings> = {}): AmdTrace {
+  const analyser = new AmdFrameAnalyser({
+    ...DEFAULT_AMD_SETTINGS,
+    ...settings,
+    beepMinHz: 300,
+    beepMaxHz: 2600,
+    beepMinMs: 60,
+    beepMaxMs: 3000,
+  });
+  const frames = Math.floor(pcm.length / FRAME_SAMPLES);
+  const voiced = new Uint8Array(frames);
+  const beeps = new Map<number, Beep>();
+  for (let i = 0; i < frames; i++) {
+    const f = analyser.push(pcm.subarray(i * FRAME_SAMPLES, (i + 1) * FRAME_SAMPLES));
+    voiced[i] = f.voiced ? 1 : 0;
+    if (f.beep) beeps.set(i, f.beep);
+  }
+  return { voiced, beeps, end: analyser.flush(), agent };
+}
+
+/** Runs the second stage over a trace: the same decision as the streaming detector on the clip. */
+export function decideTrace(trace: AmdTrace, settings: Readonly<AmdSettings>): AmdResult {
+  const decider = new AmdDecider(settings);
+  for (let i = 0; i < trace.voiced.length; i++) {
+    const result = decider.step({ voiced: trace.voiced[i] === 1, beep: trace.beeps.get(i) }, trace.agent?.[i] === 1);
+    if (result) return result;
+  }
+  return decider.finish(trace.end);
+}
+
+/** A leg that lets listeners hear its inbound audio (the audio leg's onAudio), and what it sends. */
 export interface InboundAudio {
   onAudio(listener: (payload: Buffer, pcm: Int16Array) => void): () => void;
+  onSent?(listener: (payload: Buffer) => void): () => void;
 }
 
 /** Whether `leg` carries audio the detector can listen to. */
@@ -409,7 +560,11 @@ export function watchAnsweringMachine(
   const detector = new AnsweringMachineDetector(settings);
   let stop: (() => void) | null = null;
   let done = false;
-  stop = leg.onAudio((_payload, pcm) => {
+  // The agent's voice going out (the conversational cue): what the far end does meanwhile tells.
+  const stopSent = leg.onSent?.((payload) => {
+    if (!done) detector.pushSent(decodeMulaw(payload));
+  });
+  const stopHeard = leg.onAudio((_payload, pcm) => {
     if (done) return;
     // Frames of another size (none on telephone legs) are cut to 20 ms.
     for (let at = 0; at + FRAME_SAMPLES <= pcm.length && !done; at += FRAME_SAMPLES) {
@@ -421,6 +576,10 @@ export function watchAnsweringMachine(
       }
     }
   });
+  stop = () => {
+    stopHeard();
+    stopSent?.();
+  };
   if (done) stop();
   return () => {
     done = true;

@@ -88,6 +88,17 @@ test("acoustic mode: the audio AMD decides; a machine's greeting waits for its w
   assert.equal(late.timeout(), undefined, 'words still coming at five seconds');
   assert.equal(late.observe(speech(7200, 'Press 1 for sales, 2 for support.', 2500)), 'ivr');
 
+  // The machine verdict came between two utterances: the words still decide which machine it is.
+  const screener = new AnswerDetector(t0, { acoustic: true });
+  screener.observe(start(300));
+  assert.equal(screener.observe(speech(1500, 'Hello.', 1000)), undefined);
+  assert.equal(screener.observe(amd(2600, 'voicemail')), undefined, 'not a voicemail yet: its words decide');
+  screener.observe(start(2800));
+  assert.equal(
+    screener.observe(speech(5200, 'This number uses a call screening assistant. Please tell me who you are.', 2300)),
+    'screener',
+  );
+
   const nobody = new AnswerDetector(t0, { acoustic: true });
   assert.equal(nobody.observe(amd(5000, 'unknown')), undefined);
   assert.equal(nobody.result, undefined);

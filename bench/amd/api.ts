@@ -1,0 +1,74 @@
+// Answering-machine detection through the public API: places calls to sandbox personas in audio
+// mode (OPENLINE_SANDBOX_AUDIO=1: espeak-ng voices as 20 ms mu-law frames, our end a real audio
+// leg) and compares each call's `answered_by` with who answered. The AMD personas 555-0180 to
+// 555-0189 greet in words and voices no detector was fitted on; the number-table personas come too.
+// Run by `npm run bench:amd -- --api` (bench/amd/run.ts).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ScaledClock } from '../../src/clock.js';
+import { createTestApp, waitForCall } from '../../src/testing/harness.js';
+
+/** The personas called, and the `answered_by` each should get. */
+export const API_PERSONAS: ReadonlyArray<[number: string, expected: 'human' | 'voicemail', who: string]> = [
+  ['0180', 'human', 'receptionist: practice name and her own, a question'],
+  ['0181', 'human', 'shop clerk: shop name and his own'],
+  ['0182', 'human', '"Hello, Delgado residence."'],
+  ['0183', 'human', 'a short slow "Mm, hello?" after a pause'],
+  ['0184', 'human', '"This is Priscilla."'],
+  ['0185', 'voicemail', 'personal voicemail, 850 Hz beep'],
+  ['0186', 'voicemail', 'carrier voicemail, 1400 Hz beep of 250 ms'],
+  ['0187', 'voicemail', 'office closed, no beep'],
+  ['0188', 'human', 'screening assistant (a person follows: answered_by human)'],
+  ['0189', 'human', 'household, speaks after two seconds'],
+  ['0100', 'human', '"Hello?"'],
+  ['0101', 'voicemail', 'voicemail, 1000 Hz beep'],
+  ['0102', 'voicemail', 'voicemail, no beep'],
+  ['0109', 'human', 'call screener (a person follows)'],
+];
+
+export interface ApiAmdOutcome {
+  number: string;
+  expected: string;
+  answeredBy: string;
+  who: string;
+}
+
+/** Places one call to each persona `rounds` times, `concurrency` at a time, at `scale` times real time. */
+export async function runApiAmd(options: {
+  rounds: number;
+  concurrency: number;
+  scale: number;
+}): Promise<ApiAmdOutcome[]> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-amd-api-'));
+  const t = await createTestApp({
+    clock: new ScaledClock(options.scale),
+    env: { OPENLINE_SANDBOX_AUDIO: '1', DATA_DIR: dataDir },
+  });
+  await t.services.startWorkers();
+  const queue = Array.from({ length: options.rounds }, () => API_PERSONAS).flat();
+  const outcomes: ApiAmdOutcome[] = [];
+  try {
+    const worker = async () => {
+      for (let next = queue.shift(); next; next = queue.shift()) {
+        const [number, expected, who] = next;
+        const r = await t.request('POST', '/v1/calls', {
+          phone_number: `+1415555${number}`,
+          task: 'Ask whether the order arrived.',
+          answered_by_enabled: true,
+          wait_for_greeting: true,
+          voicemail_message: 'Hi, this is Openline about your order. Please call us back.',
+          max_duration: 1,
+        });
+        if (r.status !== 200) throw new Error(`POST /v1/calls: ${r.status} ${JSON.stringify(r.body)}`);
+        const call = await waitForCall(t, String(r.body.call_id));
+        outcomes.push({ number, expected, who, answeredBy: String(call.answered_by) });
+      }
+    };
+    await Promise.all(Array.from({ length: options.concurrency }, worker));
+  } finally {
+    await t.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+  return outcomes;
+}

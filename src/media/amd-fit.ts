@@ -1,0 +1,246 @@
+/**
+ * Fitting and judging the answering-machine detector's decision thresholds on labelled clips:
+ *
+ * - `traces` runs the detector's first stage (levels, beeps) over each clip once; the decisions
+ *   are then replayed on the traces for every setting tried, so a fit takes seconds;
+ * - `withOpener` renders what each clip's line carries when the agent says a short opener (the
+ *   conversational cue): the moment follows a fixed rule, not the thresholds being fitted;
+ * - `fitAmd` chooses thresholds by the cost rule: a person taken for a machine (hung up on) costs
+ *   ten times a machine taken for a person or an `unknown` (the agent talks to a machine: cheap),
+ *   ties broken by the median time to decision;
+ * - `crossValidate` fits on all groups but one and judges the one left out, for each group (by
+ *   greeting, by voice), so the figures show how the fit holds on wordings and voices it never saw.
+ */
+import { FRAME_MS } from './audio.js';
+import { cuedPcm, type AmdClip, type AmdLabel } from './amd-dataset.js';
+import {
+  DEFAULT_AMD_SETTINGS,
+  decideTrace,
+  traceOf,
+  type AmdDecision,
+  type AmdSettings,
+  type AmdTrace,
+} from './amd.js';
+
+export interface TracedClip {
+  clip: AmdClip;
+  trace: AmdTrace;
+}
+
+export interface AmdScore {
+  outcomes: Array<{ clip: AmdClip; decision: AmdDecision; atMs: number; reason: string }>;
+  total: number;
+  correct: number;
+  humans: number;
+  humansAsMachines: number;
+  machines: number;
+  machinesAsHumans: number;
+  /** Person or machine clips left `unknown`. */
+  unknowns: number;
+  confusion: Record<AmdLabel, Record<AmdDecision, number>>;
+  /** Decision times (ms) over person and machine clips. */
+  p50Ms: number;
+  p90Ms: number;
+  /** The cost rule's total (see the file's comment). */
+  cost: number;
+}
+
+/** The agent's opener in the simulation of the cue: a short question ("Hi, is this a good time?"). */
+export const OPENER_MS = 1500;
+
+/** The first stage over each clip; `front`: its settings (the level gates). */
+export function traces(clips: readonly AmdClip[], front: Partial<AmdSettings> = {}): TracedClip[] {
+  return clips.map((clip) => ({ clip, trace: traceOf(clip.pcm, undefined, front) }));
+}
+
+/**
+ * When the agent says its opener: once the far end has started and then paused for 500 ms (the
+ * end of its first turn), or has talked for 1.2 s of voice without such a pause (a long greeting:
+ * the agent says its line as a caller does); never before the far end spoke. In frames.
+ */
+export function openerFrame(trace: AmdTrace): number | undefined {
+  let voiced = 0;
+  let run = 0;
+  let silent = 0;
+  let spoke = false;
+  for (let i = 0; i < trace.voiced.length; i++) {
+    if (trace.voiced[i] === 1) {
+      run++;
+      silent = 0;
+      if (run >= 4) spoke = true;
+      if (spoke) voiced++;
+    } else {
+      run = 0;
+      silent++;
+    }
+    if (spoke && (silent * FRAME_MS >= 500 || voiced * FRAME_MS >= 1200)) return i + 1;
+  }
+  return undefined;
+}
+
+/** Each clip as heard when the agent says its opener (see `openerFrame`), traced with the agent's frames. */
+export function withOpener(traced: readonly TracedClip[], front: Partial<AmdSettings> = {}): TracedClip[] {
+  return traced.map(({ clip, trace }) => {
+    const at = openerFrame(trace);
+    if (at === undefined) return { clip, trace };
+    const agent = new Uint8Array(trace.voiced.length);
+    agent.fill(1, at, Math.min(agent.length, at + OPENER_MS / FRAME_MS));
+    const pcm = cuedPcm(clip, at * FRAME_MS, OPENER_MS);
+    return { clip, trace: traceOf(pcm, agent, front) };
+  });
+}
+
+const percentile = (values: number[], q: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+};
+
+/** Runs the decisions over traced clips and scores them against the labels. */
+export function scoreAmd(traced: readonly TracedClip[], settings: Partial<AmdSettings> = {}): AmdScore {
+  const s = { ...DEFAULT_AMD_SETTINGS, ...settings };
+  return summarise(traced.map(({ clip, trace }) => ({ clip, ...decideTrace(trace, s) })));
+}
+
+/** The thresholds the fit chooses, and the values it tries for each. */
+const GRID: ReadonlyArray<[keyof AmdSettings, readonly number[]]> = [
+  ['greetingMs', [1500, 2000, 2500, 3000, 3500, 4000, 4500, 5000, 6000, 7000]],
+  ['oneWordGreetingMs', [1400, 1800, 2200, 2600, 3000, 4000, 5000]],
+  ['afterGreetingSilenceMs', [600, 700, 800, 900, 1000, 1200]],
+  ['afterShortGreetingSilenceMs', [500, 600, 700, 800]],
+  ['shortGreetingMs', [600, 800, 1000, 1200]],
+];
+const CUE_GRID: ReadonlyArray<[keyof AmdSettings, readonly number[]]> = [
+  ['talkedOverMs', [400, 600, 800, 1000, 1200, 1600, 100_000]],
+  ['openerGraceMs', [500, 700, 900, 1100]],
+  ['replyWindowMs', [1000, 1500, 2000, 2500]],
+];
+
+const withValue = (settings: Partial<AmdSettings>, name: keyof AmdSettings, value: number): Partial<AmdSettings> =>
+  ({ ...settings, [name]: value }) as Partial<AmdSettings>;
+
+const better = (a: AmdScore, b: AmdScore) => a.cost < b.cost || (a.cost === b.cost && a.p50Ms < b.p50Ms);
+
+/**
+ * Coordinate descent over the grid from `start`: each threshold in turn set to its best value,
+ * the others held, until a pass changes nothing (at most four passes).
+ */
+function descend(
+  traced: readonly TracedClip[],
+  start: Partial<AmdSettings>,
+  grid: ReadonlyArray<[keyof AmdSettings, readonly number[]]>,
+): Partial<AmdSettings> {
+  let best = { ...start };
+  let bestScore = scoreAmd(traced, best);
+  for (let pass = 0; pass < 4; pass++) {
+    let changed = false;
+    for (const [name, values] of grid) {
+      for (const value of values) {
+        if (best[name] === value) continue;
+        const trial = withValue(best, name, value);
+        const score = scoreAmd(traced, trial);
+        if (better(score, bestScore)) {
+          best = trial;
+          bestScore = score;
+          changed = true;
+        }
+      }
+    }
+    if (!changed) break;
+  }
+  return best;
+}
+
+/**
+ * Fits the thresholds on training clips: the greeting and pause thresholds on the clips as heard
+ * without an opener (cue off), then the cue's on the clips with one.
+ */
+export function fitAmd(plain: readonly TracedClip[], cued?: readonly TracedClip[]): Partial<AmdSettings> {
+  const start = Object.fromEntries(GRID.map(([name]) => [name, DEFAULT_AMD_SETTINGS[name]])) as Partial<AmdSettings>;
+  const fitted = descend(plain, { ...start, cue: false }, GRID);
+  if (!cued) return { ...fitted, cue: true };
+  const cueStart = Object.fromEntries(
+    CUE_GRID.map(([name]) => [name, DEFAULT_AMD_SETTINGS[name]]),
+  ) as Partial<AmdSettings>;
+  return descend(cued, { ...fitted, ...cueStart, cue: true }, CUE_GRID);
+}
+
+/**
+ * Leave-one-group-out: for each group, fits on the clips of all other groups and decides the
+ * group's clips with that fit. Returns every clip's outcome, scored together.
+ */
+export function crossValidate(
+  plain: readonly TracedClip[],
+  groupOf: (clip: AmdClip) => string,
+  cued?: readonly TracedClip[],
+): AmdScore & { groups: number } {
+  const groups = [...new Set(plain.map((t) => groupOf(t.clip)))];
+  const judged: TracedClip[] = [];
+  const settingsOf = new Map<AmdClip, Partial<AmdSettings>>();
+  for (const group of groups) {
+    const inGroup = (t: TracedClip) => groupOf(t.clip) === group;
+    const fit = fitAmd(
+      plain.filter((t) => !inGroup(t)),
+      cued?.filter((t) => !inGroup(t)),
+    );
+    for (const t of (cued ?? plain).filter(inGroup)) {
+      judged.push(t);
+      settingsOf.set(t.clip, cued ? fit : { ...fit, cue: false });
+    }
+  }
+  // Each clip decided with its own fold's settings, then scored together.
+  const outcomes = judged.map((t) => ({
+    clip: t.clip,
+    ...decideTrace(t.trace, { ...DEFAULT_AMD_SETTINGS, ...settingsOf.get(t.clip) }),
+  }));
+  return { ...summarise(outcomes), groups: groups.length };
+}
+
+/** Scores a list of outcomes (decided with whatever settings). */
+export function summarise(outcomes: AmdScore['outcomes']): AmdScore {
+  const zero = (): Record<AmdDecision, number> => ({ human: 0, machine: 0, unknown: 0 });
+  const confusion = { human: zero(), machine: zero(), unknown: zero() };
+  for (const o of outcomes) confusion[o.clip.label][o.decision]++;
+  const answered = outcomes.filter((o) => o.clip.label !== 'unknown').map((o) => o.atMs);
+  const count = (label: AmdLabel) => outcomes.filter((o) => o.clip.label === label).length;
+  const unknowns = confusion.human.unknown + confusion.machine.unknown;
+  return {
+    outcomes,
+    total: outcomes.length,
+    correct: outcomes.filter((o) => o.decision === o.clip.label).length,
+    humans: count('human'),
+    humansAsMachines: confusion.human.machine,
+    machines: count('machine'),
+    machinesAsHumans: confusion.machine.human,
+    unknowns,
+    confusion,
+    p50Ms: percentile(answered, 0.5),
+    p90Ms: percentile(answered, 0.9),
+    cost:
+      10 * confusion.human.machine +
+      confusion.machine.human +
+      unknowns +
+      confusion.unknown.human +
+      confusion.unknown.machine,
+  };
+}
+
+/**
+ * Fits the first stage's background gate (`voicedBelowPeakDb`) with the decisions: for each value
+ * tried, the clips are traced again and the decisions fitted on them; the value whose fit costs
+ * least (audio alone and with the opener together) wins.
+ */
+export function fitWithGate(
+  clips: readonly AmdClip[],
+  values: readonly number[] = [100, 30, 24, 18],
+): { settings: Partial<AmdSettings>; plain: TracedClip[]; cued: TracedClip[] } {
+  let best: { settings: Partial<AmdSettings>; plain: TracedClip[]; cued: TracedClip[]; cost: number } | undefined;
+  for (const voicedBelowPeakDb of values) {
+    const front = { voicedBelowPeakDb };
+    const plain = traces(clips, front);
+    const cued = withOpener(plain, front);
+    const fit = { ...fitAmd(plain, cued), voicedBelowPeakDb };
+    const cost = scoreAmd(plain, { ...fit, cue: false }).cost + scoreAmd(cued, fit).cost;
+    if (!best || cost < best.cost) best = { settings: fit, plain, cued, cost };
+  }
+  return best!;
+}
