@@ -78,7 +78,8 @@ async function normalizeScenario(
   const previousIds = new Map((previous?.assertions ?? []).map((a, i) => [i, a.id] as [number, string]));
   const assertions =
     'assertions' in given
-      ? normalizeAssertions((given.assertions as unknown[]) ?? [], errors, previousIds)
+      ? // Not a list: the schema's own error names the field; nothing to check here.
+        normalizeAssertions(Array.isArray(given.assertions) ? (given.assertions as unknown[]) : [], errors, previousIds)
       : (previous?.assertions ?? []);
   return { ...spec, name: String(spec.name ?? ''), assertions };
 }
