@@ -4,10 +4,10 @@ import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harn
 import { ScaledClock } from '../../src/clock.js';
 
 /** The README's inbound demo: the sandbox person calls a pizza shop's number and orders, one turn at a time. */
-describe('sandbox inbound caller with a purpose (offline model, clock 40x)', () => {
+describe('sandbox inbound caller with a purpose (offline model, clock 10x)', () => {
   let t: TestApp;
   before(async () => {
-    t = await createTestApp({ clock: new ScaledClock(40) });
+    t = await createTestApp({ clock: new ScaledClock(10) });
     await t.services.startWorkers();
   });
   after(() => t.close());
