@@ -15,7 +15,7 @@ export const PGBOSS_SCHEMA = 'openline_jobs';
  * expiry + this interval. A job settles early (JobRun.settle) when its handler runs on for long,
  * as a dial job does for its whole call.
  */
-const MAINTENANCE_INTERVAL_SECONDS = 30;
+const MAINTENANCE_INTERVAL_SECONDS = 10;
 
 /** pg-boss refuses to poll more often than every 500 ms; our own fetch loop keeps that floor. */
 const MIN_POLL_MS = 500;

@@ -1,0 +1,3 @@
+import { crashSuite } from './crash-scenario.js';
+
+crashSuite('postgres');
