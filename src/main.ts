@@ -7,6 +7,7 @@ import { currentTraceId, startTracing } from './observability/tracing.js';
 import { buildApp, REDACT } from './app.js';
 import { preloadBackgroundTracks } from './media/background.js';
 import { sharedSileroModel } from './media/vad-silero.js';
+import { errorMessage } from './domain/records.js';
 
 /** Makes sure an account exists: the one of OPENLINE_API_KEY, or a first one whose key is printed once. */
 async function bootstrapAccount(config: Config, services: Services, log: Logger): Promise<void> {
@@ -99,6 +100,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`Openline failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(`Openline failed to start: ${errorMessage(error)}\n`);
   process.exit(1);
 });

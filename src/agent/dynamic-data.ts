@@ -3,6 +3,7 @@ import type { StoredDynamicDataItem } from '../schemas/call.js';
 import { renderTemplate } from '../domain/template.js';
 import type { OutboundClient } from '../outbound/http.js';
 import { jsonPath, renderValue } from './tools.js';
+import { errorMessage } from '../domain/records.js';
 
 /** Clock time between two fetches of a `cache: false` item while the call runs. */
 export const DYNAMIC_REFRESH_MS = 30_000;
@@ -95,7 +96,7 @@ export class DynamicData {
       this.knowledge.splice(0, this.knowledge.length, ...ordered);
     } catch (error) {
       this.o.log?.warn(
-        { call_id: this.o.callId, dynamic_data: index, err: error instanceof Error ? error.message : String(error) },
+        { call_id: this.o.callId, dynamic_data: index, err: errorMessage(error) },
         'dynamic_data fetch failed; the call goes on without it',
       );
     }

@@ -15,6 +15,7 @@ import { credentialFromHeader } from '../security/credentials.js';
 import { toCallRecord, toCallSummary } from '../calls/record.js';
 import { stopCall } from '../calls/stop.js';
 import { OPEN_STATES, type CallFilter } from '../store/calls.js';
+import { errorMessage } from '../domain/records.js';
 
 const tags = ['Calls'];
 
@@ -554,7 +555,7 @@ export default async function routes(app: Api, services: Services): Promise<void
         // Self-hosted: no credits are consumed; the field stays for wire compatibility.
         return { status: 'success', message: 'Call analyzed successfully', answers, credits_used: 0 };
       } catch (error) {
-        const reason = error instanceof Error ? error.message : String(error);
+        const reason = errorMessage(error);
         throw new ApiError('INTERNAL_ERROR', `Call analysis failed: ${reason}`);
       }
     },

@@ -7,6 +7,7 @@ import { DEFAULT_LANGUAGE, Language } from '../schemas/call.js';
 import { concatPcm } from '../media/audio.js';
 import { encodeWav } from '../media/wav.js';
 import { ApiError, notFound } from '../errors.js';
+import { errorMessage } from '../domain/records.js';
 
 const tags = ['Voices'];
 
@@ -68,7 +69,7 @@ async function synthesizeWav(services: Services, text: string, voice: string, la
       sampleRate = chunk.sampleRate;
     }
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = errorMessage(error);
     throw new ApiError('PROVIDER_UNAVAILABLE', `The text-to-speech provider (${tts.name}) failed: ${reason}`);
   }
   return encodeWav(concatPcm(chunks), { sampleRate });

@@ -7,6 +7,7 @@ import type { CampaignProgress } from '../store/campaigns.js';
 import { normalizePhone } from '../domain/phone.js';
 import { WEEKDAYS } from '../schemas/campaign.js';
 import { CliError, type Output } from './commands.js';
+import { errorMessage } from '../domain/records.js';
 
 /** A wrong command line: the caller shows the usage and exits with 2. */
 export class CampaignUsageError extends Error {}
@@ -114,7 +115,7 @@ export async function campaignMain(
   try {
     ({ values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true }));
   } catch (error) {
-    throw new CampaignUsageError(error instanceof Error ? error.message : String(error));
+    throw new CampaignUsageError(errorMessage(error));
   }
   const [command, ...args] = positionals;
   const accepts = command === undefined ? undefined : ACCEPTS[command];
@@ -362,7 +363,7 @@ function readJsonObject(file: string): Record<string, unknown> {
   try {
     parsed = JSON.parse(fs.readFileSync(file, 'utf8'));
   } catch (error) {
-    throw new CliError(`--json ${file}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new CliError(`--json ${file}: ${errorMessage(error)}`);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new CliError(`--json ${file}: must hold a JSON object of campaign fields`);

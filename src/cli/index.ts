@@ -18,6 +18,7 @@ import {
 } from './commands.js';
 import { CAMPAIGN_USAGE, CampaignUsageError, campaignMain, type CampaignIo } from './campaign.js';
 import { TEST_USAGE, testMain } from './test.js';
+import { errorMessage } from '../domain/records.js';
 
 export const USAGE = `Usage: openline <command> [options]
 
@@ -79,7 +80,7 @@ function parse(argv: string[]): Parsed {
       },
     }));
   } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
+    throw new UsageError(errorMessage(error));
   }
   const command = positionals.slice(0, 2).join(' ');
   return {
@@ -208,7 +209,7 @@ export async function main(
       io.err(`openline: ${error.message}`);
       return 1;
     }
-    io.err(`openline: failed: ${error instanceof Error ? error.message : String(error)}`);
+    io.err(`openline: failed: ${errorMessage(error)}`);
     return 1;
   }
 }
@@ -224,9 +225,7 @@ async function campaign(argv: string[], io: CampaignIo, env: Record<string, stri
       io.err(CAMPAIGN_USAGE);
       return 2;
     }
-    io.err(
-      `openline: ${error instanceof CliError ? error.message : `failed: ${error instanceof Error ? error.message : String(error)}`}`,
-    );
+    io.err(`openline: ${error instanceof CliError ? error.message : `failed: ${errorMessage(error)}`}`);
     return 1;
   }
 }

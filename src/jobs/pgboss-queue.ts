@@ -4,6 +4,7 @@ import type { Clock } from '../clock.js';
 import { JOB_IDS, JOB_POLICY, type JobName, type JobPayloads } from './catalog.js';
 import type { EnqueueOptions, JobHandler, JobHandlers, JobQueue, JobState, QueuedJob, WorkOptions } from './queue.js';
 import type { SqlQueueLogger } from './sql-queue.js';
+import { errorMessage } from '../domain/records.js';
 
 /** The PostgreSQL schema pg-boss keeps its tables in, beside Openline's own tables. */
 export const PGBOSS_SCHEMA = 'openline_jobs';
@@ -320,7 +321,7 @@ export class PgBossQueue implements JobQueue {
         if (!handler) throw new Error(`no handler for job ${name}`);
         await handler(job.data.payload, { id, attempt, settle });
       } catch (error) {
-        failure = error instanceof Error ? error.message : String(error);
+        failure = errorMessage(error);
         this.log?.error({ err: error, job_id: id, attempt }, 'job failed');
       }
       // A settled job is done whatever its handler did after: what it handed over guards itself.

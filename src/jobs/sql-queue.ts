@@ -5,6 +5,7 @@ import type { Clock } from '../clock.js';
 import type { Dialect } from '../store/db.js';
 import { JOB_IDS, JOB_POLICY, type JobName, type JobPayloads } from './catalog.js';
 import type { EnqueueOptions, JobHandler, JobHandlers, JobQueue, JobState, QueuedJob, WorkOptions } from './queue.js';
+import { errorMessage } from '../domain/records.js';
 
 export interface SqlQueueLogger {
   error(object: object, message: string): void;
@@ -190,7 +191,7 @@ export class SqlJobQueue implements JobQueue {
         });
         await settle();
       } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
+        const message = errorMessage(error);
         this.log?.error({ err: error, job_id: row.id, attempt: row.attempts }, 'job failed');
         // A settled job is done whatever its handler did after: what it handed over guards itself.
         if (settled) return;

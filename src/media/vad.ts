@@ -4,6 +4,7 @@
  * hysteresis and timing (interruption_threshold). Adapters: vad-silero.ts (Silero v5 on
  * onnxruntime-node) and vad-energy.ts (the fallback); createVad picks one.
  */
+import { errorMessage } from '../domain/records.js';
 export interface Vad {
   readonly name: string;
   /** Scores one 20 ms frame (FRAME_SAMPLES samples of 8 kHz PCM): 0 = no speech .. 1 = speech. */
@@ -42,10 +43,7 @@ export async function createVad(kind: VadKind = 'silero', options: CreateVadOpti
   } catch (error) {
     if (!failuresLogged.has(load)) {
       failuresLogged.add(load);
-      options.log?.warn(
-        { reason: error instanceof Error ? error.message : String(error) },
-        'Silero VAD unavailable; using the energy VAD',
-      );
+      options.log?.warn({ reason: errorMessage(error) }, 'Silero VAD unavailable; using the energy VAD');
     }
     return new EnergyVad();
   }

@@ -4,6 +4,7 @@
  */
 import OpenAI from 'openai';
 import { retryableStatus, type ProviderError } from './base.js';
+import { errorMessage } from '../domain/records.js';
 
 type ErrorKind<E extends ProviderError> = new (
   message: string,
@@ -44,7 +45,7 @@ export function fromOpenAiSdk<E extends ProviderError>(
       },
     );
   }
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   return new kind(`${Vendor} failed: ${message}`, false, undefined, { cause: error });
 }
 

@@ -12,6 +12,7 @@ import type { WebRtcConfig } from '../../config.js';
 import { mulawToAlaw } from '../../media/audio.js';
 import { RtpFrames } from '../../media/rtp-frames.js';
 import type { MediaEvent, MediaListener, MediaTransport } from '../../media/transport.js';
+import { errorMessage } from '../../domain/records.js';
 
 /** The label of the data channel the browser opens for the call's events and controls. */
 export const EVENTS_CHANNEL = 'openline';
@@ -139,9 +140,7 @@ export class WebRtcPeer implements MediaTransport {
       await pc.setRemoteDescription({ type: 'offer', sdp: offer });
     } catch (error) {
       peer.close();
-      throw new OfferError(
-        `sdp is not a valid WebRTC offer: ${error instanceof Error ? error.message : String(error)}`,
-      );
+      throw new OfferError(`sdp is not a valid WebRTC offer: ${errorMessage(error)}`);
     }
     const gathered = new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, GATHER_TIMEOUT_MS);

@@ -6,6 +6,7 @@
 import { decodeMulaw } from '../../media/audio.js';
 import { TtsError, type PcmChunk } from './types.js';
 import type { Watchdog } from '../base.js';
+import { errorMessage } from '../../domain/records.js';
 
 const EMPTY = new Int16Array(0);
 
@@ -115,7 +116,7 @@ export async function* pcmFromBody(
     if (watchdog.fired) {
       throw new TtsError(`${options.vendor} sent no audio for ${watchdog.ms} ms`, true, undefined, { cause: error });
     }
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     throw new TtsError(`${options.vendor} stopped sending audio: ${message}`, true, undefined, { cause: error });
   }
 }
