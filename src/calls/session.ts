@@ -127,6 +127,8 @@ export function isInterruption(partial: string, threshold: number): boolean {
 }
 const GREETING_WAIT_MS = 5000;
 const VOICEMAIL_FALLBACK_MS = 2500;
+/** What the agent says before hanging up when it can no longer hear the caller (the recogniser failed). */
+export const CANNOT_HEAR_LINE = "I'm sorry, I'm having technical trouble hearing you. Please call back later. Goodbye!";
 /**
  * A phone menu is complete when this much silence follows an option (menus pause about half a
  * second between options and wait seconds for a key at the end), when it offers to repeat
@@ -531,6 +533,8 @@ export class CallSession {
       case 'dtmf':
         await this.record('agent-action', `Caller pressed ${event.digit}`);
         return;
+      case 'provider_failed':
+        return this.onProviderFailed(event);
       case 'audio':
         return;
       case 'spoken':
@@ -934,6 +938,21 @@ export class CallSession {
     this.error = `Transfer to ${number} failed: ${result.reason}`;
     await this.record('agent-action', this.error);
     await this.end();
+  }
+
+  /**
+   * A speech provider failed for good: the call ends with the failure as its error_message. When
+   * the recogniser failed the agent can still speak, and says why it is hanging up.
+   */
+  private async onProviderFailed(event: Extract<LegEvent, { type: 'provider_failed' }>): Promise<void> {
+    if (this.done || this.error) return;
+    const what = event.kind === 'stt' ? 'Speech recognition' : 'Speech synthesis';
+    this.error = `${what} failed (${event.provider}): ${event.message}`;
+    await this.record('agent-action', this.error);
+    if (event.kind === 'tts') return this.end();
+    this.phase = 'ending';
+    this.cancelTurn({ ended: true });
+    this.say(CANNOT_HEAR_LINE, 'hangup');
   }
 
   private async end(): Promise<void> {

@@ -55,6 +55,7 @@ export function carrierAudioLegs(
       transfer: control.transfer,
       hangup: control.hangup,
       ...(log ? { log } : {}),
+      ...(speech.fallback && { fallbackTts: { tts: speech.fallback.tts, voice: speech.fallback.voiceFor(request) } }),
       ...(onProviderError && {
         onProviderError: (kind: 'stt' | 'tts') =>
           onProviderError(kind === 'tts' ? speech.tts.name : (speech.stt?.name ?? 'stt')),

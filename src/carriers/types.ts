@@ -37,6 +37,11 @@ export type LegEvent =
    * The session's answer detector takes it like a decision of its own, when it has none yet.
    */
   | { type: 'answered_by'; at: Date; answeredBy: 'human' | 'voicemail' | 'unknown'; messageEnded: boolean }
+  /**
+   * A speech provider failed for good (audio legs): the recogniser could not be reopened, or the
+   * voice and its fallback could not say a sentence. The call cannot go on as a conversation.
+   */
+  | { type: 'provider_failed'; at: Date; kind: 'stt' | 'tts'; provider: string; message: string }
   /** The far end hung up (or the network dropped the call). Always the last event. */
   | { type: 'hangup'; at: Date; reason: 'remote' | 'network' };
 

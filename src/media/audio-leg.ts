@@ -25,6 +25,7 @@ import { inSpan } from '../observability/tracing.js';
 import type { CallRequest } from '../schemas/call-request.js';
 import type { SttEvent, SttProvider, SttStream } from '../providers/stt/types.js';
 import type { TtsProvider } from '../providers/tts/types.js';
+import { errorMessage } from '../domain/records.js';
 import type { MediaEvent, MediaTransport } from './transport.js';
 import type { Vad } from './vad.js';
 import { EchoGuard } from './echo.js';
@@ -108,6 +109,11 @@ export interface AudioLegDeps {
   log?: { warn(object: object, message: string): void };
   /** A speech provider failed (the metrics' provider errors). */
   onProviderError?(kind: 'stt' | 'tts'): void;
+  /**
+   * The voice that takes over, for the rest of the call, when `tts` fails to say a sentence (its
+   * retries spent): without one, such a failure ends the conversation (`provider_failed`).
+   */
+  fallbackTts?: { tts: TtsProvider; voice: string };
 }
 
 /** The CallLeg of an audio carrier, with what the engine reads beyond the port. */
@@ -229,6 +235,10 @@ class AudioCallLeg implements AudioLeg {
   private vad: Vad | undefined;
   private sttPending: Buffer[] | null = [];
   private sttUnsubscribe: (() => void) | undefined;
+  /** The recogniser's stream broke once and was opened again: a second break ends the conversation. */
+  private sttReopened = false;
+  /** The voice saying the agent's sentences: the call's own, or the fallback once it failed. */
+  private voice: { tts: TtsProvider; voice: string };
   private utterance: Utterance | null = null;
   /** Frames waiting for a VAD still loading (null: skipped). */
   private readonly loadingQueue: (Int16Array | null)[] = [];
@@ -251,6 +261,7 @@ class AudioCallLeg implements AudioLeg {
     private readonly deps: AudioLegDeps,
   ) {
     this.latency = new LatencyTracker();
+    this.voice = { tts: deps.tts, voice: settings.voice };
     this.turns = new TurnDetector({ interruptionThreshold: settings.interruptionThreshold });
     this.tones = deps.detectTones === false ? undefined : new ToneDetector();
     if (settings.record && deps.dataDir) {
@@ -389,7 +400,12 @@ class AudioCallLeg implements AudioLeg {
       this.sttPending = null;
       this.deps.onProviderError?.('stt');
       this.deps.log?.warn({ err: error, call_id: this.settings.callId }, 'speech recognition unavailable');
+      if (!this.ended) this.providerFailed('stt', this.deps.stt.name, errorMessage(error));
     }
+  }
+
+  private providerFailed(kind: 'stt' | 'tts', provider: string, message: string): void {
+    this.emit({ type: 'provider_failed', at: this.now(), kind, provider, message: message.slice(0, 200) });
   }
 
   private onMedia(event: MediaEvent): void {
@@ -531,6 +547,17 @@ class AudioCallLeg implements AudioLeg {
     if (event.type === 'error') {
       this.deps.onProviderError?.('stt');
       this.deps.log?.warn({ call_id: this.settings.callId, reason: event.message }, 'speech recognition failed');
+      // The stream is unusable: open another once (audio is kept meanwhile); a second break is final.
+      this.sttUnsubscribe?.();
+      void this.stt?.close().catch(() => undefined);
+      this.stt = undefined;
+      if (this.sttReopened) {
+        this.providerFailed('stt', this.deps.stt?.name ?? 'stt', event.message);
+        return;
+      }
+      this.sttReopened = true;
+      this.sttPending = [];
+      void this.openStt();
       return;
     }
     const text = event.text.trim();
@@ -683,9 +710,10 @@ class AudioCallLeg implements AudioLeg {
     };
     let first = firstWord === 0;
     try {
-      for await (const chunk of this.deps.tts.synthesize({
+      const { tts, voice } = this.voice;
+      for await (const chunk of tts.synthesize({
         text: spoken,
-        voice: this.settings.voice,
+        voice,
         language: this.settings.language,
         signal,
       })) {
@@ -706,7 +734,19 @@ class AudioCallLeg implements AudioLeg {
     } catch (error) {
       if (signal.aborted) return;
       this.deps.onProviderError?.('tts');
+      const fallback = this.deps.fallbackTts;
+      if (frames === 0 && fallback && this.voice.tts !== fallback.tts) {
+        // Nothing of the sentence was heard: the fallback voice says it, and the rest of the call.
+        this.deps.log?.warn(
+          { err: error, call_id: this.settings.callId },
+          'speech synthesis failed: the fallback voice speaks from now on',
+        );
+        this.voice = fallback;
+        return this.speakSentence(state, text, firstWord, signal);
+      }
       this.deps.log?.warn({ err: error, call_id: this.settings.callId }, 'speech synthesis failed');
+      // A sentence that could not be said at all: the conversation cannot go on.
+      if (frames === 0) this.providerFailed('tts', this.voice.tts.name, errorMessage(error));
     }
     if (signal.aborted) return;
     if (carry.length > 0) {

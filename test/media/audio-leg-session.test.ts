@@ -1,6 +1,6 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { CallSession } from '../../src/calls/session.js';
+import { CallSession, CANNOT_HEAR_LINE } from '../../src/calls/session.js';
 import { systemClock, type Clock } from '../../src/clock.js';
 import { OfflineAgent } from '../../src/agent/offline.js';
 import type { Agent, AgentReply, Turn } from '../../src/agent/types.js';
@@ -11,6 +11,8 @@ import { FrameScheduler } from '../../src/media/pacer.js';
 import { EnergyVad } from '../../src/media/vad-energy.js';
 import { ScriptedStt, ToneTts, createMediaPair, voice } from '../../src/testing/audio-fakes.js';
 import { callRequest } from '../../src/testing/call-request.js';
+import type { SttEvent, SttProvider } from '../../src/providers/stt/types.js';
+import type { TtsProvider } from '../../src/providers/tts/types.js';
 
 const scheduler = new FrameScheduler();
 after(() => scheduler.stop());
@@ -41,15 +43,25 @@ function scriptedAgent(
   };
 }
 
-function call(options: { agent: Agent; lines: string[]; msPerChar?: number; playoutMs?: number; clock?: Clock }) {
+function call(options: {
+  agent: Agent;
+  lines: string[];
+  msPerChar?: number;
+  playoutMs?: number;
+  clock?: Clock;
+  stt?: SttProvider;
+  tts?: TtsProvider;
+  fallbackTts?: TtsProvider;
+}) {
   const request = callRequest({ task: 'Confirm the dental appointment for Tuesday at 3 pm.' });
   const { transport, far } = createMediaPair({ playoutMs: options.playoutMs ?? 0 });
   const stt = new ScriptedStt({ lines: options.lines });
   const leg = createAudioLeg(transport, audioLegSettings('call-1', request, 'test-voice'), {
-    stt,
-    tts: new ToneTts({ msPerChar: options.msPerChar ?? 10 }),
+    stt: options.stt ?? stt,
+    tts: options.tts ?? new ToneTts({ msPerChar: options.msPerChar ?? 10 }),
     vad: new EnergyVad(),
     scheduler,
+    ...(options.fallbackTts && { fallbackTts: { tts: options.fallbackTts, voice: 'local' } }),
   });
   const transcript: Turn[] = [];
   const controller = new AbortController();
@@ -260,5 +272,97 @@ describe('audio leg under a call session', () => {
     assert.ok(transcript.some((t) => t.text === 'Pressed buttons: 12#'));
     controller.abort();
     await outcome;
+  });
+
+  describe('a speech provider that fails for good', () => {
+    /** A voice that fails every sentence (its retries spent), counting the sentences asked of it. */
+    function brokenVoice(): TtsProvider & { asked: number } {
+      const voice = {
+        name: 'vendor-voice',
+        asked: 0,
+        // eslint-disable-next-line require-yield
+        async *synthesize() {
+          voice.asked++;
+          throw new Error('503 Service Unavailable');
+        },
+      };
+      return voice;
+    }
+
+    /** A recogniser whose streams break when told, and that cannot be opened after `opens` streams. */
+    function breakingRecogniser(opens: number) {
+      const streams: Set<(event: SttEvent) => void>[] = [];
+      const provider: SttProvider = {
+        name: 'vendor-stt',
+        open() {
+          if (streams.length >= opens) return Promise.reject(new Error('connection refused'));
+          const listeners = new Set<(event: SttEvent) => void>();
+          streams.push(listeners);
+          return Promise.resolve({
+            on: (listener) => (listeners.add(listener), () => listeners.delete(listener)),
+            write: () => undefined,
+            finalize: () => undefined,
+            close: () => Promise.resolve(),
+          });
+        },
+      };
+      /** Whether stream `i` is open and listened to. */
+      const listened = (i: number) => (streams[i]?.size ?? 0) > 0;
+      const breakStream = (i: number) =>
+        [...(streams[i] ?? [])].forEach((l) => l({ type: 'error', message: 'socket closed' }));
+      return { provider, streams, listened, breakStream };
+    }
+
+    it('the voice failing with no fallback ends the call at once with a clean error_message', async () => {
+      const tts = brokenVoice();
+      const { far, transcript, outcome } = call({ agent: new OfflineAgent(), lines: [], tts });
+      const result = await outcome;
+      assert.equal(result.error, 'Speech synthesis failed (vendor-voice): 503 Service Unavailable');
+      assert.ok(transcript.some((t) => t.role === 'agent-action' && t.text === result.error));
+      assert.equal(far.closed, true, 'the agent hung up');
+      assert.equal(tts.asked, 1);
+    });
+
+    it('the voice failing with a fallback: the fallback says the sentence and the rest of the call', async () => {
+      const tts = brokenVoice();
+      const fallback = new ToneTts({ msPerChar: 10 });
+      const { far, transcript, controller, outcome } = call({
+        agent: new OfflineAgent(),
+        lines: ['who is this'],
+        tts,
+        fallbackTts: fallback,
+      });
+      await until('the greeting', () => far.echoed.includes('s1:end'));
+      say(far, 500);
+      await until('the answer', () => far.echoed.includes('s2:end'));
+      controller.abort();
+      const result = await outcome;
+      assert.equal(result.error, null);
+      assert.equal(tts.asked, 1, 'the failed voice is not asked again');
+      assert.ok(fallback.requests.length >= 2);
+      assert.deepEqual(fallback.requests[0]?.voice, 'local');
+      assert.ok(transcript.some((t) => t.role === 'user' && t.text === 'who is this'));
+    });
+
+    it('the recogniser breaking is opened again once; breaking again, the agent says why and hangs up', async () => {
+      const stt = breakingRecogniser(2);
+      const { far, transcript, outcome } = call({ agent: new OfflineAgent(), lines: [], stt: stt.provider });
+      await until('the first stream', () => stt.listened(0));
+      stt.breakStream(0);
+      await until('the second stream', () => stt.listened(1));
+      stt.breakStream(1);
+      const result = await outcome;
+      assert.equal(result.error, 'Speech recognition failed (vendor-stt): socket closed');
+      assert.ok(transcript.some((t) => t.role === 'assistant' && t.text === CANNOT_HEAR_LINE));
+      assert.equal(far.closed, true);
+    });
+
+    it('a recogniser that cannot be opened: the agent says why and hangs up', async () => {
+      const stt = breakingRecogniser(0);
+      const { transcript, outcome } = call({ agent: new OfflineAgent(), lines: [], stt: stt.provider });
+      const result = await outcome;
+      assert.equal(result.error, 'Speech recognition failed (vendor-stt): connection refused');
+      assert.ok(transcript.some((t) => t.role === 'assistant' && t.text === CANNOT_HEAR_LINE));
+    });
   });
 });

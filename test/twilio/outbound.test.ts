@@ -2,19 +2,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { waitForCall } from '../../src/testing/harness.js';
 import { voice } from '../../src/testing/audio-fakes.js';
-import { FRAME_SAMPLES, rms } from '../../src/media/audio.js';
 import { parseTwiml } from '../../src/testing/twilio-emulator.js';
 import { detectDtmf } from '../../src/media/dtmf.js';
-import { CUSTOMER, OUR_NUMBER, SERVER, startTwilioTest, type TwilioTest } from './setup.js';
-
-/** How many 20 ms frames of `pcm` carry sound. */
-function voicedFrames(pcm: Int16Array): number {
-  let n = 0;
-  for (let i = 0; i + FRAME_SAMPLES <= pcm.length; i += FRAME_SAMPLES) {
-    if (rms(pcm.subarray(i, i + FRAME_SAMPLES)) > 1000) n++;
-  }
-  return n;
-}
+import { CUSTOMER, OUR_NUMBER, SERVER, startTwilioTest, voicedFrames, type TwilioTest } from './setup.js';
 
 const FIRST = 'Hello, this is Openline calling about your order.';
 

@@ -1,7 +1,7 @@
 import { createTestApp, type TestApp } from '../../src/testing/harness.js';
 import { TwilioEmulator, type EmulatorAccount } from '../../src/testing/twilio-emulator.js';
 import { audioLegSettings, createAudioLeg } from '../../src/media/audio-leg.js';
-import { rms } from '../../src/media/audio.js';
+import { FRAME_SAMPLES, rms } from '../../src/media/audio.js';
 import { FrameScheduler } from '../../src/media/pacer.js';
 import type { Vad } from '../../src/media/vad.js';
 import { ScriptedStt, ToneTts } from '../../src/testing/audio-fakes.js';
@@ -26,7 +26,15 @@ export interface TwilioTest {
  * pipeline on test fakes: a scripted STT (the caller's lines, one per utterance heard), a tone TTS
  * (a word is a tone, 10 ms per character) and a level VAD.
  */
-export async function startTwilioTest(options: { lines?: string[]; server?: boolean } = {}): Promise<TwilioTest> {
+export async function startTwilioTest(
+  options: {
+    lines?: string[];
+    server?: boolean;
+    /** The audio pipeline the server's configuration builds (with `env`), instead of the fakes. */
+    configuredAudio?: boolean;
+    env?: Record<string, string>;
+  } = {},
+): Promise<TwilioTest> {
   const emulator = await TwilioEmulator.start([SERVER, CUSTOMER]);
   const port = await freeTcpPort();
   const publicUrl = `http://127.0.0.1:${port}`;
@@ -38,22 +46,24 @@ export async function startTwilioTest(options: { lines?: string[]; server?: bool
       OPENLINE_TWILIO_API_URL: emulator.url,
       OPENLINE_PUBLIC_URL: publicUrl,
       TWILIO_PHONE_NUMBER: OUR_NUMBER,
+      ...options.env,
     },
   });
   await t.app.listen({ port, host: '127.0.0.1' });
   const scheduler = new FrameScheduler();
   let stt = new ScriptedStt({ lines: options.lines ?? [] });
   const levelVad: Vad = { name: 'level', process: (frame) => (rms(frame) > 500 ? 1 : 0), reset() {} };
-  t.services.twilio.useAudioLeg((transport, request, callId, control) =>
-    createAudioLeg(transport, audioLegSettings(callId, request, 'test-voice'), {
-      stt,
-      tts: new ToneTts({ msPerChar: 10 }),
-      vad: levelVad,
-      scheduler,
-      transfer: control.transfer,
-      hangup: control.hangup,
-    }),
-  );
+  if (!options.configuredAudio)
+    t.services.twilio.useAudioLeg((transport, request, callId, control) =>
+      createAudioLeg(transport, audioLegSettings(callId, request, 'test-voice'), {
+        stt,
+        tts: new ToneTts({ msPerChar: 10 }),
+        vad: levelVad,
+        scheduler,
+        transfer: control.transfer,
+        hangup: control.hangup,
+      }),
+    );
   await t.services.startWorkers();
   return {
     t,
@@ -69,4 +79,13 @@ export async function startTwilioTest(options: { lines?: string[]; server?: bool
       await emulator.close();
     },
   };
+}
+
+/** How many 20 ms frames of `pcm` carry sound. */
+export function voicedFrames(pcm: Int16Array): number {
+  let n = 0;
+  for (let i = 0; i + FRAME_SAMPLES <= pcm.length; i += FRAME_SAMPLES) {
+    if (rms(pcm.subarray(i, i + FRAME_SAMPLES)) > 1000) n++;
+  }
+  return n;
 }

@@ -141,7 +141,8 @@ class PersonaRunner implements PersonaSession {
       event.type === 'audio' ||
       event.type === 'speech_partial' ||
       event.type === 'speech_paused' ||
-      event.type === 'answered_by'
+      event.type === 'answered_by' ||
+      event.type === 'provider_failed'
     )
       return;
     if (event.type === 'speech') {
