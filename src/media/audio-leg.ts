@@ -530,9 +530,14 @@ class AudioCallLeg implements AudioLeg {
       u.lastVoicedAt = performance.now();
       return;
     }
-    // A short silence: the voice has stopped for now (the turn may go on).
-    if (this.turns.inSpeech && this.turns.silentFor === PAUSED_FRAMES)
+    // A short silence: the voice has stopped for now (the turn may go on). The recogniser is
+    // asked to settle what it heard already, so that its final is in when the silence ends the
+    // turn, rather than asked for then (its answer would add to the caller's wait). If the
+    // caller goes on, their further words come in further finals of the same turn.
+    if (this.turns.inSpeech && this.turns.silentFor === PAUSED_FRAMES) {
+      this.stt?.finalize();
       this.emit({ type: 'speech_paused', at: this.now() });
+    }
     if (signal?.type === 'end') {
       u.vadEndedFrame = frame;
       this.stt?.finalize();
