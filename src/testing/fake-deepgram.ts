@@ -9,7 +9,8 @@
  * words one by one while the segment lasts, then a final with speech_final true once the
  * `endpointing` silence of the query has passed (long segments may be settled in pieces first,
  * `finalAfterMs`). `Finalize` is answered with a final marked
- * from_finalize, `KeepAlive` keeps an idle stream open (otherwise it closes with 1011 NET-0001
+ * from_finalize (voice resuming within the endpointing silence, or 1 s, goes on with the same
+ * utterance, its words all given), `KeepAlive` keeps an idle stream open (otherwise it closes with 1011 NET-0001
  * after `idleTimeoutMs`), `CloseStream` flushes, sends Metadata and closes with 1000.
  */
 import { randomUUID } from 'node:crypto';
@@ -71,6 +72,11 @@ interface Segment {
   startMs: number;
   voicedMs: number;
   silenceMs: number;
+  /**
+   * Finalize settled every word while the speaker only paused: voice that follows within the
+   * endpointing silence (at most 1 s) belongs to the same utterance, so it takes no new transcript.
+   */
+  settled?: boolean;
 }
 
 export class FakeDeepgram {
@@ -224,8 +230,11 @@ export class FakeDeepgram {
     const finish = (flags: { speech_final: boolean; from_finalize: boolean }): void => {
       if (segment) results(segment.words.slice(segment.base), { is_final: true, ...flags }, segment.startMs);
       else if (flags.from_finalize) results([], { is_final: true, ...flags }, positionMs);
-      segment = undefined;
+      if (segment && flags.from_finalize && !segment.settled) {
+        segment = { ...segment, base: segment.words.length, shown: 0, startMs: positionMs, settled: true };
+      } else segment = undefined;
     };
+    const continuationMs = Math.min(endpointingMs, 1000);
     const frame = (bytes: Buffer): void => {
       positionMs += 20;
       const voiced = rms(decodeMulaw(bytes)) >= this.voicedRms;
@@ -237,9 +246,11 @@ export class FakeDeepgram {
       }
       if (!voiced) {
         segment.silenceMs += 20;
-        if (segment.silenceMs >= endpointingMs) finish({ speech_final: true, from_finalize: false });
+        if (segment.settled && segment.silenceMs >= continuationMs) segment = undefined;
+        else if (segment.silenceMs >= endpointingMs) finish({ speech_final: true, from_finalize: false });
         return;
       }
+      segment.settled = false;
       segment.voicedMs += 20;
       segment.silenceMs = 0;
       const left = segment.words.length - segment.base;

@@ -160,6 +160,23 @@ describe('Deepgram live transcription against its fake', () => {
     assert.equal(answer.from_finalize, true);
   });
 
+  it('finalize() in a pause: the voice that follows goes on with the same utterance, not the next transcript', async () => {
+    fake.script('I would like to book a table', 'For two people');
+    const { stream, events } = await start();
+    for (const frame of utterance(600, 100)) stream.write(frame);
+    stream.finalize();
+    await events.until(ended, 'the finalized result');
+    for (const frame of utterance(400, 400)) stream.write(frame);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.deepEqual(
+      events.of('final').filter((f) => f.text !== ''),
+      [{ type: 'final', text: 'I would like to book a table', endOfUtterance: true }],
+    );
+    // The next voiced stretch after the utterance ended is the next utterance.
+    for (const frame of utterance(400, 400)) stream.write(frame);
+    await events.until((e) => e.some((x) => x.type === 'final' && x.text === 'For two people'), 'the next utterance');
+  });
+
   it('finalize() with nothing heard answers with an empty final, so the leg need not wait', async () => {
     const { stream, events } = await start();
     for (const frame of utterance(0, 200)) stream.write(frame);
