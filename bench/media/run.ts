@@ -99,6 +99,8 @@ const STREAMED_REPLY = ['Nine to five on weekdays.', 'Saturdays ten to noon.', '
 function writingModel(totalMs: number, stream: boolean): Agent {
   return {
     label: 'bench-writer',
+    // As a language model's agent: a caller going on after a pause restarts the reply with all their words.
+    restartable: true,
     respond: (input, ctx) =>
       new Promise((resolve) => {
         if (input.kind !== 'heard') {
@@ -348,7 +350,9 @@ async function runLevel(
     utterance: speech.toString('base64'),
     // After the five seconds of answering-machine detection, so that callers are taken for people.
     firstTalkMs: 5500,
-    cycleMs: CYCLE_MS,
+    // A model that writes for a while gets that long more between the caller's turns: a caller
+    // speaking again before the reply would (rightly) restart it.
+    cycleMs: CYCLE_MS + (model?.totalMs ?? 0),
   });
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   loopDelay.enable();
