@@ -21,6 +21,8 @@ export interface ReceivedRtp {
 export class RtpFrames {
   private expected: number | undefined;
   private firstTimestamp: number | undefined;
+  /** The tail of the last packet shorter than a frame (30 ms packets), and its RTP timestamp. */
+  private rest: { audio: Buffer; timestamp: number } | undefined;
   /** Frames of silence put into gaps, and packets dropped as late or repeated. */
   readonly stats = { filled: 0, late: 0 };
 
@@ -44,8 +46,18 @@ export class RtpFrames {
       }
     }
     this.expected = (packet.sequence + 1) & 0xffff;
-    for (let at = 0; at + FRAME_SAMPLES <= audio.length; at += FRAME_SAMPLES)
-      this.emit(audio.subarray(at, at + FRAME_SAMPLES), packet.timestamp + at);
+    let timestamp = packet.timestamp;
+    // A tail kept from the previous packet goes first when this packet follows it on the clock.
+    const rest = this.rest;
+    this.rest = undefined;
+    if (rest && (timestamp - rest.timestamp) >>> 0 === rest.audio.length) {
+      audio = Buffer.concat([rest.audio, audio]);
+      timestamp = rest.timestamp;
+    }
+    let at = 0;
+    for (; at + FRAME_SAMPLES <= audio.length; at += FRAME_SAMPLES)
+      this.emit(audio.subarray(at, at + FRAME_SAMPLES), timestamp + at);
+    if (at < audio.length) this.rest = { audio: Buffer.from(audio.subarray(at)), timestamp: (timestamp + at) >>> 0 };
   }
 
   private emit(frame: Buffer, timestamp: number): void {
