@@ -102,6 +102,8 @@ export interface Services {
   frames: FrameScheduler;
   /** Starts the job workers and the call engine (the HTTP server does not need them). */
   startWorkers(): Promise<void>;
+  /** An account's SIP trunk was stored or deleted: the registrations of accounts' trunks follow (docs/sip.md). */
+  sipTrunksChanged(): Promise<void>;
   /** Storage and queue reachable (GET /readyz); throws while draining. */
   ready(): Promise<void>;
   /** True once drain() began: new dial jobs, inbound calls and readiness are refused. */
@@ -352,6 +354,9 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     postCall,
     metrics,
     frames,
+    async sipTrunksChanged() {
+      await sip?.accountTrunksChanged();
+    },
     async startWorkers() {
       if (working) return;
       working = true;
