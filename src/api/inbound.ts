@@ -18,7 +18,7 @@ import { countryOf, normalizePathNumber, normalizePhone } from '../domain/phone.
 import { isSandboxPersona } from '../store/inbound.js';
 import { formatValidationErrors } from './validation.js';
 import { isRecord } from '../domain/records.js';
-import { credentialFromHeader } from '../security/credentials.js';
+import { credentialFromHeader, encryptedKeyHeader } from '../security/credentials.js';
 import { buyTwilioNumber, TwilioPurchaseError } from '../carriers/twilio/numbers.js';
 import { unknownToolErrors } from './agents.js';
 
@@ -258,7 +258,9 @@ export default async function routes(app: Api, services: Services): Promise<void
         });
       const problems = [...schemaErrors(request), ...(await accountProblems(services, accountId, request.body))];
       if (problems.length > 0) throw reject(problems);
-      const credential = await credentialFromHeader(request, services);
+      // The header is sent along by clients on every request: only an account's SIP trunk's key does anything here.
+      const key = encryptedKeyHeader(request);
+      const credential = key === undefined ? undefined : await services.credentials.resolve(accountId, key);
       let updates: Partial<InboundConfig> = {};
       const saved = await services.inbound.modifyConfig(accountId, phone, (number) => {
         const { phone_number: _p, created_at: _c, updated_at: _u, carrier: _k, ...current } = number;
@@ -270,8 +272,8 @@ export default async function routes(app: Api, services: Services): Promise<void
       });
       if (!saved) throw notFound('Inbound number');
       // With an account's SIP trunk's encrypted_key, the number is that trunk's: its calls come from there.
-      if (credential?.provider === 'sip')
-        await services.inbound.bindCarrier(accountId, phone, 'sip', credential.encrypted_key);
+      if (credential?.provider === 'sip' && key !== undefined)
+        await services.inbound.bindCarrier(accountId, phone, 'sip', key);
       return { status: 'success' as const, message: 'Inbound number updated', updates };
     },
   );
