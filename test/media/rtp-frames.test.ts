@@ -75,4 +75,25 @@ describe('RtpFrames: G.711 packets into 20 ms frames', () => {
     assert.deepEqual(Buffer.concat(frames), audio);
     assert.equal(rtp.stats.late, 2);
   });
+
+  it('a sender that numbers its packets anew (a new talk spurt from the start) is followed, its audio after the last', () => {
+    const frames: { frame: Buffer; ms: number }[] = [];
+    const rtp = new RtpFrames((frame, ms) => frames.push({ frame, ms }));
+    const audio = stream(160 * 300);
+    const packet = (seq: number, n: number) => ({
+      payloadType: 0,
+      sequence: seq,
+      timestamp: seq * 160,
+      payload: audio.subarray(n * 160, n * 160 + 160),
+    });
+    // 200 packets, then the same sender again from sequence 0 (as sipp replays a pcap).
+    for (let n = 0; n < 200; n++) rtp.take(packet(n, n));
+    for (let n = 0; n < 100; n++) rtp.take(packet(n, 200 + n));
+    assert.equal(rtp.stats.restarts, 1);
+    // The restart's first packet waits for the second to confirm it; then all of the rest arrives.
+    assert.equal(frames.length, 299);
+    assert.deepEqual(frames[200]!.frame, audio.subarray(201 * 160, 202 * 160));
+    assert.equal(frames[200]!.ms, 200 * 20, 'on the clock after the last frame');
+    assert.equal(frames.at(-1)!.ms, 298 * 20);
+  });
 });
