@@ -120,6 +120,8 @@ export interface Services {
 export interface BuildOptions {
   clock?: Clock;
   logger?: FastifyBaseLogger;
+  /** Speech providers in place of the configuration's (benchmarks: fakes of fixed latency). */
+  speech?: Speech;
 }
 
 /** Opens storage, migrates it, and wires every store and the job queue. */
@@ -172,7 +174,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
   // 5 ms apart so that hundreds of calls' frames leave in small bursts, each call keeping
   // audioAheadMs at the carrier.
   const frames = new FrameScheduler({ phases: 4, aheadFrames: config.audioAheadMs / 20 });
-  const speech = createSpeech(config);
+  const speech = options.speech ?? createSpeech(config);
   const audioLegs = carrierAudioLegs(config, speech, frames, options.logger, (provider) =>
     metrics.providerError(provider, 'failed'),
   );
