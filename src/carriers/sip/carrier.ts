@@ -416,12 +416,12 @@ export class SipCarrier implements Carrier {
     });
   }
 
-  /** Stops listening (shutdown): calls still up are ended with BYE first. */
   /** An account's trunks were added or deleted: the registrations of those that ask for one follow. */
   async accountTrunksChanged(): Promise<void> {
     await this.o.accountTrunksChanged?.();
   }
 
+  /** Stops listening (shutdown): calls still up are ended with BYE first, registrations removed. */
   async close(): Promise<void> {
     const byes = Promise.all([...this.dialogs.values()].map((dialog) => this.bye(dialog)));
     await Promise.race([byes, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
