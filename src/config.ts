@@ -102,7 +102,7 @@ export interface SipConfig {
   rtpPorts: { min: number; max: number };
   /**
    * OPENLINE_SIP_ALLOW: addresses (or CIDR ranges, or `*`) whose INVITEs are taken, besides
-   * loopback and the trunk's own host.
+   * loopback and the trunk's own host (an account's own trunk is allowed for its numbers: docs/sip.md).
    */
   allow: string[];
   /**

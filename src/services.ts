@@ -102,6 +102,8 @@ export interface Services {
   frames: FrameScheduler;
   /** Starts the job workers and the call engine (the HTTP server does not need them). */
   startWorkers(): Promise<void>;
+  /** An account's SIP trunk was stored or deleted: the registrations of accounts' trunks follow (docs/sip.md). */
+  sipTrunksChanged(): Promise<void>;
   /** Storage and queue reachable (GET /readyz); throws while draining. */
   ready(): Promise<void>;
   /** True once drain() began: new dial jobs, inbound calls and readiness are refused. */
@@ -118,6 +120,8 @@ export interface Services {
 export interface BuildOptions {
   clock?: Clock;
   logger?: FastifyBaseLogger;
+  /** Speech providers in place of the configuration's (benchmarks: fakes of fixed latency). */
+  speech?: Speech;
 }
 
 /** Opens storage, migrates it, and wires every store and the job queue. */
@@ -170,7 +174,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
   // 5 ms apart so that hundreds of calls' frames leave in small bursts, each call keeping
   // audioAheadMs at the carrier.
   const frames = new FrameScheduler({ phases: 4, aheadFrames: config.audioAheadMs / 20 });
-  const speech = createSpeech(config);
+  const speech = options.speech ?? createSpeech(config);
   const audioLegs = carrierAudioLegs(config, speech, frames, options.logger, (provider) =>
     metrics.providerError(provider, 'failed'),
   );
@@ -352,6 +356,9 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     postCall,
     metrics,
     frames,
+    async sipTrunksChanged() {
+      await sip?.accountTrunksChanged();
+    },
     async startWorkers() {
       if (working) return;
       working = true;

@@ -115,6 +115,7 @@ export default async function routes(app: Api, services: Services): Promise<void
     async (request) => {
       const credential = checkCredential(request.body);
       const stored = await services.credentials.create(request.account.id, credential);
+      if (credential.provider === 'sip') await services.sipTrunksChanged();
       return { status: 'success' as const, encrypted_key: stored.id };
     },
   );
@@ -179,6 +180,7 @@ export default async function routes(app: Api, services: Services): Promise<void
       );
     }
     if (!(await services.credentials.delete(accountId, encryptedKey))) throw notFound('Carrier credentials');
+    await services.sipTrunksChanged();
     return { status: 'success' as const, message: 'Carrier credentials deleted' };
   }
 }

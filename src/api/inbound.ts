@@ -18,7 +18,7 @@ import { countryOf, normalizePathNumber, normalizePhone } from '../domain/phone.
 import { isSandboxPersona } from '../store/inbound.js';
 import { formatValidationErrors } from './validation.js';
 import { isRecord } from '../domain/records.js';
-import { credentialFromHeader } from '../security/credentials.js';
+import { credentialFromHeader, encryptedKeyHeader } from '../security/credentials.js';
 import { buyTwilioNumber, TwilioPurchaseError } from '../carriers/twilio/numbers.js';
 import { unknownToolErrors } from './agents.js';
 
@@ -129,8 +129,21 @@ export default async function routes(app: Api, services: Services): Promise<void
       const body = request.body;
       const { config } = applyInboundUpdate(DEFAULT_INBOUND_CONFIG, body);
       let number: InboundNumber | undefined;
-      // Twilio-backed (the account's own Twilio through encrypted_key, else the server's): a real number.
       const credential = await credentialFromHeader(request, services);
+      // On the account's own SIP trunk: nothing to buy, the number is the trunk's (docs/sip.md).
+      if (credential?.provider === 'sip') {
+        if (body.phone_number === undefined)
+          throw validationError(["phone_number is required with a SIP trunk's encrypted_key: the trunk's number"]);
+        const wanted = normalizePhone(body.phone_number);
+        if (!wanted.ok) throw validationError([`phone_number: ${body.phone_number} is not a phone number`]);
+        number = await services.inbound.create(accountId, wanted.e164, config, {
+          carrier: 'sip',
+          credentialId: credential.encrypted_key,
+        });
+        if (!number) throw conflict(`${wanted.e164} is already held`);
+        return { status: 'success' as const, ...number };
+      }
+      // Twilio-backed (the account's own Twilio through encrypted_key, else the server's): a real number.
       const twilio = credential
         ? await services.twilio.account(accountId, credential.encrypted_key)
         : services.config.twilio;
@@ -245,6 +258,9 @@ export default async function routes(app: Api, services: Services): Promise<void
         });
       const problems = [...schemaErrors(request), ...(await accountProblems(services, accountId, request.body))];
       if (problems.length > 0) throw reject(problems);
+      // The header is sent along by clients on every request: only an account's SIP trunk's key does anything here.
+      const key = encryptedKeyHeader(request);
+      const credential = key === undefined ? undefined : await services.credentials.resolve(accountId, key);
       let updates: Partial<InboundConfig> = {};
       const saved = await services.inbound.modifyConfig(accountId, phone, (number) => {
         const { phone_number: _p, created_at: _c, updated_at: _u, carrier: _k, ...current } = number;
@@ -255,6 +271,9 @@ export default async function routes(app: Api, services: Services): Promise<void
         return change.config;
       });
       if (!saved) throw notFound('Inbound number');
+      // With an account's SIP trunk's encrypted_key, the number is that trunk's: its calls come from there.
+      if (credential?.provider === 'sip' && key !== undefined)
+        await services.inbound.bindCarrier(accountId, phone, 'sip', key);
       return { status: 'success' as const, message: 'Inbound number updated', updates };
     },
   );

@@ -2,6 +2,12 @@ import { alawToMulaw, FRAME_SAMPLES, MULAW_SILENCE } from './audio.js';
 
 /** Gaps up to this many frames are filled with silence; longer ones are a new talk spurt. */
 const MAX_FILLED_FRAMES = 10;
+/**
+ * A packet further behind than this is no late packet but a sender that started its sequence
+ * again (a new stream, a device that restarts its numbering with each talk spurt): once the next
+ * packet follows it, the stream goes on from there (RFC 3550 appendix A.1's MAX_MISORDER).
+ */
+const MAX_MISORDER = 100;
 const SILENT_FRAME = Buffer.alloc(FRAME_SAMPLES, MULAW_SILENCE);
 
 /** What the receive side needs of one RTP packet (RFC 3550), whoever parsed it. */
@@ -21,8 +27,14 @@ export interface ReceivedRtp {
 export class RtpFrames {
   private expected: number | undefined;
   private firstTimestamp: number | undefined;
-  /** Frames of silence put into gaps, and packets dropped as late or repeated. */
-  readonly stats = { filled: 0, late: 0 };
+  /** The tail of the last packet shorter than a frame (30 ms packets), and its RTP timestamp. */
+  private rest: { audio: Buffer; timestamp: number } | undefined;
+  /** The sequence number that confirms a restart of the sender's numbering, after a packet far behind. */
+  private restartAt: number | undefined;
+  /** Samples from the first frame to the last frame delivered. */
+  private lastSamples = -FRAME_SAMPLES;
+  /** Frames of silence put into gaps, packets dropped as late or repeated, and restarts of the numbering. */
+  readonly stats = { filled: 0, late: 0, restarts: 0 };
 
   constructor(private readonly deliver: (frame: Buffer, timestampMs: number) => void) {}
 
@@ -32,25 +44,47 @@ export class RtpFrames {
     if (packet.payloadType === 0) audio = packet.payload;
     else if (packet.payloadType === 8) audio = alawToMulaw(packet.payload);
     else return;
-    if (this.expected !== undefined) {
-      const ahead = (packet.sequence - this.expected) & 0xffff;
-      if (ahead >= 0x8000) {
+    let expected = this.expected;
+    if (expected !== undefined && ((packet.sequence - expected) & 0xffff) >= 0x8000) {
+      const behind = 0x10000 - ((packet.sequence - expected) & 0xffff);
+      if (behind <= MAX_MISORDER || this.restartAt !== packet.sequence) {
+        if (behind > MAX_MISORDER) this.restartAt = (packet.sequence + 1) & 0xffff;
         this.stats.late++;
         return;
       }
+      // The sender numbers anew: its audio goes on after what was delivered, on its new clock.
+      this.stats.restarts++;
+      this.rest = undefined;
+      this.firstTimestamp = (packet.timestamp - (this.lastSamples + FRAME_SAMPLES)) >>> 0;
+      expected = undefined;
+    }
+    this.restartAt = undefined;
+    if (expected !== undefined) {
+      const ahead = (packet.sequence - expected) & 0xffff;
       if (ahead > 0 && ahead <= MAX_FILLED_FRAMES) {
         for (let i = 0; i < ahead; i++) this.emit(SILENT_FRAME, packet.timestamp - (ahead - i) * FRAME_SAMPLES);
         this.stats.filled += ahead;
       }
     }
     this.expected = (packet.sequence + 1) & 0xffff;
-    for (let at = 0; at + FRAME_SAMPLES <= audio.length; at += FRAME_SAMPLES)
-      this.emit(audio.subarray(at, at + FRAME_SAMPLES), packet.timestamp + at);
+    let timestamp = packet.timestamp;
+    // A tail kept from the previous packet goes first when this packet follows it on the clock.
+    const rest = this.rest;
+    this.rest = undefined;
+    if (rest && (timestamp - rest.timestamp) >>> 0 === rest.audio.length) {
+      audio = Buffer.concat([rest.audio, audio]);
+      timestamp = rest.timestamp;
+    }
+    let at = 0;
+    for (; at + FRAME_SAMPLES <= audio.length; at += FRAME_SAMPLES)
+      this.emit(audio.subarray(at, at + FRAME_SAMPLES), timestamp + at);
+    if (at < audio.length) this.rest = { audio: Buffer.from(audio.subarray(at)), timestamp: (timestamp + at) >>> 0 };
   }
 
   private emit(frame: Buffer, timestamp: number): void {
     this.firstTimestamp ??= timestamp;
     const samples = (timestamp - this.firstTimestamp) >>> 0;
+    this.lastSamples = samples;
     this.deliver(Buffer.from(frame), samples / 8);
   }
 }

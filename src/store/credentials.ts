@@ -65,6 +65,17 @@ export class CredentialStore {
     return rows.filter((r): r is typeof r & { provider: CarrierProvider } => isProvider(r.provider));
   }
 
+  /** Every account's references of one provider (the SIP trunks that register, at start). */
+  references(provider: CarrierProvider): Promise<{ account_id: string; id: string }[]> {
+    return this.db
+      .selectFrom('carrier_credentials')
+      .select(['account_id', 'id'])
+      .where('provider', '=', provider)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+  }
+
   /**
    * The decrypted credentials behind a reference of this account; undefined for an unknown
    * reference or another account's. Throws when the row exists but cannot be opened (the master

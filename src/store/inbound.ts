@@ -146,6 +146,20 @@ export class InboundStore {
     return row ? toNumber(row) : undefined;
   }
 
+  /**
+   * Puts the account's number on a carrier's credentials (an account's own SIP trunk: the number
+   * is one of the trunk's). false when the account does not hold the number.
+   */
+  async bindCarrier(accountId: string, phone: string, carrier: string, credentialId: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable('inbound_numbers')
+      .set({ carrier, credential_id: credentialId, updated_at: this.clock.now().toISOString() })
+      .where('account_id', '=', accountId)
+      .where('phone_number', '=', phone)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
   /** Who holds a number, for routing a call that arrives on it (not for API replies). */
   async findHolder(
     phone: string,

@@ -4,6 +4,7 @@ import { buildServices, type Services } from '../services.js';
 import { buildApp } from '../app.js';
 import type { Api } from '../api/types.js';
 import type { Clock } from '../clock.js';
+import type { Speech } from '../providers/speech.js';
 import { createTestDatabase } from './postgres.js';
 
 export interface TestApp {
@@ -38,6 +39,8 @@ export async function createTestApp(
     config?: Partial<Config>;
     /** Run on a fresh PostgreSQL database of its own (dropped on close) instead of SQLite. */
     postgres?: boolean;
+    /** Speech providers in place of the configuration's. */
+    speech?: Speech;
   } = {},
 ): Promise<TestApp> {
   const database = options.postgres ? await createTestDatabase() : undefined;
@@ -59,6 +62,7 @@ export async function createTestApp(
   const level = process.env.OPENLINE_TEST_LOG;
   const services = await buildServices(config, {
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.speech ? { speech: options.speech } : {}),
     ...(level ? { logger: pino({ level }, process.stderr) } : {}),
   });
   const app = await buildApp(services);

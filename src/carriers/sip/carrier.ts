@@ -18,7 +18,6 @@ import {
   type SipRequest,
   type SipResponse,
 } from './message.js';
-import type { SipRegistration } from './register.js';
 import { RtpSession, type PortRange } from './rtp.js';
 import { answer, offer, remoteMedia, type RemoteMedia } from './sdp.js';
 import {
@@ -53,6 +52,11 @@ export interface SipInbound {
     to: string,
     from: string,
     sipCallId: string,
+    /**
+     * The source address of an INVITE from outside the allow-list: taken only when `to` is a
+     * number of an account's own trunk at that address (else 403, whatever the number).
+     */
+    untrustedSource?: string,
   ): Promise<{ callId: string; request: CallRequest } | { status: number; reason: string }>;
   /** The engine takes the answered call's leg. */
   answer(callId: string, leg: CallLeg): void;
@@ -71,12 +75,17 @@ export interface SipCarrierOptions {
   inbound?: SipInbound;
   /** The caller id of calls that name no `from`. */
   defaultFrom?: string;
-  /** Whose INVITEs are taken (src/carriers/sip/allow.ts); others get 403. Default: anyone. */
+  /**
+   * Whose INVITEs are taken for any number (src/carriers/sip/allow.ts); others only for the
+   * numbers of an account's own trunk at their address (SipInbound.accept), else 403. Default: anyone.
+   */
   allowed?: (address: string) => boolean;
   /** RTP silence after which a call is ended (the far end vanished). Default 30 s. */
   rtpTimeoutMs?: number;
-  /** The registration with the trunk (register=true), removed when the carrier closes. */
-  registration?: SipRegistration;
+  /** The registrations with trunks (register=true), removed when the carrier closes. */
+  registrations?: { stop(): Promise<void> }[];
+  /** An account's trunks were added or deleted (POST and DELETE /v1/accounts): their registrations follow. */
+  accountTrunksChanged?: () => Promise<void>;
   log?: CarrierLogger;
 }
 
@@ -407,11 +416,16 @@ export class SipCarrier implements Carrier {
     });
   }
 
-  /** Stops listening (shutdown): calls still up are ended with BYE first. */
+  /** An account's trunks were added or deleted: the registrations of those that ask for one follow. */
+  async accountTrunksChanged(): Promise<void> {
+    await this.o.accountTrunksChanged?.();
+  }
+
+  /** Stops listening (shutdown): calls still up are ended with BYE first, registrations removed. */
   async close(): Promise<void> {
     const byes = Promise.all([...this.dialogs.values()].map((dialog) => this.bye(dialog)));
     await Promise.race([byes, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
-    await this.o.registration?.stop();
+    await Promise.all((this.o.registrations ?? []).map((r) => r.stop()));
     this.o.endpoint.close();
   }
 
@@ -567,7 +581,9 @@ export class SipCarrier implements Carrier {
     const to = [parseUri(request.uri)?.user, parseUri(uriOf(header(request, 'to')))?.user]
       .map((user) => (user ? sipNumber(user) : undefined))
       .find((n) => n?.ok);
-    if (this.o.allowed && !this.o.allowed(from.host)) return respond(403, 'Forbidden');
+    const trusted = !this.o.allowed || this.o.allowed(from.host);
+    // Which numbers exist is nobody's business outside the allow-list: 403 before 404.
+    if (!trusted && (!inbound || !to?.ok)) return respond(403, 'Forbidden');
     if (!inbound) return respond(503, 'Service Unavailable');
     if (!to?.ok) return respond(404, 'Not Found');
     const fromUser = parseUri(uriOf(header(request, 'from')))?.user ?? '';
@@ -580,6 +596,7 @@ export class SipCarrier implements Carrier {
       to.e164,
       caller.ok ? caller.e164 : fromUser,
       header(request, 'call-id') ?? '',
+      trusted ? undefined : from.host,
     );
     if ('status' in accepted) return respond(accepted.status, accepted.reason);
     const rtp = await RtpSession.open(this.o.rtpHost, this.o.rtpPorts, { timeoutMs: this.o.rtpTimeoutMs ?? 30_000 });

@@ -4,7 +4,7 @@ import type { Services } from '../../services.js';
 import { createConnectedCall } from '../../calls/inbound.js';
 import { requestOf } from '../../store/calls.js';
 import type { AudioLegFactory, CarrierLogger } from '../audio-legs.js';
-import { sourceGuard } from './allow.js';
+import { isTrunkAddress, sourceGuard } from './allow.js';
 import { SipCarrier } from './carrier.js';
 import { SipEndpoint } from './endpoint.js';
 import { SipRegistration } from './register.js';
@@ -13,16 +13,79 @@ import type { CarrierCredential } from '../../schemas/account.js';
 import type { DialRequest } from '../types.js';
 
 /** An account's trunk from its stored credentials: the URI, with the separate user and password over its own. */
-function accountTrunk(credential: Extract<CarrierCredential, { provider: 'sip' }>): SipTrunk | undefined {
+function accountTrunk(credential: CarrierCredential | undefined): SipTrunk | undefined {
+  if (credential?.provider !== 'sip') return undefined;
   const trunk = parseTrunk(credential.trunk);
   if (typeof trunk === 'string') return undefined;
   return {
     ...trunk,
     ...(credential.username !== undefined && { username: credential.username }),
     ...(credential.password !== undefined && { password: credential.password }),
-    // Registration is the server-wide trunk's (OPENLINE_SIP_TRUNK); an account's trunk takes calls by address.
-    register: false,
   };
+}
+
+/** How often the registrations of accounts' trunks are checked against the stored trunks (other processes add some). */
+const ACCOUNT_TRUNKS_SYNC_MS = 60_000;
+
+/**
+ * The registrations of the accounts' own trunks that ask for one (`;register=true` in the trunk
+ * URI), one SipRegistration per stored trunk, as the server-wide trunk's: started for every such
+ * trunk when SIP starts, when one is added, and within a minute when another process added it;
+ * removed (Expires: 0) when the trunk is deleted and on shutdown.
+ */
+class AccountRegistrations {
+  private readonly running = new Map<string, SipRegistration>();
+  private readonly timer: NodeJS.Timeout;
+  private syncing: Promise<void> = Promise.resolve();
+  private stopped = false;
+
+  constructor(
+    private readonly endpoint: SipEndpoint,
+    private readonly services: Services,
+    private readonly log: CarrierLogger | undefined,
+  ) {
+    this.timer = setInterval(() => void this.sync(), ACCOUNT_TRUNKS_SYNC_MS);
+    this.timer.unref();
+  }
+
+  /** Brings the registrations in line with the stored trunks (one sync at a time). */
+  sync(): Promise<void> {
+    this.syncing = this.syncing
+      .then(() => this.syncOnce())
+      .catch((error: unknown) => {
+        this.log?.warn({ err: error }, "SIP: the accounts' trunks could not be read for registration");
+      });
+    return this.syncing;
+  }
+
+  private async syncOnce(): Promise<void> {
+    if (this.stopped) return;
+    const { credentials } = this.services;
+    const wanted = new Map<string, SipTrunk & { username: string }>();
+    for (const { account_id, id } of await credentials.references('sip')) {
+      const trunk = accountTrunk(await credentials.resolve(account_id, id).catch(() => undefined));
+      if (trunk?.register && trunk.username !== undefined) wanted.set(id, { ...trunk, username: trunk.username });
+    }
+    for (const [id, registration] of this.running)
+      if (!wanted.has(id)) {
+        this.running.delete(id);
+        await registration.stop();
+      }
+    for (const [id, trunk] of wanted)
+      if (!this.running.has(id) && !this.stopped) {
+        const registration = new SipRegistration(this.endpoint, trunk, { ...(this.log && { log: this.log }) });
+        this.running.set(id, registration);
+        registration.start();
+      }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.syncing;
+    await Promise.all([...this.running.values()].map((r) => r.stop()));
+    this.running.clear();
+  }
 }
 
 /**
@@ -76,15 +139,14 @@ export async function startSip(
       ? new SipRegistration(endpoint, { ...trunk, username: trunk.username }, { ...(log && { log }) })
       : undefined;
   const allowed = await sourceGuard(sip.allow, sip.trunk?.host);
+  const accountRegistrations = new AccountRegistrations(endpoint, services, log);
   const carrier = new SipCarrier({
     endpoint,
-    ...(registration && { registration }),
+    registrations: [...(registration ? [registration] : []), accountRegistrations],
+    accountTrunksChanged: () => accountRegistrations.sync(),
     ...(sip.trunk && { trunk: sip.trunk }),
     // A call that names the account's own trunk (encrypted_key with "provider": "sip") goes there.
-    trunkFor: async (request) => {
-      const own = await credentialOf(request);
-      return own?.provider === 'sip' ? accountTrunk(own) : undefined;
-    },
+    trunkFor: async (request) => accountTrunk(await credentialOf(request)),
     rtpPorts: sip.rtpPorts,
     rtpHost: sip.listen.host,
     audioLeg,
@@ -92,9 +154,16 @@ export async function startSip(
     ...(services.config.twilioPhoneNumber && { defaultFrom: services.config.twilioPhoneNumber }),
     ...(log && { log }),
     inbound: {
-      async accept(to, from, sipCallId) {
+      async accept(to, from, sipCallId, untrustedSource) {
         if (services.draining) return { status: 503, reason: 'Service Unavailable' };
         const holder = await services.inbound.findHolder(to);
+        // From outside the allow-list: only to a number of the account's own trunk, from that trunk.
+        if (untrustedSource !== undefined) {
+          const own =
+            holder?.credentialId &&
+            accountTrunk(await services.credentials.resolve(holder.accountId, holder.credentialId));
+          if (!own || !(await isTrunkAddress(own.host, untrustedSource))) return { status: 403, reason: 'Forbidden' };
+        }
         if (!holder) return { status: 404, reason: 'Not Found' };
         if (await services.blocked.get(holder.accountId, from)) return { status: 603, reason: 'Decline' };
         const row = await createConnectedCall(services, holder.accountId, holder.number, from, 'inbound', {
@@ -109,5 +178,6 @@ export async function startSip(
     },
   });
   registration?.start();
+  await accountRegistrations.sync();
   return carrier;
 }

@@ -1,0 +1,99 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { RtpFrames } from '../../src/media/rtp-frames.js';
+import { FRAME_SAMPLES, alawToMulaw, mulawToAlaw } from '../../src/media/audio.js';
+
+/** A mu-law ramp: byte i of the stream is i mod 256, so lost or repeated samples show. */
+const stream = (samples: number) => Buffer.from(Array.from({ length: samples }, (_, i) => i % 256));
+
+function receive(packetSamples: number, total: number, payloadType = 0) {
+  const frames: { frame: Buffer; ms: number }[] = [];
+  const rtp = new RtpFrames((frame, ms) => frames.push({ frame, ms }));
+  const audio = stream(total);
+  for (let at = 0, seq = 0; at < total; at += packetSamples, seq++) {
+    const chunk = audio.subarray(at, at + packetSamples);
+    rtp.take({
+      payloadType,
+      sequence: (65530 + seq) & 0xffff,
+      timestamp: (0xfffffe00 + at) >>> 0,
+      payload: payloadType === 8 ? mulawToAlaw(chunk) : chunk,
+    });
+  }
+  return { frames, audio, rtp };
+}
+
+describe('RtpFrames: G.711 packets into 20 ms frames', () => {
+  for (const ms of [10, 20, 30, 60]) {
+    it(`${ms} ms packets: every sample arrives once, in order, as 20 ms frames on the packets' clock`, () => {
+      const { frames, audio } = receive(ms * 8, 2400);
+      assert.ok(frames.every((f) => f.frame.length === FRAME_SAMPLES));
+      assert.deepEqual(Buffer.concat(frames.map((f) => f.frame)), audio);
+      assert.deepEqual(
+        frames.map((f) => f.ms),
+        frames.map((_, i) => i * 20),
+      );
+    });
+  }
+
+  it('PCMA in 30 ms packets comes out as the same mu-law audio', () => {
+    const { frames, audio } = receive(240, 2400, 8);
+    assert.equal(frames.length, 15);
+    // The same as converting the whole stream at once (A-law and mu-law differ by a step here and there).
+    assert.deepEqual(Buffer.concat(frames.map((f) => f.frame)), alawToMulaw(mulawToAlaw(audio)));
+  });
+
+  it("a lost packet drops the previous packet's tail instead of joining it to audio from later", () => {
+    const frames: Buffer[] = [];
+    const rtp = new RtpFrames((frame) => frames.push(frame));
+    const audio = stream(240 * 4);
+    // Packets 0, 1 and 3 of 30 ms: packet 2 is lost.
+    for (const seq of [0, 1, 3])
+      rtp.take({
+        payloadType: 0,
+        sequence: seq,
+        timestamp: seq * 240,
+        payload: audio.subarray(seq * 240, seq * 240 + 240),
+      });
+    const out = Buffer.concat(frames);
+    // 0 and 1 join into three frames; the gap is filled with silence; packet 3 gives one frame, its tail waits.
+    assert.deepEqual(out.subarray(0, 480), audio.subarray(0, 480));
+    assert.deepEqual(out.subarray(out.length - FRAME_SAMPLES), audio.subarray(720, 880));
+    assert.equal(rtp.stats.filled, 1);
+  });
+
+  it('late and repeated packets are dropped', () => {
+    const frames: Buffer[] = [];
+    const rtp = new RtpFrames((frame) => frames.push(frame));
+    const audio = stream(160 * 3);
+    const packet = (seq: number) => ({
+      payloadType: 0,
+      sequence: seq,
+      timestamp: seq * 160,
+      payload: audio.subarray(seq * 160, seq * 160 + 160),
+    });
+    for (const seq of [0, 1, 0, 2, 1]) rtp.take(packet(seq));
+    assert.deepEqual(Buffer.concat(frames), audio);
+    assert.equal(rtp.stats.late, 2);
+  });
+
+  it('a sender that numbers its packets anew (a new talk spurt from the start) is followed, its audio after the last', () => {
+    const frames: { frame: Buffer; ms: number }[] = [];
+    const rtp = new RtpFrames((frame, ms) => frames.push({ frame, ms }));
+    const audio = stream(160 * 300);
+    const packet = (seq: number, n: number) => ({
+      payloadType: 0,
+      sequence: seq,
+      timestamp: seq * 160,
+      payload: audio.subarray(n * 160, n * 160 + 160),
+    });
+    // 200 packets, then the same sender again from sequence 0 (as sipp replays a pcap).
+    for (let n = 0; n < 200; n++) rtp.take(packet(n, n));
+    for (let n = 0; n < 100; n++) rtp.take(packet(n, 200 + n));
+    assert.equal(rtp.stats.restarts, 1);
+    // The restart's first packet waits for the second to confirm it; then all of the rest arrives.
+    assert.equal(frames.length, 299);
+    assert.deepEqual(frames[200]!.frame, audio.subarray(201 * 160, 202 * 160));
+    assert.equal(frames[200]!.ms, 200 * 20, 'on the clock after the last frame');
+    assert.equal(frames.at(-1)!.ms, 298 * 20);
+  });
+});
