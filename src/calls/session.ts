@@ -39,6 +39,8 @@ type Internal =
       live?: { armed: boolean };
     }
   | { type: 'max_duration' }
+  /** Answering-machine detection heard the far end's first turn end before its verdict (OpenerMoment). */
+  | { type: 'opener_due' }
   | { type: 'tool_done'; tool: CallTool; result: ToolResult }
   | { type: 'reply'; turn: AgentTurn; reply: AgentReply }
   | { type: 'turn_failed'; turn: AgentTurn; error: unknown }
@@ -175,6 +177,11 @@ export class CallSession {
   private pendingKeys: string | undefined;
   /** What answered was first judged otherwise and turned out to be a menu. */
   private heardMenu = false;
+  /**
+   * The agent greeted at the far end's first pause, before that greeting's words came in: they
+   * are the greeting it answered, not something to answer again.
+   */
+  private greetedAtPause = false;
 
   constructor(private readonly o: SessionOptions) {
     // Audio legs: who answered comes from answering-machine detection on the audio (src/media/amd.ts).
@@ -185,18 +192,28 @@ export class CallSession {
   async run(): Promise<SessionOutcome> {
     const { leg, clock, request } = this.o;
     const unsubscribe = leg.on((event) => this.events.push(event));
+    // wait_for_greeting: the agent says its first sentence once the far end has greeted, at the
+    // first pause after its greeting as heard on the audio (the recogniser's end of turn and words
+    // come later), or after 1.2 s of a long greeting's voice, so the detector hears the answer (a
+    // person falls silent and replies, a recording talks on). Without it the agent speaks first anyway.
+    const openerDue = request.wait_for_greeting ? () => this.events.push({ type: 'opener_due' }) : undefined;
     const stopAmd =
       hasInboundAudio(leg) && !this.o.inbound
-        ? watchAnsweringMachine(leg, (amd) => {
-            // Undecided after five seconds (dead air): who answered stays unknown.
-            if (amd.decision === 'unknown') return;
-            this.events.push({
-              type: 'answered_by',
-              at: clock.now(),
-              answeredBy: amd.decision === 'machine' ? 'voicemail' : 'human',
-              messageEnded: amd.reason === 'beep',
-            });
-          })
+        ? watchAnsweringMachine(
+            leg,
+            (amd) => {
+              // Undecided after five seconds (dead air): who answered stays unknown.
+              if (amd.decision === 'unknown') return;
+              this.events.push({
+                type: 'answered_by',
+                at: clock.now(),
+                answeredBy: amd.decision === 'machine' ? 'voicemail' : 'human',
+                messageEnded: amd.reason === 'beep',
+              });
+            },
+            {},
+            openerDue,
+          )
         : undefined;
     const onStop = () => this.events.push({ type: 'stop' });
     this.o.signal.addEventListener('abort', onStop, { once: true });
@@ -481,6 +498,14 @@ export class CallSession {
       case 'stop':
         await this.record('agent-action', 'Call stopped through the API');
         return this.end();
+      case 'opener_due':
+        if (this.greeted || this.phase !== 'conversation') return;
+        // The far end paused half a second (or has greeted at length): the agent's first sentence
+        // goes out now, whatever the recogniser's end of turn says (OpenerMoment).
+        this.theySpeaking = false;
+        this.greetedAtPause = true;
+        this.greet();
+        return;
       case 'max_duration':
         await this.record('agent-action', `Call ended: max_duration of ${this.o.request.max_duration} minutes reached`);
         this.phase = 'ending';
@@ -559,6 +584,9 @@ export class CallSession {
 
   private async onSpeech(text: string, event: LegEvent): Promise<void> {
     this.theySpeaking = false;
+    // The first words after greeting at the pause are the greeting the agent answered.
+    const greeting = this.greetedAtPause;
+    this.greetedAtPause = false;
     if (this.pendingKeys !== undefined && this.phase === 'ivr') {
       const keys = this.pendingKeys;
       this.pendingKeys = undefined;
@@ -616,6 +644,7 @@ export class CallSession {
       this.greet();
       return;
     }
+    if (greeting) return;
     this.heard.push(text);
     // Said over our own words: they will answer what we are saying, so wait for that instead.
     if (this.speaking) this.overlapped = true;

@@ -35,6 +35,24 @@ describe('answered_by through the public API on audio (OPENLINE_SANDBOX_AUDIO=1)
         });
       calls.set(number, placed);
     }
+    // A patient agent (interruption_threshold 500: two seconds of silence end a turn): it still
+    // greets at the far end's first pause, as heard on the audio.
+    calls.set(
+      'patient',
+      t
+        .request('POST', '/v1/calls', {
+          phone_number: '+14155550182',
+          task: 'Ask whether the order arrived.',
+          answered_by_enabled: true,
+          wait_for_greeting: true,
+          interruption_threshold: 500,
+          max_duration: 1,
+        })
+        .then((r) => {
+          assert.equal(r.status, 200, JSON.stringify(r.body));
+          return waitForCall(t, String(r.body.call_id));
+        }),
+    );
   });
   after(async () => {
     await t.close();
@@ -46,6 +64,21 @@ describe('answered_by through the public API on audio (OPENLINE_SANDBOX_AUDIO=1)
     assert.equal(call.answered_by, 'human', transcript(call));
     assert.match(transcript(call), /user: Good afternoon, Lakeside Family Practice/);
     assert.match(transcript(call), /assistant: /);
+  });
+
+  it('greeting at the first pause: the person gets one greeting, and their reply is what the agent answers next', async () => {
+    const call = await calls.get('patient')!;
+    assert.equal(call.answered_by, 'human', transcript(call));
+    const lines = (call.transcripts as { user: string; text: string }[]).filter((x) => x.user !== 'agent-action');
+    assert.equal(lines[0]?.user, 'user', transcript(call));
+    assert.match(lines[0]!.text, /Delgado residence/, transcript(call));
+    const greeting = "Hello! This is an automated call. I'm calling to ask whether the order arrived.";
+    assert.deepEqual(lines[1], { ...lines[1], user: 'assistant', text: greeting }, transcript(call));
+    assert.equal(lines.filter((x) => x.text === greeting).length, 1, transcript(call));
+    // The greeting they said is not answered again: the next words are theirs, then the agent's.
+    assert.equal(lines[2]?.user, 'user', transcript(call));
+    assert.doesNotMatch(lines[2]!.text, /Delgado residence/, transcript(call));
+    assert.equal(lines[3]?.user, 'assistant', transcript(call));
   });
 
   it('555-0182, "Hello, Delgado residence.": human', async () => {
