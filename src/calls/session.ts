@@ -10,6 +10,7 @@ import {
   menuLineKind,
   parseMenu,
   PERSON_AFTER_MENU,
+  PERSON_AFTER_SCREENER,
   repeatsMenu,
   type MenuLineKind,
 } from '../domain/ivr-menu.js';
@@ -128,6 +129,8 @@ export function isInterruption(partial: string, threshold: number): boolean {
   return said.length >= minWords && !said.every((w) => BACKCHANNEL.has(w));
 }
 const GREETING_WAIT_MS = 5000;
+/** How long the agent waits in silence for the person after answering a call screener. */
+const SCREENER_WAIT_MS = 20_000;
 const VOICEMAIL_FALLBACK_MS = 2500;
 /**
  * A phone menu is complete when this much silence follows an option (menus pause about half a
@@ -154,7 +157,8 @@ export class CallSession {
   private heard: string[] = [];
   private overlapped = false;
   private silences = 0;
-  private phase: 'conversation' | 'voicemail' | 'ivr' | 'ending' = 'conversation';
+  /** `screener`: a call screener asked who is calling; the agent told it and waits for the person. */
+  private phase: 'conversation' | 'voicemail' | 'ivr' | 'screener' | 'ending' = 'conversation';
   private greeted = false;
   private reachedVoicemail = false;
   private transferredTo: string | null = null;
@@ -605,10 +609,10 @@ export class CallSession {
     }
     const kind = utteranceKind(text);
     // On a menu's line: the next menu, a hold message, a recording, or the person it handed over to.
-    const line = this.phase === 'ivr' ? menuLineKind(text) : undefined;
+    const line = this.phase === 'ivr' || this.phase === 'screener' ? menuLineKind(text) : undefined;
     const machine =
       this.phase === 'voicemail' ||
-      (this.phase === 'ivr' && line !== 'person') ||
+      ((this.phase === 'ivr' || this.phase === 'screener') && line !== 'person') ||
       kind === 'ivr' ||
       kind === 'voicemail' ||
       kind === 'screener';
@@ -617,6 +621,7 @@ export class CallSession {
     await this.onDetected(answer, 'speech');
     // A machine just detected on this utterance: the rules above have handled it.
     if (answer === 'ivr' || answer === 'voicemail') return;
+    if (answer === 'screener' && this.phase === 'conversation' && !this.o.inbound) return this.answerScreener(text);
     if (this.detector.pending) this.arm('detect_pause', AnswerDetector.PAUSE_MS);
     if (this.done || this.phase === 'ending') return;
     if (this.phase === 'voicemail') {
@@ -630,6 +635,15 @@ export class CallSession {
     // A menu that starts after a long recorded greeting, once the first judgement was made (a
     // person, or nothing known): it is a menu all the same.
     if (this.phase === 'conversation' && kind === 'ivr' && !this.o.inbound) return this.menuAfterAll();
+    if (this.phase === 'screener') {
+      // The screener's own words ("Thanks, one moment, please.") are waited through in silence.
+      if (line !== 'person') return;
+      // The person it was screening for picked up: the agent greets them with the task, as one
+      // who just answered (the note tells it so).
+      this.phase = 'conversation';
+      this.disarm('silence');
+      await this.record('agent-action', PERSON_AFTER_SCREENER);
+    }
     if (this.phase === 'ivr') {
       if (line !== 'person') return this.onMenuLine(text, line ?? 'menu');
       // A person took over from the menu: the agent answers them as one who just picked up
@@ -692,6 +706,28 @@ export class CallSession {
         await this.end();
       }
     }
+  }
+
+  /**
+   * A call screener ("Please say your name and why you are calling."): not a voicemail, so no
+   * voicemail rule applies and nobody hangs up. The agent stops whatever it was saying, answers the
+   * prompt (who is calling and why: the agent's reply to what the screener asked), and waits for
+   * the person, saying nothing to the screener's hold lines.
+   */
+  private async answerScreener(prompt: string): Promise<void> {
+    this.phase = 'screener';
+    this.greeted = true;
+    this.greetedAtPause = false;
+    this.cancelTurn({});
+    this.speaking?.abort();
+    this.heard = [];
+    this.disarm('respond');
+    this.disarm('silence');
+    await this.record(
+      'agent-action',
+      'Call screener detected: saying who is calling and why, then waiting for the person',
+    );
+    this.startTurn({ kind: 'heard', text: prompt });
   }
 
   /**
@@ -799,7 +835,8 @@ export class CallSession {
     if (event.then === 'hangup') return this.end();
     if (event.then) return this.perform(event.then);
     if (this.heard.length > 0 && !this.theySpeaking) this.arm('respond', this.respondDelayMs());
-    else this.arm('silence', SILENCE_MS);
+    // A screener puts the person through in its own time: the agent waits longer before asking.
+    else this.arm('silence', this.phase === 'screener' ? SCREENER_WAIT_MS : SILENCE_MS);
   }
 
   private async onTimer(name: Extract<Internal, { type: 'timer' }>['name']): Promise<void> {
@@ -814,6 +851,8 @@ export class CallSession {
       }
       case 'silence': {
         if (this.toolRunning || this.toolResult || this.thinking) return;
+        // Nobody came after the screener: the agent asks whether anyone is there, as in a conversation.
+        if (this.phase === 'screener' && !this.speaking && !this.theySpeaking) this.phase = 'conversation';
         if (this.speaking || this.theySpeaking || this.phase !== 'conversation') return;
         if (this.heard.length > 0) {
           const text = this.heard.join(' ');

@@ -19,7 +19,7 @@ describe('answered_by through the public API on audio (OPENLINE_SANDBOX_AUDIO=1)
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-amd-api-'));
     t = await createTestApp({ clock: new ScaledClock(4), env: { OPENLINE_SANDBOX_AUDIO: '1', DATA_DIR: dataDir } });
     await t.services.startWorkers();
-    for (const number of ['0180', '0182', '0185', '0186']) {
+    for (const number of ['0180', '0182', '0185', '0186', '0109', '0188']) {
       const placed = t
         .request('POST', '/v1/calls', {
           phone_number: `+1415555${number}`,
@@ -80,6 +80,31 @@ describe('answered_by through the public API on audio (OPENLINE_SANDBOX_AUDIO=1)
     assert.doesNotMatch(lines[2]!.text, /Delgado residence/, transcript(call));
     assert.equal(lines[3]?.user, 'assistant', transcript(call));
   });
+
+  for (const number of ['0109', '0188']) {
+    it(`555-${number}, a call screener: told who is calling and why, then the person it puts through is greeted`, async () => {
+      const call = await calls.get(number)!;
+      const lines = (call.transcripts as { user: string; text: string }[]).map((x) => `${x.user}: ${x.text}`);
+      const said = lines.join('\n');
+      assert.equal(call.answered_by, 'human', said);
+      assert.doesNotMatch(said, /Voicemail detected|IVR detected/);
+      const detected = lines.findIndex((l) => /^agent-action: Call screener detected/.test(l));
+      assert.ok(detected >= 0, said);
+      assert.match(lines[detected - 1]!, /^robot: .*(say your name|who you are)/, said);
+      // Who is calling and why, said to the screener; its hold line waited through in silence.
+      assert.match(
+        lines[detected + 1]!,
+        /^assistant: This is an automated assistant, calling to ask whether the order arrived\.$/,
+        said,
+      );
+      assert.match(lines[detected + 2]!, /^robot: Thank/, said);
+      // The person picks up: greeted with the call's opening, as one who just answered.
+      assert.match(lines[detected + 3]!, /^user: Hello\?$/, said);
+      assert.match(lines[detected + 4]!, /^agent-action: A person answered after the call screener/, said);
+      assert.match(lines[detected + 5]!, /^assistant: Hello! This is an automated call/, said);
+      assert.equal(call.call_ended_by, 'ASSISTANT', said);
+    });
+  }
 
   it('555-0182, "Hello, Delgado residence.": human', async () => {
     const call = await calls.get('0182')!;
