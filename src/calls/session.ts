@@ -806,6 +806,9 @@ export class CallSession {
     const event = streamedThen === undefined ? spoken : { ...spoken, then: streamedThen };
     const current = this.speaking === event.by;
     if (current) this.speaking = undefined;
+    // The first sentence said at the pause was cut by their greeting going on: that greeting is
+    // answered as any words are, or nobody would speak.
+    if (event.result.interrupted && this.greetedAtPause) this.greetedAtPause = false;
     const played = event.result.played.trim();
     // A streamed reply cut while the agent still writes it: the rest is not wanted (if nothing of
     // it was heard, what the caller said before is answered together with what they say now).

@@ -64,6 +64,9 @@ describe('answered_by through the public API on audio (OPENLINE_SANDBOX_AUDIO=1)
     assert.equal(call.answered_by, 'human', transcript(call));
     assert.match(transcript(call), /user: Good afternoon, Lakeside Family Practice/);
     assert.match(transcript(call), /assistant: /);
+    // Said over her long greeting and cut by it, the first sentence does not leave her waiting:
+    // her greeting is answered.
+    assert.doesNotMatch(transcript(call), /user: Hello\? Are you still there\?/);
   });
 
   it('greeting at the first pause: the person gets one greeting, and their reply is what the agent answers next', async () => {
