@@ -394,6 +394,8 @@ export class CallSession {
   private restarts(turn: AgentTurn): boolean {
     return (
       this.o.agent.restartable === true &&
+      // The answer to a call screener is said whatever its hold lines say meanwhile.
+      this.phase !== 'screener' &&
       !turn.speech &&
       (turn.input.kind === 'heard' || turn.input.kind === 'silence')
     );
