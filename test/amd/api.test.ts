@@ -19,7 +19,7 @@ describe('answered_by through the public API on audio (OPENLINE_SANDBOX_AUDIO=1)
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-amd-api-'));
     t = await createTestApp({ clock: new ScaledClock(4), env: { OPENLINE_SANDBOX_AUDIO: '1', DATA_DIR: dataDir } });
     await t.services.startWorkers();
-    for (const number of ['0180', '0182', '0185', '0186', '0109', '0188', '0190']) {
+    for (const number of ['0180', '0182', '0185', '0186', '0109', '0188', '0191']) {
       const placed = t
         .request('POST', '/v1/calls', {
           phone_number: `+1415555${number}`,
@@ -128,8 +128,8 @@ describe('answered_by through the public API on audio (OPENLINE_SANDBOX_AUDIO=1)
     assert.match(transcript(call), /assistant: Hi, this is Openline about your order/);
   });
 
-  it('555-0190, a voicemail that pauses like a person after "Hi, it\'s Mark.": its words make it a voicemail, the message left', async () => {
-    const call = await calls.get('0190')!;
+  it('555-0191, a voicemail that pauses like a person after "Hi, it\'s Mark.": its words make it a voicemail, the message left', async () => {
+    const call = await calls.get('0191')!;
     assert.equal(call.answered_by, 'voicemail', transcript(call));
     assert.match(transcript(call), /robot: Leave a message after the beep\.[^]*Voicemail detected: leaving a message/);
     assert.match(transcript(call), /assistant: Hi, this is Openline about your order\. Please call us back\.$/);
