@@ -21,6 +21,7 @@ export const API_PERSONAS: ReadonlyArray<[number: string, expected: 'human' | 'v
   ['0187', 'voicemail', 'office closed, no beep'],
   ['0188', 'human', 'screening assistant (a person follows: answered_by human)'],
   ['0189', 'human', 'household, speaks after two seconds'],
+  ['0191', 'voicemail', '"Hi, it\'s Mark.", a pause, then a voicemail\'s words and a beep'],
   ['0100', 'human', '"Hello?"'],
   ['0101', 'voicemail', 'voicemail, 1000 Hz beep'],
   ['0102', 'voicemail', 'voicemail, no beep'],

@@ -6,6 +6,7 @@ import {
   isMenu,
   parseMenu,
   PERSON_AFTER_MENU,
+  PERSON_AFTER_SCREENER,
   type EntryPrompt,
   type MenuOption,
 } from '../domain/ivr-menu.js';
@@ -127,11 +128,14 @@ export class OfflineAgent implements Agent {
           say: "It seems I can't reach you right now. I'll try again another time. Goodbye!",
           action: { type: 'finish' },
         };
-      case 'heard':
-        // A person picked up after a phone menu: they hear the opening, as if the call had just connected.
-        if (ctx.transcript.at(-1)?.role === 'agent-action' && ctx.transcript.at(-1)?.text === PERSON_AFTER_MENU)
+      case 'heard': {
+        // A person picked up after a phone menu or a call screener: they hear the opening, as if
+        // the call had just connected.
+        const last = ctx.transcript.at(-1);
+        if (last?.role === 'agent-action' && (last.text === PERSON_AFTER_MENU || last.text === PERSON_AFTER_SCREENER))
           return this.respond({ kind: 'start' }, ctx);
         return this.reply(input.text, task, purpose, ctx);
+      }
       case 'tool_result': {
         if (!input.ok)
           return { say: "I'm sorry, I couldn't get that done right now. Is that all right?", action: null };

@@ -11,6 +11,11 @@ const SCREENER =
 
 /** Until when a menu can still correct a "human" decision. */
 const REVISE_MS = 12_000;
+/** Words no person says to a caller: only a recording's, whatever the sound said. */
+const VOICEMAIL_ONLY =
+  /\b(leave (?:us )?(?:a|your) (?:message|name and number)|after the (?:tone|beep|signal)|at the (?:tone|beep)|record your message|voice ?mail|mailbox|messaging system)\b/i;
+/** A greeting's next words this soon after the audio's `human` verdict are the greeting going on. */
+const GREETING_GOES_ON_MS = 3000;
 
 const HUMAN_OPENING = /^(hello|hi|hey|yes|yeah|speaking|this is \w+ speaking)\b.*\?|^[^.]*\?/i;
 
@@ -46,7 +51,11 @@ export function utteranceKind(text: string): 'ivr' | 'voicemail' | 'screener' | 
  * machine's words then tell a menu, a screener or a voicemail apart. A machine whose first
  * utterance names none of them ("Thank you for calling Acme.") is judged on its next one (a menu
  * follows, or a voicemail greeting goes on), or is `unknown` when the five seconds end first, and
- * revised when a menu, a voicemail's words or a beep come within twelve seconds.
+ * revised when a menu, a voicemail's words or a beep come within twelve seconds. The recogniser's
+ * words weigh against the sound under the same cost rule: a person by the sound whose greeting
+ * goes on in a voicemail's unmistakable words (not a question, not a person's opening) is a
+ * voicemail; a machine by the sound whose words open as a person does is a person. Without
+ * words (no recogniser) the sound decides alone.
  */
 export class AnswerDetector {
   static readonly WINDOW_MS = 5000;
@@ -62,6 +71,13 @@ export class AnswerDetector {
   private machineHeard = false;
   /** Acoustic mode: a machine's first words named nothing ("Thank you for calling Acme."): the next ones decide. */
   private awaitingMore = false;
+  /** The far end's last utterance. */
+  private lastWords = '';
+  /** Acoustic mode: when the audio alone said `human` (ms after the answer). */
+  private humanAt: number | undefined;
+  /** After a `human` by the audio: a voicemail's words were heard, a beep was heard. */
+  private voicemailWords = false;
+  private beepAfterHuman = false;
 
   /**
    * `acoustic`: an audio leg, whose answer comes from answering-machine detection on the audio
@@ -94,6 +110,22 @@ export class AnswerDetector {
       if (this.decided === 'unknown' && (kind === 'voicemail' || (event.type === 'tone' && isBeep(event))))
         return this.decide('voicemail');
     }
+    // On audio, the recogniser's words are evidence too: a "person" by the sound (a greeting that
+    // paused: "Hi, it's Mark." ... "Leave a message after the beep.") whose greeting goes on in a
+    // voicemail's words is a voicemail. Hanging up on a person costs ten times talking to a
+    // machine, so only words no person says to a caller count (VOICEMAIL_ONLY, never in a
+    // question or a person's opening), and only in what started within three seconds of the
+    // verdict (the greeting going on, before a person answers the agent's opener) or with a beep
+    // within twelve seconds of it. Times count from the verdict, not from the answer: the audio
+    // may start late.
+    if (this.decided === 'human' && this.humanAt !== undefined && at - this.humanAt <= REVISE_MS) {
+      if (event.type === 'tone' && isBeep(event)) this.beepAfterHuman = true;
+      if (event.type === 'speech' && VOICEMAIL_ONLY.test(event.text) && !HUMAN_OPENING.test(event.text)) {
+        this.voicemailWords = true;
+        if (at - event.durationMs - this.humanAt <= GREETING_GOES_ON_MS) return this.decide('voicemail');
+      }
+      if (this.voicemailWords && this.beepAfterHuman) return this.decide('voicemail');
+    }
     if (this.decided) return undefined;
     if (event.type === 'answered_by' && this.options.acoustic) {
       if (event.answeredBy === 'voicemail' && !event.messageEnded) {
@@ -102,12 +134,16 @@ export class AnswerDetector {
         // of the five seconds, see timeout).
         this.machineHeard = true;
         if (this.speakingSince !== undefined || !this.heardSpeech) return undefined;
+        // The words heard before the sound's verdict opened as a person does (a question, "this is
+        // Joanna speaking"): a person, whom the verdict came too late to judge by its words.
+        if (HUMAN_OPENING.test(this.lastWords)) return this.decide('human');
         if (!this.awaitingMore) {
           this.awaitingMore = true;
           return undefined;
         }
         return this.decide('voicemail');
       }
+      if (event.answeredBy === 'human') this.humanAt = at;
       return event.answeredBy === 'unknown' ? undefined : this.decide(event.answeredBy);
     }
     // The carrier's own detection (Twilio's async AMD): taken when it knows, if nothing was decided yet.
@@ -122,6 +158,7 @@ export class AnswerDetector {
     if (event.type !== 'speech') return undefined;
     this.speakingSince = undefined;
     this.heardSpeech = true;
+    this.lastWords = event.text;
     const kind = utteranceKind(event.text);
     if (kind) return this.decide(kind);
     // On audio a long greeting was judged from the sound; its words may still show a person talking at length.

@@ -10,6 +10,7 @@ import {
   menuLineKind,
   parseMenu,
   PERSON_AFTER_MENU,
+  PERSON_AFTER_SCREENER,
   repeatsMenu,
   type MenuLineKind,
 } from '../domain/ivr-menu.js';
@@ -39,6 +40,8 @@ type Internal =
       live?: { armed: boolean };
     }
   | { type: 'max_duration' }
+  /** Answering-machine detection heard the far end's first turn end before its verdict (OpenerMoment). */
+  | { type: 'opener_due' }
   | { type: 'tool_done'; tool: CallTool; result: ToolResult }
   | { type: 'reply'; turn: AgentTurn; reply: AgentReply }
   | { type: 'turn_failed'; turn: AgentTurn; error: unknown }
@@ -126,6 +129,8 @@ export function isInterruption(partial: string, threshold: number): boolean {
   return said.length >= minWords && !said.every((w) => BACKCHANNEL.has(w));
 }
 const GREETING_WAIT_MS = 5000;
+/** How long the agent waits in silence for the person after answering a call screener. */
+const SCREENER_WAIT_MS = 20_000;
 const VOICEMAIL_FALLBACK_MS = 2500;
 /** What the agent says before hanging up when it can no longer hear the caller (the recogniser failed). */
 export const CANNOT_HEAR_LINE = "I'm sorry, I'm having technical trouble hearing you. Please call back later. Goodbye!";
@@ -154,7 +159,8 @@ export class CallSession {
   private heard: string[] = [];
   private overlapped = false;
   private silences = 0;
-  private phase: 'conversation' | 'voicemail' | 'ivr' | 'ending' = 'conversation';
+  /** `screener`: a call screener asked who is calling; the agent told it and waits for the person. */
+  private phase: 'conversation' | 'voicemail' | 'ivr' | 'screener' | 'ending' = 'conversation';
   private greeted = false;
   private reachedVoicemail = false;
   private transferredTo: string | null = null;
@@ -177,6 +183,11 @@ export class CallSession {
   private pendingKeys: string | undefined;
   /** What answered was first judged otherwise and turned out to be a menu. */
   private heardMenu = false;
+  /**
+   * The agent greeted at the far end's first pause, before that greeting's words came in: they
+   * are the greeting it answered, not something to answer again.
+   */
+  private greetedAtPause = false;
 
   constructor(private readonly o: SessionOptions) {
     // Audio legs: who answered comes from answering-machine detection on the audio (src/media/amd.ts).
@@ -187,18 +198,28 @@ export class CallSession {
   async run(): Promise<SessionOutcome> {
     const { leg, clock, request } = this.o;
     const unsubscribe = leg.on((event) => this.events.push(event));
+    // wait_for_greeting: the agent says its first sentence once the far end has greeted, at the
+    // first pause after its greeting as heard on the audio (the recogniser's end of turn and words
+    // come later), or after 1.2 s of a long greeting's voice, so the detector hears the answer (a
+    // person falls silent and replies, a recording talks on). Without it the agent speaks first anyway.
+    const openerDue = request.wait_for_greeting ? () => this.events.push({ type: 'opener_due' }) : undefined;
     const stopAmd =
       hasInboundAudio(leg) && !this.o.inbound
-        ? watchAnsweringMachine(leg, (amd) => {
-            // Undecided after five seconds (dead air): who answered stays unknown.
-            if (amd.decision === 'unknown') return;
-            this.events.push({
-              type: 'answered_by',
-              at: clock.now(),
-              answeredBy: amd.decision === 'machine' ? 'voicemail' : 'human',
-              messageEnded: amd.reason === 'beep',
-            });
-          })
+        ? watchAnsweringMachine(
+            leg,
+            (amd) => {
+              // Undecided after five seconds (dead air): who answered stays unknown.
+              if (amd.decision === 'unknown') return;
+              this.events.push({
+                type: 'answered_by',
+                at: clock.now(),
+                answeredBy: amd.decision === 'machine' ? 'voicemail' : 'human',
+                messageEnded: amd.reason === 'beep',
+              });
+            },
+            {},
+            openerDue,
+          )
         : undefined;
     const onStop = () => this.events.push({ type: 'stop' });
     this.o.signal.addEventListener('abort', onStop, { once: true });
@@ -375,6 +396,8 @@ export class CallSession {
   private restarts(turn: AgentTurn): boolean {
     return (
       this.o.agent.restartable === true &&
+      // The answer to a call screener is said whatever its hold lines say meanwhile.
+      this.phase !== 'screener' &&
       !turn.speech &&
       (turn.input.kind === 'heard' || turn.input.kind === 'silence')
     );
@@ -483,6 +506,14 @@ export class CallSession {
       case 'stop':
         await this.record('agent-action', 'Call stopped through the API');
         return this.end();
+      case 'opener_due':
+        if (this.greeted || this.phase !== 'conversation') return;
+        // The far end paused half a second (or has greeted at length): the agent's first sentence
+        // goes out now, whatever the recogniser's end of turn says (OpenerMoment).
+        this.theySpeaking = false;
+        this.greetedAtPause = true;
+        this.greet();
+        return;
       case 'max_duration':
         await this.record('agent-action', `Call ended: max_duration of ${this.o.request.max_duration} minutes reached`);
         this.phase = 'ending';
@@ -563,6 +594,9 @@ export class CallSession {
 
   private async onSpeech(text: string, event: LegEvent): Promise<void> {
     this.theySpeaking = false;
+    // The first words after greeting at the pause are the greeting the agent answered.
+    const greeting = this.greetedAtPause;
+    this.greetedAtPause = false;
     if (this.pendingKeys !== undefined && this.phase === 'ivr') {
       const keys = this.pendingKeys;
       this.pendingKeys = undefined;
@@ -581,10 +615,10 @@ export class CallSession {
     }
     const kind = utteranceKind(text);
     // On a menu's line: the next menu, a hold message, a recording, or the person it handed over to.
-    const line = this.phase === 'ivr' ? menuLineKind(text) : undefined;
+    const line = this.phase === 'ivr' || this.phase === 'screener' ? menuLineKind(text) : undefined;
     const machine =
       this.phase === 'voicemail' ||
-      (this.phase === 'ivr' && line !== 'person') ||
+      ((this.phase === 'ivr' || this.phase === 'screener') && line !== 'person') ||
       kind === 'ivr' ||
       kind === 'voicemail' ||
       kind === 'screener';
@@ -593,6 +627,7 @@ export class CallSession {
     await this.onDetected(answer, 'speech');
     // A machine just detected on this utterance: the rules above have handled it.
     if (answer === 'ivr' || answer === 'voicemail') return;
+    if (answer === 'screener' && this.phase === 'conversation' && !this.o.inbound) return this.answerScreener(text);
     if (this.detector.pending) this.arm('detect_pause', AnswerDetector.PAUSE_MS);
     if (this.done || this.phase === 'ending') return;
     if (this.phase === 'voicemail') {
@@ -606,6 +641,15 @@ export class CallSession {
     // A menu that starts after a long recorded greeting, once the first judgement was made (a
     // person, or nothing known): it is a menu all the same.
     if (this.phase === 'conversation' && kind === 'ivr' && !this.o.inbound) return this.menuAfterAll();
+    if (this.phase === 'screener') {
+      // The screener's own words ("Thanks, one moment, please.") are waited through in silence.
+      if (line !== 'person') return;
+      // The person it was screening for picked up: the agent greets them with the task, as one
+      // who just answered (the note tells it so).
+      this.phase = 'conversation';
+      this.disarm('silence');
+      await this.record('agent-action', PERSON_AFTER_SCREENER);
+    }
     if (this.phase === 'ivr') {
       if (line !== 'person') return this.onMenuLine(text, line ?? 'menu');
       // A person took over from the menu: the agent answers them as one who just picked up
@@ -620,6 +664,7 @@ export class CallSession {
       this.greet();
       return;
     }
+    if (greeting) return;
     this.heard.push(text);
     // Said over our own words: they will answer what we are saying, so wait for that instead.
     if (this.speaking) this.overlapped = true;
@@ -667,6 +712,28 @@ export class CallSession {
         await this.end();
       }
     }
+  }
+
+  /**
+   * A call screener ("Please say your name and why you are calling."): not a voicemail, so no
+   * voicemail rule applies and nobody hangs up. The agent stops whatever it was saying, answers the
+   * prompt (who is calling and why: the agent's reply to what the screener asked), and waits for
+   * the person, saying nothing to the screener's hold lines.
+   */
+  private async answerScreener(prompt: string): Promise<void> {
+    this.phase = 'screener';
+    this.greeted = true;
+    this.greetedAtPause = false;
+    this.cancelTurn({});
+    this.speaking?.abort();
+    this.heard = [];
+    this.disarm('respond');
+    this.disarm('silence');
+    await this.record(
+      'agent-action',
+      'Call screener detected: saying who is calling and why, then waiting for the person',
+    );
+    this.startTurn({ kind: 'heard', text: prompt });
   }
 
   /**
@@ -745,6 +812,9 @@ export class CallSession {
     const event = streamedThen === undefined ? spoken : { ...spoken, then: streamedThen };
     const current = this.speaking === event.by;
     if (current) this.speaking = undefined;
+    // The first sentence said at the pause was cut by their greeting going on: that greeting is
+    // answered as any words are, or nobody would speak.
+    if (event.result.interrupted && this.greetedAtPause) this.greetedAtPause = false;
     const played = event.result.played.trim();
     // A streamed reply cut while the agent still writes it: the rest is not wanted (if nothing of
     // it was heard, what the caller said before is answered together with what they say now).
@@ -774,7 +844,8 @@ export class CallSession {
     if (event.then === 'hangup') return this.end();
     if (event.then) return this.perform(event.then);
     if (this.heard.length > 0 && !this.theySpeaking) this.arm('respond', this.respondDelayMs());
-    else this.arm('silence', SILENCE_MS);
+    // A screener puts the person through in its own time: the agent waits longer before asking.
+    else this.arm('silence', this.phase === 'screener' ? SCREENER_WAIT_MS : SILENCE_MS);
   }
 
   private async onTimer(name: Extract<Internal, { type: 'timer' }>['name']): Promise<void> {
@@ -789,6 +860,8 @@ export class CallSession {
       }
       case 'silence': {
         if (this.toolRunning || this.toolResult || this.thinking) return;
+        // Nobody came after the screener: the agent asks whether anyone is there, as in a conversation.
+        if (this.phase === 'screener' && !this.speaking && !this.theySpeaking) this.phase = 'conversation';
         if (this.speaking || this.theySpeaking || this.phase !== 'conversation') return;
         if (this.heard.length > 0) {
           const text = this.heard.join(' ');

@@ -197,6 +197,9 @@ export function parseMenu(text: string): Menu {
 
 /** The transcript's note when a person picks up after a menu: the agent greets them with the task. */
 export const PERSON_AFTER_MENU = 'A person answered after the phone menu: greet them and say why you are calling';
+/** The same note when a person picks up after a call screener. */
+export const PERSON_AFTER_SCREENER =
+  'A person answered after the call screener: greet them and say why you are calling';
 
 /** What kind of line a caller's recording or person said, while a menu is being navigated. */
 export type MenuLineKind = 'menu' | 'hold' | 'announcement' | 'person';

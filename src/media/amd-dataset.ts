@@ -375,17 +375,53 @@ export interface Plan {
   reaction: (Omit<AmdReaction, 'reply'> & { reply: { text: string; delayMs: number } | null }) | null;
 }
 
-function drawNoise(random: Random, loud: boolean): Noise {
-  return {
-    hissDbfs: loud ? between(random, -52, -40) : between(random, -75, -48),
-    humDbfs: random() < (loud ? 0.6 : 0.25) ? between(random, loud ? -50 : -65, loud ? -40 : -50) : null,
-    clicksPerSecond: random() < (loud ? 0.7 : 0.2) ? between(random, 0.5, loud ? 6 : 2) : 0,
+/** A condition some lines have: drawn with `chance`, its value uniform in `[low, high]`. */
+export type LineDraw = readonly [chance: number, low: number, high: number];
+
+/**
+ * The ranges a set draws its lines from (AmdLine): hiss always, the rest each with its chance.
+ * Conditions a set does not give are neither drawn nor set.
+ */
+export interface LineRanges {
+  hissDbfs: readonly [low: number, high: number];
+  humDbfs: LineDraw;
+  clicksPerSecond: LineDraw;
+  babbleDbfs?: LineDraw;
+  agcDepthDb?: LineDraw;
+  agcPeriodMs?: readonly [low: number, high: number];
+  lossRate?: LineDraw;
+}
+
+/** `random() < chance`: a value in the range; else none. */
+export function drawMaybe(random: Random, [chance, low, high]: LineDraw): number | null {
+  return random() < chance ? between(random, low, high) : null;
+}
+
+/** One line's conditions, drawn from a set's ranges in a fixed order (the same draws for the same ranges). */
+export function drawLine(random: Random, ranges: LineRanges): AmdLine {
+  const line: AmdLine = {
+    hissDbfs: between(random, ranges.hissDbfs[0], ranges.hissDbfs[1]),
+    humDbfs: drawMaybe(random, ranges.humDbfs),
+    clicksPerSecond: drawMaybe(random, ranges.clicksPerSecond) ?? 0,
   };
+  if (ranges.babbleDbfs) line.babbleDbfs = drawMaybe(random, ranges.babbleDbfs);
+  if (ranges.agcDepthDb) line.agcDepthDb = drawMaybe(random, ranges.agcDepthDb) ?? 0;
+  if (ranges.agcPeriodMs) line.agcPeriodMs = between(random, ranges.agcPeriodMs[0], ranges.agcPeriodMs[1]);
+  if (ranges.lossRate) line.lossRate = drawMaybe(random, ranges.lossRate) ?? 0;
+  return line;
+}
+
+function drawNoise(random: Random, loud: boolean): Noise {
+  return drawLine(random, {
+    hissDbfs: loud ? [-52, -40] : [-75, -48],
+    humDbfs: [loud ? 0.6 : 0.25, loud ? -50 : -65, loud ? -40 : -50],
+    clicksPerSecond: [loud ? 0.7 : 0.2, 0.5, loud ? 6 : 2],
+  });
 }
 
 /** A room behind the speaker (an office, a shop): some clips get one, drawn apart from the rest. */
 function drawRoom(random: Random, loud: boolean): number | null {
-  return random() < (loud ? 0.5 : 0.25) ? between(random, loud ? -50 : -62, loud ? -38 : -44) : null;
+  return drawMaybe(random, [loud ? 0.5 : 0.25, loud ? -50 : -62, loud ? -38 : -44]);
 }
 
 function beep(random: Random): { pcm: Int16Array; text: string } {

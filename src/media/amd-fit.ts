@@ -4,7 +4,8 @@
  * - `traces` runs the detector's first stage (levels, beeps) over each clip once; the decisions
  *   are then replayed on the traces for every setting tried, so a fit takes seconds;
  * - `withOpener` renders what each clip's line carries when the agent says a short opener (the
- *   conversational cue): the moment follows a fixed rule, not the thresholds being fitted;
+ *   conversational cue): the moment follows the live call's rule (OpenerMoment in ./amd.ts), not
+ *   the thresholds being fitted;
  * - `fitAmd` chooses thresholds by the cost rule: a person taken for a machine (hung up on) costs
  *   ten times a machine taken for a person or an `unknown` (the agent talks to a machine: cheap),
  *   ties broken by the median time to decision;
@@ -15,6 +16,7 @@ import { FRAME_MS } from './audio.js';
 import { cuedPcm, type AmdClip, type AmdLabel } from './amd-dataset.js';
 import {
   DEFAULT_AMD_SETTINGS,
+  OpenerMoment,
   decideTrace,
   traceOf,
   type AmdDecision,
@@ -53,28 +55,10 @@ export function traces(clips: readonly AmdClip[], front: Partial<AmdSettings> = 
   return clips.map((clip) => ({ clip, trace: traceOf(clip.pcm, undefined, front) }));
 }
 
-/**
- * When the agent says its opener: once the far end has started and then paused for 500 ms (the
- * end of its first turn), or has talked for 1.2 s of voice without such a pause (a long greeting:
- * the agent says its line as a caller does); never before the far end spoke. In frames.
- */
+/** When the agent says its opener, by the live call's rule (OpenerMoment: the first pause, or 1.2 s of voice). In frames. */
 export function openerFrame(trace: AmdTrace): number | undefined {
-  let voiced = 0;
-  let run = 0;
-  let silent = 0;
-  let spoke = false;
-  for (let i = 0; i < trace.voiced.length; i++) {
-    if (trace.voiced[i] === 1) {
-      run++;
-      silent = 0;
-      if (run >= 4) spoke = true;
-      if (spoke) voiced++;
-    } else {
-      run = 0;
-      silent++;
-    }
-    if (spoke && (silent * FRAME_MS >= 500 || voiced * FRAME_MS >= 1200)) return i + 1;
-  }
+  const moment = new OpenerMoment();
+  for (let i = 0; i < trace.voiced.length; i++) if (moment.push(trace.voiced[i] === 1)) return i + 1;
   return undefined;
 }
 

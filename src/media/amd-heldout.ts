@@ -26,6 +26,7 @@ import { seededRandom, tone } from './audio.js';
 import {
   between,
   describeLine,
+  drawLine,
   kinds,
   pick,
   planner,
@@ -165,16 +166,16 @@ function drawVoice(random: Random): Voice {
   };
 }
 
-function drawLine(random: Random, loud: boolean): AmdLine {
-  return {
-    hissDbfs: loud ? between(random, -50, -36) : between(random, -72, -44),
-    humDbfs: random() < 0.3 ? between(random, -62, loud ? -38 : -48) : null,
-    clicksPerSecond: random() < 0.3 ? between(random, 0.3, 4) : 0,
-    babbleDbfs: random() < (loud ? 0.7 : 0.35) ? between(random, loud ? -42 : -56, loud ? -32 : -40) : null,
-    agcDepthDb: random() < 0.4 ? between(random, 3, 10) : 0,
-    agcPeriodMs: between(random, 1500, 5000),
-    lossRate: random() < 0.5 ? between(random, 0, 0.05) : 0,
-  };
+function heldOutLine(random: Random, loud: boolean): AmdLine {
+  return drawLine(random, {
+    hissDbfs: loud ? [-50, -36] : [-72, -44],
+    humDbfs: [0.3, -62, loud ? -38 : -48],
+    clicksPerSecond: [0.3, 0.3, 4],
+    babbleDbfs: [loud ? 0.7 : 0.35, loud ? -42 : -56, loud ? -32 : -40],
+    agcDepthDb: [0.4, 3, 10],
+    agcPeriodMs: [1500, 5000],
+    lossRate: [0.5, 0, 0.05],
+  });
 }
 
 /** A beep as held-out machines play it: one tone, three short ones, or two steps. */
@@ -222,7 +223,7 @@ function plan(kind: AmdClipKind, random: Random): Plan {
     text: '',
     voice: null,
     speechDbfs: between(random, -32, -8),
-    noise: drawLine(random, kind === 'noise'),
+    noise: heldOutLine(random, kind === 'noise'),
     lengthMs: 9000,
     description: [],
     greetingGroup: kind,

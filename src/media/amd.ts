@@ -214,6 +214,44 @@ export class AmdFrameAnalyser {
   }
 }
 
+/** The far end's silence after it started speaking that ends its first turn: the agent's opener is due. */
+export const OPENER_PAUSE_MS = 500;
+/** The far end's voice after which the opener is due even without that pause (a long greeting). */
+export const OPENER_AFTER_VOICE_MS = 1200;
+
+/**
+ * When the agent's opener is due (the conversational cue): once the far end has spoken (a run of
+ * 80 ms of voice) and then paused for OPENER_PAUSE_MS (the end of its first turn), or has talked
+ * for OPENER_AFTER_VOICE_MS of voice without such a pause (a long greeting: a person who hears the
+ * agent falls silent and answers, where the greeting's length alone would make them a machine; a
+ * recording talks on). Never before the far end spoke. The live call (watchAnsweringMachine's
+ * `openerDue`) and the benchmark's simulation of the cue (src/media/amd-fit.ts) follow this rule.
+ */
+export class OpenerMoment {
+  private run = 0;
+  private silent = 0;
+  private voiced = 0;
+  private spoke = false;
+  private due = false;
+
+  /** One frame of the far end's voicing; true once, on the frame that makes the opener due. */
+  push(voiced: boolean): boolean {
+    if (this.due) return false;
+    if (voiced) {
+      this.run++;
+      this.silent = 0;
+      if (this.run >= 4) this.spoke = true;
+      if (this.spoke) this.voiced++;
+    } else {
+      this.run = 0;
+      this.silent++;
+    }
+    this.due =
+      this.spoke && (this.silent * FRAME_MS >= OPENER_PAUSE_MS || this.voiced * FRAME_MS >= OPENER_AFTER_VOICE_MS);
+    return this.due;
+  }
+}
+
 /** Level above which a frame we send carries the agent's voice (the background under it is quieter). */
 const AGENT_VOICE_DBFS = -32;
 /** The agent's words have short gaps: it is talking until this many frames pass without its voice. */
@@ -426,8 +464,13 @@ export class AnsweringMachineDetector {
   private readonly decider: AmdDecider;
   /** The agent's voice in the frames sent since the last frame heard. */
   private agentVoice = false;
+  private readonly opener = new OpenerMoment();
 
-  constructor(settings: Partial<AmdSettings> = {}) {
+  /** `openerDue`: called once, on the frame at which the agent's opener is due (OpenerMoment). */
+  constructor(
+    settings: Partial<AmdSettings> = {},
+    private readonly openerDue?: () => void,
+  ) {
     this.settings = { ...DEFAULT_AMD_SETTINGS, ...settings };
     this.analyser = new AmdFrameAnalyser(this.settings);
     this.decider = new AmdDecider(this.settings);
@@ -461,7 +504,9 @@ export class AnsweringMachineDetector {
     if (this.decider.result) return undefined;
     const agent = this.agentVoice;
     this.agentVoice = false;
-    return this.decider.step(this.analyser.push(frame), agent);
+    const heard = this.analyser.push(frame);
+    if (this.opener.push(heard.voiced)) this.openerDue?.();
+    return this.decider.step(heard, agent);
   }
 
   /** The input ended (hang-up, end of a clip): decides on what was heard. */
@@ -550,14 +595,17 @@ export function hasInboundAudio(leg: object): leg is InboundAudio {
 
 /**
  * Runs the detector on a leg's inbound audio from now (the moment of answer) until it decides;
- * `decided` is called once. Returns the function that stops listening.
+ * `decided` is called once. `openerDue`, if given, is called once when the far end's first turn
+ * has ended (OpenerMoment) before the verdict: the moment for the agent's first words, which the
+ * detector then hears answered or talked over. Returns the function that stops listening.
  */
 export function watchAnsweringMachine(
   leg: InboundAudio,
   decided: (result: AmdResult) => void,
   settings: Partial<AmdSettings> = {},
+  openerDue?: () => void,
 ): () => void {
-  const detector = new AnsweringMachineDetector(settings);
+  const detector = new AnsweringMachineDetector(settings, openerDue);
   let stop: (() => void) | null = null;
   let done = false;
   // The agent's voice going out (the conversational cue): what the far end does meanwhile tells.

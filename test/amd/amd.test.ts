@@ -206,3 +206,25 @@ test('the held-out set is built apart: its own voices, greetings and lines, repr
   );
   assert.deepEqual(again[5]!.pcm, clips[5]!.pcm);
 });
+
+test("the agent's opener is due once: at the far end's first pause of half a second, or after 1.2 s of its voice", () => {
+  const dueAt = (pcm: Int16Array) => {
+    const due: number[] = [];
+    const detector = new AnsweringMachineDetector({}, () => due.push(detector.elapsedMs));
+    for (let at = 0; at + FRAME_SAMPLES <= pcm.length; at += FRAME_SAMPLES)
+      detector.push(pcm.subarray(at, at + FRAME_SAMPLES));
+    return due;
+  };
+  // A greeting of 0.8 s after 1.5 s of dead air, then silence: due about 0.5 s after it ended (its
+  // last syllable fades), once, before the detector's verdict (0.7 s or more of pause).
+  const due = dueAt(concatPcm([silence(1500), babble(800), silence(3000)]));
+  assert.equal(due.length, 1, `due at ${due.join(', ')} ms`);
+  assert.ok(due[0]! >= 2700 && due[0]! <= 2860, `due at ${due[0]} ms`);
+  // A greeting that talks on with pauses under half a second: once 1.2 s of its voice was heard.
+  const long = dueAt(concatPcm([silence(1000), babble(1000), silence(300), babble(1500, 9), silence(4000)]));
+  assert.equal(long.length, 1, `due at ${long.join(', ')} ms`);
+  assert.ok(long[0]! >= 2400 && long[0]! <= 2700, `due at ${long[0]} ms`);
+  // Dead air and line hiss: never.
+  assert.deepEqual(dueAt(silence(6000)), []);
+  assert.deepEqual(dueAt(hiss(6000, 300)), []);
+});

@@ -112,3 +112,58 @@ test('text mode is unchanged: the timing rules decide', () => {
     'voicemail',
   );
 });
+
+test("acoustic mode: a voicemail's words after the audio said person make it a voicemail; a person's words never do", () => {
+  // "Hi, it's Mark." and a pause: a person by the sound. Then the greeting goes on in a voicemail's words.
+  const paused = new AnswerDetector(t0, { acoustic: true });
+  paused.observe(start(300));
+  assert.equal(paused.observe(speech(1500, "Hi, it's Mark.", 900)), undefined);
+  assert.equal(paused.observe(amd(2300, 'human')), 'human');
+  paused.observe(start(3000));
+  assert.equal(paused.observe(speech(5400, 'Leave a message after the beep.', 2000)), 'voicemail');
+
+  // A person who asks, or who says such words later, in the conversation: still a person.
+  const asks = new AnswerDetector(t0, { acoustic: true });
+  asks.observe(start(300));
+  asks.observe(speech(1200, 'Hello?', 600));
+  asks.observe(amd(1900, 'human'));
+  assert.equal(asks.observe(speech(4000, 'Sorry, is this about the voicemail you left?', 1800)), undefined);
+  assert.equal(asks.result, 'human');
+  const later = new AnswerDetector(t0, { acoustic: true });
+  later.observe(start(300));
+  later.observe(speech(1200, 'Hello?', 600));
+  later.observe(amd(1900, 'human'));
+  assert.equal(later.observe(speech(9000, "I'm driving, I'll check my voicemail later.", 2000)), undefined);
+  assert.equal(later.result, 'human');
+
+  // Ordinary words after a person by the sound change nothing.
+  const talks = new AnswerDetector(t0, { acoustic: true });
+  talks.observe(start(300));
+  talks.observe(speech(1200, 'Hello?', 600));
+  talks.observe(amd(1900, 'human'));
+  assert.equal(talks.observe(speech(4200, 'Yes, speaking.', 900)), undefined);
+  assert.equal(talks.result, 'human');
+});
+
+test('acoustic mode: a voicemail that started later is one when a beep comes with its words', () => {
+  const late = new AnswerDetector(t0, { acoustic: true });
+  late.observe(start(300));
+  late.observe(speech(1800, "Hi, it's Mark.", 1300));
+  late.observe(amd(2500, 'human'));
+  late.observe(start(5600));
+  assert.equal(late.observe({ type: 'tone', at: at(8400), frequencyHz: 1000, durationMs: 500 }), undefined);
+  assert.equal(late.observe(speech(8700, 'Leave a message after the beep.', 2400)), 'voicemail');
+});
+
+test("acoustic mode: a machine verdict after words that opened as a person's (the agent's opener went out late): a person", () => {
+  const receptionist = new AnswerDetector(t0, { acoustic: true });
+  receptionist.observe(start(300));
+  receptionist.observe(
+    speech(5200, 'Good afternoon, Lakeside Family Practice, this is Joanna, how can I help you?', 4500),
+  );
+  assert.equal(receptionist.observe(amd(5600, 'voicemail')), 'human');
+  const recording = new AnswerDetector(t0, { acoustic: true });
+  recording.observe(start(300));
+  recording.observe(speech(3200, 'Thank you for calling Acme.', 2500));
+  assert.equal(recording.observe(amd(3600, 'voicemail')), undefined, 'words that named nothing: the next ones decide');
+});

@@ -19,7 +19,7 @@ describe('answered_by through the public API on audio (OPENLINE_SANDBOX_AUDIO=1)
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-amd-api-'));
     t = await createTestApp({ clock: new ScaledClock(4), env: { OPENLINE_SANDBOX_AUDIO: '1', DATA_DIR: dataDir } });
     await t.services.startWorkers();
-    for (const number of ['0180', '0182', '0185', '0186']) {
+    for (const number of ['0180', '0182', '0185', '0186', '0109', '0188', '0191']) {
       const placed = t
         .request('POST', '/v1/calls', {
           phone_number: `+1415555${number}`,
@@ -35,6 +35,24 @@ describe('answered_by through the public API on audio (OPENLINE_SANDBOX_AUDIO=1)
         });
       calls.set(number, placed);
     }
+    // A patient agent (interruption_threshold 500: two seconds of silence end a turn): it still
+    // greets at the far end's first pause, as heard on the audio.
+    calls.set(
+      'patient',
+      t
+        .request('POST', '/v1/calls', {
+          phone_number: '+14155550182',
+          task: 'Ask whether the order arrived.',
+          answered_by_enabled: true,
+          wait_for_greeting: true,
+          interruption_threshold: 500,
+          max_duration: 1,
+        })
+        .then((r) => {
+          assert.equal(r.status, 200, JSON.stringify(r.body));
+          return waitForCall(t, String(r.body.call_id));
+        }),
+    );
   });
   after(async () => {
     await t.close();
@@ -46,7 +64,58 @@ describe('answered_by through the public API on audio (OPENLINE_SANDBOX_AUDIO=1)
     assert.equal(call.answered_by, 'human', transcript(call));
     assert.match(transcript(call), /user: Good afternoon, Lakeside Family Practice/);
     assert.match(transcript(call), /assistant: /);
+    // Said over her long greeting and cut by it, the first sentence does not leave her waiting:
+    // her greeting is answered.
+    assert.doesNotMatch(transcript(call), /user: Hello\? Are you still there\?/);
   });
+
+  it('greeting at the first pause: the person gets one greeting, and their reply is what the agent answers next', async () => {
+    const call = await calls.get('patient')!;
+    assert.equal(call.answered_by, 'human', transcript(call));
+    const lines = (call.transcripts as { user: string; text: string }[]).filter((x) => x.user !== 'agent-action');
+    assert.equal(lines[0]?.user, 'user', transcript(call));
+    assert.match(lines[0]!.text, /Delgado residence/, transcript(call));
+    const greeting = "Hello! This is an automated call. I'm calling to ask whether the order arrived.";
+    assert.deepEqual(lines[1], { ...lines[1], user: 'assistant', text: greeting }, transcript(call));
+    assert.equal(lines.filter((x) => x.text === greeting).length, 1, transcript(call));
+    // The greeting they said is not answered again: the next words are theirs, then the agent's.
+    assert.equal(lines[2]?.user, 'user', transcript(call));
+    assert.doesNotMatch(lines[2]!.text, /Delgado residence/, transcript(call));
+    assert.equal(lines[3]?.user, 'assistant', transcript(call));
+  });
+
+  for (const number of ['0109', '0188']) {
+    it(`555-${number}, a call screener: told who is calling and why, then the person it puts through is greeted`, async () => {
+      const call = await calls.get(number)!;
+      const lines = (call.transcripts as { user: string; text: string }[]).map((x) => `${x.user}: ${x.text}`);
+      const said = lines.join('\n');
+      assert.equal(call.answered_by, 'human', said);
+      assert.doesNotMatch(said, /Voicemail detected|IVR detected/);
+      const detected = lines.findIndex((l) => /^agent-action: Call screener detected/.test(l));
+      assert.ok(detected >= 0, said);
+      assert.match(lines[detected - 1]!, /^robot: .*(say your name|who you are)/, said);
+      // Who is calling and why, said to the screener; its hold line waited through in silence
+      // (each line is recorded when it ends, so the two may come in either order).
+      const hello = lines.findIndex((l, n) => n > detected && l === 'user: Hello?');
+      assert.ok(hello > detected, said);
+      assert.deepEqual(
+        lines.slice(detected + 1, hello).filter((l) => l.startsWith('assistant:')),
+        ['assistant: This is an automated assistant, calling to ask whether the order arrived.'],
+        said,
+      );
+      assert.ok(
+        lines.slice(detected + 1, hello).some((l) => /^robot: Thank/.test(l)),
+        said,
+      );
+      // The person picks up: greeted with the call's opening, as one who just answered.
+      assert.match(lines[hello + 1]!, /^agent-action: A person answered after the call screener/, said);
+      assert.ok(
+        lines.slice(hello + 2).some((l) => /^assistant: Hello! This is/.test(l)),
+        said,
+      );
+      assert.equal(call.call_ended_by, 'ASSISTANT', said);
+    });
+  }
 
   it('555-0182, "Hello, Delgado residence.": human', async () => {
     const call = await calls.get('0182')!;
@@ -57,6 +126,13 @@ describe('answered_by through the public API on audio (OPENLINE_SANDBOX_AUDIO=1)
     const call = await calls.get('0185')!;
     assert.equal(call.answered_by, 'voicemail', transcript(call));
     assert.match(transcript(call), /assistant: Hi, this is Openline about your order/);
+  });
+
+  it('555-0191, a voicemail that pauses like a person after "Hi, it\'s Mark.": its words make it a voicemail, the message left', async () => {
+    const call = await calls.get('0191')!;
+    assert.equal(call.answered_by, 'voicemail', transcript(call));
+    assert.match(transcript(call), /robot: Leave a message after the beep\.[^]*Voicemail detected: leaving a message/);
+    assert.match(transcript(call), /assistant: Hi, this is Openline about your order\. Please call us back\.$/);
   });
 
   it("555-0186, a carrier's voicemail prompt with a short 1400 Hz beep: voicemail", async () => {
