@@ -40,6 +40,7 @@ const speech: Speech = {
     finalLatencyMs: 50,
   }),
   tts: new ToneTts({ firstChunkMs: 80, msPerChar: 60 }),
+  fallback: null,
   ttsVoiceFor: () => 'tone',
 };
 
