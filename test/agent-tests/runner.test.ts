@@ -95,7 +95,22 @@ describe('openline test', () => {
         'cases:\n  - name: x\n    caller: { persona: "0100", lines: [hi] }\n    expect: {}',
         /exactly one of persona, persona_file, lines/,
       ],
-      ['cases:\n  - name: x\n    caller: { persona: "0100" }\n    expect: {}', /needs call\.task or pathway_file/],
+      [
+        'cases:\n  - name: x\n    caller: { persona: "0100" }\n    expect: {}',
+        /\/cases\/0\/agent needs call\.task, pathway_file, agent_id, pathway_id or inbound_number/,
+      ],
+      [
+        'agent: { pathway_file: p.json }\ncases:\n  - name: x\n    agent: { pathway_file: q.json, agent_id: a1 }\n    caller: { lines: [hi] }\n    expect: {}',
+        /\/cases\/0\/agent names pathway_file and agent_id: give one agent under test/,
+      ],
+      [
+        'agent: { pathway_file: p.json, pathway_version: 2 }\ncases:\n  - name: x\n    caller: { lines: [hi] }\n    expect: {}',
+        /lead\.yaml: \/agent\/pathway_version goes with pathway_id/,
+      ],
+      [
+        'agent: { call: { task: t } }\ncases:\n  - name: x\n    agent: { inbound_number: "+14155550000" }\n    caller: { lines: [hi] }\n    expect: {}',
+        /\/cases\/0\/agent\/inbound_number: names an agent under test on an Openline server: run with --server URL/,
+      ],
       ['cases: [ {', /lead\.yaml/],
     ];
     for (const [text, message] of cases) {
