@@ -41,6 +41,8 @@ export interface RunOptions {
 /** Sandbox numbers the runner gives its scripted callers: +1 415 555-5000 and up. */
 const FIRST_NUMBER = 5000;
 const CASE_TIMEOUT_MS = 180_000;
+/** How long after its end a call's post-call work (summary, analysis) is waited for. */
+const POST_CALL_WAIT_MS = 30_000;
 
 /** A scripted caller as a sandbox persona: the first line on answering, each next one after the agent speaks. */
 export function scriptedPersona(id: string, number: string, lines: string[]): object {
@@ -204,11 +206,16 @@ async function runEach(
     } else {
       const { callId } = placed;
       let call: CallView | undefined;
+      let ended: number | undefined;
       while (Date.now() - started < CASE_TIMEOUT_MS) {
         const r = await client('GET', `/v1/calls/${callId}`);
         if (r.body.completed === true) {
+          ended ??= Date.now();
           call = r.body as unknown as CallView;
-          break;
+          // The analysis comes with the post-call work (its summary, or the analysis, is written),
+          // a moment after the call's end: a case that checks it waits for it, for a while.
+          const postCallDone = r.body.summary != null || r.body.analysis != null;
+          if (!c.expect.analysis || postCallDone || Date.now() - ended > POST_CALL_WAIT_MS) break;
         }
         await new Promise((resolve) => setTimeout(resolve, pollMs));
       }

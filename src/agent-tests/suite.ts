@@ -79,6 +79,10 @@ export const Expect = Type.Object(
     transcript_not_contains: Type.Optional(Type.Array(Text)),
     /** Variables the call must end with: a value, or "*" for any. */
     variables: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    /** Fields the post-call analysis (analysis_schema) must have: a value, or "*" for any. */
+    analysis: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    /** true: a voicemail answered and the agent left a message after its greeting; false: no message was left. */
+    voicemail_left: Type.Optional(Type.Boolean()),
     /** Pathway nodes the call must pass, in this order (others may come between). */
     pathway_nodes: Type.Optional(Type.Array(Text)),
     transferred_to: Type.Optional(Text),
