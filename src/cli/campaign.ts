@@ -3,11 +3,11 @@ import { parseArgs } from 'node:util';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { CsvError } from 'csv-parse';
 import cliProgress from 'cli-progress';
+import { request, serverUrl, type Connection, type ServerReply } from './server.js';
 import type { CampaignProgress } from '../store/campaigns.js';
 import { normalizePhone } from '../domain/phone.js';
 import { WEEKDAYS } from '../schemas/campaign.js';
 import { CliError, type Output } from './commands.js';
-import { request, serverUrl, type Connection, type ServerReply } from './server.js';
 
 /** A wrong command line: the caller shows the usage and exits with 2. */
 export class CampaignUsageError extends Error {}
