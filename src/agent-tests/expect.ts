@@ -9,6 +9,8 @@ export interface CallView {
   call_length: number | null;
   transferred_to: string | null;
   variables: Record<string, unknown> | null;
+  /** The post-call analysis (analysis_schema); null until it is written, or without one. */
+  analysis?: Record<string, unknown> | null;
   pathway_logs: string | null;
   transcripts: { user: string; text: string }[];
   latency: { turns: { total_ms: number }[] } | null;
@@ -83,6 +85,38 @@ function checkToolCalled(calls: ToolCall[], wanted: ToolCalled): string | null {
   return `tools_called: ${name} was called, but not with ${JSON.stringify(input)} (it got ${named.map((c) => shown(c.input)).join('; ')})`;
 }
 
+/**
+ * The message the agent left on a voicemail: what it said after the engine noted, once the
+ * greeting and the beep were over, that it was leaving one (the agent-action line "Voicemail
+ * detected: leaving a message"). Undefined when it left none.
+ */
+export function voicemailMessage(call: CallView): string | undefined {
+  const at = call.transcripts.findIndex(
+    (t) => t.user === 'agent-action' && /^Voicemail detected: leaving a message/.test(t.text),
+  );
+  if (at < 0) return undefined;
+  const said = call.transcripts
+    .slice(at + 1)
+    .filter((t) => t.user === 'assistant' && t.text.trim() !== '')
+    .map((t) => t.text.trim());
+  return said.length > 0 ? said.join(' ') : undefined;
+}
+
+function checkVoicemailLeft(call: CallView, wanted: boolean): string | null {
+  const message = call.answered_by === 'voicemail' ? voicemailMessage(call) : undefined;
+  if (!wanted)
+    return message === undefined ? null : `voicemail_left: the agent left a message on a voicemail ("${message}")`;
+  if (message !== undefined) return null;
+  if (call.answered_by !== 'voicemail')
+    return `voicemail_left: no voicemail answered (answered_by ${call.answered_by ?? 'null'}), so no message was left`;
+  const hungUp = call.transcripts.some(
+    (t) => t.user === 'agent-action' && /^Voicemail detected: hanging up/.test(t.text),
+  );
+  return `voicemail_left: a voicemail answered, but the agent left no message${
+    hungUp ? ' (it hung up after the greeting: the call has no voicemail_message)' : ''
+  }`;
+}
+
 /** The transcript as the report shows it: one "role: words" line each. */
 export function transcriptText(call: CallView): string {
   return call.transcripts.map((t) => `${t.user}: ${t.text}`).join('\n');
@@ -113,6 +147,23 @@ export function check(call: CallView, expect: Expect): string[] {
       failures.push(
         `variables.${name}: wanted ${JSON.stringify(wanted)}, got ${actual === undefined ? 'nothing' : JSON.stringify(actual)}`,
       );
+  }
+  for (const [name, wanted] of Object.entries(expect.analysis ?? {})) {
+    const actual = call.analysis?.[name];
+    if (!same(actual, wanted))
+      failures.push(
+        `analysis.${name}: wanted ${JSON.stringify(wanted)}, got ${
+          actual !== undefined
+            ? JSON.stringify(actual)
+            : call.analysis
+              ? 'nothing'
+              : 'nothing (the call has no analysis: it needs an analysis_schema and a language model)'
+        }`,
+      );
+  }
+  if (expect.voicemail_left !== undefined) {
+    const failure = checkVoicemailLeft(call, expect.voicemail_left);
+    if (failure) failures.push(failure);
   }
   if (expect.pathway_nodes) {
     let steps: { node_name?: string; event?: string }[] = [];

@@ -18,6 +18,13 @@ export const AgentSpec = Type.Object(
     call: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     /** A pathway file (as in examples/pathways), relative to the test file: the call follows it. */
     pathway_file: Type.Optional(Text),
+    /** An agent of the account on the server (`--server`): its settings place the call. */
+    agent_id: Type.Optional(Text),
+    /** A pathway of the account on the server (`--server`), at `pathway_version` (default: production). */
+    pathway_id: Type.Optional(Text),
+    pathway_version: Type.Optional(Type.Integer({ minimum: 0 })),
+    /** One of the account's inbound numbers on the server (`--server`): its agent is tested. */
+    inbound_number: Type.Optional(Text),
   },
   { additionalProperties: false },
 );
@@ -72,6 +79,10 @@ export const Expect = Type.Object(
     transcript_not_contains: Type.Optional(Type.Array(Text)),
     /** Variables the call must end with: a value, or "*" for any. */
     variables: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    /** Fields the post-call analysis (analysis_schema) must have: a value, or "*" for any. */
+    analysis: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    /** true: a voicemail answered and the agent left a message after its greeting; false: no message was left. */
+    voicemail_left: Type.Optional(Type.Boolean()),
     /** Pathway nodes the call must pass, in this order (others may come between). */
     pathway_nodes: Type.Optional(Type.Array(Text)),
     transferred_to: Type.Optional(Text),
@@ -121,11 +132,20 @@ export interface TestCase {
   source?: string;
   call: Record<string, unknown>;
   pathwayFile?: string;
+  /** The agent under test as it lives on a server (`--server`): an agent, a pathway or an inbound number. */
+  onServer?: ServerAgent;
   caller: CallerSpec;
   expect: Expect;
 }
 
+/** An agent under test that only a running server has (`openline test --server`). */
+export type ServerAgent =
+  { agent_id: string } | { pathway_id: string; pathway_version?: number } | { inbound_number: string };
+
 export class SuiteError extends Error {}
+
+/** The fields that name what is tested (besides `call`): a case's own replace its suite's. */
+const SOURCES = ['pathway_file', 'agent_id', 'pathway_id', 'inbound_number'] as const;
 
 /** The kinds of caller; a case has exactly one. */
 const CALLER_KINDS = ['persona', 'persona_file', 'lines', 'goal'] as const;
@@ -144,6 +164,33 @@ export function checkModelNeeds(cases: TestCase[], hasModel: boolean): void {
     throw new SuiteError(
       `${needy.source ?? `case "${needy.name}": `}/caller/goal: a caller driven by a language model needs one: ${MODEL_HINT}`,
     );
+}
+
+/** What the case's `onServer` agent is called in its file: "agent_id", "pathway_id" or "inbound_number". */
+export const serverField = (agent: ServerAgent): string => Object.keys(agent)[0]!;
+
+/**
+ * Cases that cannot run where they are asked to: an agent, pathway or inbound number of a server
+ * without `--server`, and on a server, a persona file (the server cannot read it) or a sandbox
+ * persona calling an agent id (a scenario run plays scripted or model-driven callers only).
+ * A SuiteError naming the first such case's field.
+ */
+export function checkWhere(cases: TestCase[], server: boolean): void {
+  for (const c of cases) {
+    const at = c.source ?? `case "${c.name}": `;
+    if (!server && c.onServer)
+      throw new SuiteError(
+        `${at}/agent/${serverField(c.onServer)}: names an agent under test on an Openline server: run with --server URL (and --api-key KEY or OPENLINE_API_KEY)`,
+      );
+    if (server && c.caller.persona_file !== undefined)
+      throw new SuiteError(
+        `${at}/caller/persona_file: a persona file of your own runs only in process (without --server); on a server give lines, goal or a sandbox persona`,
+      );
+    if (server && c.caller.persona !== undefined && c.onServer && 'agent_id' in c.onServer)
+      throw new SuiteError(
+        `${at}/caller/persona: on a server, an agent_id is tested with a caller of lines or goal (a sandbox persona can call an inbound_number, a pathway or a call)`,
+      );
+  }
 }
 
 /** Reads one test file (.yaml, .yml or .json) into its cases. Throws SuiteError naming the file and field. */
@@ -169,16 +216,37 @@ export function loadSuite(file: string): TestCase[] {
       throw new SuiteError(
         `${file}: /cases/${i}/caller/${goalOnly} goes with goal (a caller driven by a language model)`,
       );
-    const agent = { ...suite.agent, ...c.agent };
+    const own = SOURCES.some((k) => c.agent?.[k] !== undefined) || c.agent?.pathway_version !== undefined;
+    const agent = own ? { ...c.agent } : { ...suite.agent, ...c.agent };
+    const where = own || !suite.agent ? `/cases/${i}/agent` : '/agent';
     const call = { ...suite.agent?.call, ...c.agent?.call };
-    if (!agent.pathway_file && typeof call.task !== 'string')
-      throw new SuiteError(`${file}: /cases/${i}/agent needs call.task or pathway_file`);
+    const sources = SOURCES.filter((k) => agent[k] !== undefined);
+    if (sources.length > 1)
+      throw new SuiteError(`${file}: ${where} names ${sources.join(' and ')}: give one agent under test`);
+    if (agent.pathway_version !== undefined && agent.pathway_id === undefined)
+      throw new SuiteError(`${file}: ${where}/pathway_version goes with pathway_id`);
+    if (sources.length === 0 && typeof call.task !== 'string')
+      throw new SuiteError(
+        `${file}: /cases/${i}/agent needs call.task, pathway_file, agent_id, pathway_id or inbound_number`,
+      );
+    const onServer: ServerAgent | undefined =
+      agent.agent_id !== undefined
+        ? { agent_id: agent.agent_id }
+        : agent.pathway_id !== undefined
+          ? {
+              pathway_id: agent.pathway_id,
+              ...(agent.pathway_version !== undefined && { pathway_version: agent.pathway_version }),
+            }
+          : agent.inbound_number !== undefined
+            ? { inbound_number: agent.inbound_number }
+            : undefined;
     return {
       suite: suiteName,
       name: c.name,
       source: `${file}: /cases/${i}`,
       call,
       ...(agent.pathway_file && { pathwayFile: path.resolve(dir, agent.pathway_file) }),
+      ...(onServer && { onServer }),
       caller: c.caller.persona_file ? { persona_file: path.resolve(dir, c.caller.persona_file) } : c.caller,
       expect: c.expect,
     };

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { CsvError } from 'csv-parse';
 import cliProgress from 'cli-progress';
+import { request, serverUrl, type Connection, type ServerReply } from './server.js';
 import type { CampaignProgress } from '../store/campaigns.js';
 import { normalizePhone } from '../domain/phone.js';
 import { WEEKDAYS } from '../schemas/campaign.js';
@@ -43,11 +44,6 @@ export interface CampaignIo extends Output {
   isTTY?: boolean;
   /** Waits between updates of watch (tests may shorten it). */
   sleep?: (ms: number) => Promise<void>;
-}
-
-interface Connection {
-  url: string;
-  apiKey: string;
 }
 
 const OPTIONS = {
@@ -147,14 +143,9 @@ function connect(values: Values, env: Record<string, string | undefined>): Conne
   const apiKey = values['api-key'] ?? env.OPENLINE_API_KEY;
   if (!apiKey) throw new CampaignUsageError('An API key is needed: --api-key KEY or OPENLINE_API_KEY');
   const raw = values.url ?? env.OPENLINE_URL ?? `http://127.0.0.1:${env.PORT ?? '8080'}`;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new CampaignUsageError(`--url must be a URL such as http://127.0.0.1:8080 (got ${raw})`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new CampaignUsageError('--url must be http(s)');
-  return { url: url.toString().replace(/\/+$/, ''), apiKey };
+  const url = serverUrl(raw);
+  if (!url) throw new CampaignUsageError(`--url must be an http(s) URL such as http://127.0.0.1:8080 (got ${raw})`);
+  return { url, apiKey, hint: 'set --url or OPENLINE_URL' };
 }
 
 function seconds(value: string | undefined, flag: string, fallback: number): number {
@@ -171,47 +162,6 @@ function positive(value: string | undefined, flag: string, integer: boolean): nu
     throw new CampaignUsageError(`${flag} must be a ${integer ? 'whole ' : ''}number of at least 0 (got ${value})`);
   }
   return n;
-}
-
-interface ServerReply {
-  status: number;
-  body: Record<string, unknown>;
-}
-
-/** One request to the server; a connection failure or a refused key is a CliError that says what to do. */
-async function request(
-  connection: Connection,
-  method: 'GET' | 'POST',
-  path: string,
-  body?: unknown,
-): Promise<ServerReply> {
-  let response: Response;
-  try {
-    response = await fetch(`${connection.url}${path}`, {
-      method,
-      headers: {
-        authorization: connection.apiKey,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-  } catch (error) {
-    const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
-    throw new CliError(
-      `Cannot reach the Openline server at ${connection.url}${cause} (is it running? set --url or OPENLINE_URL)`,
-    );
-  }
-  const text = await response.text();
-  let parsed: Record<string, unknown> = {};
-  try {
-    parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
-  } catch {
-    parsed = { message: text.slice(0, 200) };
-  }
-  if (response.status === 401) {
-    throw new CliError(`The server refused the API key (${String(parsed.message ?? 'unauthorized')})`);
-  }
-  return { status: response.status, body: parsed };
 }
 
 function failure(reply: ServerReply, what: string): CliError {

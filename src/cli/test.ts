@@ -1,12 +1,14 @@
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.js';
-import { checkModelNeeds, loadSuite, SuiteError } from '../agent-tests/suite.js';
+import { checkModelNeeds, checkWhere, loadSuite, SuiteError } from '../agent-tests/suite.js';
 import { casePassed, jsonReport, junitReport, textReport } from '../agent-tests/report.js';
-import type { Output } from './commands.js';
+import { CliError, type Output } from './commands.js';
+import { request, serverUrl, type Connection } from './server.js';
 
 export const TEST_USAGE = `Agent tests run simulated callers against your agents and pathways (docs/agent-tests.md):
   test FILE... [--junit FILE] [--json FILE] [--repeat N] [--parallel N] [--audio]
+            [--server URL [--api-key KEY]]
       Runs every case of the test files (YAML or JSON) as sandbox calls on a server in this
       process (the offline model, or the language model of your environment: OPENAI_API_KEY or
       OPENLINE_LLM_BASE_URL), prints a report and exits 1 when a case failed. Judges and callers
@@ -15,7 +17,10 @@ export const TEST_USAGE = `Agent tests run simulated callers against your agents
       --json FILE      also write the results as JSON
       --repeat N       run each case N times and report its pass rate (for language models)
       --parallel N     cases at the same time (default 8)
-      --audio          real audio (espeak-ng voices, VAD, latency figures) instead of text`;
+      --audio          real audio (espeak-ng voices, VAD, latency figures) instead of text
+      --server URL     run the cases on that running Openline server instead, through its API
+                       (cases may name an agent_id, pathway_id or inbound_number of the account)
+      --api-key KEY    the account's API key for --server (default OPENLINE_API_KEY)`;
 
 /** `openline test`: resolves to the exit code (0 all passed, 1 a case failed, 2 bad usage or files). */
 export async function testMain(argv: string[], io: Output, env: Record<string, string | undefined>): Promise<number> {
@@ -30,6 +35,8 @@ export async function testMain(argv: string[], io: Output, env: Record<string, s
         repeat: { type: 'string' },
         parallel: { type: 'string' },
         audio: { type: 'boolean' },
+        server: { type: 'string' },
+        'api-key': { type: 'string' },
       },
     });
   } catch (error) {
@@ -45,10 +52,22 @@ export async function testMain(argv: string[], io: Output, env: Record<string, s
   let cases;
   let repeat: number;
   let parallel: number;
+  let connection: Connection | undefined;
   try {
     if (positionals.length === 0) throw new SuiteError('name at least one test file');
+    if (values.server !== undefined) {
+      const url = serverUrl(values.server);
+      if (!url) throw new SuiteError(`--server must be an http(s) URL such as http://127.0.0.1:8080`);
+      const apiKey = values['api-key'] ?? env.OPENLINE_API_KEY;
+      if (!apiKey) throw new SuiteError('--server needs an API key of the account: --api-key KEY or OPENLINE_API_KEY');
+      if (values.audio)
+        throw new SuiteError('--audio goes without --server (on a server, its own OPENLINE_SANDBOX_AUDIO decides)');
+      connection = { url, apiKey, hint: 'check --server' };
+    } else if (values['api-key'] !== undefined) throw new SuiteError('--api-key goes with --server');
     cases = positionals.flatMap((file) => loadSuite(file));
-    checkModelNeeds(cases, loadConfig(env).llm !== undefined);
+    checkWhere(cases, connection !== undefined);
+    // On a server, a caller with a goal is played by the server's language model.
+    if (!connection) checkModelNeeds(cases, loadConfig(env).llm !== undefined);
     repeat = count('repeat', values.repeat, 1);
     parallel = count('parallel', values.parallel, 8);
   } catch (error) {
@@ -64,8 +83,19 @@ export async function testMain(argv: string[], io: Output, env: Record<string, s
     `Running ${cases.length} case${cases.length === 1 ? '' : 's'}${repeat > 1 ? `, ${repeat} times each` : ''}...`,
   );
   // The runner brings the whole server: loaded only when tests run, so other commands start fast.
-  const { runCases } = await import('../agent-tests/runner.js');
-  const results = await runCases(cases, { env, repeat, parallel, audio: values.audio === true });
+  const { runCases, runOnServer } = await import('../agent-tests/runner.js');
+  const options = { env, repeat, parallel, audio: values.audio === true };
+  let results;
+  if (connection) {
+    const server = connection;
+    try {
+      results = await runOnServer(cases, async (method, url, body) => request(server, method, url, body), options);
+    } catch (error) {
+      if (!(error instanceof SuiteError || error instanceof CliError)) throw error;
+      io.err(`openline: ${error.message}`);
+      return 2;
+    }
+  } else results = await runCases(cases, options);
   for (const line of textReport(results)) io.out(line);
   if (values.junit) fs.writeFileSync(values.junit, junitReport(results));
   if (values.json) fs.writeFileSync(values.json, jsonReport(results));

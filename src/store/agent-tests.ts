@@ -2,6 +2,7 @@ import { randomInt, randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { AgentTestBatchesTable, AgentTestRunsTable, AgentTestScenariosTable, Database } from './types.js';
+import { ownedRows, type OwnedRows } from './owned.js';
 
 export type ScenarioRow = Selectable<AgentTestScenariosTable>;
 export type TestRunRow = Selectable<AgentTestRunsTable>;
@@ -31,7 +32,11 @@ export class AgentTestStore {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.scenarioRows = ownedRows(db, 'agent_test_scenarios');
+  }
+
+  private readonly scenarioRows: OwnedRows<'agent_test_scenarios'>;
 
   async createScenario(accountId: string, spec: Record<string, unknown>): Promise<ScenarioRow> {
     const now = this.clock.now().toISOString();
@@ -47,23 +52,11 @@ export class AgentTestStore {
   }
 
   scenario(accountId: string, id: string): Promise<ScenarioRow | undefined> {
-    return this.db
-      .selectFrom('agent_test_scenarios')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .executeTakeFirst();
+    return this.scenarioRows.get(accountId, id);
   }
 
   scenarios(accountId: string, limit = 1000): Promise<ScenarioRow[]> {
-    return this.db
-      .selectFrom('agent_test_scenarios')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(limit)
-      .execute();
+    return this.scenarioRows.list(accountId, limit);
   }
 
   async updateScenario(accountId: string, id: string, spec: Record<string, unknown>): Promise<ScenarioRow | undefined> {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { BatchesTable, Database } from './types.js';
+import { ownedRows, type OwnedRows } from './owned.js';
 
 export type BatchRow = Selectable<BatchesTable>;
 
@@ -10,7 +11,11 @@ export class BatchStore {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.rows = ownedRows(db, 'batches');
+  }
+
+  private readonly rows: OwnedRows<'batches'>;
 
   newId(): string {
     return randomUUID();
@@ -34,23 +39,11 @@ export class BatchStore {
   }
 
   get(accountId: string, id: string): Promise<BatchRow | undefined> {
-    return this.db
-      .selectFrom('batches')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .executeTakeFirst();
+    return this.rows.get(accountId, id);
   }
 
   list(accountId: string, limit = 1000): Promise<BatchRow[]> {
-    return this.db
-      .selectFrom('batches')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(limit)
-      .execute();
+    return this.rows.list(accountId, limit);
   }
 
   async markStopped(accountId: string, id: string): Promise<void> {

@@ -40,6 +40,8 @@ function answer(r: RecordedRequest): FakeReply {
     return json({ say: 'That is all, thanks. Bye.', hang_up: false });
   }
   if (system.startsWith('You summarize')) return { text: 'A call about a cleaning.' };
+  if (system.startsWith('You extract structured data'))
+    return json({ day: /friday/i.test(lastUser(r)) ? 'Friday' : null, booked: /booked/i.test(lastUser(r)) });
   // The agent under test.
   const heard = lastUser(r);
   if (/\bbye\b/i.test(heard)) return { text: 'Thank you, goodbye!', toolCalls: [{ name: 'end_call' }] };
@@ -73,6 +75,28 @@ describe('openline test with a language model: judges and callers with a goal', 
   after(async () => {
     await fake.close();
     fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('analysis: the post-call analysis is waited for after the call, and its fields checked', async () => {
+    fake.handler = answer;
+    const agent = { call: { ...AGENT.call, analysis_schema: { day: 'string', booked: 'boolean' } } };
+    const lines = ['Hello?', 'A cleaning on Friday, please.', 'Thanks, bye.'];
+    fs.writeFileSync(
+      `${dir}/analysis.json`,
+      JSON.stringify({
+        agent,
+        cases: [
+          { name: 'the booking is analysed', caller: { lines }, expect: { analysis: { day: 'friday', booked: true } } },
+          { name: 'a wrong day', caller: { lines }, expect: { analysis: { day: 'Monday' } } },
+        ],
+      }),
+    );
+    const { io, out } = capture();
+    const code = await testMain([`${dir}/analysis.json`], io, env);
+    const report = out.join('\n');
+    assert.equal(code, 1, report);
+    assert.match(report, /PASS {2}analysis › the booking is analysed/);
+    assert.match(report, /✗ analysis\.day: wanted "Monday", got "Friday"/);
   });
 
   it('a caller with a goal talks with the agent; the judge scores the call against each rubric', async () => {

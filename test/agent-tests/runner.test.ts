@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { testMain } from '../../src/cli/test.js';
-import { check, toolCalls, type CallView } from '../../src/agent-tests/expect.js';
+import { check, toolCalls, voicemailMessage, type CallView } from '../../src/agent-tests/expect.js';
 import { scriptedCallerFromTranscript } from '../../src/agent-tests/caller.js';
 
 function capture() {
@@ -86,6 +86,35 @@ describe('openline test', () => {
     assert.match(out.join('\n'), /\(3\/3 runs passed\)/);
   });
 
+  it('voicemail_left: a message left after the greeting passes, a hang-up after it fails, saying so', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-agent-tests-'));
+    const agent = (more: string) =>
+      `    agent: { call: { task: Confirm the cleaning., first_sentence: Hi this is Ava., answered_by_enabled: true${more} } }`;
+    fs.writeFileSync(
+      `${dir}/vm.yaml`,
+      [
+        'cases:',
+        '  - name: a message is left',
+        agent(", voicemail_message: 'Hi Sam, Ava of Bright Smile Dental here. Please call us back.'"),
+        "    caller: { persona: '0101' }",
+        '    expect: { answered_by: voicemail, voicemail_left: true }',
+        '  - name: no message to leave',
+        agent(''),
+        "    caller: { persona: '0101' }",
+        '    expect: { voicemail_left: true }',
+      ].join('\n'),
+    );
+    const { io, out } = capture();
+    assert.equal(await testMain([`${dir}/vm.yaml`], io, env), 1);
+    const report = out.join('\n');
+    assert.match(report, /PASS {2}vm › a message is left/);
+    assert.match(
+      report,
+      /✗ voicemail_left: a voicemail answered, but the agent left no message \(it hung up after the greeting: the call has no voicemail_message\)/,
+    );
+    fs.rmSync(dir, { recursive: true });
+  });
+
   it('names the file and the field of a mistake, and exits 2', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-agent-tests-'));
     const cases: [string, RegExp][] = [
@@ -95,7 +124,22 @@ describe('openline test', () => {
         'cases:\n  - name: x\n    caller: { persona: "0100", lines: [hi] }\n    expect: {}',
         /exactly one of persona, persona_file, lines/,
       ],
-      ['cases:\n  - name: x\n    caller: { persona: "0100" }\n    expect: {}', /needs call\.task or pathway_file/],
+      [
+        'cases:\n  - name: x\n    caller: { persona: "0100" }\n    expect: {}',
+        /\/cases\/0\/agent needs call\.task, pathway_file, agent_id, pathway_id or inbound_number/,
+      ],
+      [
+        'agent: { pathway_file: p.json }\ncases:\n  - name: x\n    agent: { pathway_file: q.json, agent_id: a1 }\n    caller: { lines: [hi] }\n    expect: {}',
+        /\/cases\/0\/agent names pathway_file and agent_id: give one agent under test/,
+      ],
+      [
+        'agent: { pathway_file: p.json, pathway_version: 2 }\ncases:\n  - name: x\n    caller: { lines: [hi] }\n    expect: {}',
+        /lead\.yaml: \/agent\/pathway_version goes with pathway_id/,
+      ],
+      [
+        'agent: { call: { task: t } }\ncases:\n  - name: x\n    agent: { inbound_number: "+14155550000" }\n    caller: { lines: [hi] }\n    expect: {}',
+        /\/cases\/0\/agent\/inbound_number: names an agent under test on an Openline server: run with --server URL/,
+      ],
       ['cases: [ {', /lead\.yaml/],
     ];
     for (const [text, message] of cases) {
@@ -170,6 +214,56 @@ describe('expectations', () => {
         'max_turn_latency_ms: a turn took 1300 ms, over 1000 ms',
       ],
     );
+  });
+
+  it('checks the post-call analysis fields, and says when the call has no analysis', () => {
+    const analysed = { ...call, analysis: { day: 'Thursday', booked: true, price: 120, notes: null } };
+    assert.deepEqual(check(analysed, { analysis: { day: 'thursday', booked: true, price: 120 } }), []);
+    assert.deepEqual(check(analysed, { analysis: { day: 'Friday', booked: '*', notes: '*', reason: '*' } }), [
+      'analysis.day: wanted "Friday", got "Thursday"',
+      'analysis.notes: wanted "*", got null',
+      'analysis.reason: wanted "*", got nothing',
+    ]);
+    assert.deepEqual(check({ ...call, analysis: null }, { analysis: { day: 'Thursday' } }), [
+      'analysis.day: wanted "Thursday", got nothing (the call has no analysis: it needs an analysis_schema and a language model)',
+    ]);
+  });
+
+  it('tells a message left on a voicemail from a hang-up after its greeting', () => {
+    const greeting = { user: 'robot', text: "Hi, you've reached Sam. Please leave a message after the tone." };
+    const left: CallView = {
+      ...call,
+      answered_by: 'voicemail',
+      transcripts: [
+        greeting,
+        { user: 'agent-action', text: 'Voicemail detected: leaving a message' },
+        { user: 'assistant', text: 'Hi Sam, this is Ava from Bright Smile Dental. Please call us back.' },
+      ],
+    };
+    // The agent's first words were cut by the greeting: that is not a message.
+    const hungUp: CallView = {
+      ...call,
+      answered_by: 'voicemail',
+      transcripts: [
+        greeting,
+        { user: 'assistant', text: 'Hi,...' },
+        { user: 'agent-action', text: 'Voicemail detected: hanging up' },
+      ],
+    };
+    assert.equal(voicemailMessage(left), 'Hi Sam, this is Ava from Bright Smile Dental. Please call us back.');
+    assert.equal(voicemailMessage(hungUp), undefined);
+    assert.deepEqual(check(left, { voicemail_left: true }), []);
+    assert.deepEqual(check(hungUp, { voicemail_left: false }), []);
+    assert.deepEqual(check(call, { voicemail_left: false }), []);
+    assert.deepEqual(check(hungUp, { voicemail_left: true }), [
+      'voicemail_left: a voicemail answered, but the agent left no message (it hung up after the greeting: the call has no voicemail_message)',
+    ]);
+    assert.deepEqual(check(call, { voicemail_left: true }), [
+      'voicemail_left: no voicemail answered (answered_by human), so no message was left',
+    ]);
+    assert.deepEqual(check(left, { voicemail_left: false }), [
+      'voicemail_left: the agent left a message on a voicemail ("Hi Sam, this is Ava from Bright Smile Dental. Please call us back.")',
+    ]);
   });
 
   it('reads the tools a call used from its record, with their inputs, and checks them', () => {

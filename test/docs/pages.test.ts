@@ -38,7 +38,7 @@ const NOT_RUN: Record<string, string[]> = {
 };
 
 /** The files the examples write in the reader's directory (removed after the run). */
-const WRITTEN = ['call.wav', 'maya.wav', 'hello.wav', 'results.xml', 'numbers.csv', 'pathway.json'];
+const WRITTEN = ['call.wav', 'maya.wav', 'hello.wav', 'results.xml', 'numbers.csv', 'pathway.json', 'renter.yaml'];
 
 /** The JSON objects a run printed on lines of their own (compact, or pretty as `jq` prints them). */
 function printedObjects(stdout: string): Record<string, unknown>[] {
@@ -62,6 +62,11 @@ function isWav(file: string): boolean {
 const CHECKS: Record<string, (run: BlocksRun, server: DocsServer) => void> = {
   'agent-tests.md': ({ stdout }) => {
     assert.match(stdout, /^(\d+) of \1 cases passed/m);
+    assert.match(
+      stdout,
+      /^PASS {2}renter › a renter is not a fit\n\n1 of 1 cases passed\.$/m,
+      'the case on the server',
+    );
     assert.match(fs.readFileSync(path.join(ROOT, 'results.xml'), 'utf8'), /<testsuites[^>]* failures="0"/);
     const run = printedObjects(stdout).at(-1) as { status?: string; overall_score?: number } | undefined;
     assert.equal(run?.status, 'PASSED', 'the scenario run through the API passes');

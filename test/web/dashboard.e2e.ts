@@ -171,17 +171,38 @@ describe('dashboard in Chromium', () => {
     await page.getByRole('img', { name: 'Calls by outcome' }).waitFor();
   });
 
-  it('runs an agent test scenario from the Tests page and shows its assertions, transcript and call', async () => {
+  it('creates an agent test scenario from the Tests page (a refusal shown by field), runs it and shows its assertions, transcript and call', async () => {
     const spec = JSON.parse(fs.readFileSync('examples/pathways/lead-qualification.json', 'utf8')) as Json;
     const pathway = await api('POST', '/v1/pathway/create', { name: 'Leads', nodes: spec.nodes, edges: spec.edges });
-    await api('POST', '/v1/agent-testing/scenarios', {
-      name: 'A renter is not a fit',
-      pathway_id: pathway.pathway_id,
-      input_messages: ['Hello?', 'No, I rent my apartment.', 'Okay, bye.'],
-      assertions: [{ type: 'NODE_VISITED', name: 'told not a fit', config: { node: 'Not a fit' } }],
-    });
     await page.goto(`${origin}/tests`);
+    const form = page.getByRole('form', { name: 'New scenario' });
+    const create = form.getByRole('button', { name: 'Create scenario' });
+    // Refused: each problem is shown under its field.
+    await create.click();
+    await form
+      .getByRole('alert')
+      .filter({ hasText: /^name must not be empty$/ })
+      .waitFor();
+    await form.getByLabel('Scenario name').fill('A renter is not a fit');
+    await form.getByLabel('Agent id').fill('no-such-agent');
+    await create.click();
+    await form.getByRole('alert').filter({ hasText: 'agent_id is not an agent of this account' }).waitFor();
+    assert.equal(await form.getByRole('alert').filter({ hasText: /^name/ }).count(), 0, 'the name is right now');
+    if (process.env.OPENLINE_TESTS_SCREENSHOT)
+      await page.screenshot({ path: process.env.OPENLINE_TESTS_SCREENSHOT.replace(/\.png$/, '-refused.png') });
+    await form.getByLabel('Agent under test').selectOption('pathway_id');
+    await form.getByLabel('Pathway id').fill(String(pathway.pathway_id));
+    await form.getByLabel('Caller lines').fill('Hello?\nNo, I rent my apartment.\nOkay, bye.');
+    await form
+      .getByLabel('Assertions')
+      .fill('[{"type": "NODE_VISITED", "name": "told not a fit", "config": {"node": "Not a fit"}}]');
+    await create.click();
     const row = page.getByRole('row', { name: /A renter is not a fit/ });
+    await row.waitFor();
+    assert.equal(await form.getByLabel('Scenario name').inputValue(), '', 'the form is emptied for the next one');
+    await page.screenshot({ path: path.join(dataDir, 'tests.png'), fullPage: true });
+    if (process.env.OPENLINE_TESTS_SCREENSHOT)
+      fs.copyFileSync(path.join(dataDir, 'tests.png'), process.env.OPENLINE_TESTS_SCREENSHOT);
     await row.getByRole('button', { name: 'Run' }).click();
     await page.waitForURL(/\/tests\/runs\/[0-9a-f-]+$/);
     await page.locator('.badge', { hasText: 'PASSED' }).first().waitFor({ timeout: 120_000 });

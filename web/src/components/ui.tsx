@@ -1,4 +1,4 @@
-import { cloneElement, useId, useState, type ReactElement } from 'react';
+import { cloneElement, useId, useState, type ReactElement, type ReactNode } from 'react';
 import { problemText } from '../api';
 
 /** When something happened, in the reader's locale. */
@@ -111,4 +111,95 @@ export function parseJsonField(name: string, text: string): unknown {
   } catch (error) {
     throw new Error(`${name} is not valid JSON: ${(error as Error).message}`);
   }
+}
+
+/**
+ * A refused form's problems by field: each error the server named goes to the first field whose
+ * names it starts with (`assertions[0].type ...` to `assertions`); the rest are `other`.
+ */
+export function problemsByField<F extends string>(
+  error: unknown,
+  fields: Record<F, string[]>,
+): { byField: Partial<Record<F, string[]>>; other: string[] } {
+  const byField: Partial<Record<F, string[]>> = {};
+  const other: string[] = [];
+  if (!error) return { byField, other };
+  for (const line of problemText(error)) {
+    const field = (Object.keys(fields) as F[]).find((f) =>
+      fields[f].some((name) => line.startsWith(name) && /^[\s.[:]/.test(line.slice(name.length))),
+    );
+    if (field) byField[field] = [...(byField[field] ?? []), line];
+    else other.push(line);
+  }
+  return { byField, other };
+}
+
+/** The server's problems with one field, under it. */
+export function FieldProblems({ lines }: { lines: string[] | undefined }) {
+  if (!lines?.length) return null;
+  return (
+    <ul role="alert" className="problem-text field-problems">
+      {lines.map((line) => (
+        <li key={line}>{line}</li>
+      ))}
+    </ul>
+  );
+}
+
+/** A column of a ListTable: its header, and what a row shows in it. */
+export interface Column<T> {
+  header: string;
+  /** The header is for screen readers only (a column of buttons). */
+  hiddenHeader?: boolean;
+  className?: string;
+  cell(row: T): ReactNode;
+}
+
+/**
+ * A list of records as the dashboard shows them: "Loading …" while pending, the empty text when
+ * there is none, else a table with a header row and a row each.
+ */
+export function ListTable<T>({
+  rows,
+  pending = false,
+  what,
+  empty,
+  columns,
+  rowKey,
+}: {
+  rows: T[] | undefined;
+  pending?: boolean;
+  /** What is loading, as "Loading {what}…" says it. */
+  what: string;
+  empty: ReactNode;
+  columns: Column<T>[];
+  rowKey(row: T): string;
+}) {
+  if (pending) return <Loading what={what} />;
+  if (!rows) return null;
+  if (rows.length === 0) return <p className="empty">{empty}</p>;
+  return (
+    <table className="list">
+      <thead>
+        <tr>
+          {columns.map((c) => (
+            <th key={c.header} scope="col">
+              {c.hiddenHeader ? <span className="sr-only">{c.header}</span> : c.header}
+            </th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((row) => (
+          <tr key={rowKey(row)}>
+            {columns.map((c) => (
+              <td key={c.header} className={c.className}>
+                {c.cell(row)}
+              </td>
+            ))}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
 }

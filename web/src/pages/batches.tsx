@@ -3,7 +3,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { api, type Json } from '../api';
 import { CsvInput } from '../components/csv';
-import { Badge, Field, Loading, Problem, time } from '../components/ui';
+import { Badge, Field, ListTable, Problem, time } from '../components/ui';
 
 interface Batch {
   batch_id: string;
@@ -68,50 +68,31 @@ export function BatchesPage() {
         </button>
       </form>
       <Problem error={batches.error ?? stop.error} />
-      {batches.isPending ? (
-        <Loading what="batches" />
-      ) : batches.data?.length === 0 ? (
-        <p className="empty">No batches yet.</p>
-      ) : (
-        <table className="list">
-          <thead>
-            <tr>
-              <th scope="col">Batch</th>
-              <th scope="col">Created</th>
-              <th scope="col">Status</th>
-              <th scope="col">Calls</th>
-              <th scope="col">Done</th>
-              <th scope="col">Failed</th>
-              <th scope="col">
-                <span className="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {batches.data?.map((b) => (
-              <tr key={b.batch_id}>
-                <td>
-                  <Link to={`/calls?batch_id=${b.batch_id}`}>{b.label ?? b.batch_id}</Link>
-                </td>
-                <td>{time(b.created_at)}</td>
-                <td>
-                  <Badge value={b.status} />
-                </td>
-                <td>{b.call_count}</td>
-                <td>{b.completed}</td>
-                <td>{b.failed}</td>
-                <td>
-                  {b.status === 'in_progress' && (
-                    <button type="button" className="danger" onClick={() => stop.mutate(b.batch_id)}>
-                      Stop
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <ListTable
+        rows={batches.data}
+        pending={batches.isPending}
+        what="batches"
+        empty="No batches yet."
+        rowKey={(b) => b.batch_id}
+        columns={[
+          { header: 'Batch', cell: (b) => <Link to={`/calls?batch_id=${b.batch_id}`}>{b.label ?? b.batch_id}</Link> },
+          { header: 'Created', cell: (b) => time(b.created_at) },
+          { header: 'Status', cell: (b) => <Badge value={b.status} /> },
+          { header: 'Calls', cell: (b) => b.call_count },
+          { header: 'Done', cell: (b) => b.completed },
+          { header: 'Failed', cell: (b) => b.failed },
+          {
+            header: 'Actions',
+            hiddenHeader: true,
+            cell: (b) =>
+              b.status === 'in_progress' && (
+                <button type="button" className="danger" onClick={() => stop.mutate(b.batch_id)}>
+                  Stop
+                </button>
+              ),
+          },
+        ]}
+      />
     </section>
   );
 }

@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
 import { api, type InboundNumber, type Json } from '../api';
-import { Field, JsonArea, Loading, Problem, parseJsonField, time } from '../components/ui';
+import { Field, JsonArea, ListTable, Problem, parseJsonField, time } from '../components/ui';
 import { WebCallPanel } from '../components/web-call';
 
 const SETTINGS = [
@@ -117,57 +117,51 @@ export function NumbersPage() {
           onClose={() => setTalking(null)}
         />
       )}
-      {numbers.isPending ? (
-        <Loading what="numbers" />
-      ) : numbers.data?.length === 0 ? (
-        <p className="empty">No numbers yet: buy one to take inbound calls.</p>
-      ) : (
-        <table className="list">
-          <thead>
-            <tr>
-              <th scope="col">Number</th>
-              <th scope="col">Carrier</th>
-              <th scope="col">Answers with</th>
-              <th scope="col">Since</th>
-              <th scope="col">
-                <span className="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {numbers.data?.map((n) => (
-              <tr key={n.phone_number}>
-                <td>{n.phone_number}</td>
-                <td>{n.carrier}</td>
-                <td>{n.pathway_id ? `pathway ${n.pathway_id}` : (n.prompt ?? '').slice(0, 60) || '—'}</td>
-                <td>{time(n.created_at)}</td>
-                <td className="actions">
-                  <button
-                    type="button"
-                    className="secondary"
-                    onClick={() =>
-                      setEditing({
-                        number: n.phone_number,
-                        text: JSON.stringify(Object.fromEntries(SETTINGS.map((k) => [k, n[k]])), null, 2),
-                      })
-                    }
-                  >
-                    Configure
+      <ListTable
+        rows={numbers.data}
+        pending={numbers.isPending}
+        what="numbers"
+        empty="No numbers yet: buy one to take inbound calls."
+        rowKey={(n) => n.phone_number}
+        columns={[
+          { header: 'Number', cell: (n) => n.phone_number },
+          { header: 'Carrier', cell: (n) => n.carrier },
+          {
+            header: 'Answers with',
+            cell: (n) => (n.pathway_id ? `pathway ${n.pathway_id}` : (n.prompt ?? '').slice(0, 60) || '—'),
+          },
+          { header: 'Since', cell: (n) => time(n.created_at) },
+          {
+            header: 'Actions',
+            hiddenHeader: true,
+            className: 'actions',
+            cell: (n) => (
+              <>
+                <button
+                  type="button"
+                  className="secondary"
+                  onClick={() =>
+                    setEditing({
+                      number: n.phone_number,
+                      text: JSON.stringify(Object.fromEntries(SETTINGS.map((k) => [k, n[k]])), null, 2),
+                    })
+                  }
+                >
+                  Configure
+                </button>
+                <button type="button" disabled={talking !== null} onClick={() => setTalking(n.phone_number)}>
+                  Talk from the browser
+                </button>
+                {n.carrier === 'sandbox' && (
+                  <button type="button" onClick={() => ring.mutate(n.phone_number)} disabled={ring.isPending}>
+                    Ring
                   </button>
-                  <button type="button" disabled={talking !== null} onClick={() => setTalking(n.phone_number)}>
-                    Talk from the browser
-                  </button>
-                  {n.carrier === 'sandbox' && (
-                    <button type="button" onClick={() => ring.mutate(n.phone_number)} disabled={ring.isPending}>
-                      Ring
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+                )}
+              </>
+            ),
+          },
+        ]}
+      />
     </section>
   );
 }

@@ -1,7 +1,19 @@
+import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api } from '../api';
-import { Badge, Loading, Problem, time } from '../components/ui';
+import {
+  Badge,
+  Field,
+  FieldProblems,
+  JsonArea,
+  ListTable,
+  Loading,
+  Problem,
+  parseJsonField,
+  problemsByField,
+  time,
+} from '../components/ui';
 
 interface Scenario {
   id: string;
@@ -41,7 +53,127 @@ const score = (value: number | null) => (value === null ? '—' : `${Math.round(
 const agentOf = (s: Scenario) =>
   s.pathway_id ? `pathway ${s.pathway_id}` : s.agent_id ? `agent ${s.agent_id}` : (s.phone_number ?? 'inline call');
 
-/** Tests: the account's agent test scenarios, a Run button each, and the latest runs. */
+/** How the form names the agent under test. */
+type AgentKind = 'agent_id' | 'pathway_id' | 'call';
+
+interface ScenarioForm {
+  name: string;
+  kind: AgentKind;
+  /** An agent or pathway id, or a Send Call body as JSON. */
+  agent: string;
+  /** The caller's lines, one a line. */
+  lines: string;
+  /** The assertions, as a JSON list. */
+  assertions: string;
+}
+
+const EMPTY_SCENARIO: ScenarioForm = {
+  name: '',
+  kind: 'agent_id',
+  agent: '',
+  lines: '',
+  assertions: '[\n  {"type": "CONTAINS", "config": {"value": "goodbye"}}\n]',
+};
+
+/** The fields of the form, and the names the server's errors give them. */
+const SCENARIO_FIELDS = {
+  name: ['name'],
+  agent: ['agent_id', 'pathway_id', 'phone_number', 'call'],
+  lines: ['input_messages', 'tester_persona_prompt'],
+  assertions: ['assertions'],
+};
+
+function scenarioBody(form: ScenarioForm) {
+  const agent =
+    form.kind === 'call'
+      ? { call: parseJsonField('call (the Send Call body)', form.agent) }
+      : form.agent.trim() && { [form.kind]: form.agent.trim() };
+  return {
+    name: form.name,
+    ...agent,
+    input_messages: form.lines
+      .split('\n')
+      .map((line) => line.trim())
+      .filter(Boolean)
+      .map((content) => ({ role: 'user', content })),
+    assertions: parseJsonField('assertions', form.assertions) ?? [],
+  };
+}
+
+/** A new scenario: its name, the agent under test, the caller's lines and the assertions. */
+function NewScenario({ onCreated }: { onCreated(): void }) {
+  const [form, setForm] = useState<ScenarioForm>(EMPTY_SCENARIO);
+  const create = useMutation({
+    mutationFn: async () =>
+      api<{ id: string }>('/v1/agent-testing/scenarios', { method: 'POST', body: scenarioBody(form) }),
+    onSuccess: () => {
+      setForm(EMPTY_SCENARIO);
+      onCreated();
+    },
+  });
+  const { byField, other } = problemsByField(create.error, SCENARIO_FIELDS);
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    create.mutate();
+  };
+  const set = (field: keyof ScenarioForm) => (e: { target: { value: string } }) =>
+    setForm({ ...form, [field]: e.target.value });
+  return (
+    <form onSubmit={submit} className="scenario-form" aria-label="New scenario">
+      <div>
+        <Field label="Scenario name">
+          <input value={form.name} onChange={set('name')} />
+        </Field>
+        <FieldProblems lines={byField.name} />
+      </div>
+      <div>
+        <Field label="Agent under test">
+          <select value={form.kind} onChange={set('kind')}>
+            <option value="agent_id">An agent, by id</option>
+            <option value="pathway_id">A pathway, by id</option>
+            <option value="call">A Send Call body (JSON)</option>
+          </select>
+        </Field>
+        {form.kind === 'call' ? (
+          <JsonArea
+            label="Send Call body"
+            rows={4}
+            value={form.agent}
+            onChange={(agent) => setForm({ ...form, agent })}
+          />
+        ) : (
+          <Field label={form.kind === 'agent_id' ? 'Agent id' : 'Pathway id'}>
+            <input value={form.agent} onChange={set('agent')} />
+          </Field>
+        )}
+        <FieldProblems lines={byField.agent} />
+      </div>
+      <div>
+        <Field label="Caller lines" hint="One a line: the first on answering, each next after the agent speaks">
+          <textarea rows={4} value={form.lines} onChange={set('lines')} />
+        </Field>
+        <FieldProblems lines={byField.lines} />
+      </div>
+      <div>
+        <JsonArea
+          label="Assertions"
+          rows={4}
+          value={form.assertions}
+          onChange={(assertions) => setForm({ ...form, assertions })}
+        />
+        <FieldProblems lines={byField.assertions} />
+      </div>
+      <div>
+        {other.length > 0 && <Problem error={new Error(other.join('; '))} />}
+        <button type="submit" disabled={create.isPending}>
+          Create scenario
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** Tests: the account's agent test scenarios, a Run button each, a form for a new one, and the latest runs. */
 export function TestsPage() {
   const queries = useQueryClient();
   const navigate = useNavigate();
@@ -72,83 +204,56 @@ export function TestsPage() {
         Scenarios run a scripted caller against an agent or pathway on the sandbox network and judge the call (POST
         /v1/agent-testing/scenarios; see docs/agent-tests.md).
       </p>
+      <NewScenario onCreated={() => void queries.invalidateQueries({ queryKey: ['scenarios'] })} />
       <Problem error={scenarios.error ?? run.error} />
-      {scenarios.isPending ? (
-        <Loading what="scenarios" />
-      ) : scenarios.data?.length === 0 ? (
-        <p className="empty">No scenarios yet.</p>
-      ) : (
-        <table className="list">
-          <thead>
-            <tr>
-              <th scope="col">Scenario</th>
-              <th scope="col">Agent under test</th>
-              <th scope="col">Assertions</th>
-              <th scope="col">Last run</th>
-              <th scope="col">Score</th>
-              <th scope="col">
-                <span className="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {scenarios.data?.map((s) => (
-              <tr key={s.id}>
-                <td>{s.name}</td>
-                <td>{agentOf(s)}</td>
-                <td>{s.assertions.length}</td>
-                <td>
-                  {s.most_recent_run ? (
-                    <Link to={`/tests/runs/${s.most_recent_run.id}`}>
-                      <Badge value={s.most_recent_run.status} />
-                    </Link>
-                  ) : (
-                    <span className="muted">never run</span>
-                  )}
-                </td>
-                <td>{score(s.most_recent_run?.score ?? null)}</td>
-                <td>
-                  <button type="button" disabled={run.isPending} onClick={() => run.mutate(s.id)}>
-                    Run
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <ListTable
+        rows={scenarios.data}
+        pending={scenarios.isPending}
+        what="scenarios"
+        empty="No scenarios yet."
+        rowKey={(s) => s.id}
+        columns={[
+          { header: 'Scenario', cell: (s) => s.name },
+          { header: 'Agent under test', cell: agentOf },
+          { header: 'Assertions', cell: (s) => s.assertions.length },
+          {
+            header: 'Last run',
+            cell: (s) =>
+              s.most_recent_run ? (
+                <Link to={`/tests/runs/${s.most_recent_run.id}`}>
+                  <Badge value={s.most_recent_run.status} />
+                </Link>
+              ) : (
+                <span className="muted">never run</span>
+              ),
+          },
+          { header: 'Score', cell: (s) => score(s.most_recent_run?.score ?? null) },
+          {
+            header: 'Actions',
+            hiddenHeader: true,
+            cell: (s) => (
+              <button type="button" disabled={run.isPending} onClick={() => run.mutate(s.id)}>
+                Run
+              </button>
+            ),
+          },
+        ]}
+      />
       <h2>Latest runs</h2>
       <Problem error={runs.error} />
-      {runs.isPending ? (
-        <Loading what="runs" />
-      ) : runs.data?.length === 0 ? (
-        <p className="empty">No runs yet.</p>
-      ) : (
-        <table className="list">
-          <thead>
-            <tr>
-              <th scope="col">Run</th>
-              <th scope="col">Scenario</th>
-              <th scope="col">Status</th>
-              <th scope="col">Score</th>
-            </tr>
-          </thead>
-          <tbody>
-            {runs.data?.map((r) => (
-              <tr key={r.id}>
-                <td>
-                  <Link to={`/tests/runs/${r.id}`}>{time(r.created_at)}</Link>
-                </td>
-                <td>{r.scenario.name}</td>
-                <td>
-                  <Badge value={r.status} />
-                </td>
-                <td>{score(r.overall_score)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <ListTable
+        rows={runs.data}
+        pending={runs.isPending}
+        what="runs"
+        empty="No runs yet."
+        rowKey={(r) => r.id}
+        columns={[
+          { header: 'Run', cell: (r) => <Link to={`/tests/runs/${r.id}`}>{time(r.created_at)}</Link> },
+          { header: 'Scenario', cell: (r) => r.scenario.name },
+          { header: 'Status', cell: (r) => <Badge value={r.status} /> },
+          { header: 'Score', cell: (r) => score(r.overall_score) },
+        ]}
+      />
     </section>
   );
 }
@@ -188,35 +293,26 @@ export function TestRunPage() {
         </div>
       )}
       <h2>Assertions</h2>
-      {r.assertion_results.length === 0 ? (
-        <p className="empty">{r.status === 'RUNNING' ? 'The call is under way.' : 'No assertions.'}</p>
-      ) : (
-        <table className="list">
-          <thead>
-            <tr>
-              <th scope="col">Assertion</th>
-              <th scope="col">Result</th>
-              <th scope="col">Message</th>
-              <th scope="col">Weight</th>
-            </tr>
-          </thead>
-          <tbody>
-            {r.assertion_results.map((a) => (
-              <tr key={a.assertion_id}>
-                <td>
-                  {a.name ?? a.type}
-                  {!a.is_required && <span className="muted"> (optional)</span>}
-                </td>
-                <td>
-                  <Badge value={a.passed ? 'passed' : 'failed'} />
-                </td>
-                <td>{a.message}</td>
-                <td>{a.weight}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <ListTable
+        rows={r.assertion_results}
+        what="assertions"
+        empty={r.status === 'RUNNING' ? 'The call is under way.' : 'No assertions.'}
+        rowKey={(a) => a.assertion_id}
+        columns={[
+          {
+            header: 'Assertion',
+            cell: (a) => (
+              <>
+                {a.name ?? a.type}
+                {!a.is_required && <span className="muted"> (optional)</span>}
+              </>
+            ),
+          },
+          { header: 'Result', cell: (a) => <Badge value={a.passed ? 'passed' : 'failed'} /> },
+          { header: 'Message', cell: (a) => a.message },
+          { header: 'Weight', cell: (a) => a.weight },
+        ]}
+      />
       <h2>Transcript</h2>
       {r.chat_history.length === 0 ? (
         <p className="empty">No words yet.</p>
