@@ -13,7 +13,9 @@
  * cuts 20 ms frames, mixes the background track under them and paces them out, with a transport
  * mark after every word (placed by the word's share of the text's characters). A barge-in (the
  * session aborts the signal) stops synthesis, drops queued frames, sends the carrier's `clear`,
- * and reports as played only the words whose marks came back.
+ * and reports as played only the words whose marks came back. A voice starting over the agent
+ * holds its audio (pause/resume); on a transport whose clear() drops what the far end buffered,
+ * that is cleared at once and sent again on resume (FramePacer.rewind).
  */
 
 import fs from 'node:fs';
@@ -328,6 +330,12 @@ class AudioCallLeg implements AudioLeg {
   pause(): void {
     if (!this.speaking || this.pacer.paused) return;
     this.pacer.pause();
+    if (this.transport.dropsOnClear) {
+      // Silent now, not once the far end has played what it holds: it drops that, and the pacer
+      // takes it back to send again if the agent goes on.
+      this.pacer.rewind((mark) => this.renameMark(mark));
+      this.transport.clear();
+    }
     const onset = this.voiceOnset;
     if (onset) this.latency.held(onset.lagMs + (performance.now() - onset.detectedAt) + this.pacer.bufferedMs);
   }
@@ -336,6 +344,15 @@ class AudioCallLeg implements AudioLeg {
     if (!this.pacer.paused) return;
     this.pacer.resume();
     this.latency.released('resumed');
+  }
+
+  /** A mark sent again under a new name: the far end may echo the old one when it is cleared. */
+  private renameMark(name: string): string {
+    const renamed = `${name}~${++this.seq}`;
+    const handler = this.markHandlers.get(name);
+    this.markHandlers.delete(name);
+    if (handler) this.markHandlers.set(renamed, handler);
+    return renamed;
   }
 
   private now(): Date {
