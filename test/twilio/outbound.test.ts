@@ -99,8 +99,8 @@ describe('Twilio outbound calls through the emulator', () => {
       'Hello, this is Openline calling about your order number four five six, which we shipped on Monday by ' +
       'express courier, and I would like to confirm the delivery address.';
     /** The agent's voiced frames the callee heard (not dropped by a clear), in the order played. */
-    const run = async (to: string, caller: boolean) => {
-      env.hear(['uh huh']);
+    const run = async (to: string, caller: boolean, line = 'uh huh') => {
+      env.hear([line]);
       env.emulator.scripts.set(to, { say: caller ? [{ atMs: 900, pcm: voice(400) }] : [], hangupAfterMs: 4000 });
       const sent = await env.t.request('POST', '/v1/calls', {
         phone_number: to,
@@ -153,9 +153,24 @@ describe('Twilio outbound calls through the emulator', () => {
     const next = held.heard[end + 1];
     if (next) assert.ok(apart(next.payload, plain.heard[n - 1]!.payload) > 400, 'the last word is not longer');
     assert.equal(held.said, long);
-    assert.equal(held.latency.interruptions.held, 1);
-    assert.equal(held.latency.interruptions.resumed, 1);
-    assert.equal(held.latency.interruptions.cut, 0);
+    // The call record's figures, through the API: one hold, resumed after words that were no interruption.
+    const figures = held.latency.interruptions;
+    assert.deepEqual(
+      [figures.held, figures.resumed, figures.cut, figures.backchannels, figures.false_interruptions],
+      [1, 1, 0, 1, 0],
+    );
+    assert.ok(figures.silent_ms_p50! > 0 && figures.silent_ms_p50! < 500, `silent_ms ${figures.silent_ms_p50}`);
+    // The agent goes on once the voice has stopped for 200 ms (frames, not a wall-clock bound).
+    assert.ok(figures.resume_ms_p50! >= 100, `resume_ms ${figures.resume_ms_p50}`);
+    assert.equal(figures.echo_ms, 0);
+    // A cough over the agent (a voice, no words): a false interruption, resumed all the same.
+    const cough = await run('+12025550332', true, '');
+    assert.equal(cough.said, long);
+    const coughed = cough.latency.interruptions;
+    assert.deepEqual(
+      [coughed.held, coughed.resumed, coughed.cut, coughed.backchannels, coughed.false_interruptions],
+      [1, 1, 0, 0, 1],
+    );
   });
 
   for (const [outcome, expected] of [
