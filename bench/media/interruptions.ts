@@ -9,7 +9,9 @@
  *   the onset, as a fast real one) -> onset to the agent's last voiced frame at the carrier;
  * - "backchannel": "uh huh" (500 ms) -> onset to silence, then the end of the caller's voice to
  *   the agent's audio again, and whether the sentence was played whole (no turn lost).
- * VADs: Silero (as the server runs) and the energy VAD. Options: --trials=N (default 10).
+ * VADs: Silero (as the server runs) and the energy VAD. Options: --trials=N (default 10);
+ * --carrier=twilio measures at the carrier instead, over Twilio media streams with a
+ * Deepgram-protocol recogniser (bench/media/interruptions-twilio.ts).
  */
 import { CallSession } from '../../src/calls/session.js';
 import { systemClock } from '../../src/clock.js';
@@ -21,8 +23,13 @@ import { createVad, type VadKind } from '../../src/media/vad.js';
 import { ScriptedStt, ToneTts, createMediaPair } from '../../src/testing/audio-fakes.js';
 import { callerUtterance } from './speech.js';
 import { callRequest } from '../../src/testing/call-request.js';
+import { runTwilio } from './interruptions-twilio.js';
 
 const trials = Number(process.argv.find((a) => a.startsWith('--trials='))?.slice(9) ?? 10);
+if (process.argv.includes('--carrier=twilio')) {
+  await runTwilio(trials);
+  process.exit(0);
+}
 const LONG = 'Let me read you the whole list of available appointment times for next week, slowly and clearly.';
 const scheduler = new FrameScheduler({ phases: 4, aheadFrames: 2 });
 /** The caller's words, spoken by espeak-ng (Silero hears real speech only), without their trailing silence. */

@@ -452,7 +452,7 @@ export class CallSession {
     this.disarm('hold');
     if (held !== this.speaking) return;
     if (isInterruption(text, this.o.request.interruption_threshold)) held.abort();
-    else this.o.leg.resume?.();
+    else this.o.leg.resume?.(text.trim() || this.partial.trim());
   }
 
   /** A real interruption: the agent's turn ends where it was cut (what was played is kept). */

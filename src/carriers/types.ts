@@ -70,10 +70,12 @@ export interface CallLeg {
   speak(text: SpeechText, options?: { signal?: AbortSignal }): Promise<SpeakResult>;
   /**
    * Holds what is being said at once (the caller may be cutting in), without losing it: resume()
-   * goes on from the same word, speak()'s abort signal drops it. Audio legs only.
+   * goes on from the same word, speak()'s abort signal drops it. Audio legs only. `heard`: the
+   * words said over it that let it go on (a backchannel), empty when there were none (a cough, a
+   * noise): the call's interruption figures count them apart.
    */
   pause?(): void;
-  resume?(): void;
+  resume?(heard?: string): void;
   /** Sends DTMF digits (0-9, *, #; `w` waits half a second), as tones the far end can hear. */
   sendDtmf(digits: string): Promise<void>;
   /** Hands the far end over to `to`; the leg ends for us when this succeeds. */

@@ -13,7 +13,9 @@
  * cuts 20 ms frames, mixes the background track under them and paces them out, with a transport
  * mark after every word (placed by the word's share of the text's characters). A barge-in (the
  * session aborts the signal) stops synthesis, drops queued frames, sends the carrier's `clear`,
- * and reports as played only the words whose marks came back.
+ * and reports as played only the words whose marks came back. A voice starting over the agent
+ * holds its audio (pause/resume); on a transport whose clear() drops what the far end buffered,
+ * that is cleared at once and sent again on resume (FramePacer.rewind).
  */
 
 import fs from 'node:fs';
@@ -125,7 +127,7 @@ export interface AudioLeg extends CallLeg {
   /** Receives every inbound frame, raw and decoded; returns the unsubscribe function. */
   onAudio(listener: (payload: Buffer, pcm: Int16Array) => void): () => void;
   pause(): void;
-  resume(): void;
+  resume(heard?: string): void;
   /** Receives every frame sent to the far end (the agent's voice, the background); returns the unsubscribe function. */
   onSent(listener: (payload: Buffer) => void): () => void;
   /** Inbound frames waiting for the VAD (0 when keeping up). */
@@ -223,6 +225,8 @@ class AudioCallLeg implements AudioLeg {
   private voiceOnset: { lagMs: number; detectedAt: number } | undefined;
   /** Tells the agent's voice returning on the line from the caller's (src/media/echo.ts). */
   private readonly echo = new EchoGuard(() => this.now().getTime());
+  /** performance.now() of the last voiced frame heard (the caller's voice). */
+  private lastVoicedAt = 0;
   private readonly sentPcm = new Int16Array(FRAME_SAMPLES);
   private readonly markHandlers = new Map<string, () => void>();
   private readonly turns: TurnDetector;
@@ -339,14 +343,30 @@ class AudioCallLeg implements AudioLeg {
   pause(): void {
     if (!this.speaking || this.pacer.paused) return;
     this.pacer.pause();
+    if (this.transport.dropsOnClear) {
+      // Silent now, not once the far end has played what it holds: it drops that, and the pacer
+      // takes it back to send again if the agent goes on.
+      this.pacer.rewind((mark) => this.renameMark(mark));
+      this.transport.clear();
+    }
     const onset = this.voiceOnset;
     if (onset) this.latency.held(onset.lagMs + (performance.now() - onset.detectedAt) + this.pacer.bufferedMs);
   }
 
-  resume(): void {
+  resume(heard = ''): void {
     if (!this.pacer.paused) return;
     this.pacer.resume();
-    this.latency.released('resumed');
+    // From the end of the voice over it (the last voiced frame heard) to going on.
+    this.latency.released('resumed', { words: heard.trim() !== '', afterMs: performance.now() - this.lastVoicedAt });
+  }
+
+  /** A mark sent again under a new name: the far end may echo the old one when it is cleared. */
+  private renameMark(name: string): string {
+    const renamed = `${name}~${++this.seq}`;
+    const handler = this.markHandlers.get(name);
+    this.markHandlers.delete(name);
+    if (handler) this.markHandlers.set(renamed, handler);
+    return renamed;
   }
 
   private now(): Date {
@@ -437,6 +457,7 @@ class AudioCallLeg implements AudioLeg {
     // The agent's own voice coming back on the line is silence to everything that listens for the
     // caller (answer detection, VAD, STT); the recording keeps what the line carried.
     const echo = this.echo.isEcho(heard);
+    if (echo) this.latency.echoHeard(received.length / (SAMPLE_RATE / 1000));
     // The recorder copied the frame: it can be silenced in place.
     const pcm = echo ? heard.fill(0) : heard;
     const payload = !echo
@@ -515,9 +536,10 @@ class AudioCallLeg implements AudioLeg {
         u.vadEndedFrame = null;
         u.settled = false;
         u.lastVoicedFrame = frame;
-        u.lastVoicedAt = performance.now();
+        u.lastVoicedAt = this.lastVoicedAt = performance.now();
       } else {
         this.utterance = newUtterance(signal.startFrame, frame, null);
+        this.lastVoicedAt = performance.now();
         // The VAD tells a voice some frames after it began.
         this.voiceOnset = { lagMs: (frame - signal.startFrame) * FRAME_MS, detectedAt: performance.now() };
         this.emit({ type: 'speech_start', at: this.now() });
@@ -527,7 +549,7 @@ class AudioCallLeg implements AudioLeg {
     if (!u) return;
     if (this.turns.inSpeech && this.turns.silentFor === 0) {
       u.lastVoicedFrame = frame;
-      u.lastVoicedAt = performance.now();
+      u.lastVoicedAt = this.lastVoicedAt = performance.now();
       return;
     }
     // A short silence: the voice has stopped for now (the turn may go on). The recogniser is

@@ -58,6 +58,15 @@ export interface InterruptionReport {
   resumed: number;
   /** ... and stopped for good (their words were an interruption). */
   cut: number;
+  /** Of the resumed: after words that were no interruption ("uh huh", "okay"). */
+  backchannels: number;
+  /** Of the resumed: after a voice that gave no words at all (a cough, a noise, echo that got through). */
+  false_interruptions: number;
+  /** The end of the voice over it -> the agent going on, median and worst (resumed holds). */
+  resume_ms_p50: number | null;
+  resume_ms_max: number | null;
+  /** The agent's own voice heard back on the line and ignored by the echo guard, ms of audio. */
+  echo_ms: number;
   /** Voice onset -> the agent silent at the carrier (its audio sent ahead played out), median and worst. */
   silent_ms_p50: number | null;
   silent_ms_max: number | null;
@@ -123,7 +132,9 @@ export class LatencyTracker implements LatencySource {
   private readonly listeners = new Set<(entry: TurnLatency) => void>();
   private open: OpenTurn | null = null;
   private readonly holds: number[] = [];
-  private readonly releases = { resumed: 0, cut: 0 };
+  private readonly releases = { resumed: 0, cut: 0, backchannels: 0, false_interruptions: 0 };
+  private readonly resumes: number[] = [];
+  private echoMs = 0;
   /** Maps the monotonic clock to wall-clock time. */
   private readonly origin = Date.now() - performance.now();
 
@@ -173,9 +184,20 @@ export class LatencyTracker implements LatencySource {
     this.holds.push(round(silentMs));
   }
 
-  /** A hold ended: the agent went on, or was cut. */
-  released(outcome: 'resumed' | 'cut'): void {
+  /**
+   * A hold ended: the agent was cut, or went on (after words that were no interruption or after
+   * none, `afterMs` after the voice over it ended).
+   */
+  released(outcome: 'resumed' | 'cut', resumed?: { words: boolean; afterMs: number }): void {
     this.releases[outcome]++;
+    if (outcome !== 'resumed' || !resumed) return;
+    this.releases[resumed.words ? 'backchannels' : 'false_interruptions']++;
+    this.resumes.push(round(Math.max(0, resumed.afterMs)));
+  }
+
+  /** `ms` of the agent's own voice came back on the line and was taken for echo. */
+  echoHeard(ms: number): void {
+    this.echoMs += ms;
   }
 
   /** The agent's speech was cut before any frame went out: the turn is not measured. */
@@ -197,6 +219,9 @@ export class LatencyTracker implements LatencySource {
         ...this.releases,
         silent_ms_p50: median(this.holds),
         silent_ms_max: this.holds.length ? Math.max(...this.holds) : null,
+        resume_ms_p50: median(this.resumes),
+        resume_ms_max: this.resumes.length ? Math.max(...this.resumes) : null,
+        echo_ms: round(this.echoMs),
       },
     };
   }

@@ -320,6 +320,12 @@ export class FramePacer {
   private closed = false;
   /** Queued audio is held (the caller may be interrupting); the fill still plays. */
   private held = false;
+  /**
+   * What left the queue lately (frames as queued, before any mixing, with when the far end starts
+   * playing each; marks), for rewind(): at most the cushion's frames and the one playing, with the
+   * marks among and after them.
+   */
+  private recent: { item: Buffer | string; playAt: number }[] = [];
   private drainWaiters: (() => void)[] = [];
 
   constructor(
@@ -359,6 +365,35 @@ export class FramePacer {
    */
   pause(): void {
     this.held = true;
+  }
+
+  /**
+   * For a held queue whose far end is about to drop what it buffered (the transport's clear(),
+   * which the caller sends right after): puts the frames sent ahead that the far end has not
+   * started playing back at the head of the queue, with the marks among and after them (renamed by
+   * `rename`, since the far end may echo the old names on clear), so resume() goes on from the
+   * frame the caller last heard. Returns the milliseconds of audio put back.
+   */
+  rewind(rename: (mark: string) => string): number {
+    const now = this.scheduler.timer.now();
+    const from = this.recent.findIndex((e) => typeof e.item !== 'string' && e.playAt >= now);
+    const back = from < 0 ? [] : this.recent.slice(from);
+    this.recent = [];
+    // The far end's buffer is about to be emptied: the next frame starts a fresh cushion.
+    this.playoutEnd = Math.min(this.playoutEnd, now);
+    this.ahead = 0;
+    let frames = 0;
+    for (let i = back.length - 1; i >= 0; i--) {
+      const item = back[i]!.item;
+      if (typeof item === 'string') this.unshift(rename(item));
+      else {
+        this.unshift(item);
+        frames++;
+      }
+    }
+    this.queuedFrames += frames;
+    if (frames > 0 && !this.held && !this.closed) this.scheduler.activate(this);
+    return frames * FRAME_MS;
   }
 
   resume(): void {
@@ -425,6 +460,7 @@ export class FramePacer {
     }
     for (let i = 0; i < this.size; i++) this.ring[(this.head + i) & (this.ring.length - 1)] = undefined;
     this.head = this.size = this.queuedFrames = 0;
+    this.recent = [];
     this.resolveDrain();
     if (!this.fillSource) this.scheduler.deactivate(this);
     return dropped;
@@ -470,11 +506,13 @@ export class FramePacer {
 
   private sendNext(now: number, deadline: number): void {
     this.fireLeadingMarks();
-    let frame = this.shift() as Buffer;
+    const queued = this.shift() as Buffer;
+    let frame = queued;
     this.queuedFrames--;
     if (this.fillSource?.mix && !this.asIs.has(frame)) frame = this.fillSource.mix(frame);
     this.framesSent++;
     this.send(frame, now, deadline);
+    this.remember(queued, this.playoutEnd - FRAME_MS);
     // Marks right behind this frame are reached now, not a slot later.
     this.fireLeadingMarks();
     if (this.queuedFrames === 0) {
@@ -518,7 +556,18 @@ export class FramePacer {
     while (this.size > 0 && typeof this.ring[this.head] === 'string') this.fireMark(this.shift() as string);
   }
 
+  /** Keeps what left the queue for rewind(): the frames of the cushion and the one playing. */
+  private remember(item: Buffer | string, playAt: number): void {
+    if (this.scheduler.aheadFrames === 0) return;
+    const recent = this.recent;
+    recent.push({ item, playAt });
+    let frames = 0;
+    for (const e of recent) if (typeof e.item !== 'string') frames++;
+    while (frames > this.scheduler.aheadFrames + 2) if (typeof recent.shift()!.item !== 'string') frames--;
+  }
+
   private fireMark(name: string): void {
+    this.remember(name, this.playoutEnd);
     this.sink.sendMark?.(name);
     this.options.onMark?.(name);
   }
@@ -536,14 +585,25 @@ export class FramePacer {
     for (const resolve of waiters) resolve();
   }
 
+  /** Doubles the ring when it is full. */
+  private grow(): void {
+    if (this.size < this.ring.length) return;
+    const bigger = new Array<Buffer | string | undefined>(this.ring.length * 2);
+    for (let i = 0; i < this.size; i++) bigger[i] = this.ring[(this.head + i) & (this.ring.length - 1)];
+    this.ring = bigger;
+    this.head = 0;
+  }
+
   private push(item: Buffer | string): void {
-    if (this.size === this.ring.length) {
-      const bigger = new Array<Buffer | string | undefined>(this.ring.length * 2);
-      for (let i = 0; i < this.size; i++) bigger[i] = this.ring[(this.head + i) & (this.ring.length - 1)];
-      this.ring = bigger;
-      this.head = 0;
-    }
+    this.grow();
     this.ring[(this.head + this.size) & (this.ring.length - 1)] = item;
+    this.size++;
+  }
+
+  private unshift(item: Buffer | string): void {
+    this.grow();
+    this.head = (this.head - 1) & (this.ring.length - 1);
+    this.ring[this.head] = item;
     this.size++;
   }
 

@@ -30,6 +30,12 @@ export interface MediaTransport {
   sendMark(name: string): void;
   /** Drops outbound audio the far end has buffered but not played yet. */
   clear(): void;
+  /**
+   * True when clear() really drops audio the far end holds (a Twilio media stream): the audio leg
+   * then clears it the moment a voice starts over the agent, and sends it again if the agent goes
+   * on. Absent: what was sent plays out (RTP, WebRTC, the sandbox line, which buffer nothing of ours).
+   */
+  readonly dropsOnClear?: boolean;
   /** Ends the stream from our side. Idempotent. */
   close(): void;
   /**

@@ -63,6 +63,15 @@ export const CallLatency = Type.Object(
           cut: Type.Integer({ description: '... and stopped for good (an interruption)' }),
           silent_ms_p50: Nullable(Ms('Voice onset to the agent silent at the carrier, median')),
           silent_ms_max: Nullable(Ms('Voice onset to the agent silent at the carrier, worst')),
+          backchannels: Type.Optional(
+            Type.Integer({ description: 'Of the resumed: after words that were no interruption ("uh huh")' }),
+          ),
+          false_interruptions: Type.Optional(
+            Type.Integer({ description: 'Of the resumed: after a voice that gave no words (a cough, a noise)' }),
+          ),
+          resume_ms_p50: Type.Optional(Nullable(Ms('End of the voice over the agent to the agent going on, median'))),
+          resume_ms_max: Type.Optional(Nullable(Ms('End of the voice over the agent to the agent going on, worst'))),
+          echo_ms: Type.Optional(Ms("The agent's own voice heard back on the line and ignored as echo")),
         },
         { description: 'How the agent yielded to voices over it (docs/audio.md); absent on older records' },
       ),

@@ -128,6 +128,8 @@ export class EmulatedCall {
   /** Mark names echoed back, in order. */
   readonly marksEchoed: string[] = [];
   clears = 0;
+  /** ms since the stream started at which each `clear` arrived. */
+  readonly clearedAtMs: number[] = [];
   /** Why our websocket closed, if it did: code and reason. */
   socketClosed: { code: number; reason: string } | undefined;
   readonly ended: Promise<void>;
@@ -777,6 +779,7 @@ export class TwilioEmulator {
       }
       case 'clear': {
         call.clears++;
+        call.clearedAtMs.push(now);
         for (const f of call.frames) if (f.playAtMs >= now) f.dropped = true;
         call.playedUntilMs = now;
         // Twilio sends back every mark still waiting.

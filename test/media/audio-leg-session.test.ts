@@ -52,8 +52,12 @@ function call(options: {
   stt?: SttProvider;
   tts?: TtsProvider;
   fallbackTts?: TtsProvider;
+  blockInterruptions?: boolean;
 }) {
-  const request = callRequest({ task: 'Confirm the dental appointment for Tuesday at 3 pm.' });
+  const request = callRequest({
+    task: 'Confirm the dental appointment for Tuesday at 3 pm.',
+    block_interruptions: options.blockInterruptions ?? false,
+  });
   const { transport, far } = createMediaPair({ playoutMs: options.playoutMs ?? 0 });
   const stt = new ScriptedStt({ lines: options.lines });
   const leg = createAudioLeg(transport, audioLegSettings('call-1', request, 'test-voice'), {
@@ -237,6 +241,29 @@ describe('audio leg under a call session', () => {
     assert.ok(!far.echoed.includes('s1:end'));
     const figures = leg.latency.report().interruptions;
     assert.deepEqual([figures.held, figures.resumed, figures.cut], [1, 0, 1]);
+    controller.abort();
+    await outcome;
+  });
+
+  it('with block_interruptions the agent plays its sentence whole over words that would interrupt it', async () => {
+    const long = 'Let me read you the whole list of available appointment times for next week, slowly.';
+    const { leg, far, transcript, controller, outcome } = call({
+      agent: scriptedAgent(long),
+      lines: ['wait wait I have a question'],
+      msPerChar: 25,
+      playoutMs: 40,
+      blockInterruptions: true,
+    });
+    await until('the agent speaking', () => far.echoed.includes('s1:3'));
+    say(far, 800);
+    await until('the sentence played', () => far.echoed.includes('s1:end'), 15_000);
+    await until('the transcript', () => transcript.some((t) => t.role === 'assistant'));
+    assert.equal(transcript.find((t) => t.role === 'assistant')?.text, long);
+    assert.equal(far.clears, 0);
+    const figures = leg.latency.report().interruptions;
+    assert.deepEqual([figures.held, figures.cut], [0, 0]);
+    // What the caller said over it is heard all the same.
+    await until('their words', () => transcript.some((t) => t.role === 'user'));
     controller.abort();
     await outcome;
   });

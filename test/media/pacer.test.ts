@@ -196,6 +196,51 @@ test('with aheadFrames, a background fill keeps the cushion; clear (barge-in) st
   assert.equal(scheduler.stats.lateFrames, 0);
 });
 
+test('rewind: a held queue takes back the frames the far end has not started playing, with their marks renamed', () => {
+  const timer = new ManualTimer(0);
+  const scheduler = new FrameScheduler({ timer, earlyMs: 0, aheadFrames: 2 });
+  const sink = recordingSink(timer);
+  const pacer = scheduler.createPacer(sink);
+  pacer.enqueue(frames(3));
+  pacer.enqueue(frames(2, 3));
+  pacer.mark('a');
+  pacer.enqueue(frames(5, 5));
+  timer.advance(50);
+  // f0..f2 at 0 (playing 0..60), f3 at 20 (60..80), f4 at 40 (80..100), then the mark behind it.
+  assert.deepEqual(sink.events, ['f0', 'f1', 'f2', 'f3', 'f4', 'mark:a']);
+  pacer.pause();
+  const renamed: string[] = [];
+  // At 50 the far end is playing f2: f3 and f4 (and the mark after them) go back in the queue.
+  assert.equal(
+    pacer.rewind((name) => (renamed.push(name), `${name}2`)),
+    40,
+  );
+  assert.deepEqual(renamed, ['a']);
+  assert.equal(pacer.queuedMs, 7 * 20);
+  timer.advance(50);
+  assert.equal(sink.events.length, 6, 'nothing leaves while held');
+  pacer.resume();
+  timer.advance(200);
+  assert.deepEqual(sink.events.slice(6), ['f3', 'f4', 'mark:a2', 'f5', 'f6', 'f7', 'f8', 'f9']);
+  // The far end was emptied: the cushion is sent at once again.
+  assert.deepEqual(sink.times.slice(5, 8), [120, 120, 120]);
+});
+
+test('rewind with nothing sent ahead (the far end played it all) takes nothing back', () => {
+  const timer = new ManualTimer(0);
+  const scheduler = new FrameScheduler({ timer, earlyMs: 0, aheadFrames: 2 });
+  const sink = recordingSink(timer);
+  const pacer = scheduler.createPacer(sink);
+  pacer.enqueue(frames(2));
+  timer.advance(100);
+  pacer.pause();
+  assert.equal(
+    pacer.rewind((name) => name),
+    0,
+  );
+  assert.equal(pacer.queuedMs, 0);
+});
+
 test('a mark fires when the audio queued before it has been sent, in order with the frames', () => {
   const timer = new ManualTimer(0);
   const scheduler = new FrameScheduler({ timer, earlyMs: 0 });

@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { waitForCall } from '../../src/testing/harness.js';
 import { voice } from '../../src/testing/audio-fakes.js';
+import { decodeMulaw, rms } from '../../src/media/audio.js';
 import { parseTwiml } from '../../src/testing/twilio-emulator.js';
 import { detectDtmf } from '../../src/media/dtmf.js';
 import { CUSTOMER, OUR_NUMBER, SERVER, startTwilioTest, voicedFrames, type TwilioTest } from './setup.js';
@@ -82,6 +83,85 @@ describe('Twilio outbound calls through the emulator', () => {
     assert.ok(first.text.endsWith('...'), first.text);
     assert.ok(first.text.length < long.length, 'only the words played are kept');
     assert.ok(long.startsWith(first.text.slice(0, -3)), first.text);
+  });
+
+  it('a backchannel over the agent: the buffered audio is cleared at once, sent again on resume, and the callee hears the whole sentence, at most one frame repeated or skipped', async () => {
+    const long =
+      'Hello, this is Openline calling about your order number four five six, which we shipped on Monday by ' +
+      'express courier, and I would like to confirm the delivery address.';
+    /** The agent's voiced frames the callee heard (not dropped by a clear), in the order played. */
+    const run = async (to: string, caller: boolean, line = 'uh huh') => {
+      env.hear([line]);
+      env.emulator.scripts.set(to, { say: caller ? [{ atMs: 900, pcm: voice(400) }] : [], hangupAfterMs: 4000 });
+      const sent = await env.t.request('POST', '/v1/calls', {
+        phone_number: to,
+        task: 'Confirm.',
+        first_sentence: long,
+      });
+      const call = await waitForCall(env.t, String(sent.body.call_id));
+      const far = env.emulator.callTo(to)!;
+      const heard = far.frames
+        .filter((f) => !f.dropped && rms(decodeMulaw(f.payload)) > 200)
+        .sort((a, b) => a.playAtMs - b.playAtMs);
+      const first = (call.transcripts as { user: string; text: string }[]).find((t) => t.user === 'assistant');
+      return { heard, far, said: first?.text, latency: call.latency as { interruptions: Record<string, number> } };
+    };
+    const plain = await run('+12025550330', false);
+    const held = await run('+12025550331', true);
+    assert.ok(held.far.clears >= 1, 'the stream was cleared when the voice started');
+    assert.ok(
+      held.far.frames.some((f) => f.dropped && rms(decodeMulaw(f.payload)) > 200),
+      'voiced audio the carrier held was dropped',
+    );
+    // Frame for frame the same tones (the line's comfort noise under them differs from call to call).
+    const apart = (a: Buffer, b: Buffer) => {
+      const x = decodeMulaw(a);
+      const y = decodeMulaw(b);
+      let sum = 0;
+      for (let i = 0; i < x.length; i++) sum += Math.abs(x[i]! - y[i]!);
+      return sum / x.length;
+    };
+    // The sentence, then (once it has finished) perhaps the agent's answer to what was said over
+    // it. Every frame of the tones differs from the next, so a frame skipped or repeated at the
+    // resume shifts all that follow. The pacer knows the carrier's play position on its own clock
+    // only: on a loaded machine the carrier may lag it by a frame, so one frame (20 ms) repeated
+    // or skipped is allowed, no more.
+    const same = (i: number, j: number) =>
+      held.heard[i] !== undefined &&
+      plain.heard[j] !== undefined &&
+      apart(held.heard[i].payload, plain.heard[j].payload) <= 400;
+    const n = plain.heard.length;
+    let k = 0;
+    while (k < n && same(k, k)) k++;
+    const shift = [0, -1, 1].find((d) => {
+      for (let j = k + d; j < n; j++) if (!same(j - d, j)) return false;
+      return true;
+    });
+    assert.ok(k >= 40, `the sentence heard as sent up to the hold (frame ${k} of ${n} differs)`);
+    assert.notEqual(shift, undefined, `the heard audio differs from frame ${k} of ${n} on`);
+    // Nothing more of the last word after it.
+    const end = n - 1 - (shift ?? 0);
+    const next = held.heard[end + 1];
+    if (next) assert.ok(apart(next.payload, plain.heard[n - 1]!.payload) > 400, 'the last word is not longer');
+    assert.equal(held.said, long);
+    // The call record's figures, through the API: one hold, resumed after words that were no interruption.
+    const figures = held.latency.interruptions;
+    assert.deepEqual(
+      [figures.held, figures.resumed, figures.cut, figures.backchannels, figures.false_interruptions],
+      [1, 1, 0, 1, 0],
+    );
+    assert.ok(figures.silent_ms_p50! > 0 && figures.silent_ms_p50! < 500, `silent_ms ${figures.silent_ms_p50}`);
+    // The agent goes on once the voice has stopped for 200 ms (frames, not a wall-clock bound).
+    assert.ok(figures.resume_ms_p50! >= 100, `resume_ms ${figures.resume_ms_p50}`);
+    assert.equal(figures.echo_ms, 0);
+    // A cough over the agent (a voice, no words): a false interruption, resumed all the same.
+    const cough = await run('+12025550332', true, '');
+    assert.equal(cough.said, long);
+    const coughed = cough.latency.interruptions;
+    assert.deepEqual(
+      [coughed.held, coughed.resumed, coughed.cut, coughed.backchannels, coughed.false_interruptions],
+      [1, 1, 0, 0, 1],
+    );
   });
 
   for (const [outcome, expected] of [

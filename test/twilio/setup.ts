@@ -50,7 +50,8 @@ export async function startTwilioTest(
     },
   });
   await t.app.listen({ port, host: '127.0.0.1' });
-  const scheduler = new FrameScheduler();
+  // Paced as the server paces carrier audio: audioAheadMs (40 ms) kept at the carrier.
+  const scheduler = new FrameScheduler({ phases: 4, aheadFrames: t.services.config.audioAheadMs / 20 });
   let stt = new ScriptedStt({ lines: options.lines ?? [] });
   const levelVad: Vad = { name: 'level', process: (frame) => (rms(frame) > 500 ? 1 : 0), reset() {} };
   if (!options.configuredAudio)

@@ -20,6 +20,7 @@ import {
   SAMPLE_RATE,
   concatPcm,
   decodeMulaw,
+  encodeMulaw,
   goertzel,
   resample,
   tone,
@@ -44,6 +45,8 @@ export interface PersonaAudioOptions {
   lines: LineCaptions;
   /** Captions of what our agent says. */
   spoken: SpokenCaptions;
+  /** The line returns the agent's voice this much quieter (dB, negative) and later (persona `echo`). */
+  echo?: { gainDb: number; delayMs: number };
   /** How long the agent must be silent before the persona takes its turn as over. Default 800 ms. */
   endOfTurnMs?: number;
   /** Call-log notes: what the persona said, played and heard. */
@@ -91,6 +94,11 @@ export class PersonaAudioEnd {
   private isFinished = false;
   private readonly stopped = new AbortController();
   private hearing = false;
+  /** The agent's audio as heard, for the line's echo: a ring of samples, `echoWritten` written so far. */
+  private readonly echoRing: Int16Array | undefined;
+  private echoWritten = 0;
+  private readonly echoDelay: number;
+  private readonly echoGain: number;
   private resolveClosed!: () => void;
   /** Settles when the line is over for the persona (either side hung up). */
   readonly closed = new Promise<void>((resolve) => (this.resolveClosed = resolve));
@@ -103,6 +111,9 @@ export class PersonaAudioEnd {
     // The persona's turn-taking: patience expressed as the engine's interruption_threshold (4 ms a unit).
     this.turns = new TurnDetector({ interruptionThreshold: (options.endOfTurnMs ?? 800) / 4 });
     this.voice = options.voice;
+    this.echoDelay = Math.round(((options.echo?.delayMs ?? 0) * SAMPLE_RATE) / 1000);
+    this.echoGain = 10 ** ((options.echo?.gainDb ?? 0) / 20);
+    this.echoRing = options.echo ? new Int16Array(this.echoDelay + 2 * FRAME_SAMPLES) : undefined;
     this.unsubscribe = transport.on((event) => this.onMedia(event));
     this.startedAt = options.clock.now().getTime();
     this.schedule();
@@ -232,13 +243,36 @@ export class PersonaAudioEnd {
     // Every frame counts, silence too: the sandbox STT on the other side counts the same frames.
     const index = this.sentFrames++;
     const next = this.outgoing.shift();
-    if (!next) return this.transport.sendMedia(SILENT_FRAME);
+    if (!next) return this.transport.sendMedia(this.withEcho(SILENT_FRAME));
     if (next.line) {
       if (next.line.start === null) next.line.start = index;
       next.line.sent++;
     }
-    this.transport.sendMedia(next.frame);
+    this.transport.sendMedia(this.withEcho(next.frame));
     next.sent?.();
+  }
+
+  /** The frame with the agent's voice of `delayMs` ago mixed under it, when the line echoes. */
+  private withEcho(frame: Buffer): Buffer {
+    const ring = this.echoRing;
+    if (!ring || this.echoWritten < this.echoDelay) return frame;
+    const pcm = decodeMulaw(frame);
+    const from = this.echoWritten - this.echoDelay;
+    let any = false;
+    for (let i = 0; i < pcm.length; i++) {
+      const echo = ring[(from + i) % ring.length]! * this.echoGain;
+      if (echo !== 0) any = true;
+      pcm[i] = Math.max(-32768, Math.min(32767, Math.round(pcm[i]! + echo)));
+    }
+    return any ? encodeMulaw(pcm) : frame;
+  }
+
+  /** The agent's audio (or silence) the persona just heard, kept for the line's echo. */
+  private keepForEcho(pcm: Int16Array | null): void {
+    const ring = this.echoRing;
+    if (!ring) return;
+    for (let i = 0; i < FRAME_SAMPLES; i++) ring[(this.echoWritten + i) % ring.length] = pcm?.[i] ?? 0;
+    this.echoWritten += FRAME_SAMPLES;
   }
 
   /** Hears the next frame from the agent, or a silent one when none arrived for this slot. */
@@ -253,6 +287,7 @@ export class PersonaAudioEnd {
   }
 
   private hear(pcm: Int16Array | null): void {
+    this.keepForEcho(pcm);
     let score = 0;
     let key = false;
     if (pcm) {

@@ -162,6 +162,7 @@ export function connectAudioCall(setup: AudioCallSetup): AudioCallParts {
     language,
     lines,
     spoken,
+    ...(persona.echo ? { echo: persona.echo } : {}),
     ...(setup.note ? { note: setup.note } : {}),
   });
   return {

@@ -84,6 +84,11 @@ export interface Persona {
   replyDelayMs?: number;
   /** espeak-ng voice in the sandbox's audio mode ("en-us+f2"); default: one per built-in persona. */
   voice?: string;
+  /**
+   * Audio mode: the persona's line returns the agent's own voice, `gainDb` quieter (negative) and
+   * `delayMs` late, mixed under whatever the persona says (a speakerphone, a hybrid echo).
+   */
+  echo?: { gainDb: number; delayMs: number };
   /** Required when the persona answers. */
   start?: string;
   /** Where the persona starts when it places an inbound call (`POST /v1/sandbox/inbound`); default `start`. */
@@ -120,6 +125,12 @@ const PersonaShape = Type.Object(
     ring: Type.Object({ kind: Type.String() }),
     replyDelayMs: Type.Optional(Ms),
     voice: Type.Optional(Type.String({ pattern: '^[a-z]{2,3}(-[a-z0-9-]+)?(\\+[a-z0-9]+)?$' })),
+    echo: Type.Optional(
+      Type.Object(
+        { gainDb: Type.Number({ minimum: -60, maximum: 0 }), delayMs: Type.Number({ minimum: 20, maximum: 1000 }) },
+        { additionalProperties: false },
+      ),
+    ),
     start: Type.Optional(Type.String()),
     inboundStart: Type.Optional(Type.String()),
     states: Type.Optional(Type.Record(Type.String(), Steps)),

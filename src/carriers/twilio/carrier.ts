@@ -158,8 +158,8 @@ export class TwilioCallLeg implements AudioLeg {
     this.inner.pause();
   }
 
-  resume(): void {
-    this.inner.resume();
+  resume(heard?: string): void {
+    this.inner.resume(heard);
   }
 
   on(listener: LegListener): () => void {

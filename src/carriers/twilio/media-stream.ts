@@ -220,6 +220,9 @@ export class TwilioMediaStream implements MediaTransport {
     this.send({ event: 'mark', streamSid: this.streamSid, mark: { name } });
   }
 
+  /** Twilio drops the audio it has buffered for the call and echoes the marks still pending. */
+  readonly dropsOnClear = true;
+
   clear(): void {
     this.send({ event: 'clear', streamSid: this.streamSid });
   }

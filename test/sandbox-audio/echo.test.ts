@@ -1,0 +1,52 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ScaledClock } from '../../src/clock.js';
+import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
+
+type Json = Record<string, unknown>;
+
+/** Audio runs frame by frame on the clock: 4x, as the other sandbox audio tests (a 2-minute call in 30 s). */
+const SCALE = 4;
+const DAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
+
+describe('sandbox audio mode: a line that echoes the agent (555-0113, -10 dB, 150 ms)', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await createTestApp({ clock: new ScaledClock(SCALE), env: { OPENLINE_SANDBOX_AUDIO: '1' } });
+    await t.services.startWorkers();
+  });
+  after(() => t.close());
+
+  it("the persona's line returns the agent's voice: the echo guard takes seconds of it for echo, and the call record says how much", async () => {
+    const r = await t.request('POST', '/v1/calls', {
+      phone_number: '+14155550113',
+      task: DAYS.map(
+        (day) =>
+          `On ${day} the driver comes between nine and eleven in the morning and again between two and four in ` +
+          `the afternoon; if nobody is home the parcel goes to the neighbour at number twelve.`,
+      ).join(' '),
+      first_sentence:
+        'Hello, this is Openline calling about your deliveries, and I would like to walk you through the new ' +
+        'schedule for the coming weeks, one day at a time, so that nothing comes as a surprise.',
+      max_duration: 2,
+    });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const call = await waitForCall(t, String(r.body.call_id));
+    const turns = call.transcripts as { user: string; text: string }[];
+    const text = turns.map((x) => `${x.user}: ${x.text}`).join('\n');
+    assert.ok(turns.filter((x) => x.user === 'assistant').length >= 2, text);
+    assert.ok(
+      turns.some((x) => x.user === 'user'),
+      text,
+    );
+    const figures = (call.latency as { interruptions: Json }).interruptions;
+    // Tens of seconds of the agent's voice came back; the guard ignored at least ten of them.
+    assert.ok(Number(figures.echo_ms) >= 10_000, `echo ignored: ${String(figures.echo_ms)} ms`);
+    // Every resumed hold is a backchannel or a false interruption.
+    assert.equal(
+      Number(figures.resumed),
+      Number(figures.backchannels) + Number(figures.false_interruptions),
+      JSON.stringify(figures),
+    );
+  });
+});
