@@ -10,6 +10,7 @@ import {
   type EntryPrompt,
   type MenuOption,
 } from '../domain/ivr-menu.js';
+import { isScreeningPrompt } from '../domain/screening.js';
 import type { CallTool } from '../schemas/call-request.js';
 import { summarize } from './tools.js';
 import type { Agent, AgentContext, AgentInput, AgentReply } from './types.js';
@@ -18,7 +19,6 @@ const GOODBYE = /\b(good ?bye|bye|farewell|have a (?:good|great|nice) (?:day|one
 const AGREE =
   /\b(yes|yeah|yep|sure|okay|ok|works|sounds good|fine|great|agreed?|correct|absolutely|of course|perfect)\b/i;
 const DECLINE = /\b(no|nope|not interested|don't|do not|stop calling|remove me)\b/i;
-const SCREENER = /\b(say your name|why you are calling|screening service|state your name)\b/i;
 const WHO = /\b(who is (?:this|calling)|who are you|what(?:'s| is) this about|what do you want)\b/i;
 const ACTION_VERBS =
   /^(ask|tell|confirm|remind|schedule|book|check|let|inform|follow|offer|verify|collect|notify|invite|reschedule|cancel|update|qualify|survey|thank|find|get|see|make|help|discuss|introduce|request|arrange)\b/i;
@@ -153,7 +153,8 @@ export class OfflineAgent implements Agent {
   private reply(heard: string, task: string | null, purpose: string, ctx: AgentContext): AgentReply {
     const spoken = ctx.transcript.filter((t) => t.role === 'assistant').length;
     if (GOODBYE.test(heard)) return { say: 'Thank you for your time. Goodbye!', action: { type: 'finish' } };
-    if (SCREENER.test(heard)) return { say: `This is an automated assistant, calling to ${purpose}.`, action: null };
+    if (isScreeningPrompt(heard))
+      return { say: `This is an automated assistant, calling to ${purpose}.`, action: null };
     const transfer = this.transferTarget(heard, task, ctx);
     if (transfer !== undefined && spoken >= 1) {
       return {

@@ -1,13 +1,12 @@
 import type { LegEvent } from '../carriers/types.js';
 import { isMenu } from '../domain/ivr-menu.js';
+import { isScreeningPrompt } from '../domain/screening.js';
 
 /** What picked up, as far as the start of the call tells. */
 export type Answerer = 'human' | 'voicemail' | 'ivr' | 'screener' | 'unknown';
 
 const MACHINE =
   /\b(leave (?:us )?(?:a|your) (?:message|name)|after the (?:tone|beep|signal)|at the (?:tone|beep)|not available|unavailable|can(?:'|no)t (?:take|come to|get to) (?:your|the) (?:call|phone)|you(?:'ve| have) reached|voice ?mail|mailbox|messaging system|record your message)\b/i;
-const SCREENER =
-  /\b(screening service|call screening|being screened|say your name|state your name|why you(?: are|'re) calling|reason for (?:your|the|this) call|what (?:this|it) is regarding|call assist)\b/i;
 
 /** Until when a menu can still correct a "human" decision. */
 const REVISE_MS = 12_000;
@@ -31,7 +30,7 @@ export function isBeep(event: { frequencyHz: number; durationMs: number }): bool
  */
 export function utteranceKind(text: string): 'ivr' | 'voicemail' | 'screener' | undefined {
   if (isMenu(text)) return 'ivr';
-  if (SCREENER.test(text)) return 'screener';
+  if (isScreeningPrompt(text)) return 'screener';
   if (MACHINE.test(text)) return 'voicemail';
   return undefined;
 }

@@ -69,6 +69,12 @@ describe('answer detector: the words of one utterance', () => {
       'screener',
     ],
     ['a short screener prompt', 'Please state your name.', 'screener'],
+    [
+      'a screening assistant asking who and why',
+      'This number uses a call screening assistant. Please tell me who you are and why you are calling.',
+      'screener',
+    ],
+    ['a screened call', 'This call is being screened. Who is calling, and what is this regarding?', 'screener'],
     ['the sandbox voicemail greeting', "Hi, you've reached Sam. Please leave a message after the tone.", 'voicemail'],
     [
       'the sandbox voicemail without beep',
@@ -89,7 +95,8 @@ describe('answer detector: the words of one utterance', () => {
     });
   }
 
-  for (const text of ['Hello?', 'Hi, this is Dana.', 'Yes, speaking.']) {
+  // A speech menu asks for the reason for the call too: only a name, or screening, makes a screener.
+  for (const text of ['Hello?', 'Hi, this is Dana.', 'Yes, speaking.', 'Please tell me the reason for your call.']) {
     it(`${JSON.stringify(text)} is not classified by its words`, () => assert.equal(utteranceKind(text), undefined));
   }
 });
