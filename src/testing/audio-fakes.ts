@@ -192,8 +192,12 @@ export interface ScriptedSttOptions {
 /**
  * A streaming STT that follows a script: it counts voiced frames to give interim transcripts
  * (the first n words of the line being said) and, when asked to finalize after voiced audio, gives
- * the whole line as a final with endOfUtterance. It records every stream's options.
+ * the whole line as a final with endOfUtterance (voice resuming within 400 ms of it is the same
+ * utterance going on: its next finalize gives an empty final). It records every stream's options.
  */
+/** Silence (20 ms frames) after which voice is a new utterance for ScriptedStt, not the same one going on. */
+const CONTINUATION_FRAMES = 20;
+
 export class ScriptedStt implements SttProvider {
   readonly name = 'scripted';
   readonly opened: SttOptions[] = [];
@@ -211,6 +215,11 @@ export class ScriptedStt implements SttProvider {
     const every = this.options.partialEveryFrames ?? 10;
     const threshold = this.options.voicedRms ?? 500;
     let voiced = 0;
+    // Voice resuming within 400 ms of a finalize (the speaker only paused) goes on with the line
+    // already given: it takes no next line, as a recogniser keeps one speaker's sentence together.
+    let silent = 0;
+    let settled = false;
+    let continuing = false;
     let closed = false;
     const timers = new Set<NodeJS.Timeout>();
     // Decoded only to hear whether the frame is voiced: one scratch array, not one per frame.
@@ -223,9 +232,16 @@ export class ScriptedStt implements SttProvider {
       write: (frame) => {
         if (closed) return;
         if (scratch.length !== frame.length) scratch = new Int16Array(frame.length);
-        if (rms(decodeMulawInto(frame, scratch)) < threshold) return;
+        if (rms(decodeMulawInto(frame, scratch)) < threshold) {
+          silent++;
+          if (silent >= CONTINUATION_FRAMES) settled = false;
+          return;
+        }
+        if (settled) continuing = true;
+        settled = false;
+        silent = 0;
         voiced++;
-        if (voiced % every === 0) {
+        if (!continuing && voiced % every === 0) {
           const line = this.options.lines[this.next] ?? '';
           const words = line.split(/\s+/).filter(Boolean);
           const shown = words.slice(0, Math.min(words.length, voiced / every)).join(' ');
@@ -236,7 +252,9 @@ export class ScriptedStt implements SttProvider {
         this.finalizes++;
         if (closed || voiced === 0) return;
         voiced = 0;
-        const line = this.options.lines[this.next++] ?? '';
+        settled = true;
+        const line = continuing ? '' : (this.options.lines[this.next++] ?? '');
+        continuing = false;
         const send = () => emit({ type: 'final', text: line, endOfUtterance: true });
         const latency = this.options.finalLatencyMs ?? 0;
         const handle = setTimeout(() => {
