@@ -7,8 +7,8 @@
  * gain. A heard frame is then echo when it is no louder than the echo the path predicts from what
  * was sent; a caller talking over the agent is louder, so is heard. Without recent outbound audio,
  * or before a path is learnt, nothing is echo. Cost: the search (about 6,000 multiply-adds, running
- * sums for every delay) on each voiced frame heard while the agent speaks until the path is known,
- * on every 25th after; the decision itself reads eight slots. The first half second or so of an
+ * sums for every delay) on every second voiced frame heard while the agent speaks until the path is
+ * known, on every 25th after; the decision itself reads eight slots. The first half second or so of an
  * echo, before its path is learnt, still reaches the VAD.
  */
 import { FRAME_MS } from './audio.js';
@@ -40,7 +40,7 @@ export class EchoGuard {
   /** The far end plays what was sent one frame after another: bursts are laid end to end. */
   private nextSentSlot = 0;
   private nextHeardSlot = 0;
-  /** Voiced frames heard once a path is known: every 25th searches again. */
+  /** Voiced frames heard while the agent speaks: every 2nd searches for the path, every 25th once it is known. */
   private frames = 0;
   private lastSentAt = -Infinity;
   /** Heard frames taken for echo (the call record's figure). */
@@ -74,9 +74,10 @@ export class EchoGuard {
       heardNow += this.at(this.heard, this.heardSlot, slot);
     if (heardNow <= floor) return false;
     // The echo path (delay and gain) is learnt while the line carries nothing but the echo: the
-    // heard envelope then follows the sent one almost exactly. The search runs on every voiced
-    // frame heard while the agent speaks until a path is known, then every 25th (half a second).
-    if (!this.path || this.frames++ % 25 === 0) this.search(end);
+    // heard envelope then follows the sent one almost exactly. The search runs on every second
+    // voiced frame heard while the agent speaks until a path is known (a caller talking over the
+    // agent keeps it unknown), then every 25th (half a second).
+    if (this.frames++ % (this.path ? 25 : 2) === 0) this.search(end);
     const path = this.path;
     if (!path) return false;
     // This frame is echo when it is no louder than the echo the path predicts from what was sent:
