@@ -84,6 +84,11 @@ const DROP_MS = 100;
 const CYCLE_MS = 6000;
 const epoch = () => performance.timeOrigin + performance.now();
 
+/** When a turn was ready for the agent (ms after the end of speech): its final words in and its silence over. */
+function readyMs(turn: TurnLatency): number {
+  return Math.max(turn.stt_ms ?? 0, turn.turn_ms);
+}
+
 function percentile(values: number[], p: number): number {
   if (values.length === 0) return NaN;
   const sorted = [...values].sort((a, b) => a - b);
@@ -311,7 +316,9 @@ async function runLevel(
         leg.latency.onTurn((entry) => {
           level.turns.push(entry);
           if (entry.stt_ms === null) return;
-          level.engineMs.push(entry.total_ms - entry.stt_ms - fake.took.llm - fake.took.tts);
+          // The turn is ready when its words are in and its silence is over, whichever comes last (the
+          // recogniser is asked for its words 200 ms into the silence, so they are usually in first).
+          level.engineMs.push(entry.total_ms - readyMs(entry) - fake.took.llm - fake.took.tts);
           level.parts.turn.push(entry.turn_ms - entry.stt_ms);
           level.parts.llm.push(entry.llm_ms - LLM_MS);
           level.parts.tts.push(entry.tts_ms - TTS_FIRST_AUDIO_MS);
@@ -451,7 +458,7 @@ async function main(): Promise<void> {
     const r = await runLevel(calls, seconds(duration), scheduler, speech, 'none', vadOption ?? 'silero');
     const overhead = r.turns
       .filter((t) => t.stt_ms !== null)
-      .map((t) => t.total_ms - (t.stt_ms ?? 0) - LLM_MS - TTS_FIRST_AUDIO_MS);
+      .map((t) => t.total_ms - readyMs(t) - LLM_MS - TTS_FIRST_AUDIO_MS);
     console.log(
       `  ${String(calls).padStart(3)} calls (${r.vadName} VAD): ${overhead.length} turns, overhead p50 ${fmt(percentile(overhead, 0.5))} ms, ` +
         `p99 ${fmt(percentile(overhead, 0.99))} ms, max ${fmt(Math.max(...overhead))} ms; ` +
@@ -468,7 +475,7 @@ async function main(): Promise<void> {
     const part = (name: string, values: number[]) =>
       `${name} p50 ${fmt(percentile(values, 0.5))} p99 ${fmt(percentile(values, 0.99))}`;
     console.log(
-      `      where (ms): ${part('final -> end of turn', r.parts.turn)}; ${part('LLM beyond 100', r.parts.llm)}; ` +
+      `      where (ms): words in before the end of the turn's silence in ${r.parts.turn.filter((ms) => ms >= 0).length} of ${r.parts.turn.length} turns; ${part('LLM beyond 100', r.parts.llm)}; ` +
         `${part('TTS beyond 80', r.parts.tts)}; ${part('first audio -> frame sent', r.parts.send)}; ` +
         `event-loop delay p50 ${fmt(r.loop.p50)} p99 ${fmt(r.loop.p99)} max ${fmt(r.loop.max)}; ` +
         `GC pauses ${r.gc.count}, max ${fmt(r.gc.maxMs)} (full collections max ${fmt(r.gc.majorMaxMs)})`,
