@@ -117,6 +117,77 @@ function checkVoicemailLeft(call: CallView, wanted: boolean): string | null {
   }`;
 }
 
+/** A step of the call's pathway_logs, the fields the expectations read. */
+interface PathwayStep {
+  event?: string;
+  node_id?: string;
+  node_name?: string;
+  chosen_edge?: { label?: string; target?: string } | null;
+}
+
+/** The steps of a call's pathway, from its pathway_logs (none without a pathway). */
+function pathwaySteps(call: CallView): PathwayStep[] {
+  try {
+    const steps: unknown = call.pathway_logs ? JSON.parse(call.pathway_logs) : [];
+    return Array.isArray(steps) ? (steps as PathwayStep[]) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** The nodes a call's pathway entered, by name, in order. */
+export function nodesVisited(call: CallView): string[] {
+  return pathwaySteps(call)
+    .filter((s) => s.event === 'entered')
+    .map((s) => String(s.node_name));
+}
+
+/** An edge a call's pathway followed: from and to a node, by name, and the edge's label when the log has it. */
+export interface EdgeFollowed {
+  from: string;
+  to: string;
+  label: string | null;
+}
+
+/**
+ * The edges a call's pathway followed, in order: each node entered after another, with the label
+ * of the edge chosen to get there (a jump to a global node has the node's global label; a step
+ * taken without the caller, after a webhook, has none). The way back from a global node is not
+ * an edge.
+ */
+export function edgesFollowed(call: CallView): EdgeFollowed[] {
+  const edges: EdgeFollowed[] = [];
+  let at: PathwayStep | undefined;
+  let chosen: PathwayStep['chosen_edge'] = null;
+  for (const step of pathwaySteps(call)) {
+    if (step.event === 'entered') {
+      if (at)
+        edges.push({
+          from: String(at.node_name),
+          to: String(step.node_name),
+          label: chosen?.target === step.node_id && chosen?.label ? chosen.label : null,
+        });
+      at = step;
+      chosen = null;
+    } else if (step.event === 'returned') {
+      at = step;
+      chosen = null;
+    } else if (step.chosen_edge) {
+      chosen = step.chosen_edge;
+    }
+  }
+  return edges;
+}
+
+const edgeName = (edge: EdgeFollowed): string => `${edge.from} -> ${edge.to}${edge.label ? ` [${edge.label}]` : ''}`;
+
+/** Whether a followed edge is the one a test names: "From -> To" by node names, or else the edge's label. */
+function isEdge(edge: EdgeFollowed, wanted: string): boolean {
+  const arrow = /^(.+?)\s*->\s*(.+)$/.exec(wanted.trim());
+  if (arrow) return edge.from === arrow[1]!.trim() && edge.to === arrow[2]!.trim();
+  return edge.label !== null && edge.label.trim() === wanted.trim();
+}
+
 /** The transcript as the report shows it: one "role: words" line each. */
 export function transcriptText(call: CallView): string {
   return call.transcripts.map((t) => `${t.user}: ${t.text}`).join('\n');
@@ -166,19 +237,27 @@ export function check(call: CallView, expect: Expect): string[] {
     if (failure) failures.push(failure);
   }
   if (expect.pathway_nodes) {
-    let steps: { node_name?: string; event?: string }[] = [];
-    try {
-      steps = call.pathway_logs ? (JSON.parse(call.pathway_logs) as typeof steps) : [];
-    } catch {
-      steps = [];
-    }
-    const visited = steps.filter((s) => s.event === 'entered').map((s) => String(s.node_name));
+    const visited = nodesVisited(call);
     let at = 0;
     for (const wanted of expect.pathway_nodes) {
       const found = visited.indexOf(wanted, at);
       if (found < 0) {
         failures.push(
           `pathway_nodes: "${wanted}" was not reached${at > 0 ? ` after "${visited[at - 1]}"` : ''} (nodes: ${visited.join(' > ') || 'none'})`,
+        );
+        break;
+      }
+      at = found + 1;
+    }
+  }
+  if (expect.pathway_edges) {
+    const followed = edgesFollowed(call);
+    let at = 0;
+    for (const wanted of expect.pathway_edges) {
+      const found = followed.findIndex((edge, i) => i >= at && isEdge(edge, wanted));
+      if (found < 0) {
+        failures.push(
+          `pathway_edges: "${wanted}" was not followed${at > 0 ? ` after "${edgeName(followed[at - 1]!)}"` : ''} (edges: ${followed.map(edgeName).join('; ') || 'none'})`,
         );
         break;
       }

@@ -8,7 +8,7 @@ import type { Api } from '../api/types.js';
 import { check, transcriptText, type CallView } from './expect.js';
 import { judgeCall, judgesOf, testModel, type JudgeScore, type TestModel } from './judge.js';
 import { modelCaller } from './caller.js';
-import { checkModelNeeds, checkWhere, SuiteError, type TestCase } from './suite.js';
+import { checkModelNeeds, checkWhere, lineOf, SuiteError, type ScriptedLine, type TestCase } from './suite.js';
 
 export interface CaseResult {
   suite: string;
@@ -44,32 +44,49 @@ const CASE_TIMEOUT_MS = 180_000;
 /** How long after its end a call's post-call work (summary, analysis) is waited for. */
 const POST_CALL_WAIT_MS = 30_000;
 
-/** A scripted caller as a sandbox persona: the first line on answering, each next one after the agent speaks. */
-export function scriptedPersona(id: string, number: string, lines: string[]): object {
-  const states: Record<string, object[]> = {};
-  states.s0 = [{ say: lines[0] }, { goto: lines.length > 1 ? 's1' : 'end' }];
-  for (let i = 1; i < lines.length; i++) {
-    states[`s${i}`] = [
-      {
-        listen: {
-          on: [{ any: true, do: [{ say: lines[i] }, { goto: i + 1 < lines.length ? `s${i + 1}` : 'end' }] }],
-          timeoutMs: 30_000,
-          timeout: [{ hangup: true }],
-        },
-      },
-    ];
-  }
-  // Lines said: wait for the agent to finish, say goodbye back, or hang up after a silence.
-  states.end = [
-    {
-      listen: {
-        on: [{ keywords: ['goodbye', 'bye'], do: [{ say: 'Bye!' }, { hangup: true }] }],
-        otherwise: [{ goto: 'end' }],
-        timeoutMs: 15_000,
-        timeout: [{ hangup: true }],
-      },
-    },
+/**
+ * A scripted caller as a sandbox persona: the first line on answering, each next one after the
+ * agent speaks. A line with `after_ms` is said after that pause (what the agent says meanwhile,
+ * its silence prompt, is heard, and the caller then waits for the agent's answer to the line, not
+ * for what it said during the pause); one with `interrupt` is said as the agent starts its next
+ * words, over them (`after_ms` later). The persona's reply delay comes before each line.
+ */
+export function scriptedPersona(id: string, number: string, lines: readonly ScriptedLine[]): object {
+  const said = lines.map(lineOf);
+  const paused = (i: number) => said[i]!.after_ms > 0;
+  const after = (i: number) => (i + 1 < said.length ? `s${i + 1}` : paused(i) ? 'end-fresh' : 'end');
+  const saying = (i: number): object[] => [
+    ...(paused(i) ? [{ pause: said[i]!.after_ms }] : []),
+    { say: said[i]!.say },
+    { goto: after(i) },
   ];
+  // After a paused line, the agent's words of the pause are not its answer to the line.
+  const fresh = (i: number) => (i > 0 && paused(i - 1) ? { fresh: true } : {});
+  const states: Record<string, object[]> = {};
+  said.forEach((line, i) => {
+    states[`s${i}`] =
+      i === 0 && !line.interrupt
+        ? saying(0)
+        : [
+            {
+              listen: {
+                on: [line.interrupt ? { speechStart: true, do: saying(i) } : { any: true, do: saying(i) }],
+                timeoutMs: 30_000,
+                timeout: [{ hangup: true }],
+                ...fresh(i),
+              },
+            },
+          ];
+  });
+  // Lines said: wait for the agent to finish, say goodbye back, or hang up after a silence.
+  const end = {
+    on: [{ keywords: ['goodbye', 'bye'], do: [{ say: 'Bye!' }, { hangup: true }] }],
+    otherwise: [{ goto: 'end' }],
+    timeoutMs: 15_000,
+    timeout: [{ hangup: true }],
+  };
+  states.end = [{ listen: end }];
+  if (paused(said.length - 1)) states['end-fresh'] = [{ listen: { ...end, fresh: true } }];
   return {
     id,
     number,
@@ -313,6 +330,11 @@ export async function runCases(cases: TestCase[], options: RunOptions): Promise<
   }
 }
 
+/** A scripted line as a scenario's input message: the hosted `{role, content}`, with its timing fields if any. */
+const inputMessage = (line: ScriptedLine): Json =>
+  typeof line === 'string' ? { role: 'user', content: line } : { role: 'user', content: line.say, ...omitSay(line) };
+const omitSay = ({ say: _say, ...timing }: Exclude<ScriptedLine, string>) => timing;
+
 /**
  * The agent-testing scenario of a case with a scripted or model-driven caller: the agent under
  * test as a scenario names it, and the caller's lines (`input_messages`) or goal
@@ -329,7 +351,7 @@ function scenarioOf(c: TestCase, pathwayId: string | undefined): Json {
     ...(agent && 'inbound_number' in agent && { phone_number: agent.inbound_number }),
     ...(pathwayId && { pathway_id: pathwayId }),
     ...(c.caller.lines
-      ? { input_messages: c.caller.lines.map((content) => ({ role: 'user', content })) }
+      ? { input_messages: c.caller.lines.map(inputMessage) }
       : {
           tester_persona_prompt: c.caller.goal,
           ...(c.caller.personality && { tester_persona_name: c.caller.personality }),

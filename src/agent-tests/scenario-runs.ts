@@ -16,13 +16,13 @@ import { normalizePhone } from '../domain/phone.js';
 import { isRecord } from '../domain/records.js';
 import { parsePersona, type Persona } from '../carriers/sandbox/persona-format.js';
 import type { JobPayloads } from '../jobs/catalog.js';
-import { transcriptText, type CallView } from './expect.js';
+import { nodesVisited, transcriptText, type CallView } from './expect.js';
 import { scoreRubric, testModel } from './judge.js';
 import { modelCaller } from './caller.js';
+import type { ScriptedLine } from './suite.js';
 import {
   chatHistory,
   evaluateAssertion,
-  nodesVisited,
   scoreOf,
   type AssertionResult,
   type Judge,
@@ -122,7 +122,7 @@ export async function startRun(
   accountId: string,
   scenario: { id: string; spec: ScenarioSpec },
   body: Json,
-  lines: string[],
+  lines: ScriptedLine[],
   options: { batch_id: string | null; version_number: number | null; webhook_url: string | null },
   place: PlaceCall,
 ): Promise<{ run: TestRunRow; errors?: string[] }> {
@@ -191,7 +191,7 @@ export async function runCaller(services: Services, number: string): Promise<Per
   if (!run) return undefined;
   // Loaded when a run's caller is dialed: the runner module brings the whole server with it.
   const { scriptedPersona, modelPersona } = await import('./runner.js');
-  const lines = fromJson<string[]>(run.caller_lines, []);
+  const lines = fromJson<ScriptedLine[]>(run.caller_lines, []);
   const id = `agent-test-run-${run.id}`;
   const tester = fromJson<Partial<RunSettings>>(run.settings, {}).tester;
   const model = tester && testModel(services.config);

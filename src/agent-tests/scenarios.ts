@@ -5,8 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isRecord } from '../domain/records.js';
-import { check, type CallView } from './expect.js';
-import type { Expect } from './suite.js';
+import { Value } from '@sinclair/typebox/value';
+import { check, nodesVisited, type CallView } from './expect.js';
+import { LineTiming, type Expect, type ScriptedLine } from './suite.js';
 
 type Json = Record<string, unknown>;
 
@@ -252,16 +253,6 @@ export function normalizeAssertions(
   return out.sort((a, b) => a.order - b.order);
 }
 
-/** The nodes a call's pathway entered, by name, in order (from its pathway_logs). */
-export function nodesVisited(call: CallView): string[] {
-  try {
-    const steps = call.pathway_logs ? (JSON.parse(call.pathway_logs) as { node_name?: string; event?: string }[]) : [];
-    return steps.filter((s) => s.event === 'entered').map((s) => String(s.node_name));
-  } catch {
-    return [];
-  }
-}
-
 /** Judges one assertion against a finished call. */
 export async function evaluateAssertion(
   assertion: StoredAssertion,
@@ -328,24 +319,53 @@ export function chatHistory(call: CallView): { role: string; content: string }[]
     .map((t) => ({ role: t.user, content: t.text }));
 }
 
+const callerRoles = ['user', 'caller', 'human'];
+
+/** Whether an input message is the caller's (a string, or an object whose role is `user` or missing). */
+const isCallers = (message: unknown): message is string | Json =>
+  typeof message === 'string' ||
+  (isRecord(message) && callerRoles.includes(typeof message.role === 'string' ? message.role.toLowerCase() : 'user'));
+
 /**
  * The caller's lines of a scenario's input_messages: strings, or objects whose role is `user` (or
- * missing) with `content` (or `text`, `message`). Messages of other roles are the agent's and skipped.
+ * missing) with `content` (or `text`, `message`), timed by `after_ms` and `interrupt` when the
+ * object has them (as a test file's lines are). Messages of other roles are the agent's and skipped.
  */
-export function callerLines(messages: unknown[] | null | undefined): string[] {
-  const lines: string[] = [];
+export function callerLines(messages: unknown[] | null | undefined): ScriptedLine[] {
+  const lines: ScriptedLine[] = [];
   for (const message of messages ?? []) {
+    if (!isCallers(message)) continue;
     if (typeof message === 'string') {
       if (message.trim() !== '') lines.push(message.trim());
       continue;
     }
-    if (!isRecord(message)) continue;
-    const role = typeof message.role === 'string' ? message.role.toLowerCase() : 'user';
-    if (role !== 'user' && role !== 'caller' && role !== 'human') continue;
     const words = text(first(message, ['content', 'text', 'message']));
-    if (words) lines.push(words.trim());
+    if (!words) continue;
+    const timing = {
+      ...(typeof message.after_ms === 'number' && { after_ms: message.after_ms }),
+      ...(typeof message.interrupt === 'boolean' && { interrupt: message.interrupt }),
+    };
+    lines.push(Object.keys(timing).length > 0 ? { say: words.trim(), ...timing } : words.trim());
   }
   return lines;
+}
+
+/**
+ * What is wrong with the timing of a scenario's input_messages (`after_ms`, `interrupt` on a
+ * caller's message, checked as a test file's lines are), each a sentence naming the field.
+ */
+export function inputMessageProblems(messages: unknown[]): string[] {
+  const problems: string[] = [];
+  messages.forEach((message, i) => {
+    if (!isCallers(message) || typeof message === 'string') return;
+    const timing = {
+      ...('after_ms' in message && { after_ms: message.after_ms }),
+      ...('interrupt' in message && { interrupt: message.interrupt }),
+    };
+    const problem = Value.Errors(LineTiming, timing).First();
+    if (problem) problems.push(`input_messages[${i}].${problem.path.slice(1)}: ${problem.message}`);
+  });
+  return problems;
 }
 
 /**

@@ -8,9 +8,37 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { Type, type Static } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
+import { Value, type ValueError } from '@sinclair/typebox/value';
 
 const Text = Type.String({ minLength: 1 });
+
+/** The longest pause a scripted line may wait before it is said (a minute of silence ends any call). */
+export const MAX_LINE_PAUSE_MS = 60_000;
+
+/**
+ * How a scripted line is timed, besides its words: the same fields in a test file's `lines` and
+ * in a scenario's `input_messages`.
+ */
+const lineTiming = {
+  /** A pause before the line, in ms (a slow person): the agent may speak again meanwhile. */
+  after_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_LINE_PAUSE_MS })),
+  /** Said while the agent is speaking: as the agent starts its next words (after_ms into them). */
+  interrupt: Type.Optional(Type.Boolean()),
+};
+export const LineTiming = Type.Object(lineTiming);
+
+/** A scripted caller's line: its words, or its words with timing (`{ say, after_ms, interrupt }`). */
+export const ScriptedLine = Type.Union([
+  Text,
+  Type.Object({ say: Text, ...lineTiming }, { additionalProperties: false }),
+]);
+export type ScriptedLine = Static<typeof ScriptedLine>;
+
+/** A scripted line as the runner plays it: its words, the pause before them, and whether it talks over the agent. */
+export function lineOf(line: ScriptedLine): { say: string; after_ms: number; interrupt: boolean } {
+  if (typeof line === 'string') return { say: line, after_ms: 0, interrupt: false };
+  return { say: line.say, after_ms: line.after_ms ?? 0, interrupt: line.interrupt === true };
+}
 
 export const AgentSpec = Type.Object(
   {
@@ -35,8 +63,11 @@ export const CallerSpec = Type.Object(
     persona: Type.Optional(Type.String({ pattern: '^\\d{4}$' })),
     /** A persona file of your own, relative to the test file. */
     persona_file: Type.Optional(Text),
-    /** Scripted: the first line is said on answering, each next one after the agent speaks. */
-    lines: Type.Optional(Type.Array(Text, { minItems: 1 })),
+    /**
+     * Scripted: the first line is said on answering, each next one after the agent speaks; a line
+     * is words, or `{ say, after_ms, interrupt }` to time it.
+     */
+    lines: Type.Optional(Type.Array(ScriptedLine, { minItems: 1 })),
     /** Driven by the language model: what the caller wants from the call. */
     goal: Type.Optional(Text),
     /** With `goal`: how the caller talks ("impatient, answers in few words"). */
@@ -85,6 +116,8 @@ export const Expect = Type.Object(
     voicemail_left: Type.Optional(Type.Boolean()),
     /** Pathway nodes the call must pass, in this order (others may come between). */
     pathway_nodes: Type.Optional(Type.Array(Text)),
+    /** Pathway edges the call must follow, in this order: "From node -> To node", or an edge's label. */
+    pathway_edges: Type.Optional(Type.Array(Text, { minItems: 1 })),
     transferred_to: Type.Optional(Text),
     max_duration_s: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
     /** Audio mode: no answered turn may take longer (end of the caller's speech to the agent's first audio). */
@@ -193,6 +226,22 @@ export function checkWhere(cases: TestCase[], server: boolean): void {
   }
 }
 
+/**
+ * The most precise of a value's errors: for a union (a line that is words or an object), the
+ * error of the alternative that got furthest into the value, so that the message names the field
+ * (`/cases/0/caller/lines/1/after` Unexpected property), not just the line.
+ */
+export function precise(error: ValueError): ValueError {
+  let best: ValueError | undefined;
+  for (const alternative of error.errors) {
+    const first = alternative.First();
+    if (!first) continue;
+    const found = precise(first);
+    if (!best || found.path.length > best.path.length) best = found;
+  }
+  return best ?? error;
+}
+
 /** Reads one test file (.yaml, .yml or .json) into its cases. Throws SuiteError naming the file and field. */
 export function loadSuite(file: string): TestCase[] {
   let raw: unknown;
@@ -202,7 +251,8 @@ export function loadSuite(file: string): TestCase[] {
   } catch (error) {
     throw new SuiteError(`${file}: ${(error as Error).message}`);
   }
-  const problem = Value.Errors(SuiteSpec, raw).First();
+  const first = Value.Errors(SuiteSpec, raw).First();
+  const problem = first && precise(first);
   if (problem) throw new SuiteError(`${file}: ${problem.path || '/'} ${problem.message}`);
   const suite = raw as Static<typeof SuiteSpec>;
   const dir = path.dirname(file);

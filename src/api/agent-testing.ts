@@ -22,7 +22,8 @@ import { isRecord } from '../domain/records.js';
 import { OPEN_STATES } from '../store/calls.js';
 import { fromJson } from '../store/json.js';
 import type { ScenarioRow, TestRunRow } from '../store/agent-tests.js';
-import { callerLines, normalizeAssertions, userLinesOf } from '../agent-tests/scenarios.js';
+import { callerLines, inputMessageProblems, normalizeAssertions, userLinesOf } from '../agent-tests/scenarios.js';
+import type { ScriptedLine } from '../agent-tests/suite.js';
 import { testModel } from '../agent-tests/judge.js';
 import {
   agentCall,
@@ -75,6 +76,7 @@ async function normalizeScenario(
       'pathway_id is required (or agent_id, phone_number of an inbound number, or call: the agent under test)',
     );
   }
+  if (Array.isArray(given.input_messages)) errors.push(...inputMessageProblems(given.input_messages as unknown[]));
   const previousIds = new Map((previous?.assertions ?? []).map((a, i) => [i, a.id] as [number, string]));
   const assertions =
     'assertions' in given
@@ -133,7 +135,7 @@ async function scenarioOrThrow(services: Services, accountId: string, id: string
  * The simulated caller's lines of a scenario (none: the language model plays the caller from
  * tester_persona_prompt), or why it cannot run (naming the field).
  */
-function linesOrProblem(services: Services, spec: ScenarioSpec, field: string): string[] | string {
+function linesOrProblem(services: Services, spec: ScenarioSpec, field: string): ScriptedLine[] | string {
   const lines = callerLines(spec.input_messages);
   if (lines.length > 0) return lines;
   if (typeof spec.tester_persona_prompt === 'string' && spec.tester_persona_prompt.trim() !== '') {
@@ -181,7 +183,7 @@ async function runBatch(
   const errors: string[] = [];
   if (body.scenario_ids.length * body.repeat > MAX_BATCH_RUNS)
     errors.push(`scenario_ids: at most ${MAX_BATCH_RUNS} runs per batch (scenarios times repeat)`);
-  const planned: { id: string; spec: ScenarioSpec; lines: string[]; call: Json }[] = [];
+  const planned: { id: string; spec: ScenarioSpec; lines: ScriptedLine[]; call: Json }[] = [];
   for (const [i, id] of body.scenario_ids.entries()) {
     const row = await services.agentTests.scenario(accountId, id);
     if (!row) {
@@ -436,7 +438,7 @@ export default async function routes(app: Api, services: Services): Promise<void
         accountId,
         { id: row.id, spec },
         call!,
-        lines as string[],
+        lines as ScriptedLine[],
         { batch_id: null, version_number: body.version_number ?? null, webhook_url: body.webhook_url ?? null },
         placeCallAs(app, request),
       );

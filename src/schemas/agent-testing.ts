@@ -35,7 +35,11 @@ export const InputMessage = Type.Union([
       role: Type.Optional(Type.String({ description: 'user (the simulated caller); other roles are skipped' })),
       content: Type.Optional(Type.String()),
     },
-    { additionalProperties: true },
+    {
+      additionalProperties: true,
+      description:
+        "A line of the caller. Openline also reads after_ms (a pause before it, 0 to 60000) and interrupt (true: said over the agent's next words)",
+    },
   ),
 ]);
 

@@ -90,7 +90,7 @@ export class AgentTestStore {
 
   async createRun(
     accountId: string,
-    run: { scenario_id: string; batch_id: string | null; caller_lines: string[]; settings: Record<string, unknown> },
+    run: { scenario_id: string; batch_id: string | null; caller_lines: unknown[]; settings: Record<string, unknown> },
   ): Promise<TestRunRow> {
     const row: TestRunRow = {
       id: randomUUID(),

@@ -4,8 +4,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { testMain } from '../../src/cli/test.js';
-import { check, toolCalls, voicemailMessage, type CallView } from '../../src/agent-tests/expect.js';
+import { check, edgesFollowed, toolCalls, voicemailMessage, type CallView } from '../../src/agent-tests/expect.js';
 import { scriptedCallerFromTranscript } from '../../src/agent-tests/caller.js';
+import { scriptedPersona } from '../../src/agent-tests/runner.js';
+import { parsePersona } from '../../src/carriers/sandbox/persona-format.js';
 
 function capture() {
   const out: string[] = [];
@@ -70,6 +72,7 @@ describe('openline test', () => {
     assert.match(report, /PASS {2}lead › the solar lead/);
     assert.match(report, /FAIL {2}lead › a renter is not a fit and is told so politely/);
     assert.match(report, /✗ pathway_nodes: "Not a fit" was not reached after "Greeting"/);
+    assert.match(report, /✗ pathway_edges: "no, rents the home" was not followed \(edges: Greeting -> Monthly bill/);
     assert.match(report, /user: No, I rent my apartment\./, 'the transcript excerpt');
     assert.match(report, /1 of 2 cases passed, 1 failed\./);
     assert.match(
@@ -115,6 +118,64 @@ describe('openline test', () => {
     fs.rmSync(dir, { recursive: true });
   });
 
+  it('times scripted lines: a slow line is said after its pause (the silence prompt first), an interrupting one over the agent', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-agent-tests-'));
+    fs.writeFileSync(
+      `${dir}/timing.yaml`,
+      [
+        'agent:',
+        '  call:',
+        '    task: You are Ava of Bright Smile Dental. Confirm the cleaning tomorrow at 3 pm.',
+        '    first_sentence: Hi, this is Ava from Bright Smile Dental, calling about your cleaning tomorrow at 3 pm.',
+        '    wait_for_greeting: true',
+        'cases:',
+        '  - name: a quick patient',
+        "    caller: { lines: ['Hello?', 'Yes, that works for me.', 'Thanks, bye.'] }",
+        "    expect: { transcript_not_contains: ['Are you still there'] }",
+        '  - name: a slow patient',
+        '    caller:',
+        '      lines:',
+        '        - Hello?',
+        "        - { say: 'Yes, that works for me.', after_ms: 9000 }",
+        '        - Thanks, bye.',
+        '    expect:',
+        "      transcript_contains: ['/still there\\?[\\s\\S]*user: Yes, that works for me[\\s\\S]*assistant: /']",
+        '  - name: a patient who talks over the greeting',
+        '    caller:',
+        '      lines:',
+        '        - Hello?',
+        "        - { say: 'Sorry, who is this?', interrupt: true }",
+        '        - Thanks, bye.',
+        "    expect: { transcript_contains: ['Sorry, who is this?'] }",
+      ].join('\n'),
+    );
+    const { io, out } = capture();
+    const code = await testMain([`${dir}/timing.yaml`, '--json', `${dir}/r.json`], io, env);
+    assert.equal(code, 0, out.join('\n'));
+    const runs = (JSON.parse(fs.readFileSync(`${dir}/r.json`, 'utf8')) as { runs: { transcript: string }[] }[]).map(
+      (r) => r.runs[0]!.transcript.split('\n'),
+    );
+    const [quick, slow, over] = runs as [string[], string[], string[]];
+    // The pause is heard: the agent asks whether anyone is there, then the line comes, and the call goes on.
+    const asked = slow.findIndex((l) => /^assistant: .*Are you still there\?/.test(l));
+    const answered = slow.indexOf('user: Yes, that works for me.');
+    assert.ok(asked > 0 && answered > asked, slow.join('\n'));
+    assert.ok(
+      slow.slice(answered + 1).some((l) => l.startsWith('assistant: ')),
+      slow.join('\n'),
+    );
+    assert.ok(!quick.some((l) => /still there/.test(l)), quick.join('\n'));
+    // Talked over: the agent's greeting is cut short, before its end.
+    const greeting = over.findIndex((l) => l.startsWith('assistant: Hi, this is Ava'));
+    assert.ok(greeting >= 0, over.join('\n'));
+    assert.ok(!over[greeting]!.includes('tomorrow at 3 pm.'), over.join('\n'));
+    assert.ok(
+      quick.some((l) => l.includes('tomorrow at 3 pm.')),
+      quick.join('\n'),
+    );
+    fs.rmSync(dir, { recursive: true });
+  });
+
   it('names the file and the field of a mistake, and exits 2', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-agent-tests-'));
     const cases: [string, RegExp][] = [
@@ -141,6 +202,30 @@ describe('openline test', () => {
         /\/cases\/0\/agent\/inbound_number: names an agent under test on an Openline server: run with --server URL/,
       ],
       ['cases: [ {', /lead\.yaml/],
+      [
+        'cases:\n  - name: x\n    agent: { call: { task: t } }\n    caller: { lines: [hi, { say: ok, after: 100 }] }\n    expect: {}',
+        /lead\.yaml: \/cases\/0\/caller\/lines\/1\/after Unexpected property/,
+      ],
+      [
+        'cases:\n  - name: x\n    agent: { call: { task: t } }\n    caller: { lines: [{ say: ok, after_ms: -5 }] }\n    expect: {}',
+        /\/cases\/0\/caller\/lines\/0\/after_ms Expected integer to be greater or equal to 0/,
+      ],
+      [
+        'cases:\n  - name: x\n    agent: { call: { task: t } }\n    caller: { lines: [hi, { say: ok, after_ms: 90000 }] }\n    expect: {}',
+        /\/cases\/0\/caller\/lines\/1\/after_ms Expected integer to be less or equal to 60000/,
+      ],
+      [
+        'cases:\n  - name: x\n    agent: { call: { task: t } }\n    caller: { lines: [{ after_ms: 100 }] }\n    expect: {}',
+        /\/cases\/0\/caller\/lines\/0\/say Expected required property/,
+      ],
+      [
+        'cases:\n  - name: x\n    agent: { call: { task: t } }\n    caller: { lines: [hi, { say: ok, interrupt: often }] }\n    expect: {}',
+        /\/cases\/0\/caller\/lines\/1\/interrupt Expected boolean/,
+      ],
+      [
+        'cases:\n  - name: x\n    agent: { call: { task: t } }\n    caller: { lines: [hi] }\n    expect: { pathway_edges: [] }',
+        /\/cases\/0\/expect\/pathway_edges /,
+      ],
     ];
     for (const [text, message] of cases) {
       fs.writeFileSync(`${dir}/lead.yaml`, text);
@@ -313,6 +398,107 @@ describe('expectations', () => {
         'tools_not_called: book appointment was called (with {"day":"Friday","slots":[1,2],"who":{"name":"Sam"}})',
       ],
     );
+  });
+});
+
+describe('scriptedPersona: timed lines as persona steps', () => {
+  it('pauses before a slow line, then listens fresh; talks over on speechStart; plain lines as before', () => {
+    const persona = scriptedPersona('p', '5000', [
+      { say: 'Hello?', after_ms: 1500 },
+      'Yes.',
+      { say: 'Wait, which day?', interrupt: true, after_ms: 300 },
+      { say: 'Okay.', after_ms: 2000 },
+    ]) as { states: Record<string, unknown[]> };
+    // A valid persona of the sandbox format.
+    parsePersona(persona, 'test');
+    assert.deepEqual(persona.states.s0, [{ pause: 1500 }, { say: 'Hello?' }, { goto: 's1' }]);
+    assert.deepEqual(persona.states.s1, [
+      {
+        listen: {
+          on: [{ any: true, do: [{ say: 'Yes.' }, { goto: 's2' }] }],
+          timeoutMs: 30_000,
+          timeout: [{ hangup: true }],
+          fresh: true,
+        },
+      },
+    ]);
+    assert.deepEqual(persona.states.s2, [
+      {
+        listen: {
+          on: [{ speechStart: true, do: [{ pause: 300 }, { say: 'Wait, which day?' }, { goto: 's3' }] }],
+          timeoutMs: 30_000,
+          timeout: [{ hangup: true }],
+        },
+      },
+    ]);
+    assert.deepEqual((persona.states.s3![0] as { listen: { on: unknown[] } }).listen.on, [
+      { any: true, do: [{ pause: 2000 }, { say: 'Okay.' }, { goto: 'end-fresh' }] },
+    ]);
+    assert.equal((persona.states['end-fresh']![0] as { listen: { fresh?: true } }).listen.fresh, true);
+    const plain = scriptedPersona('q', '5001', ['Hi.', 'Bye.']) as { states: Record<string, unknown[]> };
+    assert.deepEqual(plain.states.s0, [{ say: 'Hi.' }, { goto: 's1' }]);
+    assert.deepEqual(Object.keys(plain.states), ['s0', 's1', 'end']);
+  });
+});
+
+describe('pathway_edges', () => {
+  const step = (event: string, node: string, edge?: { label: string; target: string }) => ({
+    event,
+    node_id: node.toLowerCase(),
+    node_name: node,
+    chosen_edge: edge ?? null,
+  });
+  const call: CallView = {
+    status: 'completed',
+    answered_by: 'human',
+    call_ended_by: 'USER',
+    call_length: 0.5,
+    transferred_to: null,
+    variables: {},
+    pathway_logs: JSON.stringify([
+      step('entered', 'Greeting'),
+      step('stayed', 'Greeting'),
+      step('decided', 'Greeting', { label: 'yes, owns the home', target: 'bill' }),
+      step('entered', 'Bill'),
+      step('decided', 'Bill', { label: 'asks about pricing', target: 'pricing' }),
+      step('entered', 'Pricing'),
+      step('returned', 'Bill'),
+      step('decided', 'Bill', { label: 'a bill over 100', target: 'webhook' }),
+      step('entered', 'Webhook'),
+      // Taken without the caller: the log names no edge.
+      step('entered', 'Goodbye'),
+    ]),
+    transcripts: [],
+    latency: null,
+  };
+
+  it('reads the edges followed from the pathway logs, the way back from a global node left out', () => {
+    assert.deepEqual(edgesFollowed(call), [
+      { from: 'Greeting', to: 'Bill', label: 'yes, owns the home' },
+      { from: 'Bill', to: 'Pricing', label: 'asks about pricing' },
+      { from: 'Bill', to: 'Webhook', label: 'a bill over 100' },
+      { from: 'Webhook', to: 'Goodbye', label: null },
+    ]);
+    assert.deepEqual(edgesFollowed({ ...call, pathway_logs: null }), []);
+    assert.deepEqual(edgesFollowed({ ...call, pathway_logs: 'not json' }), []);
+  });
+
+  it('passes edges followed in order, by nodes or by label, and says which was not', () => {
+    assert.deepEqual(check(call, { pathway_edges: ['Greeting -> Bill', 'a bill over 100', 'Webhook->Goodbye'] }), []);
+    const followed =
+      'edges: Greeting -> Bill [yes, owns the home]; Bill -> Pricing [asks about pricing]; Bill -> Webhook [a bill over 100]; Webhook -> Goodbye';
+    assert.deepEqual(check(call, { pathway_edges: ['a bill over 100', 'Greeting -> Bill'] }), [
+      `pathway_edges: "Greeting -> Bill" was not followed after "Bill -> Webhook [a bill over 100]" (${followed})`,
+    ]);
+    assert.deepEqual(check(call, { pathway_edges: ['Greeting -> Goodbye'] }), [
+      `pathway_edges: "Greeting -> Goodbye" was not followed (${followed})`,
+    ]);
+    assert.deepEqual(check(call, { pathway_edges: ['no, rents the home'] }), [
+      `pathway_edges: "no, rents the home" was not followed (${followed})`,
+    ]);
+    assert.deepEqual(check({ ...call, pathway_logs: null }, { pathway_edges: ['Greeting -> Bill'] }), [
+      'pathway_edges: "Greeting -> Bill" was not followed (edges: none)',
+    ]);
   });
 });
 

@@ -85,6 +85,14 @@ describe('openline test --server: the cases run on a running Openline server thr
         `    agent: { inbound_number: '${inbound}' }`,
         "    caller: { lines: ['Hello?', 'Bye.'] }",
         "    expect: { transcript_contains: ['Corner Bakery'] }",
+        '  - name: a slow caller is asked whether they are still there before their line',
+        '    agent:',
+        '      call:',
+        '        task: Confirm the cleaning tomorrow at 3 pm.',
+        '        first_sentence: Hi, this is Ava from Bright Smile Dental about your cleaning tomorrow at 3 pm.',
+        '        wait_for_greeting: true',
+        "    caller: { lines: ['Hello?', { say: 'Yes, that works.', after_ms: 9000 }, 'Thanks, bye.'] }",
+        "    expect: { transcript_contains: ['/still there\\?[\\s\\S]*user: Yes, that works/'] }",
       ].join('\n'),
     );
     const before = await t.request('GET', '/v1/pathway');
@@ -97,7 +105,7 @@ describe('openline test --server: the cases run on a running Openline server thr
     );
     const report = out.join('\n');
     assert.equal(code, 0, `${report}\n${err.join('\n')}`);
-    assert.match(report, /6 of 6 cases passed\./);
+    assert.match(report, /7 of 7 cases passed\./);
     assert.ok(!report.includes(t.key) && !err.join('\n').includes(t.key), 'the key is never printed');
     // Every call is one of the account's, on the server.
     const results = JSON.parse(fs.readFileSync(`${dir}/r.json`, 'utf8')) as { runs: { callId: string }[] }[];

@@ -9,7 +9,13 @@ import { ScaledClock } from '../../src/clock.js';
 import { createTestApp, type TestApp } from '../../src/testing/harness.js';
 import { verifyWebhook } from '../../src/outbound/signing.js';
 import { FakeOpenAi, fakeLlmConfig, type FakeReply } from '../../src/testing/fake-openai.js';
-import { evaluateAssertion, normalizeAssertions, userLinesOf } from '../../src/agent-tests/scenarios.js';
+import {
+  callerLines,
+  evaluateAssertion,
+  inputMessageProblems,
+  normalizeAssertions,
+  userLinesOf,
+} from '../../src/agent-tests/scenarios.js';
 import type { CallView } from '../../src/agent-tests/expect.js';
 
 type Json = Record<string, unknown>;
@@ -32,6 +38,35 @@ describe('userLinesOf: the caller of a finished call as scripted lines', () => {
       ]),
       ['Hello? Who is this?', 'No, I rent.'],
     );
+  });
+});
+
+describe("callerLines: a scenario's input_messages as scripted lines", () => {
+  it("keeps the caller's words, with after_ms and interrupt when a message has them, and checks them", () => {
+    const messages = [
+      'Hello?',
+      { role: 'user', content: 'Yes, that works.', after_ms: 1500 },
+      { role: 'assistant', content: 'Great.', after_ms: 'soon' },
+      { content: 'Wait, which day?', interrupt: true },
+      { role: 'User', text: ' Bye. ', after_ms: 0, interrupt: false },
+    ];
+    assert.deepEqual(callerLines(messages), [
+      'Hello?',
+      { say: 'Yes, that works.', after_ms: 1500 },
+      { say: 'Wait, which day?', interrupt: true },
+      { say: 'Bye.', after_ms: 0, interrupt: false },
+    ]);
+    assert.deepEqual(inputMessageProblems(messages), [], "the agent's messages are not checked");
+    assert.deepEqual(
+      inputMessageProblems(['Hi', { content: 'a', after_ms: -1 }, { content: 'b', after_ms: 1.5, interrupt: 'yes' }]),
+      [
+        'input_messages[1].after_ms: Expected integer to be greater or equal to 0',
+        'input_messages[2].after_ms: Expected integer',
+      ],
+    );
+    assert.deepEqual(inputMessageProblems([{ content: 'c', interrupt: 'yes' }]), [
+      'input_messages[0].interrupt: Expected boolean',
+    ]);
   });
 });
 
@@ -219,6 +254,17 @@ for (const storage of ['sqlite', 'postgres'] as const)
       assert.match(errors, /assertions\[1\] \(REGEX\) config\.pattern is not a valid regular expression/);
       assert.match(errors, /assertions\[2\] \(VARIABLE_EQUALS\) needs the variable name in config\.variable/);
 
+      const timing = await t.request(
+        'POST',
+        '/v1/agent-testing/scenarios',
+        scenario({ input_messages: [{ role: 'user', content: 'Hello?', after_ms: 90_000 }, 'Bye.'] }),
+      );
+      assert.equal(timing.status, 400);
+      assert.match(
+        (timing.body.errors as string[]).join(),
+        /input_messages\[0\]\.after_ms: Expected integer to be less or equal to 60000/,
+      );
+
       const noAgent = await t.request('POST', '/v1/agent-testing/scenarios', { name: 'x' });
       assert.equal(noAgent.status, 400);
       assert.match((noAgent.body.errors as string[])[0]!, /^pathway_id is required \(or agent_id, phone_number/);
@@ -393,6 +439,31 @@ for (const storage of ['sqlite', 'postgres'] as const)
         (await t.request('POST', '/v1/agent-testing/scenarios', { name: 'x', agent_id: 'nope' })).status,
         400,
       );
+    });
+
+    it('a timed line: the caller pauses before it, so the agent asks whether anyone is there first', async () => {
+      const messages = [
+        { role: 'user', content: 'Hello?' },
+        { role: 'user', content: 'Yes, that works.', after_ms: 9000 },
+        { role: 'user', content: 'Thanks, bye.' },
+      ];
+      const r = await t.request('POST', '/v1/agent-testing/scenarios', {
+        name: 'a slow patient',
+        call: {
+          task: 'Confirm the cleaning tomorrow at 3 pm.',
+          first_sentence: 'Hi, this is Ava from Bright Smile Dental about your cleaning tomorrow at 3 pm.',
+          wait_for_greeting: true,
+        },
+        input_messages: messages,
+        assertions: [{ type: 'REGEX', config: { pattern: 'still there\\?[\\s\\S]*user: Yes, that works' } }],
+      });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.deepEqual(r.body.input_messages, messages, 'the hosted shape, with the timing kept');
+      const result = await run(String(r.body.id));
+      assert.equal(result.status, 'PASSED', JSON.stringify(result));
+      const said = (result.chat_history as Json[]).map((m) => `${String(m.role)}: ${String(m.content)}`);
+      const asked = said.findIndex((l) => /^assistant: .*still there\?/.test(l));
+      assert.ok(asked > 0 && said.indexOf('user: Yes, that works.') > asked, said.join('\n'));
     });
 
     it('from-call: a finished call becomes a scenario whose caller says what its caller said, against the same pathway', async () => {
