@@ -276,6 +276,36 @@ describe(
       }
     });
 
+    it('outbound: the person called hangs up the bridge: the target gets BYE, the call was ended by the user', async () => {
+      const pathwayId = await transferPathway('+14155550112');
+      const caller = await rtpPeer();
+      const target = await rtpPeer();
+      try {
+        const peer = uas(
+          'refer-bridge.xml',
+          'refer-bridge-user',
+          ['-mp', '31080', '-key', 'caller_rtp', String(caller.port), '-key', 'target_rtp', String(target.port)],
+          2,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const record = await waitForCall(
+          t,
+          await call({ phone_number: '+14155551242', pathway_id: pathwayId, max_duration: 1 }),
+        );
+        assert.equal(await peer.exit, 0, trace(peer));
+        const log = trace(peer);
+        assert.match(log, /INVITE sip:\+14155550112@/);
+        // The caller's BYE went out from sipp; the target's BYE came from Openline.
+        assert.match(log, /sent [^\n]*\s+BYE sip:openline@/);
+        assert.match(log, /received \[\d+\] bytes :\s+BYE sip:/);
+        assert.equal(record.transferred_to, '+14155550112');
+        assert.equal(record.call_ended_by, 'USER');
+      } finally {
+        caller.close();
+        target.close();
+      }
+    });
+
     it('outbound: a refused REFER to a busy target: the transfer failed, nobody transferred', async () => {
       const pathwayId = await transferPathway('+14155550111');
       const caller = await rtpPeer();
