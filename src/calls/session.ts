@@ -1000,10 +1000,14 @@ export class CallSession {
       return;
     }
     await this.record('agent-action', `Transferring to ${number}`);
-    const result = await this.o.leg.transfer(number);
+    // A carrier that bridges the call itself holds the transfer until the bridge ends: a stop
+    // through the API hangs it up meanwhile.
+    const stopped = () => void this.o.leg.hangup();
+    this.o.signal.addEventListener('abort', stopped);
+    const result = await this.o.leg.transfer(number).finally(() => this.o.signal.removeEventListener('abort', stopped));
     if (result.ok) {
       this.transferredTo = number;
-      this.endedBy = 'ASSISTANT';
+      this.endedBy = result.endedBy ?? 'ASSISTANT';
       this.phase = 'ending';
       this.done = true;
       return;

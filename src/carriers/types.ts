@@ -53,7 +53,11 @@ export interface SpeakResult {
   interrupted: boolean;
 }
 
-export type TransferResult = { ok: true } | { ok: false; reason: string };
+/**
+ * How a transfer went. `endedBy`: a carrier that bridged the call to the target itself (SIP when
+ * REFER is refused) resolves only when the bridge ends, naming who ended it.
+ */
+export type TransferResult = { ok: true; endedBy?: 'USER' | 'ASSISTANT' } | { ok: false; reason: string };
 
 /** What is said: all at once, or as it is written (a language model's streamed reply). */
 export type SpeechText = string | AsyncIterable<string>;

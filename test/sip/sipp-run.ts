@@ -12,15 +12,15 @@ export interface Sipp {
   log: string;
 }
 
-/** Runs sipp for one call with `args`; its message trace goes to a file for failure reports. */
-export function sipp(args: string[], dir: string, name: string): Sipp {
+/** Runs sipp for `calls` calls (one by default) with `args`; its message trace goes to a file for failure reports. */
+export function sipp(args: string[], dir: string, name: string, calls = 1): Sipp {
   const log = path.join(dir, `${name}.log`);
   const child = spawn(
     'sipp',
     [
       ...args,
       '-m',
-      '1',
+      String(calls),
       '-nostdin',
       '-timeout',
       '60s',

@@ -6,7 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
 import { parseWav } from '../../src/media/wav.js';
-import { dbfs } from '../../src/media/audio.js';
+import { alawToMulaw, dbfs, mulawToAlaw } from '../../src/media/audio.js';
+import { parseRtp, writeRtp, type RtpPacket } from '../../src/carriers/sip/rtp.js';
 import { freeUdpPort } from '../../src/testing/ports.js';
 import { HAS_SIPP, SCENARIOS, sipp, trace, until } from './sipp-run.js';
 
@@ -52,7 +53,7 @@ describe(
       return String(r.body.call_id);
     }
 
-    const uas = (scenario: string | undefined, name: string, extra: string[] = []) =>
+    const uas = (scenario: string | undefined, name: string, extra: string[] = [], calls = 1) =>
       sipp(
         [
           ...(scenario ? ['-sf', path.join(SCENARIOS, scenario)] : ['-sn', 'uas']),
@@ -64,6 +65,7 @@ describe(
         ],
         dir,
         name,
+        calls,
       );
 
     it('outbound: INVITE to the trunk, answered, RTP both ways (the echo is on the recording), BYE on stop', async () => {
@@ -176,27 +178,154 @@ describe(
       );
     });
 
-    it('outbound: a refused REFER leaves the call up, not transferred', async () => {
+    /** A pathway whose first node transfers the call to `number`. */
+    async function transferPathway(number: string): Promise<string> {
       const created = await t.request('POST', '/v1/pathway/create', {
-        name: 'Transfer refused',
+        name: `Transfer to ${number}`,
         nodes: [
           {
-            id: 'to-sales',
+            id: 'transfer',
             type: 'Transfer Call',
-            data: { name: 'Sales', isStart: true, transferNumber: '+14155550110', text: 'Connecting you to sales.' },
+            data: { name: 'Sales', isStart: true, transferNumber: number, text: 'Connecting you to sales.' },
           },
         ],
         edges: [],
       });
-      const peer = uas('refer-refused.xml', 'refer-refused', ['-mp', '31060']);
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      const id = await call({ phone_number: '+14155551240', pathway_id: created.body.pathway_id, max_duration: 1 });
-      await until('the refusal', async () => trace(peer).includes('603 Declined'));
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      if (!(await t.request('GET', `/v1/calls/${id}`)).body.completed) await t.request('POST', `/v1/calls/${id}/stop`);
-      const record = await waitForCall(t, id);
-      assert.equal(await peer.exit, 0, trace(peer));
-      assert.equal(record.transferred_to, null);
+      assert.equal(created.status, 200, JSON.stringify(created.body));
+      return String(created.body.pathway_id);
+    }
+
+    /** A UDP socket standing for a phone's RTP: what it receives, and a 20 ms stream of one payload it can send. */
+    async function rtpPeer() {
+      const socket = dgram.createSocket('udp4');
+      const packets: RtpPacket[] = [];
+      socket.on('message', (data) => {
+        const packet = parseRtp(data);
+        if (packet) packets.push(packet);
+      });
+      await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+      let timer: NodeJS.Timeout | undefined;
+      return {
+        port: socket.address().port,
+        packets,
+        stream(to: number, payloadType: number, payload: Buffer) {
+          let sequence = 1;
+          timer = setInterval(() => {
+            const packet = { payloadType, marker: false, sequence, timestamp: sequence * 160, ssrc: 0x5eed, payload };
+            socket.send(writeRtp(packet), to, '127.0.0.1');
+            sequence++;
+          }, 20);
+        },
+        close() {
+          clearInterval(timer);
+          socket.close();
+        },
+      };
+    }
+
+    /** The RTP port Openline offered in its INVITE to `number` (from sipp's trace). */
+    const offeredPort = (log: string, number: string) =>
+      Number(new RegExp(`INVITE sip:\\${number}@[\\s\\S]*?m=audio (\\d+)`).exec(log)?.[1]);
+
+    it('outbound: a refused REFER falls back to a call to the target through the trunk, bridged both ways; its BYE ends the call', async () => {
+      const pathwayId = await transferPathway('+14155550110');
+      const caller = await rtpPeer();
+      const target = await rtpPeer();
+      try {
+        const peer = uas(
+          'refer-bridge.xml',
+          'refer-bridge',
+          ['-mp', '31060', '-key', 'caller_rtp', String(caller.port), '-key', 'target_rtp', String(target.port)],
+          2,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const id = await call({ phone_number: '+14155551240', pathway_id: pathwayId, max_duration: 1 });
+        await until('the call to the transfer target', async () => trace(peer).includes('INVITE sip:+14155550110@'));
+        // The person called speaks PCMU, the target PCMA: each one's audio reaches the other converted.
+        const spoken = Buffer.alloc(160, 0x1a);
+        const answered = Buffer.alloc(160, 0x2a);
+        caller.stream(offeredPort(trace(peer), '+14155551240'), 0, spoken);
+        target.stream(offeredPort(trace(peer), '+14155550110'), 8, answered);
+        const relayed = (packets: RtpPacket[], payloadType: number, payload: Buffer) =>
+          packets.filter((p) => p.payloadType === payloadType && p.payload.equals(payload));
+        await until(
+          'audio both ways across the bridge',
+          () =>
+            relayed(target.packets, 8, mulawToAlaw(spoken)).length >= 25 &&
+            relayed(caller.packets, 0, alawToMulaw(answered)).length >= 25,
+        );
+        const record = await waitForCall(t, id);
+        assert.equal(await peer.exit, 0, trace(peer));
+        const log = trace(peer);
+        assert.match(log, new RegExp(`INVITE sip:\\+14155550110@127\\.0\\.0\\.1:${trunkPort}`));
+        assert.match(log, /SIP\/2\.0 603 Declined/);
+        // The target's BYE (sent by sipp as the target) ended the caller's leg with a BYE from Openline.
+        assert.match(log, /BYE sip:openline@/);
+        assert.match(log, /received \[\d+\] bytes :\s+BYE sip:/);
+        // The target heard the person called and nobody else; once bridged, the agent fell silent.
+        assert.equal(relayed(target.packets, 8, mulawToAlaw(spoken)).length, target.packets.length);
+        const first = caller.packets.findIndex((p) => p.payload.equals(alawToMulaw(answered)));
+        const after = caller.packets.slice(first);
+        assert.equal(relayed(after, 0, alawToMulaw(answered)).length, after.length, 'the agent spoke into the bridge');
+        assert.equal(record.transferred_to, '+14155550110');
+        assert.equal(record.call_ended_by, 'ASSISTANT');
+        assert.equal(record.error_message, null);
+      } finally {
+        caller.close();
+        target.close();
+      }
+    });
+
+    it('outbound: the person called hangs up the bridge: the target gets BYE, the call was ended by the user', async () => {
+      const pathwayId = await transferPathway('+14155550112');
+      const caller = await rtpPeer();
+      const target = await rtpPeer();
+      try {
+        const peer = uas(
+          'refer-bridge.xml',
+          'refer-bridge-user',
+          ['-mp', '31080', '-key', 'caller_rtp', String(caller.port), '-key', 'target_rtp', String(target.port)],
+          2,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const record = await waitForCall(
+          t,
+          await call({ phone_number: '+14155551242', pathway_id: pathwayId, max_duration: 1 }),
+        );
+        assert.equal(await peer.exit, 0, trace(peer));
+        const log = trace(peer);
+        assert.match(log, /INVITE sip:\+14155550112@/);
+        // The caller's BYE went out from sipp; the target's BYE came from Openline.
+        assert.match(log, /sent [^\n]*\s+BYE sip:openline@/);
+        assert.match(log, /received \[\d+\] bytes :\s+BYE sip:/);
+        assert.equal(record.transferred_to, '+14155550112');
+        assert.equal(record.call_ended_by, 'USER');
+      } finally {
+        caller.close();
+        target.close();
+      }
+    });
+
+    it('outbound: a refused REFER to a busy target: the transfer failed, nobody transferred', async () => {
+      const pathwayId = await transferPathway('+14155550111');
+      const caller = await rtpPeer();
+      try {
+        const peer = uas(
+          'refer-bridge.xml',
+          'refer-busy',
+          ['-mp', '31070', '-key', 'caller_rtp', String(caller.port), '-key', 'target_rtp', String(caller.port)],
+          2,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const id = await call({ phone_number: '+14155551241', pathway_id: pathwayId, max_duration: 1 });
+        const record = await waitForCall(t, id);
+        assert.equal(await peer.exit, 0, trace(peer));
+        assert.match(trace(peer), /INVITE sip:\+14155550111@[\s\S]*SIP\/2\.0 486 Busy Here/);
+        assert.equal(record.transferred_to, null);
+        assert.match(String(record.error_message), /^Transfer to \+14155550111 failed: .*busy/);
+      } finally {
+        caller.close();
+      }
     });
 
     it("outbound: a call naming the account's own SIP trunk (encrypted_key) goes there", async () => {

@@ -96,6 +96,11 @@ const USER_AGENT = 'Openline';
 const BUSY = new Set([486, 600, 603]);
 /** Final responses that mean nobody answered. */
 const NO_ANSWER = new Set([408, 480, 487]);
+/** How long the target of a transfer that falls back to a new call may ring. */
+const TRANSFER_RING_MS = 30_000;
+
+/** How an INVITE of ours ended: answered with its dialog, or the DialResult of a call that never was. */
+type Placed = { status: 'answered'; dialog: Dialog } | Exclude<DialResult, { status: 'answered' }>;
 
 /** One call's SIP dialog (RFC 3261 section 12): who we talk to and how to reach them. */
 class Dialog {
@@ -107,6 +112,11 @@ class Dialog {
   sessionTimer: NodeJS.Timeout | undefined;
   /** The far end takes UPDATE (its Allow): session refreshes use it rather than a re-INVITE. */
   remoteAllowsUpdate = false;
+  /**
+   * Called once when the dialog ends: `remote` when the far end ended it (its BYE, its RTP gone),
+   * not when we did. A bridge ends with it.
+   */
+  onEnd: ((remote: boolean) => void) | undefined;
   constructor(
     readonly callId: string,
     readonly localTag: string,
@@ -164,9 +174,20 @@ export class SipCarrier implements Carrier {
   }
 
   async dial(request: DialRequest): Promise<DialResult> {
+    const settings = request.request;
+    if (!settings) return { status: 'failed', reason: 'a SIP call needs its settings' };
+    const placed = await this.invite(request);
+    if (placed.status !== 'answered') return placed;
+    return { status: 'answered', leg: this.leg(placed.dialog, settings, request.callId) };
+  }
+
+  /**
+   * An outbound INVITE through the call's trunk (the account's own, else OPENLINE_SIP_TRUNK) until
+   * it is answered or fails: the calls of dial() and the second call of a transfer that REFER could not make.
+   */
+  private async invite(request: DialRequest): Promise<Placed> {
     const trunk = (await this.o.trunkFor?.(request)) ?? this.o.trunk;
     if (!trunk) return { status: 'failed', reason: 'no SIP trunk is configured (OPENLINE_SIP_TRUNK)' };
-    if (!request.request) return { status: 'failed', reason: 'a SIP call needs its settings' };
     const rtp = await RtpSession.open(this.o.rtpHost, this.o.rtpPorts, { timeoutMs: this.o.rtpTimeoutMs ?? 30_000 });
     const endpoint = this.o.endpoint;
     const transport = trunk.transport;
@@ -274,7 +295,7 @@ export class SipCarrier implements Carrier {
         response = await sent.response;
       }
       if (response.status >= 200 && response.status < 300)
-        return this.connected(request, response, rtp, {
+        return this.connected(request.to, response, rtp, {
           callId,
           localTag,
           local,
@@ -294,9 +315,9 @@ export class SipCarrier implements Carrier {
     }
   }
 
-  /** The INVITE was answered: ACK, media (the answer's SDP, else the early media's), the session timer, the leg. */
+  /** The INVITE was answered: ACK, media (the answer's SDP, else the early media's), the session timer. */
   private connected(
-    request: DialRequest,
+    to: string,
     response: SipResponse,
     rtp: RtpSession,
     call: {
@@ -309,9 +330,9 @@ export class SipCarrier implements Carrier {
       sdp: string;
       early: RemoteMedia | undefined;
     },
-  ): DialResult {
+  ): Placed {
     const domain = hostPort(call.target.host, call.target.port);
-    const remoteTarget = uriOf(header(response, 'contact')) ?? `sip:${request.to}@${domain}`;
+    const remoteTarget = uriOf(header(response, 'contact')) ?? `sip:${to}@${domain}`;
     const routes = [...(response.headers.get('record-route') ?? [])].reverse();
     const dialog = new Dialog(
       call.callId,
@@ -338,8 +359,9 @@ export class SipCarrier implements Carrier {
       return { status: 'failed', reason: 'the answer carried no audio we can use (SDP without PCMU or PCMA)' };
     }
     rtp.connect({ address: media.address, port: media.port }, media.codec);
+    this.watchMedia(dialog);
     this.armSessionTimer(dialog, sessionExpiresOf(response), true);
-    return { status: 'answered', leg: this.leg(dialog, request.request!, request.callId) };
+    return { status: 'answered', dialog };
   }
 
   /**
@@ -402,16 +424,29 @@ export class SipCarrier implements Carrier {
     this.o.endpoint.keep(dialog.connection, false);
   }
 
-  private leg(dialog: Dialog, request: CallRequest, callId: string): CallLeg {
+  /** The dialog's media stopped (BYE from the far end, or its RTP went silent): the dialog is over. */
+  private watchMedia(dialog: Dialog): void {
     dialog.rtp.on((event) => {
       if (event.type === 'stop') {
         this.release(dialog);
         // RTP went silent: the far end is gone without a BYE; say goodbye for the record.
-        if (event.reason === 'network' && !dialog.ended) void this.bye(dialog);
+        if (event.reason === 'network') void this.bye(dialog, true);
       }
     });
+  }
+
+  /** The dialog ended (`remote`: by the far end): once, its bridge (if any) hears of it. */
+  private ended(dialog: Dialog, remote: boolean): void {
+    if (dialog.ended) return;
+    dialog.ended = true;
+    const onEnd = dialog.onEnd;
+    dialog.onEnd = undefined;
+    onEnd?.(remote);
+  }
+
+  private leg(dialog: Dialog, request: CallRequest, callId: string): CallLeg {
     return this.o.audioLeg(dialog.rtp, request, callId, {
-      transfer: (to) => this.refer(dialog, to),
+      transfer: (to) => this.transfer(dialog, to, request, callId),
       hangup: () => this.bye(dialog),
     });
   }
@@ -429,15 +464,74 @@ export class SipCarrier implements Carrier {
     this.o.endpoint.close();
   }
 
-  /** Ends the call from our side: BYE, and the media closes. */
-  private async bye(dialog: Dialog): Promise<void> {
+  /** Ends the call from our side (`gone`: the far end's RTP went silent first): BYE, and the media closes. */
+  private async bye(dialog: Dialog, gone = false): Promise<void> {
     if (dialog.ended) return;
-    dialog.ended = true;
+    this.ended(dialog, gone);
     this.dialogs.delete(dialog.callId);
     clearTimeout(dialog.sessionTimer);
     dialog.rtp.close();
     await this.sendInDialog(dialog, 'BYE');
     this.release(dialog);
+  }
+
+  /**
+   * Blind transfer: REFER; when the far end refuses it (or does not answer), a call of our own to
+   * `to` through the trunk, bridged with this one once answered.
+   */
+  private async transfer(dialog: Dialog, to: string, request: CallRequest, callId: string): Promise<TransferResult> {
+    const referred = await this.refer(dialog, to);
+    if (referred.ok || dialog.ended) return referred;
+    this.o.log?.info(
+      { sip_call_id: dialog.callId, reason: referred.reason },
+      'REFER refused: calling the transfer target to bridge the call',
+    );
+    return this.bridgeTo(dialog, to, request, callId);
+  }
+
+  /**
+   * The transfer's fallback: an INVITE to `to` (the same INVITE client and trunk as outbound
+   * calls), and once answered the two calls' RTP relayed to each other (src/carriers/sip/rtp.ts
+   * bridge): the agent neither hears nor speaks from then on. Resolves when the bridge ends, with
+   * who ended it (the person called: USER; the transfer target: ASSISTANT), the other leg getting
+   * BYE; or, when the target is busy, does not answer or fails, with the failure.
+   */
+  private async bridgeTo(dialog: Dialog, to: string, request: CallRequest, callId: string): Promise<TransferResult> {
+    const stop = new AbortController();
+    // The person called hangs up while the target rings: the ringing stops (CANCEL).
+    dialog.onEnd = () => stop.abort();
+    const placed = await this.invite({
+      callId,
+      to,
+      from: request.from,
+      ringTimeoutMs: TRANSFER_RING_MS,
+      signal: stop.signal,
+      request,
+    });
+    dialog.onEnd = undefined;
+    if (placed.status !== 'answered') {
+      const why =
+        placed.status === 'failed' ? placed.reason : placed.status === 'busy' ? 'the line was busy' : 'nobody answered';
+      return { ok: false, reason: dialog.ended ? 'the caller hung up' : `REFER refused, and calling ${to}: ${why}` };
+    }
+    const target = placed.dialog;
+    if (dialog.ended) {
+      await this.bye(target);
+      return { ok: false, reason: 'the caller hung up' };
+    }
+    dialog.rtp.bridge(target.rtp);
+    return new Promise<TransferResult>((resolve) => {
+      dialog.onEnd = (remote) => {
+        target.onEnd = undefined;
+        void this.bye(target);
+        resolve({ ok: true, endedBy: remote ? 'USER' : 'ASSISTANT' });
+      };
+      target.onEnd = () => {
+        dialog.onEnd = undefined;
+        void this.bye(dialog);
+        resolve({ ok: true, endedBy: 'ASSISTANT' });
+      };
+    });
   }
 
   /** Blind transfer (RFC 3515): the far end calls `to`; we leave once it accepted. */
@@ -518,7 +612,7 @@ export class SipCarrier implements Carrier {
       case 'BYE':
         if (!dialog) return respond(481, 'Call/Transaction Does Not Exist');
         respond(200, 'OK');
-        dialog.ended = true;
+        this.ended(dialog, true);
         this.release(dialog);
         dialog.rtp.stop('remote');
         return;
@@ -622,6 +716,7 @@ export class SipCarrier implements Carrier {
     dialog.remoteAllowsUpdate = allowsUpdate(request.headers);
     this.dialogs.set(dialog.callId, dialog);
     this.o.endpoint.keep(dialog.connection, true);
+    this.watchMedia(dialog);
     const leg = this.leg(dialog, accepted.request, accepted.callId);
     respond(200, 'OK', {
       headers: new Map([

@@ -1,6 +1,6 @@
 import dgram from 'node:dgram';
 import { randomInt } from 'node:crypto';
-import { FRAME_SAMPLES, mulawToAlaw } from '../../media/audio.js';
+import { FRAME_SAMPLES, alawToMulaw, mulawToAlaw } from '../../media/audio.js';
 import { RtpFrames } from '../../media/rtp-frames.js';
 import type { MediaEvent, MediaListener, MediaTransport } from '../../media/transport.js';
 
@@ -112,6 +112,11 @@ export class RtpSession implements MediaTransport {
   /** Early media (before the answer): packets counted, their audio not passed on. */
   private early = false;
   private readonly watchdog: NodeJS.Timeout;
+  /**
+   * The call this one is bridged with (a transfer SIP made itself): packets go from one to the
+   * other, and the agent's audio (sendMedia, sendKey) goes nowhere, nor does the far end's reach it.
+   */
+  private bridged: RtpSession | undefined;
   /** Packets received and sent. */
   readonly stats = { received: 0, sent: 0 };
 
@@ -165,7 +170,7 @@ export class RtpSession implements MediaTransport {
   }
 
   sendMedia(payload: Buffer): void {
-    if (this.closed || !this.remote) return;
+    if (this.closed || !this.remote || this.bridged) return;
     const body = this.codec.name === 'PCMA' ? mulawToAlaw(payload) : payload;
     const packet = writeRtp({
       payloadType: this.codec.payloadType,
@@ -192,7 +197,7 @@ export class RtpSession implements MediaTransport {
     const payloadType = this.codec.dtmfPayloadType;
     const event = DTMF_EVENTS.indexOf(digit.toUpperCase());
     if (payloadType === undefined || event < 0) return false;
-    if (this.closed || !this.remote) return true;
+    if (this.closed || !this.remote || this.bridged) return true;
     if (part.first || !this.keyEvent) this.keyEvent = { timestamp: this.timestamp, duration: 0 };
     const key = this.keyEvent;
     key.duration += FRAME_SAMPLES;
@@ -225,6 +230,34 @@ export class RtpSession implements MediaTransport {
     return true;
   }
 
+  /**
+   * Bridges the two calls' media both ways: each packet of one goes to the other as it comes, its
+   * audio converted when the two negotiated different codecs (PCMU, PCMA), its RFC 4733 events
+   * under the other's telephone-event payload type (dropped when the other has none).
+   */
+  bridge(other: RtpSession): void {
+    this.bridged = other;
+    other.bridged = this;
+  }
+
+  /** A packet of the bridged call, sent on to this one's far end under its stream's numbers. */
+  private relay(packet: RtpPacket, from: RtpCodec): void {
+    if (this.closed || !this.remote) return;
+    let payloadType: number;
+    let payload = packet.payload;
+    if (from.dtmfPayloadType !== undefined && packet.payloadType === from.dtmfPayloadType) {
+      if (this.codec.dtmfPayloadType === undefined) return;
+      payloadType = this.codec.dtmfPayloadType;
+    } else if (packet.payloadType === 0 || packet.payloadType === 8) {
+      payloadType = this.codec.payloadType;
+      if (packet.payloadType === 0 && this.codec.name === 'PCMA') payload = mulawToAlaw(payload);
+      else if (packet.payloadType === 8 && this.codec.name === 'PCMU') payload = alawToMulaw(payload);
+    } else return;
+    const out = writeRtp({ ...packet, payloadType, payload });
+    this.stats.sent++;
+    this.socket.send(out, this.remote.port, this.remote.address);
+  }
+
   /** RTP plays what it is sent as it arrives (frames are paced here at 20 ms): played means sent. */
   sendMark(name: string): void {
     setImmediate(() => this.emit({ type: 'mark', name }));
@@ -249,7 +282,7 @@ export class RtpSession implements MediaTransport {
 
   /** A key the far end signalled out of the media (SIP INFO). */
   dtmf(digit: string): void {
-    if (!this.closed) this.emit({ type: 'dtmf', digit });
+    if (!this.closed && !this.bridged) this.emit({ type: 'dtmf', digit });
   }
 
   private emit(event: MediaEvent): void {
@@ -267,6 +300,7 @@ export class RtpSession implements MediaTransport {
     this.stats.received++;
     // Ringback and announcements before the answer are no one speaking: nothing hears them.
     if (this.early) return;
+    if (this.bridged) return this.bridged.relay(packet, this.codec);
     if (this.codec.dtmfPayloadType !== undefined && packet.payloadType === this.codec.dtmfPayloadType)
       return this.onTelephoneEvent(packet);
     this.frames.take(packet);
