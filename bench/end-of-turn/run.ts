@@ -17,7 +17,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ScaledClock } from '../../src/clock.js';
-import { createTestApp, type TestApp } from '../../src/testing/harness.js';
+import { createTestApp, waitForCall } from '../../src/testing/harness.js';
 import { EspeakTts } from '../../src/providers/tts/espeak.js';
 import { FRAME_SAMPLES, SAMPLE_RATE, concatPcm, resample, rms } from '../../src/media/audio.js';
 
@@ -95,16 +95,6 @@ function personaFor(gapMs: number, number: string, trailMs: number[]): object {
   };
 }
 
-/** The call's record once it has ended (a call of three exchanges takes well over 30 s). */
-async function ended(t: TestApp, id: string): Promise<Record<string, unknown>> {
-  for (const deadline = Date.now() + 180_000; Date.now() < deadline;) {
-    const r = await t.request('GET', `/v1/calls/${id}`);
-    if (r.body.completed === true || String(r.body.queue_status).endsWith('error')) return r.body;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`call ${id} did not end within 3 minutes`);
-}
-
 function percentile(values: number[], p: number): number {
   if (values.length === 0) return NaN;
   const sorted = [...values].sort((a, b) => a - b);
@@ -140,7 +130,8 @@ try {
             first_sentence: 'Hi, this is the dental office. How can I help?',
           });
           if (r.status !== 200) throw new Error(JSON.stringify(r.body));
-          return ended(t, String(r.body.call_id));
+          // A call of three exchanges takes well over 30 s.
+          return waitForCall(t, String(r.body.call_id), t.key, 180_000);
         }),
       );
       return { pause, records };

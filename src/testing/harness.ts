@@ -96,9 +96,17 @@ export async function createTestApp(
   };
 }
 
-/** Call details once the call has ended (completed, or an error state); polls in real time. */
-export async function waitForCall(t: TestApp, id: string, key = t.key): Promise<Record<string, unknown>> {
-  for (let i = 0; i < 600; i++) {
+/**
+ * Call details once the call has ended (completed, or an error state); polls in real time, every
+ * 50 ms for up to `timeoutMs` (30 s by default).
+ */
+export async function waitForCall(
+  t: TestApp,
+  id: string,
+  key = t.key,
+  timeoutMs = 30_000,
+): Promise<Record<string, unknown>> {
+  for (let i = 0; i < timeoutMs / 50; i++) {
     const r = await t.request('GET', `/v1/calls/${id}`, undefined, { as: key });
     if (r.body.completed === true || String(r.body.queue_status).endsWith('error')) return r.body;
     await new Promise((resolve) => setTimeout(resolve, 50));
