@@ -82,6 +82,11 @@ describe('answer detector: the words of one utterance', () => {
       'voicemail',
     ],
     ['"not available"', 'I am not available right now.', 'voicemail'],
+    [
+      'a voicemail asking for a name and number',
+      "Hi, you've got Terrence. I'm probably out fishing, so leave your name and number and I'll call you back.",
+      'voicemail',
+    ],
     ['"mailbox"', 'The mailbox is full.', 'voicemail'],
     ['"can\'t take your call"', "Sorry I can't take your call.", 'voicemail'],
   ];
