@@ -1,4 +1,4 @@
-import { alawToMulaw, FRAME_SAMPLES, MULAW_SILENCE } from './audio.js';
+import { alawToMulaw, FRAME_MS, FRAME_SAMPLES, MULAW_SILENCE } from './audio.js';
 
 /** Gaps up to this many frames are filled with silence; longer ones are a new talk spurt. */
 const MAX_FILLED_FRAMES = 10;
@@ -9,6 +9,19 @@ const MAX_FILLED_FRAMES = 10;
  */
 const MAX_MISORDER = 100;
 const SILENT_FRAME = Buffer.alloc(FRAME_SAMPLES, MULAW_SILENCE);
+/**
+ * A far end that stops sending (silence suppression, comfort noise, DTX, hold) is heard as silence
+ * once nothing has come for this long: more than the jitter of a working line.
+ */
+const QUIET_AFTER_MS = 80;
+
+/** The receivers of the process whose far ends have sent audio, watched by one 20 ms timer. */
+const watched = new Set<RtpFrames>();
+let watch: ReturnType<typeof setInterval> | undefined;
+
+function fillQuietLines(): void {
+  for (const frames of watched) frames.fillQuiet();
+}
 
 /** What the receive side needs of one RTP packet (RFC 3550), whoever parsed it. */
 export interface ReceivedRtp {
@@ -23,6 +36,9 @@ export interface ReceivedRtp {
  * PCMU (payload type 0) and PCMA (8) as the media port's 20 ms mu-law frames, with the small
  * jitter handling a phone line needs: late and repeated packets dropped, a short gap filled with
  * silence so the audio keeps its timing, 10 or 30 ms packets cut or joined into 20 ms frames.
+ * A far end that goes quiet on the wire (sends nothing while its user is silent) is heard as
+ * silence in real time, so that whatever listens (the VAD, the end of a turn) hears the silence
+ * it would have heard on a line that sends it.
  */
 export class RtpFrames {
   private expected: number | undefined;
@@ -34,16 +50,55 @@ export class RtpFrames {
   /** Samples from the first frame to the last frame delivered. */
   private lastSamples = -FRAME_SAMPLES;
   /** Frames of silence put into gaps, packets dropped as late or repeated, and restarts of the numbering. */
-  readonly stats = { filled: 0, late: 0, restarts: 0 };
+  readonly stats = { filled: 0, late: 0, restarts: 0, quiet: 0 };
+  /** When the last audio packet arrived (`now`), undefined before the first. */
+  private lastArrival: number | undefined;
+  /** Frames of silence delivered since then for a quiet line. */
+  private quietFrames = 0;
+  private closed = false;
 
-  constructor(private readonly deliver: (frame: Buffer, timestampMs: number) => void) {}
+  constructor(
+    private readonly deliver: (frame: Buffer, timestampMs: number) => void,
+    /** Milliseconds, monotonic; tests step it by hand and call fillQuiet(). */
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  /**
+   * Delivers the silence of a far end that has sent nothing for QUIET_AFTER_MS: one frame per
+   * 20 ms since then, at most. Called every 20 ms for every receiver (one timer for the process).
+   */
+  fillQuiet(): void {
+    if (this.lastArrival === undefined || this.closed) return;
+    const due = Math.floor((this.now() - this.lastArrival - QUIET_AFTER_MS) / FRAME_MS) + 1;
+    for (; this.quietFrames < due; this.quietFrames++) {
+      this.stats.quiet++;
+      this.emit(SILENT_FRAME, (this.firstTimestamp ?? 0) + this.lastSamples + FRAME_SAMPLES);
+    }
+  }
+
+  /** Stops delivering anything (the call is over). */
+  close(): void {
+    this.closed = true;
+    watched.delete(this);
+    if (watched.size === 0 && watch) {
+      clearInterval(watch);
+      watch = undefined;
+    }
+  }
 
   /** Takes one packet; anything but PCMU and PCMA (comfort noise, codecs not negotiated) is ignored. */
   take(packet: ReceivedRtp): void {
     let audio: Buffer;
+    if (this.closed) return;
     if (packet.payloadType === 0) audio = packet.payload;
     else if (packet.payloadType === 8) audio = alawToMulaw(packet.payload);
     else return;
+    if (this.lastArrival === undefined) {
+      watched.add(this);
+      watch ??= setInterval(fillQuietLines, FRAME_MS).unref();
+    }
+    this.lastArrival = this.now();
+    this.quietFrames = 0;
     let expected = this.expected;
     if (expected !== undefined && ((packet.sequence - expected) & 0xffff) >= 0x8000) {
       const behind = 0x10000 - ((packet.sequence - expected) & 0xffff);

@@ -96,4 +96,50 @@ describe('RtpFrames: G.711 packets into 20 ms frames', () => {
     assert.equal(frames[200]!.ms, 200 * 20, 'on the clock after the last frame');
     assert.equal(frames.at(-1)!.ms, 298 * 20);
   });
+
+  it('a far end that stops sending (silence suppression) is heard as silence, one frame per 20 ms, until it sends again', () => {
+    let now = 0;
+    const frames: { frame: Buffer; ms: number }[] = [];
+    const rtp = new RtpFrames(
+      (frame, ms) => frames.push({ frame, ms }),
+      () => now,
+    );
+    const talk = (seq: number, timestamp: number) =>
+      rtp.take({ payloadType: 0, sequence: seq, timestamp, payload: Buffer.alloc(FRAME_SAMPLES, 0x20) });
+    rtp.fillQuiet();
+    assert.equal(frames.length, 0, 'nothing before the far end has sent anything');
+    for (let i = 0; i < 5; i++, now += 20) {
+      talk(i, i * FRAME_SAMPLES);
+      rtp.fillQuiet();
+    }
+    assert.equal(frames.length, 5, 'a line that sends needs no filling');
+    // It falls silent on the wire at 80 ms: after a jitter's grace, silence in real time.
+    now = 80 + 60;
+    rtp.fillQuiet();
+    assert.equal(frames.length, 5);
+    now = 80 + 80;
+    rtp.fillQuiet();
+    now = 80 + 200;
+    rtp.fillQuiet();
+    const quiet = frames.slice(5);
+    assert.equal(quiet.length, 7);
+    assert.ok(
+      quiet.every((f) => f.frame.every((b) => b === 0xff)),
+      'silence',
+    );
+    assert.deepEqual(
+      quiet.map((f) => f.ms),
+      [100, 120, 140, 160, 180, 200, 220],
+    );
+    // It talks again (sequence on, timestamp jumped by its silence): no more filling.
+    talk(5, 3000 * 8);
+    rtp.fillQuiet();
+    assert.equal(frames.length, 13);
+    assert.equal(rtp.stats.quiet, 7);
+    rtp.close();
+    now += 1000;
+    rtp.fillQuiet();
+    talk(6, 3000 * 8 + FRAME_SAMPLES);
+    assert.equal(frames.length, 13, 'nothing after close');
+  });
 });

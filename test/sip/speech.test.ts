@@ -5,51 +5,22 @@ import os from 'node:os';
 import path from 'node:path';
 import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
 import { FakeDeepgram } from '../../src/testing/fake-deepgram.js';
-import { parseWav } from '../../src/media/wav.js';
-import { alawToLinear, dbfs } from '../../src/media/audio.js';
+import { alawToLinear } from '../../src/media/audio.js';
 import { freeUdpPort } from '../../src/testing/ports.js';
-import { HAS_SIPP, SCENARIOS, sipp, trace, until } from './sipp-run.js';
+import {
+  HAS_PCAPS,
+  HAS_SIPP,
+  PCAPS,
+  SCENARIOS,
+  loudMs,
+  recordingChannels,
+  rtpPayloads,
+  sipp,
+  trace,
+  until,
+} from './sipp-run.js';
 
 type Json = Record<string, unknown>;
-
-/** The pcaps Debian's sip-tester installs: speech in G.711 A-law, and RFC 4733 key presses. */
-const PCAPS = '/usr/share/sip-tester';
-const HAS_PCAPS = fs.existsSync(path.join(PCAPS, 'g711a.pcap')) && fs.existsSync(path.join(PCAPS, 'dtmf_2833_1.pcap'));
-
-/** The RTP payloads of a pcap of Ethernet, IPv4 and UDP packets. */
-function rtpPayloads(file: string): Buffer[] {
-  const data = fs.readFileSync(file);
-  assert.equal(data.readUInt32LE(0), 0xa1b2c3d4, 'a little-endian pcap');
-  assert.equal(data.readUInt32LE(20), 1, 'of Ethernet frames');
-  const payloads: Buffer[] = [];
-  for (let offset = 24; offset + 16 <= data.length;) {
-    const length = data.readUInt32LE(offset + 8);
-    const frame = data.subarray(offset + 16, offset + 16 + length);
-    offset += 16 + length;
-    const ip = frame.subarray(14);
-    const udp = ip.subarray((ip[0]! & 0x0f) * 4);
-    const rtp = udp.subarray(8);
-    payloads.push(rtp.subarray(12 + (rtp[0]! & 0x0f) * 4));
-  }
-  return payloads;
-}
-
-/** Milliseconds of audio louder than -40 dBFS, measured over 10 ms windows. */
-function loudMs(pcm: Int16Array, sampleRate: number): number {
-  const window = sampleRate / 100;
-  let loud = 0;
-  for (let at = 0; at + window <= pcm.length; at += window) if (dbfs(pcm.subarray(at, at + window)) > -40) loud += 10;
-  return loud;
-}
-
-/** The caller's side (left channel) of a call's stereo recording. */
-function callerChannel(file: string): { pcm: Int16Array; sampleRate: number } {
-  const wav = parseWav(fs.readFileSync(file));
-  assert.equal(wav.channels, 2);
-  const pcm = new Int16Array(wav.samples.length / 2);
-  for (let i = 0; i < pcm.length; i++) pcm[i] = wav.samples[2 * i]!;
-  return { pcm, sampleRate: wav.sampleRate };
-}
 
 /**
  * Real speech and real key presses from a real SIP peer: sipp plays the G.711 A-law speech of its
@@ -119,8 +90,8 @@ describe(
       const record = await waitForCall(t, id);
       const users = (record.transcripts as Json[]).filter((x) => x.user === 'user').map((x) => String(x.text));
       assert.ok(users.includes(sentence), `the speech reached speech recognition: ${JSON.stringify(users)}`);
-      const caller = callerChannel(path.join(dir, 'recordings', `${id}.wav`));
-      const recorded = loudMs(caller.pcm, caller.sampleRate);
+      const recording = recordingChannels(path.join(dir, 'recordings', `${id}.wav`));
+      const recorded = loudMs(recording.caller, recording.sampleRate);
       assert.ok(
         Math.abs(recorded - spokenMs) <= spokenMs * 0.05,
         `the recording has the caller's speech, all of it: ${recorded} ms loud of the pcap's ${spokenMs} ms`,

@@ -103,7 +103,10 @@ export class RtpSession implements MediaTransport {
   private sequence = randomInt(2 ** 16);
   private timestamp = randomInt(2 ** 32);
   private firstSent = true;
-  private readonly frames = new RtpFrames((payload, timestampMs) => this.emit({ type: 'media', payload, timestampMs }));
+  private readonly frames = new RtpFrames((payload, timestampMs) => {
+    // Bridged, the agent hears nothing (not even the silence of a quiet line).
+    if (!this.bridged) this.emit({ type: 'media', payload, timestampMs });
+  });
   private lastDtmf: number | undefined;
   /** The key being sent as an RFC 4733 event: its RTP timestamp and duration so far (samples). */
   private keyEvent: { timestamp: number; duration: number } | undefined;
@@ -270,6 +273,7 @@ export class RtpSession implements MediaTransport {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.watchdog);
+    this.frames.close();
     this.socket.close();
   }
 

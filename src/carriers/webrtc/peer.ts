@@ -244,6 +244,7 @@ export class WebRtcPeer implements MediaTransport {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.watchdog);
+    this.frames.close();
     // The last message has a moment to leave before the transport goes.
     setTimeout(() => void this.pc.close().catch(() => undefined), 200).unref();
   }
