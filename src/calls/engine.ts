@@ -303,6 +303,7 @@ export class CallEngine {
       signal: controller.signal,
       request,
       accountId: call.account_id,
+      credentialId: call.credential_id,
       placed: async (facts) => {
         await this.d.calls.transition(call.id, ['allocated'], {
           carrier: facts.carrier,

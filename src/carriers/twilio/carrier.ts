@@ -321,9 +321,8 @@ export class TwilioCarrier implements Carrier {
   async dial(request: DialRequest): Promise<DialResult> {
     // Stopped before it was placed: nothing to place.
     if (request.signal.aborted) return { status: 'no-answer' };
-    const row = await this.o.calls.byId(request.callId);
-    if (!row) return { status: 'failed', reason: 'The call no longer exists' };
-    const account = await this.account(request.accountId ?? row.account_id, row.credential_id);
+    if (!request.accountId || !request.request) return { status: 'failed', reason: 'The call names no account' };
+    const account = await this.account(request.accountId, request.credentialId);
     if (!account) return { status: 'failed', reason: 'No Twilio credentials for this call' };
     const from = request.from ?? this.o.defaultFrom;
     if (!from) {
@@ -334,7 +333,7 @@ export class TwilioCarrier implements Carrier {
     }
     if (!this.audioLeg)
       return { status: 'failed', reason: 'Twilio calls need the audio pipeline, which is not available' };
-    const settings = request.request ?? row.request;
+    const settings = request.request;
     const client = this.client(account);
     const live: LiveCall = {
       callId: request.callId,
