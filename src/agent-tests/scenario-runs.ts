@@ -6,7 +6,7 @@
  */
 import type { Services } from '../services.js';
 import type { CallSettings } from '../schemas/call.js';
-import type { CallRow } from '../store/calls.js';
+import type { Call } from '../store/calls.js';
 import { OPEN_STATES } from '../store/calls.js';
 import type { TestBatchRow, TestRunRow, RunStatus } from '../store/agent-tests.js';
 import { fromJson } from '../store/json.js';
@@ -233,7 +233,7 @@ const ERROR_STATES = ['queue_error', 'pre_queue_error', 'call_error'];
 /** Judges a run's ended call: status, score and every assertion's result. */
 export async function judgeCall(
   services: Services,
-  row: CallRow,
+  row: Call,
   assertions: StoredAssertion[],
 ): Promise<{ status: RunStatus; score: number | null; result: RunResult }> {
   const transcripts = await services.calls.transcripts(row.id);

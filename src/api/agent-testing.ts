@@ -304,7 +304,7 @@ export default async function routes(app: Api, services: Services): Promise<void
       if ((OPEN_STATES as readonly string[]).includes(call.queue_status))
         throw conflict('The call has not ended yet: a scenario is made from a finished call');
       const lines = userLinesOf(await services.calls.transcripts(call.id));
-      const settings = fromJson<Json>(call.request, {});
+      const settings: Json = { ...call.request };
       const agent =
         typeof settings.pathway_id === 'string'
           ? {

@@ -11,7 +11,7 @@ import { assertValid } from './validation.js';
 import { isRecord } from '../domain/records.js';
 import { toCallSummary } from '../calls/record.js';
 import { stopCall } from '../calls/stop.js';
-import { OPEN_STATES, type CallRow } from '../store/calls.js';
+import { OPEN_STATES, type Call } from '../store/calls.js';
 import type { BatchRow } from '../store/batches.js';
 import { slicer } from '../slices.js';
 
@@ -96,7 +96,7 @@ const PREVIEW_CALLS = 5;
  * What a batch looks like in lists and details: Openline's counters, and the hosted API's fields
  * (`id`, `description`, `base_prompt`, `call_params`, `call_objects`) that its clients read.
  */
-async function present(services: Services, row: BatchRow, calls?: CallRow[]) {
+async function present(services: Services, row: BatchRow, calls?: Call[]) {
   const counts = await services.batches.counts(row.account_id, row.id);
   const count = (states: readonly string[]) => states.reduce((n, s) => n + (counts[s] ?? 0), 0);
   const open = count(OPEN_STATES);

@@ -44,7 +44,7 @@ export async function listenRoutes(app: Api, services: Services): Promise<void> 
     async (request) => {
       const call = await services.calls.get(request.account.id, request.params.id);
       if (!call) throw notFound('Call');
-      if (call.status !== 'started' || call.completed === 1)
+      if (call.status !== 'started' || call.completed)
         throw new ApiError('BAD_REQUEST', `The call is not active (status ${call.status})`);
       if (!services.listening.isLive(call.id))
         throw new ApiError(

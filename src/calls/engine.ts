@@ -3,7 +3,7 @@ import type { Carrier, CallLeg, DialRequest } from '../carriers/types.js';
 import type { Agent } from '../agent/types.js';
 import type { CallRequest } from '../schemas/call-request.js';
 import { systemVariables } from '../domain/template.js';
-import { requestOf, type CallRow, type CallStore } from '../store/calls.js';
+import type { Call, CallStore } from '../store/calls.js';
 import type { JobQueue } from '../jobs/queue.js';
 import { CallSession, type SessionOutcome } from './session.js';
 import type { OutboundClient } from '../outbound/http.js';
@@ -198,7 +198,7 @@ export class CallEngine {
       return;
     }
     await settle?.();
-    await this.run(call.id, (controller) => this.connect(call, requestOf(call), controller));
+    await this.run(call.id, (controller) => this.connect(call, controller));
   }
 
   /**
@@ -216,7 +216,7 @@ export class CallEngine {
     await this.d.calls.transition(callId, ['queued'], {
       queue_status: 'queue_error',
       status: 'queue_error',
-      completed: 1,
+      completed: true,
       error_message: AT_LIMIT,
       ended_at: this.now(),
     });
@@ -229,7 +229,7 @@ export class CallEngine {
       await leg.hangup();
       return;
     }
-    await this.run(call.id, (controller) => this.converse(call, requestOf(call), leg, controller));
+    await this.run(call.id, (controller) => this.converse(call, leg, controller));
   }
 
   /** queued -> allocated, taking the call's lease for this process (within the account's limit, if any). */
@@ -271,7 +271,7 @@ export class CallEngine {
    */
   private async end(
     id: string,
-    from: readonly CallRow['queue_status'][],
+    from: readonly Call['queue_status'][],
     changes: Parameters<CallStore['transition']>[2],
     options: { retryAfterVoicemail?: boolean } = {},
   ): Promise<boolean> {
@@ -286,14 +286,15 @@ export class CallEngine {
     const failed = await this.end(id, ['allocated', 'started'], {
       queue_status: 'call_error',
       status: 'call_error',
-      completed: 1,
+      completed: true,
       error_message: message,
       ended_at: this.now(),
     });
     if (failed) this.d.log?.info({ call_id: id, error_message: message }, 'call failed');
   }
 
-  private async connect(call: CallRow, request: CallRequest, controller: AbortController): Promise<void> {
+  private async connect(call: Call, controller: AbortController): Promise<void> {
+    const request = call.request;
     const dial: DialRequest = {
       callId: call.id,
       to: call.to_number,
@@ -302,6 +303,7 @@ export class CallEngine {
       signal: controller.signal,
       request,
       accountId: call.account_id,
+      credentialId: call.credential_id,
       placed: async (facts) => {
         await this.d.calls.transition(call.id, ['allocated'], {
           carrier: facts.carrier,
@@ -315,12 +317,12 @@ export class CallEngine {
       if (dial.from) await this.d.calls.transition(call.id, ['allocated'], { from_number: dial.from });
     }
     const result = await this.d.carrier.dial(dial);
-    const ended = { completed: 1, call_length: 0, corrected_duration: 0, price: 0, ended_at: this.now() };
+    const ended = { completed: true, call_length: 0, corrected_duration: 0, price: 0, ended_at: this.now() };
     if (result.status === 'failed') {
       await this.end(call.id, ['allocated'], {
         queue_status: 'queue_error',
         status: 'queue_error',
-        completed: 1,
+        completed: true,
         error_message: result.reason,
         ended_at: this.now(),
       });
@@ -338,15 +340,11 @@ export class CallEngine {
       return;
     }
     // The caller id chosen above is the call's `from` (and its {{from}} variable).
-    await this.converse({ ...call, from_number: dial.from }, request, result.leg, controller);
+    await this.converse({ ...call, from_number: dial.from }, result.leg, controller);
   }
 
-  private async converse(
-    call: CallRow,
-    request: CallRequest,
-    leg: CallLeg,
-    controller: AbortController,
-  ): Promise<void> {
+  private async converse(call: Call, leg: CallLeg, controller: AbortController): Promise<void> {
+    const request = call.request;
     const startedAt = this.d.clock.now();
     const agent = this.d.agentFor(request);
     const variables = {
@@ -354,7 +352,7 @@ export class CallEngine {
         id: call.id,
         from: call.from_number,
         to: call.to_number,
-        inbound: call.inbound === 1,
+        inbound: call.inbound,
         timezone: request.timezone,
         now: startedAt,
       }),
@@ -393,14 +391,14 @@ export class CallEngine {
       status: 'started',
       started_at: startedAt.toISOString(),
       end_at: new Date(startedAt.getTime() + request.max_duration * 60_000).toISOString(),
-      variables: JSON.stringify(variables),
-      request: JSON.stringify(shown),
+      variables,
+      request: shown,
     });
     if (!began) {
       await leg.hangup();
       return;
     }
-    this.d.log?.info({ call_id: call.id, inbound: call.inbound === 1 }, 'call started');
+    this.d.log?.info({ call_id: call.id, inbound: call.inbound }, 'call started');
     this.d.onEvent?.(call.id, 'queue', 'Call started');
     this.d.onEvent?.(call.id, 'call', 'Call connected');
     const lines: string[] = [];
@@ -413,7 +411,7 @@ export class CallEngine {
     const session = new CallSession({
       callId: call.id,
       request,
-      inbound: call.inbound === 1,
+      inbound: call.inbound,
       variables,
       leg,
       agent,
@@ -461,27 +459,27 @@ export class CallEngine {
     });
     const media = audio && {
       recording_path: await audio.recording(),
-      latency: JSON.stringify(audio.latency.report()),
+      latency: audio.latency.report(),
     };
-    await this.finish(call, request, startedAt, outcome, lines, variables, media);
+    await this.finish(call, startedAt, outcome, lines, variables, media);
   }
 
   private async finish(
-    call: CallRow,
-    request: CallRequest,
+    call: Call,
     startedAt: Date,
     outcome: SessionOutcome,
     lines: string[],
     variables?: Record<string, unknown>,
-    media?: { recording_path: string | null; latency: string },
+    media?: Pick<Call, 'recording_path' | 'latency'>,
   ): Promise<void> {
+    const request = call.request;
     const seconds = Math.max(0, (outcome.endedAt.getTime() - startedAt.getTime()) / 1000);
     const minutes = seconds / 60;
     const retryAfterVoicemail = outcome.reachedVoicemail && request.retry !== null && !call.retry_of;
     const changes = {
       queue_status: outcome.error ? 'call_error' : 'complete',
       status: outcome.error ? 'call_error' : 'completed',
-      completed: 1,
+      completed: true,
       error_message: outcome.error,
       ended_at: outcome.endedAt.toISOString(),
       call_length: Math.round(minutes * 10000) / 10000,
@@ -492,7 +490,7 @@ export class CallEngine {
       transferred_to: outcome.transferredTo,
       concatenated_transcript: lines.join('\n'),
       // Tools and dynamic_data add variables during the call.
-      ...(variables && { variables: JSON.stringify(variables) }),
+      ...(variables && { variables }),
       // The recording's path under DATA_DIR and every turn's latency (audio legs).
       ...(media && { recording_path: media.recording_path, latency: media.latency }),
     } as const;
@@ -507,7 +505,7 @@ export class CallEngine {
   async retryAfterVoicemail(callId: string): Promise<void> {
     const call = await this.d.calls.byId(callId);
     if (!call || call.retry_of || (await this.d.calls.retryOf(call.id))) return;
-    const request = requestOf(call);
+    const request = call.request;
     const retry = request.retry;
     if (!retry) return;
     const runAt = new Date(this.d.clock.now().getTime() + retry.wait * 1000);

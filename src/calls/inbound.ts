@@ -3,7 +3,7 @@ import type { CallSettings } from '../schemas/call.js';
 import type { InboundNumber } from '../schemas/inbound.js';
 import type { AgentConfig } from '../schemas/agent.js';
 import { normalizeCallSettings, type CallRequest } from '../schemas/call-request.js';
-import type { CallRow } from '../store/calls.js';
+import type { Call } from '../store/calls.js';
 
 /** The call settings of an inbound number (seed 2.4): its prompt is the agent's task. */
 export function inboundSettings(number: InboundNumber): CallSettings {
@@ -70,7 +70,7 @@ export async function createConnectedCall(
   other: string,
   direction: 'inbound' | 'outbound',
   line: ConnectedLine = { carrier: 'sandbox' },
-): Promise<CallRow> {
+): Promise<Call> {
   const errors: string[] = [];
   const settings = await normalizeCallSettings(
     { ...inboundSettings(number), phone_number: other },

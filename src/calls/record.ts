@@ -1,10 +1,9 @@
-import type { CallRow, TranscriptRow } from '../store/calls.js';
+import type { Call, TranscriptRow } from '../store/calls.js';
 import type { CallRecord, CallSummary } from '../schemas/call-record.js';
-import { fromJson, isTrue } from '../store/json.js';
 
 /** The seed 2.3 record of a call: the Call Details reply and the end-of-call webhook body. */
 export function toCallRecord(
-  row: CallRow,
+  row: Call,
   transcripts: TranscriptRow[],
   options: { publicUrl: string; endpointUrl: string },
 ): CallRecord {
@@ -16,14 +15,14 @@ export function toCallRecord(
 }
 
 /** Records already built from an unchanged row (the call store hands out the same row until it changes). */
-const built = new WeakMap<CallRow, { transcripts: TranscriptRow[]; record: CallRecord }>();
+const built = new WeakMap<Call, { transcripts: TranscriptRow[]; record: CallRecord }>();
 
 function buildRecord(
-  row: CallRow,
+  row: Call,
   transcripts: TranscriptRow[],
   options: { publicUrl: string; endpointUrl: string },
 ): CallRecord {
-  const requestData = fromJson<Record<string, unknown>>(row.request, {});
+  const requestData: Record<string, unknown> = { ...row.request };
   return {
     warnings: Array.isArray(requestData.warnings) ? (requestData.warnings as string[]) : [],
     call_id: row.id,
@@ -36,8 +35,8 @@ function buildRecord(
     from: row.from_number,
     transferred_to: row.transferred_to,
     request_data: requestData,
-    completed: isTrue(row.completed),
-    inbound: isTrue(row.inbound),
+    completed: row.completed,
+    inbound: row.inbound,
     created_at: row.created_at,
     started_at: row.started_at,
     end_at: row.end_at,
@@ -46,21 +45,20 @@ function buildRecord(
     endpoint_url: options.endpointUrl,
     max_duration: row.max_duration,
     error_message: row.error_message,
-    variables: fromJson<Record<string, unknown> | null>(row.variables, null),
+    variables: row.variables,
     answered_by: row.answered_by,
-    record: isTrue(row.record),
-    recording_url:
-      isTrue(row.record) && row.recording_path ? `${options.publicUrl}/v1/calls/${row.id}/recording` : null,
+    record: row.record,
+    recording_url: row.record && row.recording_path ? `${options.publicUrl}/v1/calls/${row.id}/recording` : null,
     // The hosted record shows `{}` when the request had no metadata.
-    metadata: fromJson<Record<string, unknown> | null>(row.metadata, null) ?? {},
+    metadata: row.metadata ?? {},
     summary: row.summary,
     price: row.price,
     local_dialing: false,
     carrier: row.carrier,
     call_ended_by: row.call_ended_by,
     pathway_logs: row.pathway_logs,
-    analysis_schema: fromJson<Record<string, unknown> | null>(row.analysis_schema, null),
-    analysis: fromJson<Record<string, unknown> | null>(row.analysis, null),
+    analysis_schema: row.analysis_schema,
+    analysis: row.analysis,
     concatenated_transcript: row.concatenated_transcript,
     transcripts: transcripts.map((t) => ({
       id: t.id,
@@ -71,12 +69,12 @@ function buildRecord(
       status: t.status,
       transcript_id: t.transcript_id,
     })),
-    latency: fromJson<CallRecord['latency']>(row.latency, null),
+    latency: row.latency,
     trace_id: row.trace_id ?? null,
   };
 }
 
-export function toCallSummary(row: CallRow): CallSummary {
+export function toCallSummary(row: Call): CallSummary {
   return {
     call_id: row.id,
     c_id: row.id,
@@ -84,13 +82,13 @@ export function toCallSummary(row: CallRow): CallSummary {
     call_length: row.call_length,
     to: row.to_number,
     from: row.from_number,
-    completed: isTrue(row.completed),
+    completed: row.completed,
     queue_status: row.queue_status,
     status: row.status,
     error_message: row.error_message,
     answered_by: row.answered_by,
     batch_id: row.batch_id,
     campaign_id: row.campaign_id,
-    inbound: isTrue(row.inbound),
+    inbound: row.inbound,
   };
 }

@@ -1,5 +1,5 @@
 import type { Services } from '../services.js';
-import type { CallRow } from '../store/calls.js';
+import type { Call } from '../store/calls.js';
 import { JOB_IDS } from '../jobs/catalog.js';
 
 export type StopResult = 'stopped' | 'ended';
@@ -10,14 +10,14 @@ export type StopResult = 'stopped' | 'ended';
  * hung up by the process running it, which then writes its final state.
  * Returns `ended` when the call had already ended.
  */
-export async function stopCall(services: Services, call: CallRow): Promise<StopResult> {
+export async function stopCall(services: Services, call: Call): Promise<StopResult> {
   if (call.queue_status === 'queued') {
     await services.queue.cancel(JOB_IDS.dial({ call_id: call.id }));
     const now = services.clock.now().toISOString();
     const canceled = await services.calls.transition(call.id, ['queued'], {
       queue_status: 'complete',
       status: 'canceled',
-      completed: 1,
+      completed: true,
       call_length: 0,
       corrected_duration: 0,
       price: 0,

@@ -106,6 +106,8 @@ export interface DialRequest {
   request?: CallRequest;
   /** The account placing the call. */
   accountId?: string;
+  /** The carrier credentials (encrypted_key) the call was placed with, if any. */
+  credentialId?: string | null;
   /**
    * Called by the carrier once the far end knows the call (Twilio's CallSid, SIP's Call-ID), before
    * it is answered; the engine stores it on the record. Carriers report, they never write calls.

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import type { CallRequest } from '../schemas/call-request.js';
 import { isEnded } from '../domain/call-state.js';
 import type { JobPayloads } from '../jobs/catalog.js';
 import type { JobQueue } from '../jobs/queue.js';
-import type { CallRow, CallStore } from '../store/calls.js';
+import type { Call, CallStore } from '../store/calls.js';
 import { fromJson } from '../store/json.js';
 import type { WebhookDelivery, WebhookMessage, WebhookStore } from '../store/webhooks.js';
 import { toCallRecord } from '../calls/record.js';
@@ -76,7 +75,7 @@ export class WebhookService {
       const row = await this.d.calls.byId(callId);
       if (!row || !isEnded(row.queue_status)) return;
       this.emitEnded(row);
-      const url = fromJson<Partial<CallRequest>>(row.request, {}).webhook;
+      const url = row.request.webhook;
       if (!url) return;
       await this.d.store.createMessage({
         call_id: row.id,
@@ -90,7 +89,7 @@ export class WebhookService {
     }
   }
 
-  private async payload(row: CallRow): Promise<string> {
+  private async payload(row: Call): Promise<string> {
     return JSON.stringify(toCallRecord(row, await this.d.calls.transcripts(row.id), this.d.recordOptions));
   }
 
@@ -239,7 +238,7 @@ export class WebhookService {
     try {
       const row = await this.d.calls.byId(callId);
       if (!row) return;
-      const request = fromJson<Partial<CallRequest>>(row.request, {});
+      const request = row.request;
       if (!request.webhook || !request.webhook_events?.includes(category)) return;
       const body = JSON.stringify({ message, call_id: callId, category, log_level: logLevel });
       const headers = webhookHeaders(await this.d.secret(row.account_id), {
@@ -261,7 +260,7 @@ export class WebhookService {
   }
 
   /** The `queue` and `call` events of a call's end, from its final record. */
-  private emitEnded(row: CallRow): void {
+  private emitEnded(row: Call): void {
     if (row.answered_by) this.event(row.id, 'call', `Answered by: ${row.answered_by}`);
     if (row.transferred_to) this.event(row.id, 'call', `Transferred to ${row.transferred_to}`);
     const why = row.error_message ? `: ${row.error_message}` : '';

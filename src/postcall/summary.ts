@@ -1,9 +1,8 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import type { CallRow, CallStore, TranscriptRow } from '../store/calls.js';
+import type { Call, CallStore, TranscriptRow } from '../store/calls.js';
 import type { CallRequest } from '../schemas/call-request.js';
 import { complete, LlmError, type ChatMessage, type LlmProvider } from '../providers/llm/types.js';
-import { fromJson } from '../store/json.js';
 import { coerce, schemaForType, schemaFromHints, type JsonSchema } from './schema.js';
 
 export interface PostCallLogger {
@@ -39,13 +38,13 @@ function transcriptText(transcripts: TranscriptRow[]): string {
   return transcripts.map((t) => `${t.user}: ${t.text}`).join('\n');
 }
 
-function duration(row: CallRow): string {
+function duration(row: Call): string {
   const seconds = row.corrected_duration ?? (row.call_length === null ? null : row.call_length * 60);
   return seconds === null ? 'unknown' : `${Math.round(seconds)} s`;
 }
 
 /** What the record says about the call, given to the model and used by the offline summary. */
-function facts(row: CallRow): string[] {
+function facts(row: Call): string[] {
   const out = [
     `Direction: ${row.inbound ? 'inbound' : 'outbound'} (from ${row.from_number ?? 'unknown'} to ${row.to_number})`,
     `Duration: ${duration(row)}`,
@@ -66,7 +65,7 @@ function clip(text: string, max = 200): string {
  * The summary without a model: extractive (the first lines of each side and the record's facts),
  * labelled so that nobody mistakes it for a model's summary.
  */
-export function offlineSummary(row: CallRow, transcripts: TranscriptRow[]): string {
+export function offlineSummary(row: Call, transcripts: TranscriptRow[]): string {
   const lines = spoken(transcripts);
   const firstAssistant = lines.find((t) => t.user === 'assistant');
   const firstUser = lines.find((t) => t.user === 'user');
@@ -135,7 +134,7 @@ export class PostCallService {
       // crash does not summarise twice.
       if (!row || row.started_at === null || row.summary !== null || row.analysis !== null) return;
       const transcripts = await this.d.calls.transcripts(callId);
-      const request = fromJson<Partial<CallRequest>>(row.request, {});
+      const request = row.request;
       let summary: string | null;
       let analysis: Record<string, unknown> | null = null;
       if (!this.d.llm) {
@@ -145,7 +144,7 @@ export class PostCallService {
           this.d.log?.warn({ err: error, call_id: callId }, 'post-call summary failed; summary left empty');
           return null;
         });
-        const hints = fromJson<Record<string, unknown> | null>(row.analysis_schema, null);
+        const hints = row.analysis_schema;
         if (hints && Object.keys(hints).length > 0) {
           analysis = await this.analyzeSchema(row, transcripts, request, hints).catch((error: unknown) => {
             this.d.log?.warn({ err: error, call_id: callId }, 'post-call analysis failed; analysis left null');
@@ -155,7 +154,7 @@ export class PostCallService {
       }
       await this.d.calls.setPostCall(callId, {
         summary,
-        analysis: analysis === null ? null : JSON.stringify(analysis),
+        analysis,
       });
     } catch (error) {
       this.d.log?.error({ err: error, call_id: callId }, 'post-call work failed');
@@ -184,13 +183,13 @@ export class PostCallService {
     return (await complete(provider, base)).text;
   }
 
-  private transcriptMessage(row: CallRow, transcripts: TranscriptRow[]): ChatMessage {
+  private transcriptMessage(row: Call, transcripts: TranscriptRow[]): ChatMessage {
     const text = spoken(transcripts).length ? transcriptText(transcripts) : '(nothing was said)';
     return { role: 'user', content: `Call facts:\n${facts(row).join('\n')}\n\nTranscript:\n${text}` };
   }
 
   private async summarize(
-    row: CallRow,
+    row: Call,
     transcripts: TranscriptRow[],
     request: Partial<CallRequest>,
   ): Promise<string | null> {
@@ -213,7 +212,7 @@ export class PostCallService {
    * and asks once more (with the validation errors) when it does not fit. Null if it still fails.
    */
   private async analyzeSchema(
-    row: CallRow,
+    row: Call,
     transcripts: TranscriptRow[],
     request: Partial<CallRequest>,
     hints: Record<string, unknown>,
@@ -253,10 +252,10 @@ export class PostCallService {
    * POST /v1/calls/{id}/analyze: answers the questions about an ended call, in order, each coerced
    * to the type its question asked for. Throws LlmError or AnalysisError when no answer is usable.
    */
-  async analyze(row: CallRow, goal: string, questions: string[][]): Promise<unknown[]> {
+  async analyze(row: Call, goal: string, questions: string[][]): Promise<unknown[]> {
     if (!this.d.llm) throw new AnalysisError('no language model configured');
     const transcripts = await this.d.calls.transcripts(row.id);
-    const request = fromJson<Partial<CallRequest>>(row.request, {});
+    const request = row.request;
     const schemas: JsonSchema[] = questions.map((q) => schemaForType(q[1]));
     const keys = questions.map((_q, i) => `answer_${i + 1}`);
     const list = questions

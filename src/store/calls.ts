@@ -2,12 +2,83 @@ import type { Kysely, Selectable } from 'kysely';
 import type { CallsTable, Database, TranscriptsTable } from './types.js';
 import type { Clock } from '../clock.js';
 import { newId } from '../security/secrets.js';
-import { bool } from './json.js';
+import { bool, fromJson, isTrue } from './json.js';
 import { canTransition, type QueueStatus } from '../domain/call-state.js';
 import type { CallRequest } from '../schemas/call-request.js';
+import type { CallRecord } from '../schemas/call-record.js';
 
-export type CallRow = Selectable<CallsTable>;
+type CallRow = Selectable<CallsTable>;
 export type TranscriptRow = Selectable<TranscriptsTable>;
+
+/** Columns stored as JSON text or as 0/1 flags: the store parses them, nobody else. */
+type StoredColumns =
+  | 'request'
+  | 'metadata'
+  | 'variables'
+  | 'analysis_schema'
+  | 'analysis'
+  | 'latency'
+  | 'inbound'
+  | 'completed'
+  | 'record';
+
+/**
+ * A call as the rest of Openline sees it: every column typed, JSON parsed once here when read and
+ * written back as JSON here when changed. The record (src/calls/record.ts), the engine, the
+ * session and the carriers all take this one object.
+ */
+export type Call = Omit<CallRow, StoredColumns> & {
+  /** The Send Call request the call was made with (validated when it was accepted). */
+  request: CallRequest;
+  metadata: Record<string, unknown> | null;
+  /** The call's variables as the agent left them. */
+  variables: Record<string, unknown> | null;
+  analysis_schema: Record<string, unknown> | null;
+  analysis: Record<string, unknown> | null;
+  /** Per-turn latency of an audio call (src/media/latency.ts). */
+  latency: CallRecord['latency'];
+  inbound: boolean;
+  completed: boolean;
+  record: boolean;
+};
+
+/** What a writer may change on a call (never its id, account or creation time). */
+export type CallChanges = Partial<Omit<Call, 'id' | 'account_id' | 'created_at'>>;
+
+function toCall(row: CallRow): Call {
+  return {
+    ...row,
+    request: fromJson<CallRequest>(row.request, {} as CallRequest),
+    metadata: fromJson<Record<string, unknown> | null>(row.metadata, null),
+    variables: fromJson<Record<string, unknown> | null>(row.variables, null),
+    analysis_schema: fromJson<Record<string, unknown> | null>(row.analysis_schema, null),
+    analysis: fromJson<Record<string, unknown> | null>(row.analysis, null),
+    latency: fromJson<CallRecord['latency']>(row.latency, null),
+    inbound: isTrue(row.inbound),
+    completed: isTrue(row.completed),
+    record: isTrue(row.record),
+  };
+}
+
+const json = (value: unknown): string | null => (value === null || value === undefined ? null : JSON.stringify(value));
+
+/** The columns a change writes. */
+function toColumns(changes: CallChanges): Partial<CallRow> {
+  const { request, metadata, variables, analysis_schema, analysis, latency, inbound, completed, record, ...plain } =
+    changes;
+  return {
+    ...plain,
+    ...(request !== undefined && { request: JSON.stringify(request) }),
+    ...(metadata !== undefined && { metadata: json(metadata) }),
+    ...(variables !== undefined && { variables: json(variables) }),
+    ...(analysis_schema !== undefined && { analysis_schema: json(analysis_schema) }),
+    ...(analysis !== undefined && { analysis: json(analysis) }),
+    ...(latency !== undefined && { latency: json(latency) }),
+    ...(inbound !== undefined && { inbound: bool(inbound) }),
+    ...(completed !== undefined && { completed: bool(completed) }),
+    ...(record !== undefined && { record: bool(record) }),
+  };
+}
 
 /** States in which a call has not ended yet. */
 export const OPEN_STATES = ['new', 'queued', 'allocated', 'started'] as const;
@@ -54,11 +125,6 @@ export class IllegalTransition extends Error {
   }
 }
 
-/** The Send Call request a call was made with, as stored (validated when it was accepted). */
-export function requestOf(call: Pick<CallRow, 'request'>): CallRequest {
-  return JSON.parse(call.request) as CallRequest;
-}
-
 /** Calls and their transcripts. */
 export class CallStore {
   /**
@@ -66,7 +132,7 @@ export class CallStore {
    * (SQLite), a call and its transcript are kept in memory between changes; every write below
    * drops the call's entry. With PostgreSQL other processes write too, so nothing is kept.
    */
-  private readonly cache: Map<string, { row: CallRow; transcripts: TranscriptRow[] | undefined }> | undefined;
+  private readonly cache: Map<string, { row: Call; transcripts: TranscriptRow[] | undefined }> | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -84,14 +150,16 @@ export class CallStore {
     this.cache?.delete(id);
   }
 
-  private remember(row: CallRow, seen: number): void {
-    if (!this.cache || seen !== this.writes) return;
+  private remember(row: CallRow, seen: number): Call {
+    const call = toCall(row);
+    if (!this.cache || seen !== this.writes) return call;
     if (this.cache.size >= 5000) this.cache.clear();
-    this.cache.set(row.id, { row, transcripts: this.cache.get(row.id)?.transcripts });
+    this.cache.set(row.id, { row: call, transcripts: this.cache.get(row.id)?.transcripts });
+    return call;
   }
 
   /** Stores an accepted call as queued (the seed's `new` lasts only for the request itself). */
-  async create(accountId: string, call: NewCall): Promise<CallRow> {
+  async create(accountId: string, call: NewCall): Promise<Call> {
     const now = this.clock.now().toISOString();
     const { request } = call;
     const row: CallRow = {
@@ -139,10 +207,10 @@ export class CallStore {
       trace_id: null,
     };
     await this.db.insertInto('calls').values(row).execute();
-    return row;
+    return toCall(row);
   }
 
-  async get(accountId: string, id: string): Promise<CallRow | undefined> {
+  async get(accountId: string, id: string): Promise<Call | undefined> {
     const cached = this.cache?.get(id)?.row;
     if (cached) return cached.account_id === accountId ? cached : undefined;
     const seen = this.writes;
@@ -152,8 +220,7 @@ export class CallStore {
       .where('account_id', '=', accountId)
       .where('id', '=', id)
       .executeTakeFirst();
-    if (row) this.remember(row, seen);
-    return row;
+    return row && this.remember(row, seen);
   }
 
   /** How many calls the account has made and received (GET /v1/me's total_calls). */
@@ -167,8 +234,9 @@ export class CallStore {
   }
 
   /** Any account's call: for the engine, which acts on behalf of the call's owner. */
-  async byId(id: string): Promise<CallRow | undefined> {
-    return this.db.selectFrom('calls').selectAll().where('id', '=', id).executeTakeFirst();
+  async byId(id: string): Promise<Call | undefined> {
+    const row = await this.db.selectFrom('calls').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && toCall(row);
   }
 
   /** Of these live calls, the ones whose stop was requested. */
@@ -226,7 +294,7 @@ export class CallStore {
     return rows;
   }
 
-  async list(accountId: string, filter: CallFilter): Promise<CallRow[]> {
+  async list(accountId: string, filter: CallFilter): Promise<Call[]> {
     const direction = filter.ascending ? 'asc' : 'desc';
     let query = this.db.selectFrom('calls').selectAll().where('account_id', '=', accountId);
     if (filter.to_number) query = query.where('to_number', '=', filter.to_number);
@@ -249,17 +317,18 @@ export class CallStore {
       );
     }
     query = query.orderBy('created_at', direction).orderBy('id', direction).limit(filter.limit);
-    return (filter.offset ? query.offset(filter.offset) : query).execute();
+    return (await (filter.offset ? query.offset(filter.offset) : query).execute()).map(toCall);
   }
 
   /** Calls of the account that have not ended (queued, scheduled, allocated or live). */
-  async listOpen(accountId: string): Promise<CallRow[]> {
-    return this.db
+  async listOpen(accountId: string): Promise<Call[]> {
+    const rows = await this.db
       .selectFrom('calls')
       .selectAll()
       .where('account_id', '=', accountId)
       .where('queue_status', 'in', [...OPEN_STATES])
       .execute();
+    return rows.map(toCall);
   }
 
   /**
@@ -270,16 +339,11 @@ export class CallStore {
    * queued -> the given state when the account has fewer than `limit` calls allocated or started:
    * one statement, so that a call never takes a place another took meanwhile in this process.
    */
-  async allocateWithinLimit(
-    id: string,
-    accountId: string,
-    limit: number,
-    changes: Partial<Omit<CallRow, 'id' | 'account_id'>>,
-  ): Promise<boolean> {
+  async allocateWithinLimit(id: string, accountId: string, limit: number, changes: CallChanges): Promise<boolean> {
     this.forget(id);
     const result = await this.db
       .updateTable('calls')
-      .set({ ...changes, updated_at: this.clock.now().toISOString() })
+      .set({ ...toColumns(changes), updated_at: this.clock.now().toISOString() })
       .where('id', '=', id)
       .where('queue_status', '=', 'queued')
       .where(
@@ -303,11 +367,7 @@ export class CallStore {
    * state in `from`; anything else is a bug, refused with IllegalTransition before any write.
    * Without a `queue_status` the update is guarded by the state only (e.g. a stop request).
    */
-  async transition(
-    id: string,
-    from: readonly QueueStatus[],
-    changes: Partial<Omit<CallRow, 'id' | 'account_id'>>,
-  ): Promise<boolean> {
+  async transition(id: string, from: readonly QueueStatus[], changes: CallChanges): Promise<boolean> {
     const to = changes.queue_status;
     if (to !== undefined) {
       const illegal = from.filter((state) => state !== to && !canTransition(state, to));
@@ -316,7 +376,7 @@ export class CallStore {
     this.forget(id);
     const result = await this.db
       .updateTable('calls')
-      .set({ ...changes, updated_at: this.clock.now().toISOString() })
+      .set({ ...toColumns(changes), updated_at: this.clock.now().toISOString() })
       .where('id', '=', id)
       .where('queue_status', 'in', [...from])
       .executeTakeFirst();
@@ -329,11 +389,11 @@ export class CallStore {
    * Stores what post-call work produced for an ended call. Not a transition: the call's state is
    * final already and this must not change it; it only fills summary and analysis.
    */
-  async setPostCall(id: string, results: { summary: string | null; analysis: string | null }): Promise<void> {
+  async setPostCall(id: string, results: Pick<Call, 'summary' | 'analysis'>): Promise<void> {
     this.forget(id);
     await this.db
       .updateTable('calls')
-      .set({ ...results, updated_at: this.clock.now().toISOString() })
+      .set({ ...toColumns(results), updated_at: this.clock.now().toISOString() })
       .where('id', '=', id)
       .execute();
     this.forget(id);

@@ -208,7 +208,7 @@ for (const storage of ['sqlite', 'postgres'] as const)
       await t.services.calls.transition(alive, ['started'], {
         queue_status: 'complete',
         status: 'completed',
-        completed: 1,
+        completed: true,
       });
     });
 

@@ -2,7 +2,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import type { Services } from '../../services.js';
 import { createConnectedCall } from '../../calls/inbound.js';
-import { requestOf } from '../../store/calls.js';
 import type { AudioLegFactory, CarrierLogger } from '../audio-legs.js';
 import { isTrunkAddress, sourceGuard } from './allow.js';
 import { SipCarrier } from './carrier.js';
@@ -170,7 +169,7 @@ export async function startSip(
           carrier: 'sip',
           carrierCallId: sipCallId,
         });
-        return { callId: row.id, request: requestOf(row) };
+        return { callId: row.id, request: row.request };
       },
       answer(callId, leg) {
         void services.engine.answer(callId, leg);

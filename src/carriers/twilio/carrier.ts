@@ -13,7 +13,7 @@ import type { AudioLegFactory, CarrierLogger, LegControl } from '../audio-legs.j
 import type { AudioLeg } from '../../media/audio-leg.js';
 import type { LatencySource } from '../../media/latency.js';
 import type { CallRequest } from '../../schemas/call-request.js';
-import { requestOf, type CallStore } from '../../store/calls.js';
+import type { CallStore } from '../../store/calls.js';
 import type { CredentialStore } from '../../store/credentials.js';
 import { isSandboxPersona } from '../../store/inbound.js';
 import { createTwilioClient, twilioAccountFor, type TwilioAccount, type TwilioClient } from './client.js';
@@ -304,7 +304,7 @@ export class TwilioCarrier implements Carrier {
     if (!row) return { ok: false, reason: 'the call no longer exists' };
     const account = await this.account(row.account_id, row.credential_id);
     if (!account) return { ok: false, reason: 'no Twilio credentials for this call' };
-    const from = row.inbound === 1 ? row.to_number : (row.from_number ?? this.o.defaultFrom);
+    const from = row.inbound ? row.to_number : (row.from_number ?? this.o.defaultFrom);
     if (!from) return { ok: false, reason: 'no number to send the message from' };
     try {
       await this.client(account).messages.create({ to: message.to, from, body: message.body });
@@ -321,9 +321,8 @@ export class TwilioCarrier implements Carrier {
   async dial(request: DialRequest): Promise<DialResult> {
     // Stopped before it was placed: nothing to place.
     if (request.signal.aborted) return { status: 'no-answer' };
-    const row = await this.o.calls.byId(request.callId);
-    if (!row) return { status: 'failed', reason: 'The call no longer exists' };
-    const account = await this.account(request.accountId ?? row.account_id, row.credential_id);
+    if (!request.accountId || !request.request) return { status: 'failed', reason: 'The call names no account' };
+    const account = await this.account(request.accountId, request.credentialId);
     if (!account) return { status: 'failed', reason: 'No Twilio credentials for this call' };
     const from = request.from ?? this.o.defaultFrom;
     if (!from) {
@@ -334,7 +333,7 @@ export class TwilioCarrier implements Carrier {
     }
     if (!this.audioLeg)
       return { status: 'failed', reason: 'Twilio calls need the audio pipeline, which is not available' };
-    const settings = request.request ?? requestOf(row);
+    const settings = request.request;
     const client = this.client(account);
     const live: LiveCall = {
       callId: request.callId,

@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Services } from '../../services.js';
-import { requestOf } from '../../store/calls.js';
 import { normalizePhone } from '../../domain/phone.js';
 import { createConnectedCall } from '../../calls/inbound.js';
 import { deliverInboundSms, MAX_SMS_BODY } from '../../sms/inbound.js';
@@ -151,7 +150,7 @@ export default async function twilioRoutes(app: FastifyInstance, options: { serv
       carrierCallId: stream.callSid,
       credentialId: call.credentialId,
     });
-    const leg = carrier.answerInbound(row.id, call.account, stream, requestOf(row), call.to);
+    const leg = carrier.answerInbound(row.id, call.account, stream, row.request, call.to);
     void services.engine.answer(row.id, leg);
   }
 
