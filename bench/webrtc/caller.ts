@@ -39,6 +39,8 @@ async function call(index: number): Promise<CallerFigures> {
   const pc = new RTCPeerConnection({
     codecs: { audio: [new RTCRtpCodecParameters({ mimeType: 'audio/PCMU', clockRate: 8000, channels: 1 })] },
     iceUseIpv6: false,
+    // No STUN server (werift asks a public one by default): loopback only.
+    iceServers: [],
   });
   const track = new MediaStreamTrack({ kind: 'audio' });
   pc.addTransceiver(track, { direction: 'sendrecv' });

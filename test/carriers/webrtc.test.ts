@@ -11,6 +11,8 @@ async function browserOffer(): Promise<{ pc: RTCPeerConnection; sdp: string }> {
   const pc = new RTCPeerConnection({
     codecs: { audio: [new RTCRtpCodecParameters({ mimeType: 'audio/PCMU', clockRate: 8000, channels: 1 })] },
     iceUseIpv6: false,
+    // No STUN server (werift asks a public one by default): loopback only.
+    iceServers: [],
   });
   pc.addTransceiver('audio', { direction: 'sendrecv' });
   pc.createDataChannel('openline');
