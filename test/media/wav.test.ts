@@ -159,8 +159,12 @@ test('jittered frames keep their order and the file is readable before close', a
     now = burst * 100 + 99;
     for (let k = 0; k < 5; k++) recorder.inbound(flat(burst * 5 + k + 1));
   }
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  const partial = parseWav(await readFile(file)); // streamed header: readable as it grows
+  // Streamed header: readable as it grows (the writes are asynchronous: a loaded machine takes a while).
+  let partial = parseWav(await readFile(file));
+  for (let waited = 0; partial.durationMs < 1000 && waited < 5000; waited += 50) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    partial = parseWav(await readFile(file));
+  }
   assert.ok(partial.durationMs >= 1000, `partial file holds ${partial.durationMs} ms`);
   now = 2100;
   await recorder.close();
