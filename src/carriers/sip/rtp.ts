@@ -125,7 +125,11 @@ export class RtpSession implements MediaTransport {
 
   private constructor(
     private readonly socket: dgram.Socket,
-    private readonly options: { timeoutMs: number; latch: boolean },
+    private readonly options: {
+      timeoutMs: number;
+      latch: boolean;
+      defer: ((task: () => void) => void) | undefined;
+    },
   ) {
     socket.on('message', (data, from) => this.onPacket(data, from));
     socket.on('error', () => this.stop('network'));
@@ -138,11 +142,21 @@ export class RtpSession implements MediaTransport {
   static async open(
     host: string,
     range: PortRange,
-    options: { timeoutMs?: number; latch?: boolean } = {},
+    options: {
+      timeoutMs?: number;
+      latch?: boolean;
+      /**
+       * Where the work on the audio received goes (the frames, the leg's listening: VAD,
+       * recognition, the echo guard): FrameScheduler.defer, so a burst of packets never holds up
+       * the frames every call sends. Default: done as each packet is read.
+       */
+      defer?: (task: () => void) => void;
+    } = {},
   ): Promise<RtpSession> {
     return new RtpSession(await bindInRange(host, range), {
       timeoutMs: options.timeoutMs ?? 30_000,
       latch: options.latch ?? true,
+      defer: options.defer,
     });
   }
 
@@ -305,6 +319,14 @@ export class RtpSession implements MediaTransport {
     // Ringback and announcements before the answer are no one speaking: nothing hears them.
     if (this.early) return;
     if (this.bridged) return this.bridged.relay(packet, this.codec);
+    const defer = this.options.defer;
+    if (defer) defer(() => this.received(packet));
+    else this.received(packet);
+  }
+
+  /** A packet's audio or key, for the listeners: in the order the packets came, none after close. */
+  private received(packet: RtpPacket): void {
+    if (this.closed) return;
     if (this.codec.dtmfPayloadType !== undefined && packet.payloadType === this.codec.dtmfPayloadType)
       return this.onTelephoneEvent(packet);
     this.frames.take(packet);
