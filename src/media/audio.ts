@@ -66,8 +66,12 @@ const ALAW_TO_MULAW = Uint8Array.from({ length: 256 }, (_, b) => linearToMulaw(a
 
 /** Re-encodes G.711 between its two laws, byte for byte (a table lookup per sample). */
 export function mulawToAlaw(bytes: Uint8Array): Buffer {
-  const out = Buffer.allocUnsafe(bytes.length);
-  for (let i = 0; i < bytes.length; i++) out[i] = MULAW_TO_ALAW[bytes[i]!]!;
+  return mulawToAlawInto(bytes, Buffer.allocUnsafe(bytes.length));
+}
+
+/** mu-law bytes -> A-law bytes into `out` from `offset`, without allocating (an RTP packet's payload). */
+export function mulawToAlawInto<T extends Uint8Array>(bytes: Uint8Array, out: T, offset = 0): T {
+  for (let i = 0; i < bytes.length; i++) out[offset + i] = MULAW_TO_ALAW[bytes[i]!]!;
   return out;
 }
 

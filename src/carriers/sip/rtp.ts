@@ -1,6 +1,8 @@
 import dgram from 'node:dgram';
+import dns from 'node:dns';
+import net from 'node:net';
 import { randomInt } from 'node:crypto';
-import { FRAME_SAMPLES, alawToMulaw, mulawToAlaw } from '../../media/audio.js';
+import { FRAME_SAMPLES, alawToMulaw, mulawToAlaw, mulawToAlawInto } from '../../media/audio.js';
 import { RtpFrames } from '../../media/rtp-frames.js';
 import type { MediaEvent, MediaListener, MediaTransport } from '../../media/transport.js';
 
@@ -56,13 +58,33 @@ export function parseRtp(data: Buffer): RtpPacket | undefined {
 
 export function writeRtp(packet: RtpPacket): Buffer {
   const out = Buffer.allocUnsafe(12 + packet.payload.length);
-  out[0] = 0x80;
-  out[1] = (packet.marker ? 0x80 : 0) | (packet.payloadType & 0x7f);
-  out.writeUInt16BE(packet.sequence & 0xffff, 2);
-  out.writeUInt32BE(packet.timestamp >>> 0, 4);
-  out.writeUInt32BE(packet.ssrc >>> 0, 8);
+  writeRtpHeader(out, packet);
   packet.payload.copy(out, 12);
   return out;
+}
+
+/** The 12 bytes of an RTP header (no CSRC, no extension) at the start of `out`. */
+function writeRtpHeader(out: Buffer, header: Omit<RtpPacket, 'payload'>): void {
+  out[0] = 0x80;
+  out[1] = (header.marker ? 0x80 : 0) | (header.payloadType & 0x7f);
+  out.writeUInt16BE(header.sequence & 0xffff, 2);
+  out.writeUInt32BE(header.timestamp >>> 0, 4);
+  out.writeUInt32BE(header.ssrc >>> 0, 8);
+}
+
+/**
+ * The address lookup dgram makes for every packet sent: an IP address (what SDP and latching
+ * give) is taken as it is, at once, where dns.lookup would answer it on the next tick (a closure
+ * and a tick per packet, fifty a second a call); a name still goes to dns.lookup.
+ */
+function lookupAddress(
+  address: string,
+  options: dns.LookupOneOptions,
+  callback: (err: NodeJS.ErrnoException | null, address: string, family: number) => void,
+): void {
+  const family = net.isIP(address);
+  if (family !== 0) callback(null, address, family);
+  else dns.lookup(address, options, callback);
 }
 
 const DTMF_EVENTS = '0123456789*#ABCD';
@@ -78,7 +100,7 @@ async function bindInRange(host: string, range: PortRange): Promise<dgram.Socket
   const first = randomInt(evens);
   for (let i = 0; i < Math.min(evens, 64); i++) {
     const port = range.min + ((first + i) % evens) * 2;
-    const socket = dgram.createSocket(host.includes(':') ? 'udp6' : 'udp4');
+    const socket = dgram.createSocket({ type: host.includes(':') ? 'udp6' : 'udp4', lookup: lookupAddress });
     try {
       await new Promise<void>((resolve, reject) => {
         socket.once('error', reject);
@@ -188,15 +210,17 @@ export class RtpSession implements MediaTransport {
 
   sendMedia(payload: Buffer): void {
     if (this.closed || !this.remote || this.bridged) return;
-    const body = this.codec.name === 'PCMA' ? mulawToAlaw(payload) : payload;
-    const packet = writeRtp({
+    // One buffer per packet: the header, then the frame (re-encoded in place for PCMA).
+    const packet = Buffer.allocUnsafe(12 + payload.length);
+    writeRtpHeader(packet, {
       payloadType: this.codec.payloadType,
       marker: this.firstSent,
       sequence: this.sequence,
       timestamp: this.timestamp,
       ssrc: this.ssrc,
-      payload: body,
     });
+    if (this.codec.name === 'PCMA') mulawToAlawInto(payload, packet, 12);
+    else payload.copy(packet, 12);
     this.firstSent = false;
     this.sequence = (this.sequence + 1) & 0xffff;
     this.timestamp = (this.timestamp + payload.length) >>> 0;
