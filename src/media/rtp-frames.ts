@@ -86,6 +86,21 @@ export class RtpFrames {
     }
   }
 
+  /**
+   * An audio packet came (take() tells it too): the line is not quiet. For a receiver that takes
+   * its packets a little after they arrive (their work deferred), so a packet waiting its turn is
+   * not taken for a quiet line.
+   */
+  arrived(packet: Pick<ReceivedRtp, 'payloadType'>): void {
+    if (this.closed || (packet.payloadType !== 0 && packet.payloadType !== 8)) return;
+    if (this.lastArrival === undefined) {
+      watched.add(this);
+      watch ??= setInterval(fillQuietLines, FRAME_MS).unref();
+    }
+    this.lastArrival = this.now();
+    this.quietFrames = 0;
+  }
+
   /** Takes one packet; anything but PCMU and PCMA (comfort noise, codecs not negotiated) is ignored. */
   take(packet: ReceivedRtp): void {
     let audio: Buffer;
@@ -99,12 +114,7 @@ export class RtpFrames {
       audio = alawToMulaw(packet.payload);
       own = true;
     } else return;
-    if (this.lastArrival === undefined) {
-      watched.add(this);
-      watch ??= setInterval(fillQuietLines, FRAME_MS).unref();
-    }
-    this.lastArrival = this.now();
-    this.quietFrames = 0;
+    this.arrived(packet);
     let expected = this.expected;
     if (expected !== undefined && ((packet.sequence - expected) & 0xffff) >= 0x8000) {
       const behind = 0x10000 - ((packet.sequence - expected) & 0xffff);

@@ -127,8 +127,15 @@ export class RtpSession implements MediaTransport {
   private firstSent = true;
   private readonly frames = new RtpFrames((payload, timestampMs) => {
     // Bridged, the agent hears nothing (not even the silence of a quiet line).
-    if (!this.bridged) this.emit({ type: 'media', payload, timestampMs });
+    if (this.bridged) return;
+    const defer = this.options.defer;
+    // The silence of a quiet line comes from a timer, not from received(): its frames' work is
+    // deferred as a packet's is, behind the packets already waiting.
+    if (defer && !this.receiving) defer(() => this.closed || this.bridged || this.emitMedia(payload, timestampMs));
+    else this.emitMedia(payload, timestampMs);
   });
+  /** received() is delivering a packet's frames. */
+  private receiving = false;
   private lastDtmf: number | undefined;
   /** The key being sent as an RFC 4733 event: its RTP timestamp and duration so far (samples). */
   private keyEvent: { timestamp: number; duration: number } | undefined;
@@ -344,8 +351,10 @@ export class RtpSession implements MediaTransport {
     if (this.early) return;
     if (this.bridged) return this.bridged.relay(packet, this.codec);
     const defer = this.options.defer;
-    if (defer) defer(() => this.received(packet));
-    else this.received(packet);
+    if (!defer) return this.received(packet);
+    // The line is not quiet while its packets wait for their turn.
+    this.frames.arrived(packet);
+    defer(() => this.received(packet));
   }
 
   /** A packet's audio or key, for the listeners: in the order the packets came, none after close. */
@@ -353,7 +362,16 @@ export class RtpSession implements MediaTransport {
     if (this.closed) return;
     if (this.codec.dtmfPayloadType !== undefined && packet.payloadType === this.codec.dtmfPayloadType)
       return this.onTelephoneEvent(packet);
-    this.frames.take(packet);
+    this.receiving = true;
+    try {
+      this.frames.take(packet);
+    } finally {
+      this.receiving = false;
+    }
+  }
+
+  private emitMedia(payload: Buffer, timestampMs: number): void {
+    this.emit({ type: 'media', payload, timestampMs });
   }
 
   /** RFC 4733: one key per event (its packets repeat, the end packet three times). */
