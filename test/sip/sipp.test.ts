@@ -360,6 +360,32 @@ describe(
       }
     });
 
+    it('outbound: a refused REFER to a target that never answers: cancelled after 30 s of ringing, the transfer failed', async () => {
+      const pathwayId = await transferPathway('+14155550113');
+      const caller = await rtpPeer();
+      try {
+        const peer = uas(
+          'refer-bridge.xml',
+          'refer-rings',
+          ['-mp', '31100', '-key', 'caller_rtp', String(caller.port), '-key', 'target_rtp', String(caller.port)],
+          2,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const id = await call({ phone_number: '+14155551244', pathway_id: pathwayId, max_duration: 1 });
+        // The person called stays on the line (their RTP keeps the call from timing out meanwhile).
+        await until('the call answered', async () => trace(peer).includes('INVITE sip:+14155551244@'));
+        caller.stream(offeredPort(trace(peer), '+14155551244'), 0, Buffer.alloc(160, 0xff));
+        const record = await waitForCall(t, id, t.key, 60_000);
+        assert.equal(await peer.exit, 0, trace(peer));
+        const log = trace(peer);
+        assert.match(log, /INVITE sip:\+14155550113@[\s\S]*SIP\/2\.0 180 Ringing[\s\S]*CANCEL sip:\+14155550113@/);
+        assert.equal(record.transferred_to, null);
+        assert.match(String(record.error_message), /^Transfer to \+14155550113 failed: .*nobody answered/);
+      } finally {
+        caller.close();
+      }
+    });
+
     it("outbound: a call naming the account's own SIP trunk (encrypted_key) goes there", async () => {
       const bad = await t.request('POST', '/v1/accounts', { provider: 'sip', trunk: 'https://pbx.example.com' });
       assert.equal(bad.status, 400);
