@@ -8,7 +8,10 @@
 // the audio each call keeps at the far end) over the steady part of the run, when every call is
 // up, and voice-to-voice: the calls' recorded latency, end of the caller's speech to the first
 // frame of the answer sent.
-// Usage: npm run bench:sip [-- --calls 200 --hold 40]
+// By default every caller keeps the same schedule (calls set up 50 a second, so their turns end
+// within a few seconds of each other: the worst case); with --spread each caller first waits a
+// random time (uniform, up to SPREAD_MS) before it speaks, as callers who do not all talk at once.
+// Usage: npm run bench:sip [-- --calls 200 --hold 40 --spread]
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -21,8 +24,13 @@ import { ScriptedStt, ToneTts } from '../../src/testing/audio-fakes.js';
 import type { Speech } from '../../src/providers/speech.js';
 
 const { values } = parseArgs({
-  options: { calls: { type: 'string', default: '200' }, hold: { type: 'string', default: '40' } },
+  options: {
+    calls: { type: 'string', default: '200' },
+    hold: { type: 'string', default: '40' },
+    spread: { type: 'boolean', default: false },
+  },
 });
+const spread = values.spread === true;
 const calls = Number(values.calls);
 const holdS = Number(values.hold);
 
@@ -31,6 +39,8 @@ if (!fs.existsSync(PCAP)) throw new Error(`${PCAP} is missing: apt-get install s
 /** The caller speaks every SPEAK_EVERY_MS after GREETING_MS (the greeting lasts about 5 s, the pcap 7 s). */
 const GREETING_MS = 6000;
 const SPEAK_EVERY_MS = 12_000;
+/** With --spread, the longest a caller waits before it first speaks. */
+const SPREAD_MS = 6000;
 const plays = Math.max(1, Math.floor((holdS * 1000 - GREETING_MS) / SPEAK_EVERY_MS));
 
 // The media benchmark's fakes (bench/media/run.ts): STT final 50 ms after Finalize, TTS first audio after 80 ms.
@@ -138,7 +148,10 @@ console.log(
     .loadavg()
     .map((x) => x.toFixed(1))
     .join(' ')} at the end): ` +
-    `${calls} calls from sipp over UDP, RTP both ways, held ${holdS} s, the caller speaking ${plays} times\n`,
+    `${calls} calls from sipp over UDP, RTP both ways, held ${holdS} s, the caller speaking ${plays} times, ` +
+    (spread
+      ? `each first after a random wait of up to ${SPREAD_MS / 1000} s (--spread)\n`
+      : 'every caller on the same schedule\n'),
 );
 console.log('| figure | value |');
 console.log('| --- | ---: |');
@@ -204,7 +217,7 @@ Max-Forwards: 70
 Content-Length: 0
 ]]></send>
   <pause milliseconds="${GREETING_MS}" />
-${speakAndWait.repeat(plays)}  <pause milliseconds="${rest}" />
+${spread ? `  <pause distribution="uniform" min="0" max="${SPREAD_MS}" />\n` : ''}${speakAndWait.repeat(plays)}  <pause milliseconds="${rest}" />
   <send retrans="500"><![CDATA[
 BYE sip:[service]@[remote_ip]:[remote_port] SIP/2.0
 Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]

@@ -167,6 +167,11 @@ export class CallSession {
   private error: string | null = null;
   private endedBy: 'USER' | 'ASSISTANT' = 'ASSISTANT';
   private done = false;
+  /**
+   * Set while a transfer holds the call (a carrier that bridges it itself, until the bridge ends):
+   * max_duration cannot wait for the session's next event, it hangs the call up through this.
+   */
+  private onLimit: (() => void) | undefined;
   /** A custom tool is running: silence and answer timers wait for its result. */
   private toolRunning = false;
   /** A tool's result that arrived while words were still being played. */
@@ -226,7 +231,10 @@ export class CallSession {
     if (this.o.signal.aborted) onStop();
     this.timers.set(
       'max',
-      clock.setTimer(() => this.events.push({ type: 'max_duration' }), request.max_duration * 60_000),
+      clock.setTimer(() => {
+        this.events.push({ type: 'max_duration' });
+        this.onLimit?.();
+      }, request.max_duration * 60_000),
     );
     this.arm('detect', AnswerDetector.WINDOW_MS);
     if (request.wait_for_greeting) this.arm('greeting_wait', GREETING_WAIT_MS);
@@ -1001,10 +1009,28 @@ export class CallSession {
     }
     await this.record('agent-action', `Transferring to ${number}`);
     // A carrier that bridges the call itself holds the transfer until the bridge ends: a stop
-    // through the API hangs it up meanwhile.
+    // through the API, or max_duration, hangs it up meanwhile.
     const stopped = () => void this.o.leg.hangup();
+    let limited = false;
+    this.onLimit = () => {
+      limited = true;
+      stopped();
+    };
     this.o.signal.addEventListener('abort', stopped);
-    const result = await this.o.leg.transfer(number).finally(() => this.o.signal.removeEventListener('abort', stopped));
+    const result = await this.o.leg.transfer(number).finally(() => {
+      this.o.signal.removeEventListener('abort', stopped);
+      this.onLimit = undefined;
+    });
+    if (limited) {
+      await this.record('agent-action', `Call ended: max_duration of ${this.o.request.max_duration} minutes reached`);
+      if (!result.ok) {
+        // Hung up while the target was still being reached: no transfer, and no failure either.
+        this.endedBy = 'ASSISTANT';
+        this.phase = 'ending';
+        this.done = true;
+        return;
+      }
+    }
     if (result.ok) {
       this.transferredTo = number;
       this.endedBy = result.endedBy ?? 'ASSISTANT';

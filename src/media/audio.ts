@@ -66,8 +66,12 @@ const ALAW_TO_MULAW = Uint8Array.from({ length: 256 }, (_, b) => linearToMulaw(a
 
 /** Re-encodes G.711 between its two laws, byte for byte (a table lookup per sample). */
 export function mulawToAlaw(bytes: Uint8Array): Buffer {
-  const out = Buffer.allocUnsafe(bytes.length);
-  for (let i = 0; i < bytes.length; i++) out[i] = MULAW_TO_ALAW[bytes[i]!]!;
+  return mulawToAlawInto(bytes, Buffer.allocUnsafe(bytes.length));
+}
+
+/** mu-law bytes -> A-law bytes into `out` from `offset`, without allocating (an RTP packet's payload). */
+export function mulawToAlawInto<T extends Uint8Array>(bytes: Uint8Array, out: T, offset = 0): T {
+  for (let i = 0; i < bytes.length; i++) out[offset + i] = MULAW_TO_ALAW[bytes[i]!]!;
   return out;
 }
 
@@ -131,6 +135,7 @@ export function resample(pcm: Int16Array, fromRate: number, toRate: number): Int
   if (fromRate === toRate || pcm.length === 0) return pcm;
   let source: Int16Array | Float32Array = pcm;
   const ratio = fromRate / toRate;
+  if (Number.isInteger(ratio) && ratio > 1) return decimate(pcm, ratio);
   if (ratio > 1) {
     const span = Math.max(1, Math.round(ratio));
     const smoothed = new Float32Array(pcm.length);
@@ -150,6 +155,24 @@ export function resample(pcm: Int16Array, fromRate: number, toRate: number): Int
     const right = Math.min(left + 1, source.length - 1);
     const frac = pos - left;
     out[i] = Math.round(source[left]! * (1 - frac) + source[right]! * frac);
+  }
+  return out;
+}
+
+/**
+ * resample() for a whole ratio (16 or 24 kHz to 8 kHz, what most voices send): every output sample
+ * falls on an input sample, so it is the moving average ending there, computed for that sample
+ * alone, to the same value (the average rounded to 32 bits as resample's smoothed array holds it),
+ * without smoothing the samples in between into an array of their own.
+ */
+function decimate(pcm: Int16Array, ratio: number): Int16Array {
+  const out = new Int16Array(Math.floor(pcm.length / ratio));
+  for (let i = 0; i < out.length; i++) {
+    const end = i * ratio;
+    const start = Math.max(0, end - ratio + 1);
+    let sum = 0;
+    for (let j = start; j <= end; j++) sum += pcm[j]!;
+    out[i] = Math.round(Math.fround(sum / (end - start + 1)));
   }
   return out;
 }

@@ -123,6 +123,11 @@ export interface FrameSchedulerOptions {
    * frame leaves on its slot, none ahead.
    */
   aheadFrames?: number;
+  /**
+   * Work deferred with defer() runs in slices of at most this many milliseconds (real time), each
+   * followed by a turn of the event loop, where the grid's timer runs if it is due. Default 4.
+   */
+  sliceMs?: number;
 }
 
 /** The process-wide 20 ms grid that drives every call's FramePacer from one timer. */
@@ -149,6 +154,11 @@ export class FrameScheduler {
   private nextSlot = 0;
   private cancel: (() => void) | null = null;
   private inTimer = false;
+  private readonly sliceMs: number;
+  /** Deferred work, first in first out from `deferredHead`. */
+  private deferred: ((() => void) | undefined)[] = [];
+  private deferredHead = 0;
+  private sliceArmed = false;
 
   constructor(options: FrameSchedulerOptions = {}) {
     this.timer = options.timer ?? realTimer;
@@ -159,7 +169,53 @@ export class FrameScheduler {
     // Counted in sub-slots: a stall catches up the same span of time whatever the phases.
     this.maxCatchUp = slots * this.phases;
     this.earlyMs = options.earlyMs ?? 1;
+    this.sliceMs = options.sliceMs ?? 4;
   }
+
+  /**
+   * Runs `task` soon, after the work deferred before it, in a slice between the grid's slots: work
+   * that can wait a few milliseconds (a call's inbound audio: decoding, the echo guard, VAD,
+   * recognition, beep detection) and arrives in bursts (hundreds of calls' packets read in one go)
+   * then never holds up the frames every call has to send. The event loop reads sockets before it
+   * runs such slices, so reading stays cheap and the slices take what was read in order.
+   */
+  defer(task: () => void): void {
+    this.deferred.push(task);
+    if (!this.sliceArmed) {
+      this.sliceArmed = true;
+      setImmediate(this.runSlice);
+    }
+  }
+
+  /** Tasks deferred and not yet run. */
+  get deferredCount(): number {
+    return this.deferred.length - this.deferredHead;
+  }
+
+  private readonly runSlice = (): void => {
+    const end = performance.now() + this.sliceMs;
+    try {
+      // At least one task a slice, however long the last one took.
+      do {
+        const task = this.deferred[this.deferredHead]!;
+        this.deferred[this.deferredHead++] = undefined;
+        task();
+      } while (this.deferredHead < this.deferred.length && performance.now() < end);
+    } finally {
+      if (this.deferredHead >= this.deferred.length) {
+        this.deferred = [];
+        this.deferredHead = 0;
+        this.sliceArmed = false;
+      } else {
+        if (this.deferredHead > 1024) {
+          this.deferred = this.deferred.slice(this.deferredHead);
+          this.deferredHead = 0;
+        }
+        // The next slice after a turn of the event loop: timers that came due run first.
+        setImmediate(this.runSlice);
+      }
+    }
+  };
 
   createPacer(sink: FrameSink, options: FramePacerOptions = {}): FramePacer {
     const pacer = new FramePacer(this, sink, options, this.nextPhase);

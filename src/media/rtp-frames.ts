@@ -72,7 +72,7 @@ export class RtpFrames {
     const due = Math.floor((this.now() - this.lastArrival - QUIET_AFTER_MS) / FRAME_MS) + 1;
     for (; this.quietFrames < due; this.quietFrames++) {
       this.stats.quiet++;
-      this.emit(SILENT_FRAME, (this.firstTimestamp ?? 0) + this.lastSamples + FRAME_SAMPLES);
+      this.emit(SILENT_FRAME, (this.firstTimestamp ?? 0) + this.lastSamples + FRAME_SAMPLES, false);
     }
   }
 
@@ -86,19 +86,35 @@ export class RtpFrames {
     }
   }
 
-  /** Takes one packet; anything but PCMU and PCMA (comfort noise, codecs not negotiated) is ignored. */
-  take(packet: ReceivedRtp): void {
-    let audio: Buffer;
-    if (this.closed) return;
-    if (packet.payloadType === 0) audio = packet.payload;
-    else if (packet.payloadType === 8) audio = alawToMulaw(packet.payload);
-    else return;
+  /**
+   * An audio packet came (take() tells it too): the line is not quiet. For a receiver that takes
+   * its packets a little after they arrive (their work deferred), so a packet waiting its turn is
+   * not taken for a quiet line.
+   */
+  arrived(packet: Pick<ReceivedRtp, 'payloadType'>): void {
+    if (this.closed || (packet.payloadType !== 0 && packet.payloadType !== 8)) return;
     if (this.lastArrival === undefined) {
       watched.add(this);
       watch ??= setInterval(fillQuietLines, FRAME_MS).unref();
     }
     this.lastArrival = this.now();
     this.quietFrames = 0;
+  }
+
+  /** Takes one packet; anything but PCMU and PCMA (comfort noise, codecs not negotiated) is ignored. */
+  take(packet: ReceivedRtp): void {
+    let audio: Buffer;
+    if (this.closed) return;
+    // Audio in a buffer of our own (converted, joined) is delivered as it is; the packet's is copied.
+    let own: boolean;
+    if (packet.payloadType === 0) {
+      audio = packet.payload;
+      own = false;
+    } else if (packet.payloadType === 8) {
+      audio = alawToMulaw(packet.payload);
+      own = true;
+    } else return;
+    this.arrived(packet);
     let expected = this.expected;
     if (expected !== undefined && ((packet.sequence - expected) & 0xffff) >= 0x8000) {
       const behind = 0x10000 - ((packet.sequence - expected) & 0xffff);
@@ -117,7 +133,7 @@ export class RtpFrames {
     if (expected !== undefined) {
       const ahead = (packet.sequence - expected) & 0xffff;
       if (ahead > 0 && ahead <= MAX_FILLED_FRAMES) {
-        for (let i = 0; i < ahead; i++) this.emit(SILENT_FRAME, packet.timestamp - (ahead - i) * FRAME_SAMPLES);
+        for (let i = 0; i < ahead; i++) this.emit(SILENT_FRAME, packet.timestamp - (ahead - i) * FRAME_SAMPLES, false);
         this.stats.filled += ahead;
       }
     }
@@ -128,18 +144,19 @@ export class RtpFrames {
     this.rest = undefined;
     if (rest && (timestamp - rest.timestamp) >>> 0 === rest.audio.length) {
       audio = Buffer.concat([rest.audio, audio]);
+      own = true;
       timestamp = rest.timestamp;
     }
     let at = 0;
     for (; at + FRAME_SAMPLES <= audio.length; at += FRAME_SAMPLES)
-      this.emit(audio.subarray(at, at + FRAME_SAMPLES), timestamp + at);
+      this.emit(audio.subarray(at, at + FRAME_SAMPLES), timestamp + at, own);
     if (at < audio.length) this.rest = { audio: Buffer.from(audio.subarray(at)), timestamp: (timestamp + at) >>> 0 };
   }
 
-  private emit(frame: Buffer, timestamp: number): void {
+  private emit(frame: Buffer, timestamp: number, own: boolean): void {
     this.firstTimestamp ??= timestamp;
     const samples = (timestamp - this.firstTimestamp) >>> 0;
     this.lastSamples = samples;
-    this.deliver(Buffer.from(frame), samples / 8);
+    this.deliver(own ? frame : Buffer.from(frame), samples / 8);
   }
 }

@@ -12,6 +12,7 @@ import {
   linearToMulaw,
   mulawToLinear,
   resample,
+  seededRandom,
   silence,
   toFrames,
   tone,
@@ -86,4 +87,31 @@ test('resampling 22.05 kHz to 8 kHz keeps a speech-band tone and its length', ()
   assert.ok(Math.abs(out.length - 8000) <= 1);
   assert.ok(goertzel(out.subarray(0, 800), 500) > 0.8);
   assert.ok(dbfs(out) > -15 && dbfs(silence(20)) < -80);
+});
+
+test('resampling by a whole ratio (16 and 24 kHz to 8 kHz) gives what smoothing then interpolating gives', () => {
+  // resample's general path, written out: a moving average over the ratio, then linear interpolation.
+  const reference = (pcm: Int16Array, ratio: number) => {
+    const smoothed = new Float32Array(pcm.length);
+    let sum = 0;
+    for (let i = 0; i < pcm.length; i++) {
+      sum += pcm[i]!;
+      if (i >= ratio) sum -= pcm[i - ratio]!;
+      smoothed[i] = sum / Math.min(i + 1, ratio);
+    }
+    const out = new Int16Array(Math.floor(pcm.length / ratio));
+    for (let i = 0; i < out.length; i++) {
+      const left = i * ratio;
+      const right = Math.min(left + 1, pcm.length - 1);
+      out[i] = Math.round(smoothed[left]! * 1 + smoothed[right]! * 0);
+    }
+    return out;
+  };
+  const random = seededRandom(7);
+  for (const rate of [16000, 24000]) {
+    for (const length of [1, 2, 3, 1600, 2401]) {
+      const pcm = Int16Array.from({ length }, () => Math.round((random() * 2 - 1) * 32767));
+      assert.deepEqual(resample(pcm, rate, 8000), reference(pcm, rate / 8000), `${rate} Hz, ${length} samples`);
+    }
+  }
 });

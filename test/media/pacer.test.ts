@@ -425,3 +425,40 @@ test('on an accelerated clock frames are paced in clock time', async () => {
   assert.ok(times.at(-1)! - times[0]! >= 49 * 20 - 100, `sent over ${times.at(-1)! - times[0]!} clock ms`);
   assert.equal(clockTimer(new ScaledClock(1)), realTimer, 'scale 1 is real time');
 });
+
+test('deferred work runs in order, in slices that let a timer come due between them', async () => {
+  const scheduler = new FrameScheduler({ sliceMs: 4 });
+  const ran: number[] = [];
+  let timerFiredAfter = -1;
+  const busy = (ms: number) => {
+    const end = performance.now() + ms;
+    while (performance.now() < end);
+  };
+  // A burst of 100 tasks of 1 ms each, and a timer due as they start: it must not wait 100 ms.
+  const timerDue = new Promise<void>((resolve) =>
+    setTimeout(() => {
+      timerFiredAfter = ran.length;
+      resolve();
+    }, 0),
+  );
+  for (let i = 0; i < 100; i++)
+    scheduler.defer(() => {
+      busy(1);
+      ran.push(i);
+    });
+  assert.equal(scheduler.deferredCount, 100);
+  assert.equal(ran.length, 0, 'nothing runs at once');
+  await timerDue;
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.deepEqual(
+    ran,
+    Array.from({ length: 100 }, (_, i) => i),
+    'every task, in order',
+  );
+  assert.equal(scheduler.deferredCount, 0);
+  assert.ok(timerFiredAfter >= 0 && timerFiredAfter < 50, `the timer ran after ${timerFiredAfter} of the 100 tasks`);
+  // Work deferred later starts a new round.
+  scheduler.defer(() => ran.push(100));
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(ran.at(-1), 100);
+});

@@ -306,6 +306,38 @@ describe(
       }
     });
 
+    it('outbound: a call stopped through the API while bridged: both calls get BYE, the transfer stands', async () => {
+      const pathwayId = await transferPathway('+14155550112');
+      const caller = await rtpPeer();
+      const target = await rtpPeer();
+      try {
+        const peer = uas(
+          'refer-bridge.xml',
+          'refer-bridge-stop',
+          ['-mp', '31090', '-key', 'caller_rtp', String(caller.port), '-key', 'target_rtp', String(target.port)],
+          2,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const id = await call({ phone_number: '+14155551243', pathway_id: pathwayId, max_duration: 1 });
+        // Bridged: the target's audio reaches the person called.
+        const answered = Buffer.alloc(160, 0x2b);
+        await until('the call to the transfer target', async () => trace(peer).includes('INVITE sip:+14155550112@'));
+        target.stream(offeredPort(trace(peer), '+14155550112'), 0, answered);
+        await until('the bridge', () => caller.packets.some((p) => p.payload.equals(answered)));
+        assert.equal((await t.request('POST', `/v1/calls/${id}/stop`)).status, 200);
+        const record = await waitForCall(t, id);
+        // Both of sipp's calls were ended by a BYE from Openline, each answered 200.
+        assert.equal(await peer.exit, 0, trace(peer));
+        assert.equal(trace(peer).match(/received \[\d+\] bytes :\s+BYE sip:/g)?.length, 2, trace(peer));
+        assert.equal(record.transferred_to, '+14155550112');
+        assert.equal(record.call_ended_by, 'ASSISTANT');
+        assert.equal(record.error_message, null);
+      } finally {
+        caller.close();
+        target.close();
+      }
+    });
+
     it('outbound: a refused REFER to a busy target: the transfer failed, nobody transferred', async () => {
       const pathwayId = await transferPathway('+14155550111');
       const caller = await rtpPeer();
@@ -323,6 +355,32 @@ describe(
         assert.match(trace(peer), /INVITE sip:\+14155550111@[\s\S]*SIP\/2\.0 486 Busy Here/);
         assert.equal(record.transferred_to, null);
         assert.match(String(record.error_message), /^Transfer to \+14155550111 failed: .*busy/);
+      } finally {
+        caller.close();
+      }
+    });
+
+    it('outbound: a refused REFER to a target that never answers: cancelled after 30 s of ringing, the transfer failed', async () => {
+      const pathwayId = await transferPathway('+14155550113');
+      const caller = await rtpPeer();
+      try {
+        const peer = uas(
+          'refer-bridge.xml',
+          'refer-rings',
+          ['-mp', '31100', '-key', 'caller_rtp', String(caller.port), '-key', 'target_rtp', String(caller.port)],
+          2,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const id = await call({ phone_number: '+14155551244', pathway_id: pathwayId, max_duration: 1 });
+        // The person called stays on the line (their RTP keeps the call from timing out meanwhile).
+        await until('the call answered', async () => trace(peer).includes('INVITE sip:+14155551244@'));
+        caller.stream(offeredPort(trace(peer), '+14155551244'), 0, Buffer.alloc(160, 0xff));
+        const record = await waitForCall(t, id, t.key, 60_000);
+        assert.equal(await peer.exit, 0, trace(peer));
+        const log = trace(peer);
+        assert.match(log, /INVITE sip:\+14155550113@[\s\S]*SIP\/2\.0 180 Ringing[\s\S]*CANCEL sip:\+14155550113@/);
+        assert.equal(record.transferred_to, null);
+        assert.match(String(record.error_message), /^Transfer to \+14155550113 failed: .*nobody answered/);
       } finally {
         caller.close();
       }

@@ -80,6 +80,8 @@ export interface SipCarrierOptions {
    * numbers of an account's own trunk at their address (SipInbound.accept), else 403. Default: anyone.
    */
   allowed?: (address: string) => boolean;
+  /** Where the calls' work on the audio they receive runs (RtpSession.open's `defer`): the frame scheduler's defer. */
+  deferInbound?: (task: () => void) => void;
   /** RTP silence after which a call is ended (the far end vanished). Default 30 s. */
   rtpTimeoutMs?: number;
   /** The registrations with trunks (register=true), removed when the carrier closes. */
@@ -188,7 +190,7 @@ export class SipCarrier implements Carrier {
   private async invite(request: DialRequest): Promise<Placed> {
     const trunk = (await this.o.trunkFor?.(request)) ?? this.o.trunk;
     if (!trunk) return { status: 'failed', reason: 'no SIP trunk is configured (OPENLINE_SIP_TRUNK)' };
-    const rtp = await RtpSession.open(this.o.rtpHost, this.o.rtpPorts, { timeoutMs: this.o.rtpTimeoutMs ?? 30_000 });
+    const rtp = await this.openRtp();
     const endpoint = this.o.endpoint;
     const transport = trunk.transport;
     const target: Target = { host: trunk.host, port: trunk.port, transport };
@@ -456,6 +458,13 @@ export class SipCarrier implements Carrier {
     await this.o.accountTrunksChanged?.();
   }
 
+  private openRtp(): Promise<RtpSession> {
+    return RtpSession.open(this.o.rtpHost, this.o.rtpPorts, {
+      timeoutMs: this.o.rtpTimeoutMs ?? 30_000,
+      ...(this.o.deferInbound && { defer: this.o.deferInbound }),
+    });
+  }
+
   /** Stops listening (shutdown): calls still up are ended with BYE first, registrations removed. */
   async close(): Promise<void> {
     const byes = Promise.all([...this.dialogs.values()].map((dialog) => this.bye(dialog)));
@@ -693,7 +702,7 @@ export class SipCarrier implements Carrier {
       trusted ? undefined : from.host,
     );
     if ('status' in accepted) return respond(accepted.status, accepted.reason);
-    const rtp = await RtpSession.open(this.o.rtpHost, this.o.rtpPorts, { timeoutMs: this.o.rtpTimeoutMs ?? 30_000 });
+    const rtp = await this.openRtp();
     rtp.connect({ address: media.address, port: media.port }, media.codec);
     const localTag = newTag();
     const toHeader = `${header(request, 'to')};tag=${localTag}`;

@@ -1,6 +1,8 @@
 import dgram from 'node:dgram';
+import dns from 'node:dns';
+import net from 'node:net';
 import { randomInt } from 'node:crypto';
-import { FRAME_SAMPLES, alawToMulaw, mulawToAlaw } from '../../media/audio.js';
+import { FRAME_SAMPLES, alawToMulaw, mulawToAlaw, mulawToAlawInto } from '../../media/audio.js';
 import { RtpFrames } from '../../media/rtp-frames.js';
 import type { MediaEvent, MediaListener, MediaTransport } from '../../media/transport.js';
 
@@ -56,13 +58,33 @@ export function parseRtp(data: Buffer): RtpPacket | undefined {
 
 export function writeRtp(packet: RtpPacket): Buffer {
   const out = Buffer.allocUnsafe(12 + packet.payload.length);
-  out[0] = 0x80;
-  out[1] = (packet.marker ? 0x80 : 0) | (packet.payloadType & 0x7f);
-  out.writeUInt16BE(packet.sequence & 0xffff, 2);
-  out.writeUInt32BE(packet.timestamp >>> 0, 4);
-  out.writeUInt32BE(packet.ssrc >>> 0, 8);
+  writeRtpHeader(out, packet);
   packet.payload.copy(out, 12);
   return out;
+}
+
+/** The 12 bytes of an RTP header (no CSRC, no extension) at the start of `out`. */
+function writeRtpHeader(out: Buffer, header: Omit<RtpPacket, 'payload'>): void {
+  out[0] = 0x80;
+  out[1] = (header.marker ? 0x80 : 0) | (header.payloadType & 0x7f);
+  out.writeUInt16BE(header.sequence & 0xffff, 2);
+  out.writeUInt32BE(header.timestamp >>> 0, 4);
+  out.writeUInt32BE(header.ssrc >>> 0, 8);
+}
+
+/**
+ * The address lookup dgram makes for every packet sent: an IP address (what SDP and latching
+ * give) is taken as it is, at once, where dns.lookup would answer it on the next tick (a closure
+ * and a tick per packet, fifty a second a call); a name still goes to dns.lookup.
+ */
+function lookupAddress(
+  address: string,
+  options: dns.LookupOneOptions,
+  callback: (err: NodeJS.ErrnoException | null, address: string, family: number) => void,
+): void {
+  const family = net.isIP(address);
+  if (family !== 0) callback(null, address, family);
+  else dns.lookup(address, options, callback);
 }
 
 const DTMF_EVENTS = '0123456789*#ABCD';
@@ -78,7 +100,7 @@ async function bindInRange(host: string, range: PortRange): Promise<dgram.Socket
   const first = randomInt(evens);
   for (let i = 0; i < Math.min(evens, 64); i++) {
     const port = range.min + ((first + i) % evens) * 2;
-    const socket = dgram.createSocket(host.includes(':') ? 'udp6' : 'udp4');
+    const socket = dgram.createSocket({ type: host.includes(':') ? 'udp6' : 'udp4', lookup: lookupAddress });
     try {
       await new Promise<void>((resolve, reject) => {
         socket.once('error', reject);
@@ -105,8 +127,15 @@ export class RtpSession implements MediaTransport {
   private firstSent = true;
   private readonly frames = new RtpFrames((payload, timestampMs) => {
     // Bridged, the agent hears nothing (not even the silence of a quiet line).
-    if (!this.bridged) this.emit({ type: 'media', payload, timestampMs });
+    if (this.bridged) return;
+    const defer = this.options.defer;
+    // The silence of a quiet line comes from a timer, not from received(): its frames' work is
+    // deferred as a packet's is, behind the packets already waiting.
+    if (defer && !this.receiving) defer(() => this.closed || this.bridged || this.emitMedia(payload, timestampMs));
+    else this.emitMedia(payload, timestampMs);
   });
+  /** received() is delivering a packet's frames. */
+  private receiving = false;
   private lastDtmf: number | undefined;
   /** The key being sent as an RFC 4733 event: its RTP timestamp and duration so far (samples). */
   private keyEvent: { timestamp: number; duration: number } | undefined;
@@ -125,7 +154,11 @@ export class RtpSession implements MediaTransport {
 
   private constructor(
     private readonly socket: dgram.Socket,
-    private readonly options: { timeoutMs: number; latch: boolean },
+    private readonly options: {
+      timeoutMs: number;
+      latch: boolean;
+      defer: ((task: () => void) => void) | undefined;
+    },
   ) {
     socket.on('message', (data, from) => this.onPacket(data, from));
     socket.on('error', () => this.stop('network'));
@@ -138,11 +171,21 @@ export class RtpSession implements MediaTransport {
   static async open(
     host: string,
     range: PortRange,
-    options: { timeoutMs?: number; latch?: boolean } = {},
+    options: {
+      timeoutMs?: number;
+      latch?: boolean;
+      /**
+       * Where the work on the audio received goes (the frames, the leg's listening: VAD,
+       * recognition, the echo guard): FrameScheduler.defer, so a burst of packets never holds up
+       * the frames every call sends. Default: done as each packet is read.
+       */
+      defer?: (task: () => void) => void;
+    } = {},
   ): Promise<RtpSession> {
     return new RtpSession(await bindInRange(host, range), {
       timeoutMs: options.timeoutMs ?? 30_000,
       latch: options.latch ?? true,
+      defer: options.defer,
     });
   }
 
@@ -174,15 +217,17 @@ export class RtpSession implements MediaTransport {
 
   sendMedia(payload: Buffer): void {
     if (this.closed || !this.remote || this.bridged) return;
-    const body = this.codec.name === 'PCMA' ? mulawToAlaw(payload) : payload;
-    const packet = writeRtp({
+    // One buffer per packet: the header, then the frame (re-encoded in place for PCMA).
+    const packet = Buffer.allocUnsafe(12 + payload.length);
+    writeRtpHeader(packet, {
       payloadType: this.codec.payloadType,
       marker: this.firstSent,
       sequence: this.sequence,
       timestamp: this.timestamp,
       ssrc: this.ssrc,
-      payload: body,
     });
+    if (this.codec.name === 'PCMA') mulawToAlawInto(payload, packet, 12);
+    else payload.copy(packet, 12);
     this.firstSent = false;
     this.sequence = (this.sequence + 1) & 0xffff;
     this.timestamp = (this.timestamp + payload.length) >>> 0;
@@ -305,9 +350,28 @@ export class RtpSession implements MediaTransport {
     // Ringback and announcements before the answer are no one speaking: nothing hears them.
     if (this.early) return;
     if (this.bridged) return this.bridged.relay(packet, this.codec);
+    const defer = this.options.defer;
+    if (!defer) return this.received(packet);
+    // The line is not quiet while its packets wait for their turn.
+    this.frames.arrived(packet);
+    defer(() => this.received(packet));
+  }
+
+  /** A packet's audio or key, for the listeners: in the order the packets came, none after close. */
+  private received(packet: RtpPacket): void {
+    if (this.closed) return;
     if (this.codec.dtmfPayloadType !== undefined && packet.payloadType === this.codec.dtmfPayloadType)
       return this.onTelephoneEvent(packet);
-    this.frames.take(packet);
+    this.receiving = true;
+    try {
+      this.frames.take(packet);
+    } finally {
+      this.receiving = false;
+    }
+  }
+
+  private emitMedia(payload: Buffer, timestampMs: number): void {
+    this.emit({ type: 'media', payload, timestampMs });
   }
 
   /** RFC 4733: one key per event (its packets repeat, the end packet three times). */
