@@ -43,6 +43,23 @@ export default tseslint.config(
     },
   },
   {
+    files: ['src/amd/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../calls/*', '../api/*', '../store/*'],
+              message:
+                'src/amd decides answered_by from audio and words: it knows nothing of calls, the API or the store.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['src/providers/**/*.ts'],
     rules: {
       'no-restricted-imports': [

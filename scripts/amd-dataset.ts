@@ -1,13 +1,13 @@
 // Writes a labelled answering-machine detection set to a directory: the training set
-// (src/media/amd-dataset.ts) or, with --heldout, the held-out set built apart
-// (src/media/amd-heldout.ts); one 8 kHz 16-bit mono WAV per clip and labels.csv
+// (src/amd/dataset.ts) or, with --heldout, the held-out set built apart
+// (src/amd/heldout.ts); one 8 kHz 16-bit mono WAV per clip and labels.csv
 // (id, label, kind, group, voice, text, description).
 // Usage: npx tsx scripts/amd-dataset.ts --out DIR [--count 240] [--seed 1] [--heldout]
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { generateAmdDataset } from '../src/media/amd-dataset.js';
-import { generateHeldOutAmdDataset } from '../src/media/amd-heldout.js';
+import { generateAmdDataset } from '../src/amd/dataset.js';
+import { generateHeldOutAmdDataset } from '../src/amd/heldout.js';
 import { encodeWav } from '../src/media/wav.js';
 
 const { values } = parseArgs({

@@ -1,6 +1,6 @@
 // Answering-machine detection benchmark. Two clip sets built apart:
-// - training (src/media/amd-dataset.ts): the set the detector's thresholds are fitted on;
-// - held-out (src/media/amd-heldout.ts): other greeting lists (receptionists, shop clerks,
+// - training (src/amd/dataset.ts): the set the detector's thresholds are fitted on;
+// - held-out (src/amd/heldout.ts): other greeting lists (receptionists, shop clerks,
 //   "<name> residence", carrier prompts, ...), other espeak-ng accents, variants and speaking
 //   rates, other beeps and line conditions (babble, AGC swings, lost packets, mu-law).
 // It prints each set's figures apart: accuracy, people taken for machines, machines taken for
@@ -15,10 +15,10 @@
 // With --api it calls the sandbox personas through the public API in audio mode instead
 // (bench/amd/api.ts): npm run bench:amd -- --api [--rounds 1]
 import { parseArgs } from 'node:util';
-import { cachedAmdClips, generateAmdDataset, type AmdClip, type AmdLabel } from '../../src/media/amd-dataset.js';
-import { generateHeldOutAmdDataset } from '../../src/media/amd-heldout.js';
-import { DEFAULT_AMD_SETTINGS, type AmdDecision, type AmdSettings } from '../../src/media/amd.js';
-import { crossValidate, fitWithGate, scoreAmd, traces, withOpener, type AmdScore } from '../../src/media/amd-fit.js';
+import { cachedAmdClips, generateAmdDataset, type AmdClip, type AmdLabel } from '../../src/amd/dataset.js';
+import { generateHeldOutAmdDataset } from '../../src/amd/heldout.js';
+import { DEFAULT_AMD_SETTINGS, type AmdDecision, type AmdSettings } from '../../src/amd/acoustic.js';
+import { crossValidate, fitWithGate, scoreAmd, traces, withOpener, type AmdScore } from '../../src/amd/fit.js';
 
 const { values } = parseArgs({
   options: {

@@ -14,12 +14,13 @@ import {
   repeatsMenu,
   type MenuLineKind,
 } from '../domain/ivr-menu.js';
-import { AnswerDetector, answeredByOf, utteranceKind, type Answerer } from './answer-detector.js';
+import { AnswerDetector, answeredByOf, utteranceKind, type Answerer } from '../amd/answer-detector.js';
 import { EventQueue } from './event-queue.js';
 import { TextChannel } from './text-channel.js';
 import { inSpan } from '../observability/tracing.js';
-import { hasInboundAudio, watchAnsweringMachine } from '../media/amd.js';
+import { hasInboundAudio, watchAnsweringMachine } from '../amd/acoustic.js';
 import { endOfTurnMs } from '../media/turn-detector.js';
+import type { Answered } from '../amd/answered-by.js';
 
 type Internal =
   | LegEvent
@@ -70,7 +71,7 @@ export interface SessionRecorder {
 
 export interface SessionOutcome {
   endedBy: 'USER' | 'ASSISTANT';
-  answeredBy: 'human' | 'voicemail' | 'unknown';
+  answeredBy: Answered;
   answerer: Answerer;
   transferredTo: string | null;
   /** A failure during the live call (call_error), e.g. a failed transfer. */
@@ -195,7 +196,7 @@ export class CallSession {
   private greetedAtPause = false;
 
   constructor(private readonly o: SessionOptions) {
-    // Audio legs: who answered comes from answering-machine detection on the audio (src/media/amd.ts).
+    // Audio legs: who answered comes from answering-machine detection on the audio (src/amd/acoustic.ts).
     // Inbound calls answer a caller: there is nobody to detect.
     this.detector = new AnswerDetector(o.clock.now(), { acoustic: hasInboundAudio(o.leg), off: o.inbound });
   }

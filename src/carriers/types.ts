@@ -8,6 +8,7 @@
  */
 
 import type { CallRequest } from '../schemas/call-request.js';
+import type { Answered } from '../amd/answered-by.js';
 
 /** What the far end of a leg does, as the engine hears it. */
 export type LegEvent =
@@ -36,7 +37,7 @@ export type LegEvent =
    * `messageEnded`: a machine's greeting is over (its beep passed), so a message can be left now.
    * The session's answer detector takes it like a decision of its own, when it has none yet.
    */
-  | { type: 'answered_by'; at: Date; answeredBy: 'human' | 'voicemail' | 'unknown'; messageEnded: boolean }
+  | { type: 'answered_by'; at: Date; answeredBy: Answered; messageEnded: boolean }
   /**
    * A speech provider failed for good (audio legs): the recogniser could not be reopened, or the
    * voice and its fallback could not say a sentence. The call cannot go on as a conversation.

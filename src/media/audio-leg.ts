@@ -45,7 +45,7 @@ import {
 import type { FrameFill, FramePacer, FrameScheduler } from './pacer.js';
 import { CallRecorder } from './wav.js';
 import { DTMF_TONE_MS, dtmfTones } from './dtmf.js';
-import { ToneDetector } from './tone-detector.js';
+import { ToneDetector } from '../amd/tone-detector.js';
 import { EnergyVad } from './vad-energy.js';
 import { backgroundMixer } from './background.js';
 import { applyPronunciationGuide } from '../providers/tts/pronunciation.js';

@@ -13,8 +13,6 @@ export const QUEUE_STATUSES = [
   'complete_error',
 ] as const;
 
-export const ANSWERED_BY = ['human', 'voicemail', 'unknown', 'no-answer'] as const;
-
 export const TranscriptItem = Type.Object({
   id: Type.Integer(),
   created_at: Type.String(),

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AnsweringMachineDetector, DEFAULT_AMD_SETTINGS, detectAnsweringMachine } from '../../src/media/amd.js';
-import { cuedPcm, evaluateAmd, generateAmdDataset, seededRandom } from '../../src/media/amd-dataset.js';
-import { generateHeldOutAmdDataset } from '../../src/media/amd-heldout.js';
+import { AnsweringMachineDetector, DEFAULT_AMD_SETTINGS, detectAnsweringMachine } from '../../src/amd/acoustic.js';
+import { cuedPcm, evaluateAmd, generateAmdDataset, seededRandom } from '../../src/amd/dataset.js';
+import { generateHeldOutAmdDataset } from '../../src/amd/heldout.js';
 import { FRAME_SAMPLES, concatPcm, decodeMulaw, encodeMulaw, silence, tone } from '../../src/media/audio.js';
 
 /** Speech-like sound without a synthesiser: noise shaped into syllables of 200 ms. */

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AnswerDetector } from '../../src/calls/answer-detector.js';
+import { AnswerDetector } from '../../src/amd/answer-detector.js';
 import type { LegEvent } from '../../src/carriers/types.js';
 
 const t0 = new Date('2026-01-01T00:00:00Z');

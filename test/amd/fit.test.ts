@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { seededRandom, type AmdClip, type AmdLabel } from '../../src/media/amd-dataset.js';
-import { crossValidate, fitAmd, scoreAmd, traces } from '../../src/media/amd-fit.js';
+import { seededRandom, type AmdClip, type AmdLabel } from '../../src/amd/dataset.js';
+import { crossValidate, fitAmd, scoreAmd, traces } from '../../src/amd/fit.js';
 import { concatPcm, silence } from '../../src/media/audio.js';
 
 /** Speech-like sound without a synthesiser: noise shaped into syllables. */

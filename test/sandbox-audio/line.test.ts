@@ -4,7 +4,7 @@ import { ScaledClock } from '../../src/clock.js';
 import { SandboxNetwork } from '../../src/carriers/sandbox/network.js';
 import { InProcessMedia, LineCaptions } from '../../src/carriers/sandbox/audio-line.js';
 import { wantsSandboxAudio } from '../../src/carriers/sandbox/audio.js';
-import { hasInboundAudio, watchAnsweringMachine, type AmdResult } from '../../src/media/amd.js';
+import { hasInboundAudio, watchAnsweringMachine, type AmdResult } from '../../src/amd/acoustic.js';
 import { FRAME_SAMPLES, MULAW_SILENCE, encodeMulaw, tone } from '../../src/media/audio.js';
 import type { MediaEvent } from '../../src/media/transport.js';
 import { SandboxStt } from '../../src/carriers/sandbox/stt.js';

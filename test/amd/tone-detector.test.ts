@@ -3,8 +3,8 @@ import { test } from 'node:test';
 
 import { concatPcm, silence, tone } from '../../src/media/audio.js';
 import { dtmfTones } from '../../src/media/dtmf.js';
-import { ToneDetector, type DetectedTone, type ToneDetectorOptions } from '../../src/media/tone-detector.js';
-import { atLevel, hasEspeak, lineNoise, mix, noise, pcmFrames, speak } from './signals.js';
+import { ToneDetector, type DetectedTone, type ToneDetectorOptions } from '../../src/amd/tone-detector.js';
+import { atLevel, hasEspeak, lineNoise, mix, noise, pcmFrames, speak } from '../media/signals.js';
 
 /** Every tone the detector reports over a recording (including one still sounding at the end). */
 function tones(pcm: Int16Array, options?: ToneDetectorOptions): DetectedTone[] {

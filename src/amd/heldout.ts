@@ -1,6 +1,6 @@
 /**
  * The HELD-OUT clip set for answering-machine detection: built apart from the training set
- * (src/media/amd-dataset.ts) so that its figures cannot flatter a detector fitted there. Nothing in
+ * (src/amd/dataset.ts) so that its figures cannot flatter a detector fitted there. Nothing in
  * it is drawn from the training generator's lists or ranges:
  *
  * - people answer as businesses and households do: receptionists giving the business and their
@@ -22,7 +22,7 @@
  * The sandbox personas 555-0180 to 555-0189 (src/carriers/sandbox/personas/) greet in further
  * words again, for the same checks through the public API.
  */
-import { seededRandom, tone } from './audio.js';
+import { seededRandom, tone } from '../media/audio.js';
 import {
   between,
   describeLine,
@@ -37,7 +37,7 @@ import {
   type AmdLine,
   type Plan,
   type Voice,
-} from './amd-dataset.js';
+} from './dataset.js';
 
 type Random = () => number;
 

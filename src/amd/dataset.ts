@@ -14,9 +14,9 @@
  *   tells a person from a machine, so the right answer is `unknown`, as carriers' AMD reports it.
  *
  * Everything is drawn from a seeded generator, so a seed gives the same set every time. This is the
- * TRAINING set: the detector's thresholds are fitted on it (src/media/amd-fit.ts). The held-out set
+ * TRAINING set: the detector's thresholds are fitted on it (src/amd/fit.ts). The held-out set
  * it is judged on is built apart, from other greeting lists, voices, rates, beeps and line
- * conditions (src/media/amd-heldout.ts); both share only the plumbing below (espeak-ng, the line).
+ * conditions (src/amd/heldout.ts); both share only the plumbing below (espeak-ng, the line).
  *
  * Each person clip also says how the person reacts when the agent talks (`reaction`): they stop
  * soon after the agent starts, then answer its opener. The benchmark uses it to measure the
@@ -38,9 +38,9 @@ import {
   seededRandom,
   silence,
   tone,
-} from './audio.js';
-import { detectAnsweringMachine, type AmdDecision, type AmdSettings } from './amd.js';
-import { parseWav } from './wav.js';
+} from '../media/audio.js';
+import { detectAnsweringMachine, type AmdDecision, type AmdSettings } from './acoustic.js';
+import { parseWav } from '../media/wav.js';
 
 export type AmdLabel = 'human' | 'machine' | 'unknown';
 
@@ -80,7 +80,7 @@ export interface AmdReaction {
 export interface AmdClip {
   /** e.g. "017-voicemail-beep". */
   id: string;
-  /** The generator: `training` (this file) or `heldout` (src/media/amd-heldout.ts). */
+  /** The generator: `training` (this file) or `heldout` (src/amd/heldout.ts). */
   source: 'training' | 'heldout';
   /** The greeting list and entry the words came from ("human:3"), for leave-one-group-out. */
   greetingGroup: string;

@@ -1,6 +1,7 @@
 import type { LegEvent } from '../carriers/types.js';
 import { isMenu } from '../domain/ivr-menu.js';
 import { isScreeningPrompt } from '../domain/screening.js';
+import type { Answered } from './answered-by.js';
 
 /** What picked up, as far as the start of the call tells. */
 export type Answerer = 'human' | 'voicemail' | 'ivr' | 'screener' | 'unknown';
@@ -80,7 +81,7 @@ export class AnswerDetector {
 
   /**
    * `acoustic`: an audio leg, whose answer comes from answering-machine detection on the audio
-   * (src/media/amd.ts, as `answered_by` events): the timing rules below are left to it, while
+   * (src/amd/acoustic.ts, as `answered_by` events): the timing rules below are left to it, while
    * words still tell menus, screeners and machine phrases apart.
    */
   constructor(
@@ -218,7 +219,7 @@ export class AnswerDetector {
 }
 
 /** The seed's answered_by for each detected answerer. */
-export function answeredByOf(answer: Answerer | undefined): 'human' | 'voicemail' | 'unknown' {
+export function answeredByOf(answer: Answerer | undefined): Answered {
   if (answer === 'human' || answer === 'screener') return 'human';
   if (answer === 'voicemail') return 'voicemail';
   return 'unknown';

@@ -12,8 +12,8 @@
  * - `crossValidate` fits on all groups but one and judges the one left out, for each group (by
  *   greeting, by voice), so the figures show how the fit holds on wordings and voices it never saw.
  */
-import { FRAME_MS } from './audio.js';
-import { cuedPcm, type AmdClip, type AmdLabel } from './amd-dataset.js';
+import { FRAME_MS } from '../media/audio.js';
+import { cuedPcm, type AmdClip, type AmdLabel } from './dataset.js';
 import {
   DEFAULT_AMD_SETTINGS,
   OpenerMoment,
@@ -22,7 +22,7 @@ import {
   type AmdDecision,
   type AmdSettings,
   type AmdTrace,
-} from './amd.js';
+} from './acoustic.js';
 
 export interface TracedClip {
   clip: AmdClip;

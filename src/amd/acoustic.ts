@@ -26,12 +26,12 @@
  * - nothing voiced within five seconds: `unknown` (dead air tells nothing either way); a greeting
  *   still under way then is heard up to `extendedMs`, then `unknown`.
  *
- * The thresholds are fitted on the training set (src/media/amd-dataset.ts) by the cost rule of
- * src/media/amd-fit.ts and judged on the held-out set built apart (src/media/amd-heldout.ts):
+ * The thresholds are fitted on the training set (src/amd/dataset.ts) by the cost rule of
+ * src/amd/fit.ts and judged on the held-out set built apart (src/amd/heldout.ts):
  * `npm run bench:amd` prints both, with the cross-validation. An IVR greets like a machine:
- * src/calls/answer-detector.ts tells it (and a screener) from a voicemail by its words.
+ * src/amd/answer-detector.ts tells it (and a screener) from a voicemail by its words.
  */
-import { FRAME_MS, FRAME_SAMPLES, decodeMulaw } from './audio.js';
+import { FRAME_MS, FRAME_SAMPLES, decodeMulaw } from '../media/audio.js';
 import { ToneDetector, type DetectedTone } from './tone-detector.js';
 
 export type AmdDecision = 'human' | 'machine' | 'unknown';
@@ -160,7 +160,7 @@ export class AmdFrameAnalyser {
   private lastHeardLevel = -65;
 
   constructor(private readonly settings: Readonly<AmdSettings>) {
-    // The one beep detector (src/media/tone-detector.ts), also the audio leg's.
+    // The one beep detector (src/amd/tone-detector.ts), also the audio leg's.
     this.tones = new ToneDetector({
       minHz: settings.beepMinHz,
       maxHz: settings.beepMaxHz,
@@ -225,7 +225,7 @@ export const OPENER_AFTER_VOICE_MS = 1200;
  * for OPENER_AFTER_VOICE_MS of voice without such a pause (a long greeting: a person who hears the
  * agent falls silent and answers, where the greeting's length alone would make them a machine; a
  * recording talks on). Never before the far end spoke. The live call (watchAnsweringMachine's
- * `openerDue`) and the benchmark's simulation of the cue (src/media/amd-fit.ts) follow this rule.
+ * `openerDue`) and the benchmark's simulation of the cue (src/amd/fit.ts) follow this rule.
  */
 export class OpenerMoment {
   private run = 0;
@@ -541,7 +541,7 @@ export function detectAnsweringMachine(
   return detector.finish();
 }
 
-/** A clip's frames through the first stage, for fitting the second (src/media/amd-fit.ts). */
+/** A clip's frames through the first stage, for fitting the second (src/amd/fit.ts). */
 export interface AmdTrace {
   voiced: Uint8Array;
   /** Beeps by the frame they were reported in; `end` is one still sounding at the end. */

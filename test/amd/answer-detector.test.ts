@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { AnswerDetector, answeredByOf, isBeep, utteranceKind, type Answerer } from '../../src/calls/answer-detector.js';
+import { AnswerDetector, answeredByOf, isBeep, utteranceKind, type Answerer } from '../../src/amd/answer-detector.js';
 import { endOfTurnMs } from '../../src/media/turn-detector.js';
 import type { LegEvent } from '../../src/carriers/types.js';
 

@@ -9,7 +9,7 @@
  * DTMF keys (two peaks, each with half the energy, and too short), nor line noise (no peak holds
  * the energy). Frames below the level gate cost one pass over the samples.
  */
-import { FRAME_MS, SAMPLE_RATE } from './audio.js';
+import { FRAME_MS, SAMPLE_RATE } from '../media/audio.js';
 
 export interface DetectedTone {
   /** Mean frequency over the tone, Hz. */
