@@ -268,7 +268,8 @@ export class AnswerDetector {
     const kind = this.modelKind;
     if (kind === undefined || kind === 'human' || kind === 'unknown') return undefined;
     if (this.decided !== undefined && this.decided !== 'human' && this.decided !== 'unknown') return undefined;
-    if (!now && this.humanAt !== undefined && at - this.humanAt > REVISE_MS) return undefined;
+    // Only the greeting's time counts: later words are the conversation's ("Tuesday I'm not available").
+    if (!now && at - (this.humanAt ?? 0) > REVISE_MS) return undefined;
     // Against the audio's person only a voicemail, and only with its words or a beep.
     const againstPerson = this.decided === 'human';
     if (againstPerson && kind !== 'voicemail') return undefined;

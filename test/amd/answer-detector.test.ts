@@ -416,6 +416,17 @@ describe("answer detector: the language model's reading, under the cost rule", (
     assert.match(d.modelEvidence ?? '', /language model \(voicemail\) with a machine's words/);
   });
 
+  it("a machine's words long after the greeting are the conversation's: the model's voicemail stays unheeded", () => {
+    // A person by the words of a greeting the audio leaned machine on.
+    const d = new AnswerDetector(ANSWERED, { acoustic: true });
+    d.observe(speechStart(300));
+    d.observe({ type: 'answered_by', at: at(2500), answeredBy: 'voicemail', messageEnded: false });
+    assert.equal(d.observe(speech('Good morning, Acme Dental, how can I help you?', 300, 2600)), 'human');
+    assert.equal(d.modelSaid('voicemail', at(3600)), undefined);
+    assert.equal(d.observe(speech("Tuesday I'm not available, sorry.", 20_000, 2000)), undefined);
+    assert.equal(d.result, 'human');
+  });
+
   it("the same words without the model's reading leave the person a person", () => {
     const d = pausedGreeting();
     assert.equal(d.observe(speech("Sorry I can't get to the phone right now.", 5500, 2200)), undefined);
