@@ -47,6 +47,8 @@ export interface ApiAmdOutcome {
   expected: string;
   answeredBy: string;
   who: string;
+  /** Which evidence decided, when the language model took part (the call's agent-action line). */
+  decidedBy?: string;
 }
 
 /** Places one call to each persona `rounds` times, `concurrency` at a time, at `scale` times real time. */
@@ -87,7 +89,16 @@ export async function runApiAmd(options: {
         });
         if (r.status !== 200) throw new Error(`POST /v1/calls: ${r.status} ${JSON.stringify(r.body)}`);
         const call = await waitForCall(t, String(r.body.call_id));
-        outcomes.push({ number, expected, who, answeredBy: String(call.answered_by) });
+        const decided = (call.transcripts as { user: string; text: string }[])
+          .map((x) => /^Who answered, decided by (.*)/.exec(x.text)?.[1])
+          .find((x) => x !== undefined);
+        outcomes.push({
+          number,
+          expected,
+          who,
+          answeredBy: String(call.answered_by),
+          ...(decided && { decidedBy: decided }),
+        });
       }
     };
     await Promise.all(Array.from({ length: options.concurrency }, worker));

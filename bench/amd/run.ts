@@ -69,7 +69,8 @@ if (values.api) {
     );
   for (const o of outcomes.sort((a, b) => a.number.localeCompare(b.number)))
     console.log(
-      `  555-${o.number} ${o.answeredBy === o.expected ? 'right' : 'WRONG'} ${o.answeredBy.padEnd(9)} ${o.who}`,
+      `  555-${o.number} ${o.answeredBy === o.expected ? 'right' : 'WRONG'} ${o.answeredBy.padEnd(9)} ${o.who}` +
+        (o.decidedBy ? ` [decided by ${o.decidedBy}]` : ''),
     );
   process.exit(0);
 }
