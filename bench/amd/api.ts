@@ -8,6 +8,20 @@ import os from 'node:os';
 import path from 'node:path';
 import { ScaledClock } from '../../src/clock.js';
 import { createTestApp, waitForCall } from '../../src/testing/harness.js';
+import { FakeOpenAi, fakeLlmConfig, type FakeReply } from '../../src/testing/fake-openai.js';
+
+/**
+ * An emulated language model for the calls' agent (the OpenAI protocol, src/testing/fake-openai.ts):
+ * its reading of who answered is always `person` or always `voicemail`, whatever it hears, or it
+ * never answers (`silent`). Wrong half the time or more on purpose: the figures show what the cost
+ * rule lets a wrong model do, not how good a model is.
+ */
+export type EmulatedModel = 'person' | 'voicemail' | 'silent';
+
+function emulatedReading(model: EmulatedModel): FakeReply {
+  if (model === 'silent') return { hang: 'before-headers' };
+  return { toolCalls: [{ name: 'classify_answerer', arguments: { answerer: model } }] };
+}
 
 /** The personas called, and the `answered_by` each should get. */
 export const API_PERSONAS: ReadonlyArray<[number: string, expected: 'human' | 'voicemail', who: string]> = [
@@ -33,6 +47,8 @@ export interface ApiAmdOutcome {
   expected: string;
   answeredBy: string;
   who: string;
+  /** Which evidence decided, when the language model took part (the call's agent-action line). */
+  decidedBy?: string;
 }
 
 /** Places one call to each persona `rounds` times, `concurrency` at a time, at `scale` times real time. */
@@ -40,11 +56,21 @@ export async function runApiAmd(options: {
   rounds: number;
   concurrency: number;
   scale: number;
+  /** The agent's language model, emulated; without it the calls use the offline model. */
+  model?: EmulatedModel;
 }): Promise<ApiAmdOutcome[]> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-amd-api-'));
+  const fake = options.model ? await FakeOpenAi.start() : undefined;
+  const model = options.model;
+  if (fake && model)
+    fake.handler = (r) =>
+      r.body.tools?.some((t) => t.function.name === 'classify_answerer')
+        ? emulatedReading(model)
+        : { text: 'Hi, this is Openline calling about your order. Did it arrive?' };
   const t = await createTestApp({
     clock: new ScaledClock(options.scale),
     env: { OPENLINE_SANDBOX_AUDIO: '1', DATA_DIR: dataDir },
+    ...(fake && { config: { llm: fakeLlmConfig(fake, 10_000) } }),
   });
   await t.services.startWorkers();
   const queue = Array.from({ length: options.rounds }, () => API_PERSONAS).flat();
@@ -63,12 +89,22 @@ export async function runApiAmd(options: {
         });
         if (r.status !== 200) throw new Error(`POST /v1/calls: ${r.status} ${JSON.stringify(r.body)}`);
         const call = await waitForCall(t, String(r.body.call_id));
-        outcomes.push({ number, expected, who, answeredBy: String(call.answered_by) });
+        const decided = (call.transcripts as { user: string; text: string }[])
+          .map((x) => /^Who answered, decided by (.*)/.exec(x.text)?.[1])
+          .find((x) => x !== undefined);
+        outcomes.push({
+          number,
+          expected,
+          who,
+          answeredBy: String(call.answered_by),
+          ...(decided && { decidedBy: decided }),
+        });
       }
     };
     await Promise.all(Array.from({ length: options.concurrency }, worker));
   } finally {
     await t.close();
+    await fake?.close();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
   return outcomes;

@@ -13,7 +13,9 @@
 // Usage: npm run bench:amd [-- --train-count 480 --train-seed 1 --heldout-count 400 --heldout-seed 1
 //                             --quick (no cross-validation) --verbose (list every mistake)]
 // With --api it calls the sandbox personas through the public API in audio mode instead
-// (bench/amd/api.ts): npm run bench:amd -- --api [--rounds 1]
+// (bench/amd/api.ts): npm run bench:amd -- --api [--rounds 1] [--model person|voicemail|silent]
+// (--model: the agent has an emulated language model whose reading of who answered is always
+// that one, or never comes: what the cost rule lets a wrong model do)
 import { parseArgs } from 'node:util';
 import { cachedAmdClips, generateAmdDataset, type AmdClip, type AmdLabel } from '../../src/amd/dataset.js';
 import { generateHeldOutAmdDataset } from '../../src/amd/heldout.js';
@@ -29,6 +31,7 @@ const { values } = parseArgs({
     quick: { type: 'boolean', default: false },
     api: { type: 'boolean', default: false },
     rounds: { type: 'string', default: '1' },
+    model: { type: 'string' },
     verbose: { type: 'boolean', default: false },
   },
 });
@@ -40,9 +43,12 @@ const integer = (name: 'train-count' | 'train-seed' | 'heldout-count' | 'heldout
 if (values.api) {
   const rounds = Number(values.rounds);
   if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds must be a positive integer');
+  const model = values.model;
+  if (model !== undefined && model !== 'person' && model !== 'voicemail' && model !== 'silent')
+    throw new Error('--model must be person, voicemail or silent');
   const { runApiAmd } = await import('./api.js');
   const started = Date.now();
-  const outcomes = await runApiAmd({ rounds, concurrency: 4, scale: 4 });
+  const outcomes = await runApiAmd({ rounds, concurrency: 4, scale: 4, ...(model && { model }) });
   const answers = ['human', 'voicemail', 'unknown'];
   const count = (expected: string, got: string) =>
     outcomes.filter((o) => o.expected === expected && o.answeredBy === got).length;
@@ -50,7 +56,7 @@ if (values.api) {
   const people = outcomes.filter((o) => o.expected === 'human');
   const hungUp = people.filter((o) => o.answeredBy === 'voicemail').length;
   console.log(
-    `AMD through the public API (sandbox audio mode): ${outcomes.length} calls in ${((Date.now() - started) / 1000).toFixed(0)} s`,
+    `AMD through the public API (sandbox audio mode${model ? `, emulated model: ${model}` : ''}): ${outcomes.length} calls in ${((Date.now() - started) / 1000).toFixed(0)} s`,
   );
   console.log(
     `answered_by right ${right}/${outcomes.length} (${((100 * right) / outcomes.length).toFixed(1)} %), ` +
@@ -63,7 +69,8 @@ if (values.api) {
     );
   for (const o of outcomes.sort((a, b) => a.number.localeCompare(b.number)))
     console.log(
-      `  555-${o.number} ${o.answeredBy === o.expected ? 'right' : 'WRONG'} ${o.answeredBy.padEnd(9)} ${o.who}`,
+      `  555-${o.number} ${o.answeredBy === o.expected ? 'right' : 'WRONG'} ${o.answeredBy.padEnd(9)} ${o.who}` +
+        (o.decidedBy ? ` [decided by ${o.decidedBy}]` : ''),
     );
   process.exit(0);
 }

@@ -11,7 +11,7 @@ import {
 import { findTool, functionName, looseSchema } from './tools.js';
 import { parseMenu, type Menu, type MenuOption } from '../domain/ivr-menu.js';
 import { entryReply, menuReply, NO_OPTION, optionReply } from './offline.js';
-import type { Agent, AgentAction, AgentContext, AgentInput, AgentReply, Turn } from './types.js';
+import type { Agent, AgentAction, AgentContext, AgentInput, AgentReply, AnswerReading, Turn } from './types.js';
 
 /** What the caller hears when the model fails or is too slow: short, and it keeps the turn alive. */
 export const FALLBACK_LINE = "Sorry, I'm having trouble right now. Could you say that again?";
@@ -252,6 +252,34 @@ export function menuInstruction(menu: Menu, options: MenuOption[]): string {
   ].join('\n');
 }
 
+/** The longest the answer detector waits for the model's reading of the first words. */
+export const CLASSIFY_TIMEOUT_MS = 1500;
+
+const CLASSIFY_TOOL: LlmTool = {
+  name: 'classify_answerer',
+  description: 'Say who answered the outbound phone call, from its first words.',
+  parameters: {
+    type: 'object',
+    properties: { answerer: { type: 'string', enum: ['person', 'voicemail', 'ivr_menu', 'call_screener', 'unsure'] } },
+    required: ['answerer'],
+    additionalProperties: false,
+  },
+};
+
+const CLASSIFY_PROMPT =
+  "You classify who answered an outbound phone call from the first words heard (a speech recogniser's transcript, " +
+  'which may have errors). person: a live person, including a receptionist or shop clerk giving a business name. ' +
+  'voicemail: a recorded greeting of an answering machine or voicemail. ivr_menu: an automated phone menu. ' +
+  'call_screener: an assistant asking who is calling and why. unsure: anything else. ' +
+  'Call classify_answerer once; say nothing else.';
+
+const READINGS: Record<string, AnswerReading> = {
+  person: 'human',
+  voicemail: 'voicemail',
+  ivr_menu: 'ivr',
+  call_screener: 'screener',
+};
+
 /**
  * The agent's mind on any OpenAI-compatible model. Each turn sends the system prompt, the call's
  * transcript so far and the built-in actions as functions; the reply's text is said and its
@@ -269,6 +297,35 @@ export class LlmAgent implements Agent {
 
   constructor(private readonly o: LlmAgentOptions) {
     this.label = o.model;
+  }
+
+  /**
+   * One short request with the far end's first words and one function to call, answered within
+   * CLASSIFY_TIMEOUT_MS or not at all: a slow, failing or unsure model leaves the audio and the
+   * words to decide.
+   */
+  async classifyAnswer(words: string, signal: AbortSignal): Promise<AnswerReading | undefined> {
+    try {
+      const answer = await complete(this.o.provider, {
+        model: this.o.model,
+        messages: [
+          { role: 'system', content: CLASSIFY_PROMPT },
+          { role: 'user', content: words },
+        ],
+        tools: [CLASSIFY_TOOL],
+        temperature: 0,
+        signal: AbortSignal.any([signal, AbortSignal.timeout(CLASSIFY_TIMEOUT_MS)]),
+      });
+      const call = answer.toolCalls.find((c) => c.name === CLASSIFY_TOOL.name);
+      const said = call ? parseArguments(call).answerer : undefined;
+      return typeof said === 'string' && Object.hasOwn(READINGS, said) ? READINGS[said] : undefined;
+    } catch (error) {
+      if (!signal.aborted) {
+        const failure = error instanceof LlmError ? error : new LlmError(String(error), false);
+        this.o.log?.warn({ model: this.o.model, err: failure }, 'language model failed to classify who answered');
+      }
+      return undefined;
+    }
   }
 
   async respond(input: AgentInput, ctx: AgentContext): Promise<AgentReply> {

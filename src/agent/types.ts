@@ -75,4 +75,13 @@ export interface Agent {
    */
   readonly restartable?: boolean;
   respond(input: AgentInput, context: AgentContext): Promise<AgentReply>;
+  /**
+   * Reads who answered from the far end's first words, for answering-machine detection
+   * (src/calls/answer-detector.ts weighs it with the audio and the words). Undefined when unsure,
+   * failed or aborted; absent (the offline model): the deterministic rules decide alone.
+   */
+  classifyAnswer?(words: string, signal: AbortSignal): Promise<AnswerReading | undefined>;
 }
+
+/** Who answered, as the agent's language model reads the first words (the detector's Answerer). */
+export type AnswerReading = 'human' | 'voicemail' | 'ivr' | 'screener';

@@ -55,7 +55,8 @@ export function utteranceKind(text: string): 'ivr' | 'voicemail' | 'screener' | 
  * words weigh against the sound under the same cost rule: a person by the sound whose greeting
  * goes on in a voicemail's unmistakable words (not a question, not a person's opening) is a
  * voicemail; a machine by the sound whose words open as a person does is a person. Without
- * words (no recogniser) the sound decides alone.
+ * words (no recogniser) the sound decides alone. The agent's language model, when it has one,
+ * reads the first words too (modelSaid): one more piece of evidence under the same rule.
  */
 export class AnswerDetector {
   static readonly WINDOW_MS = 5000;
@@ -78,6 +79,13 @@ export class AnswerDetector {
   /** After a `human` by the audio: a voicemail's words were heard, a beep was heard. */
   private voicemailWords = false;
   private beepAfterHuman = false;
+  /** What the agent's language model read in the far end's first words (modelSaid). */
+  private modelKind: Answerer | undefined;
+  /** Signs a machine gives besides the model's reading: a machine's words, a beep. */
+  private machineWords = false;
+  private beepHeard = false;
+  /** Which evidence made the verdict, when the language model took part (recorded on the call). */
+  modelEvidence: string | undefined;
 
   /**
    * `acoustic`: an audio leg, whose answer comes from answering-machine detection on the audio
@@ -97,10 +105,29 @@ export class AnswerDetector {
     return this.decided;
   }
 
+  /**
+   * Whether the language model's reading could still change the answer: nothing decided yet, or
+   * a person or `unknown` still open to revision (REVISE_MS). A machine's verdict is settled.
+   */
+  openAt(at: Date): boolean {
+    if (this.options.off) return false;
+    if (this.decided === undefined) return true;
+    if (this.decided !== 'human' && this.decided !== 'unknown') return false;
+    return at.getTime() - this.answeredAt.getTime() <= REVISE_MS;
+  }
+
   /** Feeds one event; returns the answer the first time it is decided. */
   observe(event: LegEvent): Answerer | undefined {
     if (this.options.off) return undefined;
     const at = event.at.getTime() - this.answeredAt.getTime();
+    if (event.type === 'tone' && isBeep(event)) this.beepHeard = true;
+    if (event.type === 'speech' && MACHINE.test(event.text) && !HUMAN_OPENING.test(event.text))
+      this.machineWords = true;
+    // A machine by the model's reading waits for a second sign: this may be it.
+    if (this.modelKind && (event.type === 'tone' || event.type === 'speech')) {
+      const revised = this.modelMachine(at);
+      if (revised) return revised;
+    }
     // "Thank you for calling." then a menu: the greeting looked like a person's (or told nothing),
     // the menu says otherwise. A menu heard early overrides that first judgement; after "unknown",
     // a beep or a voicemail's words do too.
@@ -209,6 +236,49 @@ export class AnswerDetector {
       return undefined;
     }
     return this.decide(this.heardSpeech ? 'human' : 'unknown');
+  }
+
+  /**
+   * The agent's language model classified the far end's first words. Under the same cost rule as
+   * the words: the model alone never makes a machine of what the audio heard as a person. It
+   * confirms a person, and turns an undecided or `unknown` answer (a machine by the sound whose
+   * words named nothing) into a person, which only costs talking to a machine. It makes a machine
+   * only together with another sign: a machine's words ("you've reached", "not available"), a
+   * beep, or the audio's lean to a machine. Returns the answer when this changed it.
+   */
+  modelSaid(kind: Answerer, at: Date): Answerer | undefined {
+    if (this.options.off || kind === 'unknown') return undefined;
+    this.modelKind = kind;
+    if (kind === 'human') {
+      if (this.decided === 'human') {
+        this.modelEvidence = 'the audio and the language model: a person';
+        return undefined;
+      }
+      if (this.decided === 'unknown' || (this.decided === undefined && (this.awaitingMore || this.pending))) {
+        this.modelEvidence = `the language model: a person${this.machineHeard ? ', over the audio leaning to a machine' : ''}`;
+        return this.decide('human');
+      }
+      return undefined;
+    }
+    return this.modelMachine(at.getTime() - this.answeredAt.getTime(), true);
+  }
+
+  /** A machine by the model's reading, once a second sign backs it; `now` when it just came. */
+  private modelMachine(at: number, now = false): Answerer | undefined {
+    const kind = this.modelKind;
+    if (kind === undefined || kind === 'human' || kind === 'unknown') return undefined;
+    if (this.decided !== undefined && this.decided !== 'human' && this.decided !== 'unknown') return undefined;
+    // Only the greeting's time counts: later words are the conversation's ("Tuesday I'm not available").
+    if (!now && at - (this.humanAt ?? 0) > REVISE_MS) return undefined;
+    // Against the audio's person only a voicemail, and only with its words or a beep.
+    const againstPerson = this.decided === 'human';
+    if (againstPerson && kind !== 'voicemail') return undefined;
+    const sign = this.machineWords ? "a machine's words" : this.beepHeard ? 'a beep' : undefined;
+    const lean = !againstPerson && this.machineHeard ? "the audio's lean to a machine" : undefined;
+    const backing = sign ?? lean;
+    if (!backing) return undefined;
+    this.modelEvidence = `the language model (${kind}) with ${backing}`;
+    return this.decide(kind);
   }
 
   private decide(answer: Answerer): Answerer {

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { CallLeg, LegEvent, SpeakResult } from '../carriers/types.js';
-import type { Agent, AgentAction, AgentContext, AgentInput, AgentReply, Turn } from '../agent/types.js';
+import type { Agent, AgentAction, AgentContext, AgentInput, AgentReply, AnswerReading, Turn } from '../agent/types.js';
 import type { CallRequest, CallTool } from '../schemas/call-request.js';
 import { findTool, type ToolResult } from '../agent/tools.js';
 import { decideVoicemail } from '../domain/voicemail-rules.js';
@@ -46,7 +46,9 @@ type Internal =
   | { type: 'tool_done'; tool: CallTool; result: ToolResult }
   | { type: 'reply'; turn: AgentTurn; reply: AgentReply }
   | { type: 'turn_failed'; turn: AgentTurn; error: unknown }
-  | { type: 'stop' };
+  | { type: 'stop' }
+  /** The agent's language model read who answered from the first words (undefined: no reading). */
+  | { type: 'answer_reading'; reading: AnswerReading | undefined };
 
 /**
  * A turn of the agent under way. It runs detached from the session's event loop (a slow model
@@ -194,6 +196,13 @@ export class CallSession {
    * are the greeting it answered, not something to answer again.
    */
   private greetedAtPause = false;
+  /**
+   * The language model's reading of who answered, asked once on the first words of an audio leg
+   * (Agent.classifyAnswer): aborted once the verdict is settled or the call ends.
+   */
+  private reading: AbortController | undefined;
+  /** The evidence last recorded as deciding who answered. */
+  private evidenceNoted: string | undefined;
 
   constructor(private readonly o: SessionOptions) {
     // Audio legs: who answered comes from answering-machine detection on the audio (src/amd/acoustic.ts).
@@ -247,6 +256,7 @@ export class CallSession {
       for (const cancel of this.timers.values()) cancel();
       this.cancelTurn({ ended: true });
       this.speaking?.abort();
+      this.reading?.abort();
       unsubscribe();
       stopAmd?.();
       this.o.signal.removeEventListener('abort', onStop);
@@ -592,6 +602,8 @@ export class CallSession {
         // The agent broke (not a model failure: agents turn those into a fallback line).
         if (event.turn === this.thinking) throw event.error;
         return;
+      case 'answer_reading':
+        return this.onAnswerReading(event.reading);
       case 'tool_done':
         this.toolRunning = false;
         // Let the tool's speech finish before saying what came back.
@@ -634,6 +646,7 @@ export class CallSession {
     await this.record(machine ? 'robot' : 'user', text);
     const answer = this.detector.observe(event);
     await this.onDetected(answer, 'speech');
+    this.readAnswer(event);
     // A machine just detected on this utterance: the rules above have handled it.
     if (answer === 'ivr' || answer === 'voicemail') return;
     if (answer === 'screener' && this.phase === 'conversation' && !this.o.inbound) return this.answerScreener(text);
@@ -680,7 +693,54 @@ export class CallSession {
     else this.arm('respond', this.respondDelayMs());
   }
 
+  /**
+   * On an audio leg whose agent has a language model, the far end's first words are also read by
+   * the model (who answered?); its reading comes back as an `answer_reading` event, weighed by the
+   * detector under the cost rule. Asked once; stopped when the verdict is settled.
+   */
+  private readAnswer(event: LegEvent): void {
+    const classify = this.o.agent.classifyAnswer?.bind(this.o.agent);
+    if (!classify || this.reading || this.o.inbound || !hasInboundAudio(this.o.leg)) return;
+    if (!this.detector.openAt(event.at)) return;
+    const words = this.transcript
+      .filter((t) => t.role === 'user' || t.role === 'robot')
+      .map((t) => t.text)
+      .join(' ');
+    const controller = new AbortController();
+    this.reading = controller;
+    void classify(words, controller.signal).then(
+      (reading) => {
+        if (!controller.signal.aborted) this.events.push({ type: 'answer_reading', reading });
+      },
+      () => undefined,
+    );
+  }
+
+  /** Records which evidence decided who answered, when the language model took part. */
+  private async noteEvidence(): Promise<void> {
+    const evidence = this.detector.modelEvidence;
+    if (!evidence || evidence === this.evidenceNoted) return;
+    this.evidenceNoted = evidence;
+    await this.record('agent-action', `Who answered, decided by ${evidence}`);
+  }
+
+  /** The model's reading of who answered: evidence for the detector, recorded when it counted. */
+  private async onAnswerReading(reading: AnswerReading | undefined): Promise<void> {
+    if (!reading || this.done || this.phase === 'ending') return;
+    const answer = this.detector.modelSaid(reading, this.o.clock.now());
+    await this.noteEvidence();
+    if (answer === 'screener' && this.phase === 'conversation') {
+      const prompt = this.transcript.filter((t) => t.role === 'user' || t.role === 'robot').at(-1)?.text ?? '';
+      this.disarm('detect');
+      return this.answerScreener(prompt);
+    }
+    await this.onDetected(answer, 'speech');
+  }
+
   private async onDetected(answer: Answerer | undefined, via: 'speech' | 'tone'): Promise<void> {
+    // A settled verdict needs no reading of the model any more.
+    if (answer !== undefined && !this.detector.openAt(this.o.clock.now())) this.reading?.abort();
+    if (answer !== undefined) await this.noteEvidence();
     if (answer === undefined) {
       if (via === 'tone' && this.phase === 'voicemail') await this.onVoicemailReady();
       return;

@@ -362,3 +362,89 @@ describe('answer detector: inbound calls', () => {
     assert.equal(d.result, undefined);
   });
 });
+
+describe("answer detector: the language model's reading, under the cost rule", () => {
+  /** A receptionist's greeting, no question in it, that the audio leaned machine on. */
+  function businessGreeting(): AnswerDetector {
+    const d = new AnswerDetector(ANSWERED, { acoustic: true });
+    d.observe(speechStart(300));
+    d.observe({ type: 'answered_by', at: at(2500), answeredBy: 'voicemail', messageEnded: false });
+    assert.equal(d.observe(speech('Good morning, Acme Dental, Maria speaking.', 300, 2600)), undefined);
+    return d;
+  }
+
+  it("a person's business greeting the audio leaned machine on: a person when the model says so", () => {
+    const d = businessGreeting();
+    assert.equal(d.modelSaid('human', at(3600)), 'human');
+    assert.equal(d.timeout(), undefined);
+    assert.equal(d.result, 'human');
+    assert.match(d.modelEvidence ?? '', /language model: a person, over the audio leaning to a machine/);
+  });
+
+  it('without the model the same greeting stays unknown (the agent speaks, nobody hangs up)', () => {
+    const d = businessGreeting();
+    assert.equal(d.timeout(), 'unknown');
+  });
+
+  it("a machine by the model and the audio's lean together", () => {
+    const d = businessGreeting();
+    assert.equal(d.modelSaid('voicemail', at(3600)), 'voicemail');
+    assert.match(d.modelEvidence ?? '', /audio's lean to a machine/);
+  });
+
+  /** The audio heard a person: a short greeting that paused. */
+  function pausedGreeting(): AnswerDetector {
+    const d = new AnswerDetector(ANSWERED, { acoustic: true });
+    d.observe(speechStart(300));
+    assert.equal(d.observe(speech('Hi, this is Mark.', 300, 1200)), undefined);
+    assert.equal(d.observe({ type: 'answered_by', at: at(2000), answeredBy: 'human', messageEnded: false }), 'human');
+    return d;
+  }
+
+  it('the model alone never makes a machine of what the audio heard as a person', () => {
+    const d = pausedGreeting();
+    assert.equal(d.modelSaid('voicemail', at(2800)), undefined);
+    assert.equal(d.modelSaid('ivr', at(2900)), undefined);
+    assert.equal(d.observe(speech('Talk to you soon.', 5500, 1200)), undefined);
+    assert.equal(d.result, 'human');
+  });
+
+  it("a voicemail greeting without a beep: voicemail once the model's reading has a machine's words beside it", () => {
+    const d = pausedGreeting();
+    assert.equal(d.modelSaid('voicemail', at(2800)), undefined);
+    assert.equal(d.observe(speech("Sorry I can't get to the phone right now.", 5500, 2200)), 'voicemail');
+    assert.match(d.modelEvidence ?? '', /language model \(voicemail\) with a machine's words/);
+  });
+
+  it("a machine's words long after the greeting are the conversation's: the model's voicemail stays unheeded", () => {
+    // A person by the words of a greeting the audio leaned machine on.
+    const d = new AnswerDetector(ANSWERED, { acoustic: true });
+    d.observe(speechStart(300));
+    d.observe({ type: 'answered_by', at: at(2500), answeredBy: 'voicemail', messageEnded: false });
+    assert.equal(d.observe(speech('Good morning, Acme Dental, how can I help you?', 300, 2600)), 'human');
+    assert.equal(d.modelSaid('voicemail', at(3600)), undefined);
+    assert.equal(d.observe(speech("Tuesday I'm not available, sorry.", 20_000, 2000)), undefined);
+    assert.equal(d.result, 'human');
+  });
+
+  it("the same words without the model's reading leave the person a person", () => {
+    const d = pausedGreeting();
+    assert.equal(d.observe(speech("Sorry I can't get to the phone right now.", 5500, 2200)), undefined);
+    assert.equal(d.result, 'human');
+  });
+
+  it('a person confirmed by the model: recorded, unchanged', () => {
+    const d = pausedGreeting();
+    assert.equal(d.modelSaid('human', at(2800)), undefined);
+    assert.equal(d.result, 'human');
+    assert.match(d.modelEvidence ?? '', /audio and the language model: a person/);
+  });
+
+  it("a machine's verdict is settled: the model's reading changes nothing", () => {
+    const d = new AnswerDetector(ANSWERED, { acoustic: true });
+    assert.equal(d.observe(tone(2000, 1000, 500)), 'voicemail');
+    assert.equal(d.openAt(at(2100)), false);
+    assert.equal(d.modelSaid('human', at(2500)), undefined);
+    assert.equal(d.result, 'voicemail');
+  });
+});
