@@ -621,9 +621,9 @@ class AudioCallLeg implements AudioLeg {
   }
 
   /**
-   * The words of the turn so far set how much silence ends it: less after a finished sentence,
-   * more after words that leave it open (turnWords in ./turn-detector.ts). The rule is English
-   * grammar: calls in other languages keep the threshold's silence.
+   * The words of the turn so far set how much silence ends it: more after words that leave it
+   * open (turnWords in ./turn-detector.ts). The rule is English grammar: calls in other languages
+   * keep the threshold's silence.
    */
   private heardWords(u: Utterance): void {
     if (!/^en\b/i.test(this.settings.language)) return;

@@ -97,15 +97,15 @@ export function turnWords(text: string): TurnWords {
 }
 
 /**
- * The trailing silence that ends a turn, given how its words read: today's endOfTurnMs when they
- * tell nothing, 0.55 of it when they read as finished (400 -> 220 ms at the default threshold),
- * 1.9 of it when they read as unfinished (400 -> 760 ms). interruption_threshold scales all three.
+ * The trailing silence that ends a turn, given how its words read: 1.9 times endOfTurnMs when
+ * they read as unfinished (400 -> 760 ms at the default threshold), else endOfTurnMs. Finished
+ * words do not shorten it: a caller's pause between two sentences of one turn is longer than
+ * 320 ms (measured on the sandbox's two-sentence voicemail greetings), so a shorter wait after a
+ * closed sentence answers callers who had more to say. interruption_threshold scales both.
  */
 export function endOfTurnSilenceMs(interruptionThreshold: number, words: TurnWords): number {
   const base = endOfTurnMs(interruptionThreshold);
-  if (words === 'finished') return Math.round(base * 0.55);
-  if (words === 'unfinished') return Math.round(base * 1.9);
-  return base;
+  return words === 'unfinished' ? Math.round(base * 1.9) : base;
 }
 
 export interface TurnDetectorOptions {
