@@ -5,8 +5,7 @@
  * of its answers in two halves with a silence between them of 340 or 370 ms (shorter than the
  * default interruption_threshold's 400 ms, so the turn must not end there) or 600 ms (longer than
  * 400 ms but shorter than the 760 ms the leg waits after words that leave the sentence open: the
- * turn ends there only when the first half's words read neither open nor finished), and as one
- * sentence.
+ * turn ends there only when the first half's words do not read as open), and as one sentence.
  * The silence is what the line carries: the persona's pause plus the trailing silence espeak-ng
  * leaves after the first half (measured here).
  *
