@@ -3,12 +3,13 @@
  * answers one who only paused mid-sentence (a false end of turn). Sandbox audio calls (espeak-ng
  * voices, the energy VAD, the offline model, the sandbox's recogniser) to a persona that says each
  * of its answers in two halves with a silence between them of 340 or 370 ms (shorter than the
- * default interruption_threshold's 400 ms, so the turn must not end there) or 600 ms (longer: the
- * rule ends the turn, and the agent answering the first half is expected), and as one sentence.
+ * default interruption_threshold's 400 ms, so the turn must not end there) or 600 ms (longer than
+ * 400 ms but shorter than the 760 ms the leg waits after words that leave the sentence open: the
+ * turn ends there only when the first half's words do not read as open), and as one sentence.
  * The silence is what the line carries: the persona's pause plus the trailing silence espeak-ng
  * leaves after the first half (measured here).
  *
- *   npm run bench:end-of-turn [-- --calls 4]
+ *   npm run bench:end-of-turn [-- --calls 4] [--set dental|held-out]
  *
  * Voice to voice is the record's per-turn figure: the caller's last voiced frame to the agent's
  * first frame sent.
@@ -26,11 +27,27 @@ const CALLS = callsArg > 0 ? Number(process.argv[callsArg + 1]) : 4;
 if (!(CALLS >= 1)) throw new Error('--calls takes a number >= 1');
 /** The silences between the halves (0: said as one sentence). */
 const GAPS = [0, 340, 370, 600];
-const HALVES: [string, string][] = [
-  ['I was hoping to', 'move my appointment to Tuesday afternoon.'],
-  ['Yes, and could you', 'also send me a reminder the day before?'],
-  ['That would be', 'great, thank you so much for your help.'],
-];
+/**
+ * The answers, each in two halves. `dental` is the set the end-of-turn rule was first measured
+ * on; `held-out` was written after the rule (src/media/turn-detector.ts, turnWords) and not used
+ * to shape it: report the two separately (`--set held-out`).
+ */
+const SETS: Record<string, [string, string][]> = {
+  dental: [
+    ['I was hoping to', 'move my appointment to Tuesday afternoon.'],
+    ['Yes, and could you', 'also send me a reminder the day before?'],
+    ['That would be', 'great, thank you so much for your help.'],
+  ],
+  'held-out': [
+    ['Could you tell me whether', 'the clinic is open on Saturday mornings?'],
+    ['My daughter needs a checkup', 'before school starts next month.'],
+    ['I think the best time for me is', 'Thursday at ten in the morning.'],
+  ],
+};
+const setArg = process.argv.indexOf('--set');
+const SET = setArg > 0 ? process.argv[setArg + 1]! : 'dental';
+if (!SETS[SET]) throw new Error(`--set takes one of ${Object.keys(SETS).join(', ')}`);
+const HALVES: [string, string][] = SETS[SET];
 
 /** The silence at the end of espeak-ng's audio for `text` (ms), in the sandbox's persona voice. */
 async function trailingSilenceMs(text: string): Promise<number> {
@@ -102,8 +119,12 @@ function percentile(values: number[], p: number): number {
 }
 
 const trail = await Promise.all(HALVES.map(([first]) => trailingSilenceMs(first)));
-if (trail.some((ms) => ms > Math.min(...GAPS.filter(Boolean))))
-  throw new Error(`espeak-ng's trailing silence ${trail.join(', ')} ms is longer than a gap`);
+// A first half whose own trailing silence is longer than a gap carries that silence instead.
+const shortest = Math.min(...GAPS.filter(Boolean));
+if (trail.some((ms) => ms > shortest))
+  console.log(
+    `note: a first half ends in more than ${shortest} ms of espeak-ng's silence: its ${shortest} ms row carries that`,
+  );
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-end-of-turn-'));
 GAPS.forEach((gap, i) =>
   fs.writeFileSync(path.join(dir, `pauser-${gap}.json`), JSON.stringify(personaFor(gap, String(9190 + i), trail))),
@@ -114,7 +135,7 @@ const t = await createTestApp({
 });
 await t.services.startWorkers();
 console.log(
-  `End of turn on sandbox audio calls: ${CALLS} calls per pause, 3 answers each said in two halves; ` +
+  `End of turn on sandbox audio calls (set ${SET}): ${CALLS} calls per pause, 3 answers each said in two halves; ` +
     `interruption_threshold 100 (400 ms of silence ends a turn); espeak-ng's trailing silence after the first halves ${trail.join(', ')} ms; ` +
     `load average ${os.loadavg()[0]!.toFixed(1)}`,
 );

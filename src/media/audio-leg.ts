@@ -49,7 +49,7 @@ import { ToneDetector } from '../amd/tone-detector.js';
 import { EnergyVad } from './vad-energy.js';
 import { backgroundMixer } from './background.js';
 import { applyPronunciationGuide } from '../providers/tts/pronunciation.js';
-import { TurnDetector } from './turn-detector.js';
+import { TurnDetector, turnWords } from './turn-detector.js';
 import { LatencyTracker, type LatencySource } from './latency.js';
 
 /** One frame of mu-law silence, sent to the STT in place of the agent's echo (never written to). */
@@ -595,6 +595,7 @@ class AudioCallLeg implements AudioLeg {
       u.partial = text;
       // More words after an end-of-utterance final: the turn is not over after all.
       u.sttEnded = false;
+      this.heardWords(u);
       this.emit({ type: 'speech_partial', text: [...u.finals, text].join(' '), at: this.now() });
       return;
     }
@@ -608,6 +609,7 @@ class AudioCallLeg implements AudioLeg {
     }
     if (text) u.finals.push(text);
     u.partial = '';
+    this.heardWords(u);
     u.sttFinalAt = performance.now();
     if (event.endOfUtterance) u.sttEnded = true;
     if (u.vadEndedFrame !== null) {
@@ -618,10 +620,21 @@ class AudioCallLeg implements AudioLeg {
     }
   }
 
+  /**
+   * The words of the turn so far set how much silence ends it: more after words that leave it
+   * open (turnWords in ./turn-detector.ts). The rule is English grammar: calls in other languages
+   * keep the threshold's silence.
+   */
+  private heardWords(u: Utterance): void {
+    if (!/^en\b/i.test(this.settings.language)) return;
+    this.turns.setWords(turnWords([...u.finals, u.partial].join(' ')));
+  }
+
   private endTurn(): void {
     const u = this.utterance;
     if (!u) return;
     this.utterance = null;
+    this.turns.setWords('unknown');
     const text = [...u.finals, u.partial].filter(Boolean).join(' ');
     const durationMs = (u.lastVoicedFrame - u.startFrame + 1) * FRAME_MS;
     // Words said over the agent while it goes on talking (a backchannel, or a greeting crossing

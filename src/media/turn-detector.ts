@@ -17,6 +17,97 @@ export function endOfTurnMs(interruptionThreshold: number): number {
   return Math.min(2000, Math.max(100, interruptionThreshold * 4));
 }
 
+/**
+ * How the recogniser's words so far read at a pause: a finished turn (a sentence the recogniser
+ * closed with . ! or ?, or a short answer such as "yes" or "thanks"), an unfinished one (the last
+ * words leave the grammar open), or neither (no words, or nothing to tell).
+ */
+export type TurnWords = 'finished' | 'unfinished' | 'unknown';
+
+/** Words after which a sentence cannot end: conjunctions, prepositions, articles and determiners. */
+const OPEN_ENDINGS = new Set(
+  (
+    'and or but nor so because cause cuz if than when whenever while whereas although though unless until till ' +
+    'whether plus ' +
+    'to of for with at on in into onto from by about as between during without within under against toward ' +
+    'towards per via ' +
+    'a an the my your our their his its every another such very'
+  ).split(' '),
+);
+/** Hesitations: the speaker is still finding the words. */
+const FILLERS = new Set('um umm uh uhh er erm ah eh hmm mm mhm'.split(' '));
+/** Subject pronouns: a clause that ends on one still lacks its verb ("and then I", "so we"). */
+const SUBJECTS = new Set('i we they he she'.split(' '));
+/** Modal and auxiliary verbs that invert before their subject in a question ("could you ..."). */
+const MODALS = new Set('can could would will shall should may might must'.split(' '));
+/** Forms of "be" that need what follows ("my number is", "the problem was"). */
+const COPULAS = new Set("is are was were am 's".split(' '));
+/** Words that may stand before a final "is" ("yes it is", "that's who they are", "here it is"). */
+const COPULA_SUBJECTS = new Set('it that this there here he she they we i you who what where which how'.split(' '));
+/** Answers complete in themselves. */
+const SHORT_ANSWERS = new Set(
+  'yes yeah yep yup no nope nah okay ok sure right correct exactly absolutely definitely thanks bye goodbye fine great perfect'.split(
+    ' ',
+  ),
+);
+const DIGITS = new Set('zero oh one two three four five six seven eight nine'.split(' '));
+/** Words that announce a number the caller is about to read out. */
+const NUMBER_CUES = /\b(number|phone|code|zip|postcode|account|card|extension|digits|pin|reference|confirmation)\b/;
+
+function isDigitToken(word: string): boolean {
+  return DIGITS.has(word) || /^\d+$/.test(word);
+}
+
+/**
+ * Reads the recogniser's words at a pause as a finished turn, an unfinished one, or neither. The
+ * rule is grammar, not a list of phrases: a turn is unfinished when its last word is a conjunction,
+ * preposition, article or determiner, a filler, a bare subject pronoun, a modal inverted before
+ * its subject ("could you"), a modal before "be" ("it would be"), a form of "be" after a noun
+ * ("my number is"), or when the caller is reading out digits ("five five five", "my number is
+ * 555"). Otherwise it is finished when the recogniser closed the sentence (. ! ?) or the turn is
+ * one short answer word; anything else is unknown.
+ */
+export function turnWords(text: string): TurnWords {
+  const trimmed = text.trim();
+  const words = trimmed
+    .toLowerCase()
+    .replace(/[’]/g, "'")
+    .split(/\s+/)
+    .map((w) => w.replace(/^[^a-z0-9']+|[^a-z0-9']+$/g, ''))
+    .filter((w) => w.length > 0)
+    .flatMap((w) => (w.endsWith("'s") && w.length > 2 ? [w.slice(0, -2), "'s"] : [w]));
+  const last = words.at(-1);
+  if (last === undefined) return 'unknown';
+  const before = words.at(-2);
+  if (OPEN_ENDINGS.has(last) || FILLERS.has(last) || SUBJECTS.has(last)) return 'unfinished';
+  if (before !== undefined && MODALS.has(before) && (SUBJECTS.has(last) || last === 'you' || last === 'it')) {
+    return 'unfinished';
+  }
+  if (last === 'be' && before !== undefined && (MODALS.has(before) || before === 'to')) return 'unfinished';
+  if (COPULAS.has(last) && (before === undefined || !COPULA_SUBJECTS.has(before))) return 'unfinished';
+  if (isDigitToken(last)) {
+    let run = 0;
+    for (let i = words.length - 1; i >= 0 && isDigitToken(words[i]!); i--) run++;
+    const digits = words.slice(words.length - run).reduce((n, w) => n + (DIGITS.has(w) ? 1 : w.length), 0);
+    if (run >= 2 || (NUMBER_CUES.test(words.slice(0, -run).join(' ')) && digits < 10)) return 'unfinished';
+  }
+  if (/[.!?]["')\]]*$/.test(trimmed)) return 'finished';
+  if (words.length <= 2 && SHORT_ANSWERS.has(words[0]!)) return 'finished';
+  return 'unknown';
+}
+
+/**
+ * The trailing silence that ends a turn, given how its words read: 1.9 times endOfTurnMs when
+ * they read as unfinished (400 -> 760 ms at the default threshold), else endOfTurnMs. Finished
+ * words do not shorten it: a caller's pause between two sentences of one turn is longer than
+ * 320 ms (measured on the sandbox's two-sentence voicemail greetings), so a shorter wait after a
+ * closed sentence answers callers who had more to say. interruption_threshold scales both.
+ */
+export function endOfTurnSilenceMs(interruptionThreshold: number, words: TurnWords): number {
+  const base = endOfTurnMs(interruptionThreshold);
+  return words === 'unfinished' ? Math.round(base * 1.9) : base;
+}
+
 export interface TurnDetectorOptions {
   /** The call's interruption_threshold (default 100). */
   interruptionThreshold: number;
@@ -39,7 +130,9 @@ export type TurnSignal =
  * trailing-silence count, so a pause shorter than the threshold's silence keeps the turn open.
  */
 export class TurnDetector {
-  readonly silenceFrames: number;
+  /** Frames of trailing silence that end the turn now (set by the words, see setWords). */
+  silenceFrames: number;
+  private readonly interruptionThreshold: number;
   private readonly startScore: number;
   private readonly endScore: number;
   private readonly startFrames: number;
@@ -51,10 +144,19 @@ export class TurnDetector {
   private lastVoiced = 0;
 
   constructor(options: TurnDetectorOptions) {
+    this.interruptionThreshold = options.interruptionThreshold;
     this.silenceFrames = Math.ceil(endOfTurnMs(options.interruptionThreshold) / FRAME_MS);
     this.startScore = options.startScore ?? 0.5;
     this.endScore = options.endScore ?? 0.35;
     this.startFrames = Math.max(1, options.startFrames ?? 3);
+  }
+
+  /**
+   * How the recogniser's words of the turn so far read (turnWords): sets the silence that ends
+   * it. A silence already longer than a shorter wait ends the turn on the next frame.
+   */
+  setWords(words: TurnWords): void {
+    this.silenceFrames = Math.ceil(endOfTurnSilenceMs(this.interruptionThreshold, words) / FRAME_MS);
   }
 
   /** True between a start and its end. */

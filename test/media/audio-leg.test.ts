@@ -172,6 +172,24 @@ describe('audio leg: inbound turn-taking', () => {
     await leg.hangup();
   });
 
+  it('keeps a turn whose words end open ("... a table for") through a pause longer than the threshold', async () => {
+    const { leg, far, stt, events } = setup({ threshold: 100, lines: ['I would like to book a table for'] });
+    await tick();
+    far.sendPcm(voice(600));
+    feedUntil(far, pause(200), () => stt.finalizes > 0);
+    await until('the early final', () => events.some((e) => e.type === 'speech_partial' && /for$/.test(e.text)));
+    // 600 ms of silence in all: today's rule would have ended the turn at 400.
+    far.sendPcm(pause(400));
+    await tick();
+    assert.ok(!events.some((e) => e.type === 'speech'), 'no end of turn in the pause');
+    far.sendPcm(voice(400));
+    far.sendPcm(pause(1000));
+    await until('the turn', () => events.some((e) => e.type === 'speech'));
+    assert.equal(events.filter((e) => e.type === 'speech').length, 1);
+    assert.equal(events.filter((e) => e.type === 'speech_start').length, 1);
+    await leg.hangup();
+  });
+
   it('passes language and keywords to the STT, carrier DTMF as dtmf, and stop as hangup', async () => {
     const { far, stt, events } = setup();
     await tick();
