@@ -104,10 +104,10 @@ export class EchoGuard {
     const h = this.heardWindow;
     for (let i = 0; i < WINDOW; i++) h[i] = this.at(this.heard, this.heardSlot, end - WINDOW + 1 + i);
     let hSum = 0;
-    for (const v of h) hSum += v;
+    for (let i = 0; i < WINDOW; i++) hSum += h[i]!;
     const hMean = hSum / WINDOW;
     let hVar = 0;
-    for (const v of h) hVar += (v - hMean) * (v - hMean);
+    for (let i = 0; i < WINDOW; i++) hVar += (h[i]! - hMean) * (h[i]! - hMean);
     if (hVar === 0 || voicedSlots(h) < WINDOW / 4) return;
     // span[k] is the sent slot end - MAX_DELAY - WINDOW + 1 + k; delay d's window starts at MAX_DELAY - d.
     const span = this.sentSpan;
@@ -120,34 +120,49 @@ export class EchoGuard {
       sums[k + 1] = sums[k]! + span[k]!;
       squares[k + 1] = squares[k]! + span[k]! * span[k]!;
     }
-    let best = 0;
-    let bestDelay = 0;
-    let gain = 0;
-    const consider = (delay: number) => {
-      if (delay < MIN_DELAY || delay > MAX_DELAY) return;
-      const from = MAX_DELAY - delay;
-      const sum = sums[from + WINDOW]! - sums[from]!;
-      const sMean = sum / WINDOW;
-      const sVar = squares[from + WINDOW]! - squares[from]! - sum * sMean;
-      if (sVar <= 1e-9) return;
-      let cov = 0;
-      for (let i = 0; i < WINDOW; i++) cov += (h[i]! - hMean) * span[from + i]!;
-      const r = cov / Math.sqrt(hVar * sVar);
-      if (r > best) {
-        best = r;
-        bestDelay = delay;
-        gain = cov / sVar;
-      }
-    };
+    const best = this.best;
+    best.r = 0;
+    best.delay = 0;
+    best.gain = 0;
     // Every other slot first (10 ms apart: envelopes are smooth at that scale), then the best's neighbours.
-    for (let delay = MIN_DELAY; delay <= MAX_DELAY; delay += 2) consider(delay);
-    const coarse = bestDelay;
-    consider(coarse - 1);
-    consider(coarse + 1);
-    if (best >= LEARN_CORRELATION && gain > 0 && gain <= MAX_GAIN) {
-      this.path = { delay: bestDelay, gain: this.path?.delay === bestDelay ? 0.7 * this.path.gain + 0.3 * gain : gain };
+    for (let delay = MIN_DELAY; delay <= MAX_DELAY; delay += 2) this.consider(delay, hMean, hVar);
+    const coarse = best.delay;
+    this.consider(coarse - 1, hMean, hVar);
+    this.consider(coarse + 1, hMean, hVar);
+    if (best.r >= LEARN_CORRELATION && best.gain > 0 && best.gain <= MAX_GAIN) {
+      const gain = this.path?.delay === best.delay ? 0.7 * this.path.gain + 0.3 * best.gain : best.gain;
+      this.path = { delay: best.delay, gain };
     }
   }
+
+  /**
+   * The correlation of the heard window with the sent one `delay` slots earlier; keeps the best in
+   * `this.best`. A method writing fields, not a closure over the search's locals: those would be
+   * boxed, one allocation per assignment, on a path that runs for every call many times a second.
+   */
+  private consider(delay: number, hMean: number, hVar: number): void {
+    if (delay < MIN_DELAY || delay > MAX_DELAY) return;
+    const from = MAX_DELAY - delay;
+    const sums = this.prefix;
+    const squares = this.prefixSquares;
+    const sum = sums[from + WINDOW]! - sums[from]!;
+    const sMean = sum / WINDOW;
+    const sVar = squares[from + WINDOW]! - squares[from]! - sum * sMean;
+    if (sVar <= 1e-9) return;
+    const h = this.heardWindow;
+    const span = this.sentSpan;
+    let cov = 0;
+    for (let i = 0; i < WINDOW; i++) cov += (h[i]! - hMean) * span[from + i]!;
+    const r = cov / Math.sqrt(hVar * sVar);
+    if (r > this.best.r) {
+      this.best.r = r;
+      this.best.delay = delay;
+      this.best.gain = cov / sVar;
+    }
+  }
+
+  /** The best delay of the search under way. */
+  private readonly best = { r: 0, delay: 0, gain: 0 };
 
   private readonly heardWindow = new Float32Array(WINDOW);
   private readonly sentSpan = new Float32Array(WINDOW + MAX_DELAY - MIN_DELAY);
@@ -170,6 +185,6 @@ export class EchoGuard {
 /** Slots with a voice's level in them (a mean absolute sample above 100). */
 function voicedSlots(values: Float32Array): number {
   let count = 0;
-  for (const v of values) if (v > 100) count++;
+  for (let i = 0; i < values.length; i++) if (values[i]! > 100) count++;
   return count;
 }
