@@ -2,7 +2,8 @@
 // its own: each is a WebRTC peer (werift, as a browser would be: ICE, DTLS-SRTP, PCMU and the
 // `openline` data channel) that starts a web call with POST /v1/web-calls, listens to the agent's
 // greeting, then asks one question and times the answer.
-import { MediaStreamTrack, RTCPeerConnection, RTCRtpCodecParameters, RtpHeader, RtpPacket } from 'werift';
+import { RtpHeader, RtpPacket } from 'werift';
+import { browserPeer } from '../../src/testing/webrtc-browser.js';
 import { decodeMulaw, MULAW_SILENCE, rms } from '../../src/media/audio.js';
 import { callerUtterance } from '../media/speech.js';
 
@@ -36,15 +37,7 @@ const GREETING_DONE_MS = 800;
 
 async function call(index: number): Promise<CallerFigures> {
   const started = performance.now();
-  const pc = new RTCPeerConnection({
-    codecs: { audio: [new RTCRtpCodecParameters({ mimeType: 'audio/PCMU', clockRate: 8000, channels: 1 })] },
-    iceUseIpv6: false,
-    // No STUN server (werift asks a public one by default): loopback only.
-    iceServers: [],
-  });
-  const track = new MediaStreamTrack({ kind: 'audio' });
-  pc.addTransceiver(track, { direction: 'sendrecv' });
-  const channel = pc.createDataChannel('openline');
+  const { pc, track, channel, sdp } = await browserPeer();
   let firstVoiced: number | undefined;
   let lastVoiced = 0;
   let questionEnded: number | undefined;
@@ -58,15 +51,10 @@ async function call(index: number): Promise<CallerFigures> {
       if (questionEnded !== undefined && answered === undefined && now > questionEnded) answered = now;
     }),
   );
-  await pc.setLocalDescription(await pc.createOffer());
-  await new Promise<void>((resolve) => {
-    if (pc.iceGatheringState === 'complete') return resolve();
-    pc.iceGatheringStateChange.subscribe((state) => state === 'complete' && resolve());
-  });
   const response = await fetch(`${origin}/v1/web-calls`, {
     method: 'POST',
     headers: { authorization: key, 'content-type': 'application/json' },
-    body: JSON.stringify({ agent_id: agentId, sdp: pc.localDescription!.sdp }),
+    body: JSON.stringify({ agent_id: agentId, sdp }),
   });
   const body = (await response.json()) as { sdp?: string; message?: string };
   if (!response.ok || !body.sdp) throw new Error(`call ${index}: ${response.status} ${body.message ?? ''}`);

@@ -1,7 +1,8 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { MediaStreamTrack, RTCPeerConnection, RTCRtpCodecParameters, RtpHeader, RtpPacket } from 'werift';
+import { RtpHeader, RtpPacket } from 'werift';
+import { browserPeer } from '../../src/testing/webrtc-browser.js';
 import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
 import { FakeDeepgram } from '../../src/testing/fake-deepgram.js';
 import { alawToLinear, decodeMulaw, encodeMulaw, MULAW_SILENCE, rms } from '../../src/media/audio.js';
@@ -63,17 +64,7 @@ describe('web calls: a person talking over the agent', { skip: !HAS_PCAPS && `no
     done: (record: Json) => boolean,
   ): Promise<{ record: Json; figures: Figures; first: string; voicedAfterOnset: number[] }> {
     dg.script(said);
-    const pc = new RTCPeerConnection({
-      // One transport for audio and data, as browsers bundle them (werift leaves a second one open).
-      bundlePolicy: 'max-bundle',
-      codecs: { audio: [new RTCRtpCodecParameters({ mimeType: 'audio/PCMU', clockRate: 8000, channels: 1 })] },
-      iceUseIpv6: false,
-      // No STUN server (werift asks a public one by default): loopback only.
-      iceServers: [],
-    });
-    const track = new MediaStreamTrack({ kind: 'audio' });
-    pc.addTransceiver(track, { direction: 'sendrecv' });
-    const channel = pc.createDataChannel('openline');
+    const { pc, track, channel, sdp } = await browserPeer();
     let firstVoiced: number | undefined;
     const voiced: number[] = [];
     pc.onTrack.subscribe((remote) =>
@@ -84,12 +75,7 @@ describe('web calls: a person talking over the agent', { skip: !HAS_PCAPS && `no
         voiced.push(now);
       }),
     );
-    await pc.setLocalDescription(await pc.createOffer());
-    await new Promise<void>((resolve) => {
-      if (pc.iceGatheringState === 'complete') return resolve();
-      pc.iceGatheringStateChange.subscribe((state) => state === 'complete' && resolve());
-    });
-    const started = await t.request('POST', '/v1/web-calls', { agent_id: agentId, sdp: pc.localDescription!.sdp });
+    const started = await t.request('POST', '/v1/web-calls', { agent_id: agentId, sdp });
     assert.equal(started.status, 200, JSON.stringify(started.body));
     const id = String(started.body.call_id);
     await pc.setRemoteDescription({ type: 'answer', sdp: String(started.body.sdp) });

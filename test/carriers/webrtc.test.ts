@@ -4,25 +4,8 @@ import { announce } from '../../src/carriers/webrtc/peer.js';
 import { loadConfig } from '../../src/config.js';
 import { createTestApp } from '../../src/testing/harness.js';
 import { ScaledClock } from '../../src/clock.js';
-import { RTCPeerConnection, RTCRtpCodecParameters } from 'werift';
-
-/** A browser's offer, made by a real WebRTC stack: audio in PCMU and the data channel. */
-async function browserOffer(): Promise<{ pc: RTCPeerConnection; sdp: string }> {
-  const pc = new RTCPeerConnection({
-    codecs: { audio: [new RTCRtpCodecParameters({ mimeType: 'audio/PCMU', clockRate: 8000, channels: 1 })] },
-    iceUseIpv6: false,
-    // No STUN server (werift asks a public one by default): loopback only.
-    iceServers: [],
-  });
-  pc.addTransceiver('audio', { direction: 'sendrecv' });
-  pc.createDataChannel('openline');
-  await pc.setLocalDescription(await pc.createOffer());
-  await new Promise<void>((resolve) => {
-    if (pc.iceGatheringState === 'complete') return resolve();
-    pc.iceGatheringStateChange.subscribe((state) => state === 'complete' && resolve());
-  });
-  return { pc, sdp: pc.localDescription!.sdp };
-}
+import type { RTCPeerConnection } from 'werift';
+import { browserPeer } from '../../src/testing/webrtc-browser.js';
 
 describe('web calls: WebRTC settings and tokens', () => {
   it('announces every host candidate again with the public address, same port', () => {
@@ -130,7 +113,7 @@ describe('web calls: WebRTC settings and tokens', () => {
       await t.services.startWorkers();
       const agent = await t.request('POST', '/v1/agents', { prompt: 'Hi', first_sentence: 'Hello there.' });
       const agentId = (agent.body.agent as { agent_id: string }).agent_id;
-      const first = await browserOffer();
+      const first = await browserPeer();
       peers.push(first.pc);
       const started = await t.request('POST', '/v1/web-calls', { agent_id: agentId, sdp: first.sdp });
       assert.equal(started.status, 200, JSON.stringify(started.body));
@@ -144,7 +127,7 @@ describe('web calls: WebRTC settings and tokens', () => {
       assert.equal(live.body.from, null);
 
       // The account's one place is taken: the second web call is refused, and says why.
-      const second = await browserOffer();
+      const second = await browserPeer();
       peers.push(second.pc);
       const refused = await t.request('POST', '/v1/web-calls', { agent_id: agentId, sdp: second.sdp });
       assert.equal(refused.status, 429);
@@ -162,7 +145,7 @@ describe('web calls: WebRTC settings and tokens', () => {
     const t = await createTestApp();
     const peers: RTCPeerConnection[] = [];
     const offer = async () => {
-      const made = await browserOffer();
+      const made = await browserPeer();
       peers.push(made.pc);
       return made.sdp;
     };
