@@ -67,6 +67,20 @@ describe(
         name,
         calls,
       );
+    /**
+     * sipp as the trunk of refer-bridge.xml (the person called refuses REFER, then the transfer
+     * target), its two calls' RTP sent to `callerRtp` and `targetRtp`, its media on `mediaPort`.
+     */
+    const referBridge = async (name: string, mediaPort: number, callerRtp: number, targetRtp: number) => {
+      const peer = uas(
+        'refer-bridge.xml',
+        name,
+        ['-mp', String(mediaPort), '-key', 'caller_rtp', String(callerRtp), '-key', 'target_rtp', String(targetRtp)],
+        2,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return peer;
+    };
 
     it('outbound: INVITE to the trunk, answered, RTP both ways (the echo is on the recording), BYE on stop', async () => {
       const peer = uas(undefined, 'answer', ['-rtp_echo', '-mp', '31000']);
@@ -232,13 +246,7 @@ describe(
       const caller = await rtpPeer();
       const target = await rtpPeer();
       try {
-        const peer = uas(
-          'refer-bridge.xml',
-          'refer-bridge',
-          ['-mp', '31060', '-key', 'caller_rtp', String(caller.port), '-key', 'target_rtp', String(target.port)],
-          2,
-        );
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        const peer = await referBridge('refer-bridge', 31060, caller.port, target.port);
         const id = await call({ phone_number: '+14155551240', pathway_id: pathwayId, max_duration: 1 });
         await until('the call to the transfer target', async () => trace(peer).includes('INVITE sip:+14155550110@'));
         // The person called speaks PCMU, the target PCMA: each one's audio reaches the other converted.
@@ -281,13 +289,7 @@ describe(
       const caller = await rtpPeer();
       const target = await rtpPeer();
       try {
-        const peer = uas(
-          'refer-bridge.xml',
-          'refer-bridge-user',
-          ['-mp', '31080', '-key', 'caller_rtp', String(caller.port), '-key', 'target_rtp', String(target.port)],
-          2,
-        );
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        const peer = await referBridge('refer-bridge-user', 31080, caller.port, target.port);
         const record = await waitForCall(
           t,
           await call({ phone_number: '+14155551242', pathway_id: pathwayId, max_duration: 1 }),
@@ -311,13 +313,7 @@ describe(
       const caller = await rtpPeer();
       const target = await rtpPeer();
       try {
-        const peer = uas(
-          'refer-bridge.xml',
-          'refer-bridge-stop',
-          ['-mp', '31090', '-key', 'caller_rtp', String(caller.port), '-key', 'target_rtp', String(target.port)],
-          2,
-        );
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        const peer = await referBridge('refer-bridge-stop', 31090, caller.port, target.port);
         const id = await call({ phone_number: '+14155551243', pathway_id: pathwayId, max_duration: 1 });
         // Bridged: the target's audio reaches the person called.
         const answered = Buffer.alloc(160, 0x2b);
@@ -342,13 +338,7 @@ describe(
       const pathwayId = await transferPathway('+14155550111');
       const caller = await rtpPeer();
       try {
-        const peer = uas(
-          'refer-bridge.xml',
-          'refer-busy',
-          ['-mp', '31070', '-key', 'caller_rtp', String(caller.port), '-key', 'target_rtp', String(caller.port)],
-          2,
-        );
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        const peer = await referBridge('refer-busy', 31070, caller.port, caller.port);
         const id = await call({ phone_number: '+14155551241', pathway_id: pathwayId, max_duration: 1 });
         const record = await waitForCall(t, id);
         assert.equal(await peer.exit, 0, trace(peer));
@@ -364,13 +354,7 @@ describe(
       const pathwayId = await transferPathway('+14155550113');
       const caller = await rtpPeer();
       try {
-        const peer = uas(
-          'refer-bridge.xml',
-          'refer-rings',
-          ['-mp', '31100', '-key', 'caller_rtp', String(caller.port), '-key', 'target_rtp', String(caller.port)],
-          2,
-        );
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        const peer = await referBridge('refer-rings', 31100, caller.port, caller.port);
         const id = await call({ phone_number: '+14155551244', pathway_id: pathwayId, max_duration: 1 });
         // The person called stays on the line (their RTP keeps the call from timing out meanwhile).
         await until('the call answered', async () => trace(peer).includes('INVITE sip:+14155551244@'));
