@@ -4,60 +4,11 @@ import { CallSession, type SessionOutcome } from '../../src/calls/session.js';
 import { systemClock } from '../../src/clock.js';
 import { LlmAgent } from '../../src/agent/llm.js';
 import type { Agent, AnswerReading, Turn } from '../../src/agent/types.js';
-import type { CallLeg, LegEvent, LegListener, SpeakResult, SpeechText } from '../../src/carriers/types.js';
+import { AudioScriptedLeg } from '../../src/testing/scripted-leg.js';
 import { OpenAiProvider } from '../../src/providers/llm/openai.js';
 import { callRequest } from '../../src/testing/call-request.js';
 import { FakeOpenAi, type FakeReply, type RecordedRequest } from '../../src/testing/fake-openai.js';
 import { waitFor } from '../../src/testing/wait.js';
-
-/** A leg event as the far end makes it (the time is stamped on emitting). */
-type FarEvent = { [K in LegEvent['type']]: Omit<Extract<LegEvent, { type: K }>, 'at'> }[LegEvent['type']];
-
-/**
- * An audio leg played by the test: its answering-machine verdicts (`answered_by`) and the
- * recogniser's words are emitted as the detector over the audio and the recogniser would.
- */
-class AudioScriptedLeg implements CallLeg {
-  readonly mode = 'audio' as const;
-  readonly said: string[] = [];
-  hungUp = false;
-  private listeners: LegListener[] = [];
-
-  on(listener: LegListener): () => void {
-    this.listeners.push(listener);
-    return () => (this.listeners = this.listeners.filter((l) => l !== listener));
-  }
-
-  /** No audio frames: the verdicts come as events. */
-  onAudio(): () => void {
-    return () => undefined;
-  }
-
-  emit(event: FarEvent): void {
-    for (const listener of this.listeners) listener({ ...event, at: new Date() } as LegEvent);
-  }
-
-  async speak(text: SpeechText): Promise<SpeakResult> {
-    let words = '';
-    if (typeof text === 'string') words = text;
-    else for await (const piece of text) words += piece;
-    this.said.push(words);
-    return { played: words, interrupted: false };
-  }
-
-  sendDtmf(): Promise<void> {
-    return Promise.resolve();
-  }
-
-  transfer(): Promise<{ ok: true }> {
-    return Promise.resolve({ ok: true });
-  }
-
-  hangup(): Promise<void> {
-    this.hungUp = true;
-    return Promise.resolve();
-  }
-}
 
 const isReading = (r: RecordedRequest) => r.body.tools?.some((t) => t.function.name === 'classify_answerer') ?? false;
 

@@ -3,50 +3,9 @@ import assert from 'node:assert/strict';
 import { CallSession, type SessionOutcome } from '../../src/calls/session.js';
 import { ScaledClock } from '../../src/clock.js';
 import type { Agent, AgentContext, AgentInput, AgentReply, Turn } from '../../src/agent/types.js';
-import type { CallLeg, LegEvent, LegListener, SpeakResult, SpeechText } from '../../src/carriers/types.js';
+import { ScriptedLeg, type FarEvent } from '../../src/testing/scripted-leg.js';
 import { callRequest } from '../../src/testing/call-request.js';
 import { waitFor } from '../../src/testing/wait.js';
-
-/** A leg event as the far end makes it (the time is stamped on emitting). */
-type FarEvent = { [K in LegEvent['type']]: Omit<Extract<LegEvent, { type: K }>, 'at'> }[LegEvent['type']];
-
-/** A text leg that says everything at once and lets the test play the far end. */
-class ScriptedLeg implements CallLeg {
-  readonly mode = 'text' as const;
-  readonly said: string[] = [];
-  hungUp = false;
-  private listeners: LegListener[] = [];
-
-  on(listener: LegListener): () => void {
-    this.listeners.push(listener);
-    return () => (this.listeners = this.listeners.filter((l) => l !== listener));
-  }
-
-  emit(event: FarEvent): void {
-    for (const listener of this.listeners) listener({ ...event, at: new Date() } as LegEvent);
-  }
-
-  async speak(text: SpeechText): Promise<SpeakResult> {
-    let words = '';
-    if (typeof text === 'string') words = text;
-    else for await (const piece of text) words += piece;
-    this.said.push(words);
-    return { played: words, interrupted: false };
-  }
-
-  sendDtmf(): Promise<void> {
-    return Promise.resolve();
-  }
-
-  transfer(): Promise<{ ok: true }> {
-    return Promise.resolve({ ok: true });
-  }
-
-  hangup(): Promise<void> {
-    this.hungUp = true;
-    return Promise.resolve();
-  }
-}
 
 interface Asked {
   input: AgentInput;
