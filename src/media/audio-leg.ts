@@ -49,7 +49,7 @@ import { ToneDetector } from '../amd/tone-detector.js';
 import { EnergyVad } from './vad-energy.js';
 import { backgroundMixer } from './background.js';
 import { applyPronunciationGuide } from '../providers/tts/pronunciation.js';
-import { TurnDetector, turnWords } from './turn-detector.js';
+import { TurnDetector, endOfTurnMs, turnWords } from './turn-detector.js';
 import { LatencyTracker, type LatencySource } from './latency.js';
 
 /** One frame of mu-law silence, sent to the STT in place of the agent's echo (never written to). */
@@ -255,6 +255,20 @@ class AudioCallLeg implements AudioLeg {
   private lastScore = 0;
   skippedFrames = 0;
   private speaking: Speaking | null = null;
+  /**
+   * Inbound frame before which the agent's reply is not heard: the threshold's silence after the
+   * last turn's voice. A closed sentence ends the turn sooner (endOfTurnSilenceMs), so the reply
+   * is written and synthesised meanwhile, and a caller who goes on before this frame meets a reply
+   * not yet heard (the session then answers both sentences together).
+   */
+  private replyGate = -1;
+  /** The pacer holds the reply until replyGate (not a hold for a voice over the agent). */
+  private gated = false;
+  /**
+   * The far end has heard the agent say something to its end: their turns since answer it (see
+   * heardWords). A first sentence cut short by a greeting does not count.
+   */
+  private spoke = false;
   private seq = 0;
   private ended = false;
   private recordingDone: Promise<string | null> | undefined;
@@ -341,6 +355,12 @@ class AudioCallLeg implements AudioLeg {
    * The call's figures get the time from the voice's onset to the agent's silence at the carrier.
    */
   pause(): void {
+    if (this.gated) {
+      // The caller went on before the reply was heard: it is held now for their words, silent from the onset.
+      this.gated = false;
+      this.latency.held(0);
+      return;
+    }
     if (!this.speaking || this.pacer.paused) return;
     this.pacer.pause();
     if (this.transport.dropsOnClear) {
@@ -530,6 +550,11 @@ class AudioCallLeg implements AudioLeg {
     const signal = this.turns.push(score);
     const frame = this.turns.frameIndex;
     const u = this.utterance;
+    // The reply is heard once the threshold's silence is over, unless a voice is starting again.
+    if (this.gated && frame >= this.replyGate && !u && !this.turns.rising) {
+      this.gated = false;
+      this.pacer.resume();
+    }
     if (signal?.type === 'start') {
       if (u) {
         // They went on before the STT settled: the same turn continues.
@@ -622,12 +647,13 @@ class AudioCallLeg implements AudioLeg {
 
   /**
    * The words of the turn so far set how much silence ends it: more after words that leave it
-   * open (turnWords in ./turn-detector.ts). The rule is English grammar: calls in other languages
-   * keep the threshold's silence.
+   * open, less after a closed sentence once the agent has spoken (turnWords and
+   * endOfTurnSilenceMs in ./turn-detector.ts). The rule is English grammar: calls in other
+   * languages keep the threshold's silence.
    */
   private heardWords(u: Utterance): void {
     if (!/^en\b/i.test(this.settings.language)) return;
-    this.turns.setWords(turnWords([...u.finals, u.partial].join(' ')));
+    this.turns.setWords(turnWords([...u.finals, u.partial].join(' ')), !this.spoke);
   }
 
   private endTurn(): void {
@@ -635,6 +661,7 @@ class AudioCallLeg implements AudioLeg {
     if (!u) return;
     this.utterance = null;
     this.turns.setWords('unknown');
+    this.replyGate = u.lastVoicedFrame + Math.ceil(endOfTurnMs(this.settings.interruptionThreshold) / FRAME_MS);
     const text = [...u.finals, u.partial].filter(Boolean).join(' ');
     const durationMs = (u.lastVoicedFrame - u.startFrame + 1) * FRAME_MS;
     // Words said over the agent while it goes on talking (a backchannel, or a greeting crossing
@@ -665,13 +692,16 @@ class AudioCallLeg implements AudioLeg {
           synthesis.abort();
           for (const name of [...this.markHandlers.keys()])
             if (name.startsWith(`${prefix}:`)) this.markHandlers.delete(name);
+          const gated = this.gated;
+          this.gated = false;
           if (interrupted && !this.ended) {
             // Held while a voice started over it, and now cut: the voice was an interruption.
-            if (this.pacer.paused) this.latency.released('cut');
+            if (this.pacer.paused && !gated) this.latency.released('cut');
             this.pacer.clear();
             this.transport.clear();
             this.latency.abandon();
           }
+          if (!interrupted) this.spoke = true;
           const { text, words } = state;
           const played = interrupted ? (state.echoed < 0 ? '' : text.slice(0, words[state.echoed]!.end)) : text;
           resolve({ played, interrupted });
@@ -680,6 +710,10 @@ class AudioCallLeg implements AudioLeg {
       const onAbort = () => state.finish(true);
       signal?.addEventListener('abort', onAbort, { once: true });
       this.speaking = state;
+      if (this.turns.frameIndex < this.replyGate) {
+        this.pacer.pause();
+        this.gated = true;
+      }
       this.markHandlers.set(`${prefix}:end`, () => state.finish(false));
       void this.synthesize(state, source, synthesis.signal);
     });

@@ -98,14 +98,18 @@ export function turnWords(text: string): TurnWords {
 
 /**
  * The trailing silence that ends a turn, given how its words read: 1.9 times endOfTurnMs when
- * they read as unfinished (400 -> 760 ms at the default threshold), else endOfTurnMs. Finished
- * words do not shorten it: a caller's pause between two sentences of one turn is longer than
- * 320 ms (measured on the sandbox's two-sentence voicemail greetings), so a shorter wait after a
- * closed sentence answers callers who had more to say. interruption_threshold scales both.
+ * they read as unfinished (400 -> 760 ms at the default threshold); 0.6 times when they read as
+ * finished (a sentence the recogniser closed, a short answer: 240 ms) in a caller's answer to the
+ * agent; else endOfTurnMs. While the far end is still opening the call (`opening`: the agent has
+ * not spoken yet) a closed sentence does not shorten it: greetings, voicemail messages and menus
+ * run several sentences on ("Hi, you've reached Sam. Please leave a message after the tone."),
+ * with pauses between them longer than 240 ms. interruption_threshold scales all three.
  */
-export function endOfTurnSilenceMs(interruptionThreshold: number, words: TurnWords): number {
+export function endOfTurnSilenceMs(interruptionThreshold: number, words: TurnWords, opening = false): number {
   const base = endOfTurnMs(interruptionThreshold);
-  return words === 'unfinished' ? Math.round(base * 1.9) : base;
+  if (words === 'unfinished') return Math.round(base * 1.9);
+  if (words === 'finished' && !opening) return Math.round(base * 0.6);
+  return base;
 }
 
 export interface TurnDetectorOptions {
@@ -152,16 +156,22 @@ export class TurnDetector {
   }
 
   /**
-   * How the recogniser's words of the turn so far read (turnWords): sets the silence that ends
-   * it. A silence already longer than a shorter wait ends the turn on the next frame.
+   * How the recogniser's words of the turn so far read (turnWords), and whether the far end is
+   * still opening the call: sets the silence that ends it (endOfTurnSilenceMs). A silence already
+   * longer than a shorter wait ends the turn on the next frame.
    */
-  setWords(words: TurnWords): void {
-    this.silenceFrames = Math.ceil(endOfTurnSilenceMs(this.interruptionThreshold, words) / FRAME_MS);
+  setWords(words: TurnWords, opening = false): void {
+    this.silenceFrames = Math.ceil(endOfTurnSilenceMs(this.interruptionThreshold, words, opening) / FRAME_MS);
   }
 
   /** True between a start and its end. */
   get inSpeech(): boolean {
     return this.speaking;
+  }
+
+  /** True while voiced frames are adding up to a start that is not yet confirmed. */
+  get rising(): boolean {
+    return !this.speaking && this.run > 0;
   }
 
   /** Index of the frame last fed (0-based). */

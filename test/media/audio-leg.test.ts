@@ -6,7 +6,8 @@ import path from 'node:path';
 import type { LegEvent } from '../../src/carriers/types.js';
 import { createAudioLeg, type AudioLeg, type AudioLegSettings } from '../../src/media/audio-leg.js';
 import { FrameScheduler } from '../../src/media/pacer.js';
-import { endOfTurnMs } from '../../src/media/turn-detector.js';
+import { decodeMulaw, rms } from '../../src/media/audio.js';
+import { endOfTurnMs, endOfTurnSilenceMs } from '../../src/media/turn-detector.js';
 import { EnergyVad } from '../../src/media/vad-energy.js';
 import type { Vad } from '../../src/media/vad.js';
 import { ScriptedStt, ToneTts, createMediaPair, pause, voice, type FarEnd } from '../../src/testing/audio-fakes.js';
@@ -169,6 +170,71 @@ describe('audio leg: inbound turn-taking', () => {
     assert.equal(events.filter((e) => e.type === 'speech_start').length, 1);
     const speech = events.find((e) => e.type === 'speech');
     assert.ok(speech?.type === 'speech' && speech.durationMs === 400 + endOfTurnMs(100) - 100 + 400);
+    await leg.hangup();
+  });
+
+  for (const opening of [false, true]) {
+    it(`ends a turn whose words read as a finished sentence after ${opening ? "the threshold's silence while the far end opens the call" : 'a shorter silence once the agent has spoken'}`, async () => {
+      const { leg, far, stt, events } = setup({ threshold: 100, lines: ['I would like to book a table.'] });
+      await tick();
+      if (!opening) await leg.speak('How can I help?');
+      far.sendPcm(voice(600));
+      const asked = feedUntil(far, pause(200), () => stt.finalizes > 0) + 1;
+      await until('the early final', () => events.some((e) => e.type === 'speech_partial' && /table\.$/.test(e.text)));
+      const turnEnded = () => events.some((e) => e.type === 'speech');
+      const ended = asked + feedUntil(far, pause(1000), turnEnded) + 1;
+      // 240 ms (0.6 of the threshold's 400 ms) in an answer; 400 while the far end is still opening.
+      assert.equal(ended, Math.ceil(endOfTurnSilenceMs(100, 'finished', opening) / 20));
+      assert.equal(ended * 20 < endOfTurnMs(100), !opening);
+      const speech = events.find((e) => e.type === 'speech');
+      assert.ok(speech?.type === 'speech' && speech.text === 'I would like to book a table.');
+      await leg.hangup();
+    });
+  }
+
+  /** A turn ended early by a closed sentence, after the agent spoke; returns the frames fed since its last voice. */
+  async function endedEarly(opts: Parameters<typeof setup>[0] = {}) {
+    const t = setup({ threshold: 100, lines: ['I would like to book a table.'], ...opts });
+    await tick();
+    await t.leg.speak('How can I help?');
+    t.far.sendPcm(voice(600));
+    const asked = feedUntil(t.far, pause(200), () => t.stt.finalizes > 0) + 1;
+    await until('the early final', () => t.events.some((e) => e.type === 'speech_partial' && /table\.$/.test(e.text)));
+    const silent = asked + feedUntil(t.far, pause(1000), () => t.events.some((e) => e.type === 'speech')) + 1;
+    assert.ok(silent * 20 < endOfTurnMs(100));
+    return { ...t, silent };
+  }
+  const voiced = (frames: Buffer[]) => frames.filter((f) => rms(decodeMulaw(f)) > 300).length;
+
+  it("does not let the reply to a turn ended early be heard before the threshold's silence", async () => {
+    const { leg, far, silent } = await endedEarly();
+    const before = far.received.length;
+    const reply = leg.speak('Sure, for when?');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(voiced(far.received.slice(before)), 0, 'nothing heard before 400 ms of silence');
+    far.sendPcm(pause(endOfTurnMs(100) - silent * 20));
+    await until('the reply heard', () => voiced(far.received.slice(before)) > 0);
+    assert.deepEqual(await reply, { played: 'Sure, for when?', interrupted: false });
+    await leg.hangup();
+  });
+
+  it('holds the reply to a turn ended early for a caller who goes on before it is heard', async () => {
+    const { leg, far, events } = await endedEarly();
+    const before = far.received.length;
+    const controller = new AbortController();
+    const reply = leg.speak('Sure, for when?', { signal: controller.signal });
+    far.sendPcm(voice(300));
+    await until('their voice again', () => events.filter((e) => e.type === 'speech_start').length === 2);
+    far.sendPcm(pause(300));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(voiced(far.received.slice(before)), 0, 'nothing heard over their next sentence');
+    // What the session does on their words: hold, then cut the reply nobody heard.
+    leg.pause();
+    controller.abort();
+    assert.deepEqual(await reply, { played: '', interrupted: true });
+    const figures = leg.latency.report().interruptions;
+    assert.equal(figures.held, 1);
+    assert.equal(figures.silent_ms_p50, 0);
     await leg.hangup();
   });
 

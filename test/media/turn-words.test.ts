@@ -58,17 +58,23 @@ describe('turnWords: how the words at a pause read', () => {
 
 describe('endOfTurnSilenceMs: the words scale the threshold', () => {
   for (const threshold of [50, 100, 200]) {
-    it(`threshold ${threshold}: unfinished waits longer, finished and unknown as today`, () => {
+    it(`threshold ${threshold}: finished < unknown < unfinished in an answer`, () => {
       const base = endOfTurnMs(threshold);
       assert.equal(endOfTurnSilenceMs(threshold, 'unknown'), base);
-      assert.equal(endOfTurnSilenceMs(threshold, 'finished'), base);
+      assert.ok(endOfTurnSilenceMs(threshold, 'finished') < base);
       assert.ok(endOfTurnSilenceMs(threshold, 'unfinished') > base);
     });
+    it(`threshold ${threshold}: while the far end opens the call a closed sentence waits the threshold's silence`, () => {
+      const base = endOfTurnMs(threshold);
+      assert.equal(endOfTurnSilenceMs(threshold, 'finished', true), base);
+      assert.equal(endOfTurnSilenceMs(threshold, 'unknown', true), base);
+      assert.equal(endOfTurnSilenceMs(threshold, 'unfinished', true), endOfTurnSilenceMs(threshold, 'unfinished'));
+    });
   }
-  it('default threshold: 400 / 400 / 760 ms', () => {
+  it('default threshold: 240 / 400 / 760 ms', () => {
     assert.deepEqual(
       (['finished', 'unknown', 'unfinished'] as const).map((w) => endOfTurnSilenceMs(100, w)),
-      [400, 400, 760],
+      [240, 400, 760],
     );
   });
 });
