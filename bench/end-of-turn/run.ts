@@ -7,9 +7,10 @@
  * 400 ms but shorter than the 760 ms the leg waits after words that leave the sentence open: the
  * turn ends there only when the first half's words do not read as open), and as one sentence.
  * The silence is what the line carries: the persona's pause plus the trailing silence espeak-ng
- * leaves after the first half (measured here).
+ * leaves after the first half (measured here). `--set sentences` says two whole sentences of one
+ * turn the same way (a pause between sentences, not within one).
  *
- *   npm run bench:end-of-turn [-- --calls 4] [--set dental|held-out]
+ *   npm run bench:end-of-turn [-- --calls 4] [--set dental|held-out|sentences]
  *
  * Voice to voice is the record's per-turn figure: the caller's last voiced frame to the agent's
  * first frame sent.
@@ -42,6 +43,13 @@ const SETS: Record<string, [string, string][]> = {
     ['Could you tell me whether', 'the clinic is open on Saturday mornings?'],
     ['My daughter needs a checkup', 'before school starts next month.'],
     ['I think the best time for me is', 'Thursday at ten in the morning.'],
+  ],
+  // Two whole sentences of one turn with the pause between them: the cost of a shorter wait
+  // after a closed sentence (written with that rule, not used to shape it).
+  sentences: [
+    ['Yes, that works for me.', 'Could you also send me a reminder the day before?'],
+    ['No, I have not been in before.', 'This would be my first visit.'],
+    ['Thanks.', 'I also wanted to ask about the price of a cleaning.'],
   ],
 };
 const setArg = process.argv.indexOf('--set');
@@ -167,7 +175,8 @@ try {
       for (const [first] of HALVES) {
         if (lines.some((l) => l.user === 'user' && l.text.startsWith(first))) answers++;
         // The first half alone, then the agent: it answered a caller who had only paused.
-        const at = lines.findIndex((l) => l.user === 'user' && l.text.replace(/[.,]$/, '') === first.replace(/,$/, ''));
+        const bare = (text: string) => text.trim().replace(/[.,!?]$/, '');
+        const at = lines.findIndex((l) => l.user === 'user' && bare(l.text) === bare(first));
         if (pause > 0 && at >= 0 && lines[at + 1]?.user === 'assistant') falseEnds++;
       }
       const latency = call.latency as { turns?: { total_ms: number }[] } | null;

@@ -264,6 +264,8 @@ async function runLevel(
   background: string,
   vadKind: VadKind,
   model?: { totalMs: number; stream: boolean },
+  /** What the recogniser hears the caller say each turn. */
+  line = 'what are your opening hours',
 ): Promise<
   Level & {
     sent: number;
@@ -307,7 +309,7 @@ async function runLevel(
         const callId = `bench-${message.start.callSid}`;
         const fake = fakes(model);
         const leg = createAudioLeg(stamped(stream, t0, sentAt), audioLegSettings(callId, request, 'bench'), {
-          stt: new ScriptedStt({ lines: Array(100).fill('what are your opening hours'), finalLatencyMs: STT_FINAL_MS }),
+          stt: new ScriptedStt({ lines: Array(100).fill(line), finalLatencyMs: STT_FINAL_MS }),
           tts: fake.tts,
           vad: measuredVad(createVad(vadKind), sentAt, level),
           scheduler,
@@ -487,16 +489,29 @@ async function main(): Promise<void> {
       `\n3. Voice to voice: end of the caller's speech -> first frame of the answer, with a model whose first ` +
         `sentence comes at once and whole reply after ${WRITE_MS / 1000} s (TTS first audio ${TTS_FIRST_AUDIO_MS} ms a sentence)`,
     );
-    for (const stream of [false, true]) {
+    // The recogniser's words as Deepgram gives them with punctuation: a closed question ends the
+    // turn sooner and the reply is ready when its silence is over (src/media/turn-detector.ts).
+    const variants = [
+      { name: 'whole reply ', stream: false, line: undefined },
+      { name: 'streamed    ', stream: true, line: undefined },
+      { name: 'streamed, "?"', stream: true, line: 'What are your opening hours?' },
+    ];
+    for (const { name, stream, line } of variants) {
       for (const calls of onlyCalls ? [onlyCalls] : [1, 50, 200]) {
         scheduler.stats.reset();
-        const r = await runLevel(calls, seconds(20_000), scheduler, speech, 'none', vadOption ?? 'silero', {
-          totalMs: WRITE_MS,
-          stream,
-        });
+        const r = await runLevel(
+          calls,
+          seconds(20_000),
+          scheduler,
+          speech,
+          'none',
+          vadOption ?? 'silero',
+          { totalMs: WRITE_MS, stream },
+          line,
+        );
         const totals = r.turns.map((t) => t.total_ms);
         console.log(
-          `  ${stream ? 'streamed    ' : 'whole reply '} ${String(calls).padStart(3)} calls: ${totals.length} turns, ` +
+          `  ${name} ${String(calls).padStart(3)} calls: ${totals.length} turns, ` +
             `voice to voice p50 ${fmt(percentile(totals, 0.5))} ms, p99 ${fmt(percentile(totals, 0.99))} ms; ` +
             `outbound frames late >20 ms ${scheduler.stats.lateFrames}/${scheduler.stats.frames}`,
         );
