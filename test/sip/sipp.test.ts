@@ -284,6 +284,38 @@ describe(
       }
     });
 
+    it('outbound: a REFER that gets no response at all falls back, once its transaction times out, to a call to the target, bridged', async () => {
+      const pathwayId = await transferPathway('+14155550110');
+      const caller = await rtpPeer();
+      const target = await rtpPeer();
+      try {
+        const peer = await referBridge('refer-lost', 31110, caller.port, target.port);
+        const id = await call({ phone_number: '+14155551245', pathway_id: pathwayId, max_duration: 1 });
+        await until('the call to the transfer target', async () => trace(peer).includes('INVITE sip:+14155550110@'));
+        // The target's audio reaches the person called through the bridge.
+        const answered = Buffer.alloc(160, 0x2c);
+        target.stream(offeredPort(trace(peer), '+14155550110'), 8, answered);
+        await until('the bridge', () => caller.packets.some((p) => p.payload.equals(alawToMulaw(answered))));
+        const record = await waitForCall(t, id);
+        assert.equal(await peer.exit, 0, trace(peer));
+        const log = trace(peer);
+        // The REFER went out (and again, over UDP) and sipp never answered it; then came the INVITE to the target.
+        const refers = log.match(/received \[\d+\] bytes :\s+REFER sip:/g) ?? [];
+        assert.ok(refers.length >= 2, `the REFER was retransmitted (${refers.length} received)`);
+        assert.doesNotMatch(log, /SIP\/2\.0 \d{3} [^\n]*\n(?:[^\r\n]+\r?\n)*CSeq: \d+ REFER/);
+        assert.ok(
+          log.indexOf('REFER sip:') < log.indexOf('INVITE sip:+14155550110@'),
+          'the INVITE to the target came after the REFER',
+        );
+        assert.equal(record.transferred_to, '+14155550110');
+        assert.equal(record.call_ended_by, 'ASSISTANT');
+        assert.equal(record.error_message, null);
+      } finally {
+        caller.close();
+        target.close();
+      }
+    });
+
     it('outbound: the person called hangs up the bridge: the target gets BYE, the call was ended by the user', async () => {
       const pathwayId = await transferPathway('+14155550112');
       const caller = await rtpPeer();

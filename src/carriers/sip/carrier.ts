@@ -100,6 +100,12 @@ const BUSY = new Set([486, 600, 603]);
 const NO_ANSWER = new Set([408, 480, 487]);
 /** How long the target of a transfer that falls back to a new call may ring. */
 const TRANSFER_RING_MS = 30_000;
+/**
+ * How long a REFER waits for its final response before the transfer falls back to a call of our
+ * own, as when it is refused: the person called hears silence meanwhile, so not the 32 s of timer F.
+ * A far end that heard the REFER answers it at once (202 or a refusal); silence means it is lost.
+ */
+const REFER_TIMEOUT_MS = 8000;
 
 /** How an INVITE of ours ended: answered with its dialog, or the DialResult of a call that never was. */
 type Placed = { status: 'answered'; dialog: Dialog } | Exclude<DialResult, { status: 'answered' }>;
@@ -493,7 +499,7 @@ export class SipCarrier implements Carrier {
     if (referred.ok || dialog.ended) return referred;
     this.o.log?.info(
       { sip_call_id: dialog.callId, reason: referred.reason },
-      'REFER refused: calling the transfer target to bridge the call',
+      'REFER refused or unanswered: calling the transfer target to bridge the call',
     );
     return this.bridgeTo(dialog, to, request, callId);
   }
@@ -551,6 +557,7 @@ export class SipCarrier implements Carrier {
         ['refer-to', [`<sip:${to}@${domain}>`]],
         ['referred-by', [`<sip:openline@${this.o.endpoint.hostPort(dialog.transport)}>`]],
       ]),
+      timeoutMs: REFER_TIMEOUT_MS,
     });
     if (!response || response.status >= 300)
       return {
@@ -569,7 +576,7 @@ export class SipCarrier implements Carrier {
   private async sendInDialog(
     dialog: Dialog,
     method: 'ACK' | 'BYE' | 'REFER' | 'UPDATE' | 'INVITE',
-    options: { seq?: number; headers?: Headers; body?: string } = {},
+    options: { seq?: number; headers?: Headers; body?: string; timeoutMs?: number } = {},
   ): Promise<SipResponse | undefined> {
     const seq = options.seq ?? ++dialog.localSeq;
     // Loose routing: the first Route (else the Contact) says where the request goes next.
@@ -602,7 +609,7 @@ export class SipCarrier implements Carrier {
       this.o.endpoint.send(message, target);
       return undefined;
     }
-    return this.o.endpoint.request(message, target).response;
+    return this.o.endpoint.request(message, target, undefined, options.timeoutMs).response;
   }
 
   private async onRequest(request: SipRequest, from: Target, respond: Responder): Promise<void> {

@@ -186,12 +186,15 @@ export class SipEndpoint {
   /**
    * Sends a request as a client transaction and resolves with its final response (a made-up 408
    * when none came in time, a 503 when its connection failed). `onProvisional` hears the 1xx
-   * responses. `connection`: the TCP or TLS connection it went on.
+   * responses. `timeoutMs`: how long it waits for a final response (timer B / F, 32 s by default;
+   * a request that hears a provisional response waits as long). `connection`: the TCP or TLS
+   * connection it went on.
    */
   request(
     request: SipRequest,
     target: Target,
     onProvisional?: (response: SipResponse) => void,
+    timeoutMs = TRANSACTION_TIMEOUT_MS,
   ): { response: Promise<SipResponse>; branch: string; connection: number | undefined } {
     const branch = param(header(request, 'via'), 'branch') ?? '';
     const message = serialize(request);
@@ -230,7 +233,7 @@ export class SipEndpoint {
         setTimeout(() => {
           if (transaction.settled || (request.method === 'INVITE' && transaction.provisional)) return;
           this.settle(key, timeoutResponse(request));
-        }, TRANSACTION_TIMEOUT_MS),
+        }, timeoutMs),
       );
     });
     return { response, branch, connection };
