@@ -67,6 +67,11 @@ export interface InterruptionReport {
   resume_ms_max: number | null;
   /** The agent's own voice heard back on the line and ignored by the echo guard, ms of audio. */
   echo_ms: number;
+  /**
+   * Of the held: those that started while the guard was catching echo (some within the last half
+   * second), most likely set off by echo that got past it: the self-interruptions to watch.
+   */
+  echo_holds: number;
   /** Voice onset -> the agent silent at the carrier (its audio sent ahead played out), median and worst. */
   silent_ms_p50: number | null;
   silent_ms_max: number | null;
@@ -127,6 +132,9 @@ export function summarize(turns: readonly TurnLatency[]): LatencySummary {
  * turn in order count: a reply with no open turn (the greeting, a silence prompt) is not a turn,
  * and a second utterance before the reply replaces the first (the session answers both at once).
  */
+/** A hold this soon after the echo guard last caught echo counts as one of `echo_holds`. */
+const ECHO_HOLD_MS = 500;
+
 export class LatencyTracker implements LatencySource {
   private readonly turns: TurnLatency[] = [];
   private readonly listeners = new Set<(entry: TurnLatency) => void>();
@@ -135,6 +143,9 @@ export class LatencyTracker implements LatencySource {
   private readonly releases = { resumed: 0, cut: 0, backchannels: 0, false_interruptions: 0 };
   private readonly resumes: number[] = [];
   private echoMs = 0;
+  private echoHolds = 0;
+  /** When the guard last caught echo. */
+  private lastEchoAt = -Infinity;
   /** Maps the monotonic clock to wall-clock time. */
   private readonly origin = Date.now() - performance.now();
 
@@ -182,6 +193,7 @@ export class LatencyTracker implements LatencySource {
   /** The agent fell silent `silentMs` after the onset of a voice over it. */
   held(silentMs: number): void {
     this.holds.push(round(silentMs));
+    if (this.now() - this.lastEchoAt <= ECHO_HOLD_MS) this.echoHolds++;
   }
 
   /**
@@ -198,6 +210,7 @@ export class LatencyTracker implements LatencySource {
   /** `ms` of the agent's own voice came back on the line and was taken for echo. */
   echoHeard(ms: number): void {
     this.echoMs += ms;
+    this.lastEchoAt = this.now();
   }
 
   /** The agent's speech was cut before any frame went out: the turn is not measured. */
@@ -222,6 +235,7 @@ export class LatencyTracker implements LatencySource {
         resume_ms_p50: median(this.resumes),
         resume_ms_max: this.resumes.length ? Math.max(...this.resumes) : null,
         echo_ms: round(this.echoMs),
+        echo_holds: this.echoHolds,
       },
     };
   }

@@ -70,6 +70,11 @@ export const CallLatency = Type.Object(
           resume_ms_p50: Type.Optional(Nullable(Ms('End of the voice over the agent to the agent going on, median'))),
           resume_ms_max: Type.Optional(Nullable(Ms('End of the voice over the agent to the agent going on, worst'))),
           echo_ms: Type.Optional(Ms("The agent's own voice heard back on the line and ignored as echo")),
+          echo_holds: Type.Optional(
+            Type.Integer({
+              description: 'Of the held: started within 0.5 s of echo the guard caught (self-interruptions)',
+            }),
+          ),
         },
         { description: 'How the agent yielded to voices over it (docs/audio.md); absent on older records' },
       ),
