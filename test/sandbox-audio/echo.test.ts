@@ -42,6 +42,9 @@ describe('sandbox audio mode: a line that echoes the agent (555-0113, -10 dB, 15
     const figures = (call.latency as { interruptions: Json }).interruptions;
     // Tens of seconds of the agent's voice came back; the guard ignored at least ten of them.
     assert.ok(Number(figures.echo_ms) >= 10_000, `echo ignored: ${String(figures.echo_ms)} ms`);
+    // The holds set off by echo that got past the guard are among the holds (measured: 1 of 2 and
+    // 3 of 4; a hold before the guard caught any echo is not among them).
+    assert.ok(Number(figures.echo_holds) <= Number(figures.held), JSON.stringify(figures));
     // Every resumed hold is a backchannel or a false interruption.
     assert.equal(
       Number(figures.resumed),
