@@ -105,7 +105,7 @@ export interface SessionOptions {
 }
 
 const SILENCE_MS = 7000;
-/** Without interim transcripts, speech this long over the agent counts as an interruption. */
+/** Without interim transcripts, speech this long over the agent (held all the while) counts as an interruption. */
 const BARGE_IN_MS = 1500;
 /**
  * The longest the agent's speech stays held after the caller's voice started over it with no
@@ -119,19 +119,49 @@ const BACKCHANNEL = new Set(
   ),
 );
 
-/**
- * Words heard over the agent that make it stop: enough of them (more with a higher
- * interruption_threshold), and not just a backchannel ("uh huh", "okay", "go on").
- */
-export function isInterruption(partial: string, threshold: number): boolean {
-  const said = partial
+function wordsOf(text: string): string[] {
+  return text
     .toLowerCase()
     .split(/[^a-z']+/)
     .filter(Boolean);
+}
+
+/**
+ * Whether `heard` is made of runs of the words of `saying` (each at least two words long, or the
+ * whole of what was heard): the agent's own voice recognised, perhaps more than once over (a
+ * recogniser may join the echo of two passes of one sentence). One word of the caller's among
+ * them, and it is not.
+ */
+function echoesAgent(heard: readonly string[], saying: string): boolean {
+  if (heard.length === 0) return false;
+  const own = wordsOf(saying);
+  for (let i = 0; i < heard.length;) {
+    let longest = 0;
+    for (let start = 0; start < own.length; start++) {
+      let n = 0;
+      while (i + n < heard.length && start + n < own.length && own[start + n] === heard[i + n]) n++;
+      longest = Math.max(longest, n);
+    }
+    if (longest === 0 || (longest < 2 && heard.length > 1)) return false;
+    i += longest;
+  }
+  return true;
+}
+
+/**
+ * Words heard over the agent that make it stop: enough of them (more with a higher
+ * interruption_threshold), not just a backchannel ("uh huh", "okay", "go on"), and not a run of
+ * the words the agent is saying (`saying`): that is its own voice coming back on the line (an
+ * echo the guard did not catch, which a recogniser transcribes like any voice).
+ */
+export function isInterruption(partial: string, threshold: number, saying = ''): boolean {
+  const said = wordsOf(partial);
   const minWords = Math.max(2, Math.round(threshold / 35));
-  return said.length >= minWords && !said.every((w) => BACKCHANNEL.has(w));
+  return said.length >= minWords && !said.every((w) => BACKCHANNEL.has(w)) && !echoesAgent(said, saying);
 }
 const GREETING_WAIT_MS = 5000;
+/** How long after the agent stops its words may still come back as an echo and be recognised. */
+const ECHO_TAIL_MS = 1500;
 /** How long the agent waits in silence for the person after answering a call screener. */
 const SCREENER_WAIT_MS = 20_000;
 const VOICEMAIL_FALLBACK_MS = 2500;
@@ -154,6 +184,10 @@ export class CallSession {
   private readonly timers = new Map<string, () => void>();
   private readonly detector: AnswerDetector;
   private speaking: AbortController | undefined;
+  /** The agent's last utterance (what was played of it) and when it ended: its echo may still come back. */
+  private lastSaid: { text: string; at: number } | undefined;
+  /** The far end's voice under way started while the agent was speaking. */
+  private overAgent = false;
   /** The utterance paused because the caller's voice started over it: their words decide. */
   private held: AbortController | undefined;
   /** The interim words of the utterance under way. */
@@ -455,6 +489,17 @@ export class CallSession {
     }
   }
 
+  /**
+   * The words of what the agent is saying now, after those of its last utterance if that ended
+   * less than ECHO_TAIL_MS ago (its echo may still be coming back, or still being recognised).
+   */
+  private sayingNow(): string {
+    const current = (this.speaking && this.saying.get(this.speaking)?.words()) || '';
+    const last =
+      this.lastSaid && this.o.clock.now().getTime() - this.lastSaid.at < ECHO_TAIL_MS ? this.lastSaid.text : '';
+    return `${last} ${current}`.trim();
+  }
+
   /** Pauses the agent's current utterance (the caller's voice started over it). */
   private hold(): void {
     if (!this.speaking || this.held === this.speaking || !this.o.leg.pause) return;
@@ -470,7 +515,7 @@ export class CallSession {
     this.held = undefined;
     this.disarm('hold');
     if (held !== this.speaking) return;
-    if (isInterruption(text, this.o.request.interruption_threshold)) held.abort();
+    if (isInterruption(text, this.o.request.interruption_threshold, this.sayingNow())) held.abort();
     else this.o.leg.resume?.(text.trim() || this.partial.trim());
   }
 
@@ -547,6 +592,7 @@ export class CallSession {
         this.disarm('menu_pause');
         if (this.phase === 'voicemail') this.disarm('voicemail_fallback');
         this.theySpeaking = true;
+        this.overAgent = this.speaking !== undefined;
         this.disarm('respond');
         this.disarm('silence');
         if (this.speaking && !this.o.request.block_interruptions && this.phase === 'conversation') {
@@ -558,7 +604,8 @@ export class CallSession {
       case 'speech_paused':
         // The voice over the agent stopped with no interruption in its words so far (a
         // backchannel, a cough): the agent goes on without waiting for the end of their turn.
-        if (this.held && !isInterruption(this.partial, this.o.request.interruption_threshold)) this.release('');
+        if (this.held && !isInterruption(this.partial, this.o.request.interruption_threshold, this.sayingNow()))
+          this.release('');
         return;
       case 'speech_partial':
         this.partial = event.text;
@@ -568,12 +615,16 @@ export class CallSession {
           this.speaking &&
           !this.o.request.block_interruptions &&
           this.phase === 'conversation' &&
-          isInterruption(event.text, this.o.request.interruption_threshold)
+          isInterruption(event.text, this.o.request.interruption_threshold, this.sayingNow())
         ) {
           this.interrupt();
         }
         return;
       case 'speech':
+        // The agent's own voice came back on the line and was recognised (an echo the guard let
+        // through): a voice that started over the agent and says a run of its words is no caller.
+        if (this.overAgent && wordsOf(event.text).length >= 2 && echoesAgent(wordsOf(event.text), this.sayingNow()))
+          return this.onSpeech('', event);
         return this.onSpeech(event.text, event);
       case 'tone':
         return this.onDetected(this.detector.observe(event), event.type);
@@ -881,6 +932,7 @@ export class CallSession {
     const event = streamedThen === undefined ? spoken : { ...spoken, then: streamedThen };
     const current = this.speaking === event.by;
     if (current) this.speaking = undefined;
+    this.lastSaid = { text: event.result.played, at: this.o.clock.now().getTime() };
     // The first sentence said at the pause was cut by their greeting going on: that greeting is
     // answered as any words are, or nobody would speak.
     if (event.result.interrupted && this.greetedAtPause) this.greetedAtPause = false;
@@ -941,7 +993,9 @@ export class CallSession {
         return this.startTurn({ kind: 'silence', silentMs: SILENCE_MS * this.silences, times: this.silences });
       }
       case 'barge_in':
-        if (this.theySpeaking && this.speaking) this.interrupt();
+        // Only a voice that held the agent all along: one that stopped with no words let it go on
+        // (a cough, or its own echo heard before the guard learnt its path), and does not cut it later.
+        if (this.theySpeaking && this.speaking && this.held === this.speaking) this.interrupt();
         return;
       case 'hold':
         // Their voice started and then nothing came of it: the agent goes on where it stopped.

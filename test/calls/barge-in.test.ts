@@ -22,3 +22,25 @@ describe('barge-in: what heard over the agent makes it stop', () => {
     });
   }
 });
+
+describe("barge-in: the agent's own words coming back are not an interruption", () => {
+  const saying = 'Hello, this is Openline calling about your order number four five six.';
+  const table: [string, boolean][] = [
+    ['Hello this is', false],
+    ['calling about your order', false],
+    ['order number four five six', false],
+    ['wait this is wrong', true],
+    ['your order is late', true],
+    ['number six five four', true],
+    ['order number four five six hello this is openline', false],
+    ['order number four wait five six', true],
+  ];
+  for (const [partial, stops] of table) {
+    it(`"${partial}" over "${saying}": ${stops ? 'interrupts' : 'its own voice'}`, () => {
+      assert.equal(isInterruption(partial, 100, saying), stops);
+    });
+  }
+  it('with the agent silent, the same words interrupt', () => {
+    assert.equal(isInterruption('calling about your order', 100, ''), true);
+  });
+});
