@@ -620,12 +620,14 @@ export class CallSession {
           this.interrupt();
         }
         return;
-      case 'speech':
+      case 'speech': {
         // The agent's own voice came back on the line and was recognised (an echo the guard let
         // through): a voice that started over the agent and says a run of its words is no caller.
-        if (this.overAgent && wordsOf(event.text).length >= 2 && echoesAgent(wordsOf(event.text), this.sayingNow()))
+        const heard = wordsOf(event.text);
+        if (this.overAgent && heard.length >= 2 && echoesAgent(heard, this.sayingNow()))
           return this.onSpeech('', event);
         return this.onSpeech(event.text, event);
+      }
       case 'tone':
         return this.onDetected(this.detector.observe(event), event.type);
       case 'answered_by':

@@ -127,14 +127,14 @@ export function summarize(turns: readonly TurnLatency[]): LatencySummary {
   };
 }
 
+/** A hold this soon after the echo guard last caught echo counts as one of `echo_holds`. */
+const ECHO_HOLD_MS = 500;
+
 /**
  * Collects the instants of each turn as the leg and the session reach them. Only the steps of a
  * turn in order count: a reply with no open turn (the greeting, a silence prompt) is not a turn,
  * and a second utterance before the reply replaces the first (the session answers both at once).
  */
-/** A hold this soon after the echo guard last caught echo counts as one of `echo_holds`. */
-const ECHO_HOLD_MS = 500;
-
 export class LatencyTracker implements LatencySource {
   private readonly turns: TurnLatency[] = [];
   private readonly listeners = new Set<(entry: TurnLatency) => void>();
