@@ -38,6 +38,12 @@ export interface FakeDeepgramOptions {
   finalAfterMs?: number;
   /** Closes a stream that received nothing (audio or KeepAlive) for this long. Default 10000, as Deepgram. */
   idleTimeoutMs?: number;
+  /**
+   * A segment's final gives only as many of its transcript's words as its voice lasted for (one
+   * per wordMs, at least one), as a recogniser transcribes only what it heard: 200 ms of an echo
+   * is one word. Default false: the final gives the rest of the transcript, however short the voice.
+   */
+  wordsAsHeard?: boolean;
 }
 
 /** One stream as the fake saw it, for assertions. */
@@ -90,6 +96,7 @@ export class FakeDeepgram {
   private readonly wordMs: number;
   private readonly idleTimeoutMs: number;
   private readonly finalAfterMs: number;
+  private readonly wordsAsHeard: boolean;
   private readonly sockets = new Set<Socket>();
   private readonly clients = new Set<WebSocket>();
   private readonly closedByServer = new WeakSet<WebSocket>();
@@ -107,6 +114,7 @@ export class FakeDeepgram {
     this.wordMs = options.wordMs ?? 200;
     this.idleTimeoutMs = options.idleTimeoutMs ?? 10_000;
     this.finalAfterMs = options.finalAfterMs ?? Infinity;
+    this.wordsAsHeard = options.wordsAsHeard ?? false;
   }
 
   /** Starts on a free loopback port; `url` is the base to configure (ws://127.0.0.1:PORT). */
@@ -228,8 +236,11 @@ export class FakeDeepgram {
     };
     /** Ends the segment with the words not finalised yet (Finalize, CloseStream, endpointing). */
     const finish = (flags: { speech_final: boolean; from_finalize: boolean }): void => {
-      if (segment) results(segment.words.slice(segment.base), { is_final: true, ...flags }, segment.startMs);
-      else if (flags.from_finalize) results([], { is_final: true, ...flags }, positionMs);
+      if (segment) {
+        const heard = Math.max(1, Math.ceil(segment.voicedMs / this.wordMs));
+        const end = this.wordsAsHeard ? segment.base + heard : segment.words.length;
+        results(segment.words.slice(segment.base, end), { is_final: true, ...flags }, segment.startMs);
+      } else if (flags.from_finalize) results([], { is_final: true, ...flags }, positionMs);
       if (segment && flags.from_finalize && !segment.settled) {
         segment = { ...segment, base: segment.words.length, shown: 0, startMs: positionMs, settled: true };
       } else segment = undefined;

@@ -146,6 +146,23 @@ describe('Deepgram live transcription against its fake', () => {
     }
   });
 
+  it('with wordsAsHeard, a short voice is given only the words it lasted for', async () => {
+    const heard = await FakeDeepgram.start({ wordsAsHeard: true, transcripts: ['one two three four five six seven'] });
+    try {
+      const provider = new DeepgramStt({ apiKey: heard.apiKey, baseUrl: heard.url, endpointingMs: 200 });
+      const { stream, events } = await start({}, provider);
+      for (const frame of utterance(400, 400)) stream.write(frame);
+      await events.until(ended, 'the end of the utterance');
+      assert.deepEqual(
+        events.of('final').map((f) => f.text),
+        ['one two'],
+      );
+    } finally {
+      await Promise.all(open.splice(0).map((s) => s.close()));
+      await heard.close();
+    }
+  });
+
   it('finalize() sends Finalize and its answer ends the utterance at once', async () => {
     fake.script('Press one please');
     const { stream, events } = await start();
