@@ -127,10 +127,11 @@ function wordsOf(text: string): string[] {
 }
 
 /**
- * Whether `heard` is made of runs of the words of `saying` (each at least two words long, or the
- * whole of what was heard): the agent's own voice recognised, perhaps more than once over (a
- * recogniser may join the echo of two passes of one sentence). One word of the caller's among
- * them, and it is not.
+ * Whether `heard` is made of runs of the words of `saying` (each at least two words long, but for
+ * the last, whose next words may not be recognised yet): the agent's own voice recognised, perhaps
+ * more than once over (a recogniser may join the echo of two passes of one sentence, and its
+ * interim words of the second pass come one at a time). One word of the caller's among them, and
+ * it is not.
  */
 function echoesAgent(heard: readonly string[], saying: string): boolean {
   if (heard.length === 0) return false;
@@ -142,7 +143,7 @@ function echoesAgent(heard: readonly string[], saying: string): boolean {
       while (i + n < heard.length && start + n < own.length && own[start + n] === heard[i + n]) n++;
       longest = Math.max(longest, n);
     }
-    if (longest === 0 || (longest < 2 && heard.length > 1)) return false;
+    if (longest === 0 || (longest < 2 && heard.length > 1 && i + longest < heard.length)) return false;
     i += longest;
   }
   return true;
@@ -159,6 +160,18 @@ export function isInterruption(partial: string, threshold: number, saying = ''):
   const minWords = Math.max(2, Math.round(threshold / 35));
   return said.length >= minWords && !said.every((w) => BACKCHANNEL.has(w)) && !echoesAgent(said, saying);
 }
+/**
+ * What of an utterance may come back as echo once it stopped: what was played, and the words under
+ * way when it was cut (their first syllables went out before their marks passed; an utterance cut
+ * before its first mark still sent its first frames).
+ */
+export function mayEcho(text: string, played: string): string {
+  const all = text.split(/\s+/).filter(Boolean);
+  const heard = played.split(/\s+/).filter(Boolean).length;
+  return all.slice(0, heard + UNDER_WAY_WORDS).join(' ');
+}
+/** Words after the last one played that may have started going out when an utterance was cut. */
+const UNDER_WAY_WORDS = 3;
 const GREETING_WAIT_MS = 5000;
 /** How long after the agent stops its words may still come back as an echo and be recognised. */
 const ECHO_TAIL_MS = 1500;
@@ -184,7 +197,7 @@ export class CallSession {
   private readonly timers = new Map<string, () => void>();
   private readonly detector: AnswerDetector;
   private speaking: AbortController | undefined;
-  /** The agent's last utterance (what was played of it) and when it ended: its echo may still come back. */
+  /** The agent's last utterance (what may have gone out of it) and when it ended: its echo may still come back. */
   private lastSaid: { text: string; at: number } | undefined;
   /** The far end's voice under way started while the agent was speaking. */
   private overAgent = false;
@@ -623,9 +636,9 @@ export class CallSession {
       case 'speech': {
         // The agent's own voice came back on the line and was recognised (an echo the guard let
         // through): a voice that started over the agent and says a run of its words is no caller.
-        const heard = wordsOf(event.text);
-        if (this.overAgent && heard.length >= 2 && echoesAgent(heard, this.sayingNow()))
-          return this.onSpeech('', event);
+        // One word counts too: the echo of a first syllable before the guard learnt its path is one
+        // word (a caller's lone word over the agent would not have stopped it either).
+        if (this.overAgent && echoesAgent(wordsOf(event.text), this.sayingNow())) return this.onSpeech('', event);
         return this.onSpeech(event.text, event);
       }
       case 'tone':
@@ -934,7 +947,7 @@ export class CallSession {
     const event = streamedThen === undefined ? spoken : { ...spoken, then: streamedThen };
     const current = this.speaking === event.by;
     if (current) this.speaking = undefined;
-    this.lastSaid = { text: event.result.played, at: this.o.clock.now().getTime() };
+    this.lastSaid = { text: mayEcho(event.text, event.result.played), at: this.o.clock.now().getTime() };
     // The first sentence said at the pause was cut by their greeting going on: that greeting is
     // answered as any words are, or nobody would speak.
     if (event.result.interrupted && this.greetedAtPause) this.greetedAtPause = false;

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { isInterruption } from '../../src/calls/session.js';
+import { isInterruption, mayEcho } from '../../src/calls/session.js';
 
 describe('barge-in: what heard over the agent makes it stop', () => {
   const table: [string, number, boolean][] = [
@@ -34,6 +34,11 @@ describe("barge-in: the agent's own words coming back are not an interruption", 
     ['number six five four', true],
     ['order number four five six hello this is openline', false],
     ['order number four wait five six', true],
+    // The interim words of a second pass of the echo come one at a time.
+    ['Hello this Hello', false],
+    ['Hello this your order', false],
+    ['Hello this wait', true],
+    ['number this is', true],
   ];
   for (const [partial, stops] of table) {
     it(`"${partial}" over "${saying}": ${stops ? 'interrupts' : 'its own voice'}`, () => {
@@ -42,5 +47,20 @@ describe("barge-in: the agent's own words coming back are not an interruption", 
   }
   it('with the agent silent, the same words interrupt', () => {
     assert.equal(isInterruption('calling about your order', 100, ''), true);
+  });
+});
+
+describe('barge-in: what of a cut utterance may still come back as its echo', () => {
+  const text = 'Hello, this is Openline calling about your order number four five six.';
+  it('cut before its first word was played: its first words went out all the same', () => {
+    assert.equal(mayEcho(text, ''), 'Hello, this is');
+    assert.equal(isInterruption('Hello this is', 100, mayEcho(text, '')), false);
+  });
+  it('cut after some words: those, and the few under way', () => {
+    assert.equal(mayEcho(text, 'Hello, this is Openline'), 'Hello, this is Openline calling about your');
+    assert.equal(isInterruption('order number four', 100, mayEcho(text, 'Hello, this is Openline')), true);
+  });
+  it('played whole: all of it', () => {
+    assert.equal(mayEcho(text, text), text);
   });
 });
