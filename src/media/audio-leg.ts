@@ -358,7 +358,7 @@ class AudioCallLeg implements AudioLeg {
     if (this.gated) {
       // The caller went on before the reply was heard: it is held now for their words, silent from the onset.
       this.gated = false;
-      this.latency.held(0);
+      this.latency.held(0, false);
       return;
     }
     if (!this.speaking || this.pacer.paused) return;

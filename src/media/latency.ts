@@ -190,10 +190,13 @@ export class LatencyTracker implements LatencySource {
     for (const listener of this.listeners) listener(entry);
   }
 
-  /** The agent fell silent `silentMs` after the onset of a voice over it. */
-  held(silentMs: number): void {
+  /**
+   * The agent fell silent `silentMs` after the onset of a voice over it. A reply held before it
+   * was heard (`voicing` false: nothing of the agent was going out) cannot have been held by its echo.
+   */
+  held(silentMs: number, voicing = true): void {
     this.holds.push(round(silentMs));
-    if (this.now() - this.lastEchoAt <= ECHO_HOLD_MS) this.echoHolds++;
+    if (voicing && this.now() - this.lastEchoAt <= ECHO_HOLD_MS) this.echoHolds++;
   }
 
   /**

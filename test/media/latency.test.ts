@@ -18,9 +18,14 @@ test('interruption figures: a hold counts as echo-triggered only within half a s
   now = 2100;
   latency.held(70);
   latency.released('resumed', { words: true, afterMs: 250 });
+  // A reply held before it was heard (the caller went on), just after echo: not the echo's doing.
+  now = 3000;
+  latency.echoHeard(20);
+  now = 3100;
+  latency.held(0, false);
   const figures = latency.report().interruptions;
   assert.deepEqual(
     [figures.held, figures.echo_holds, figures.cut, figures.false_interruptions, figures.backchannels, figures.echo_ms],
-    [3, 1, 1, 1, 1, 20],
+    [4, 1, 1, 1, 1, 40],
   );
 });
