@@ -11,7 +11,9 @@
  *   the agent's audio again, and whether the sentence was played whole (no turn lost).
  * VADs: Silero (as the server runs) and the energy VAD. Options: --trials=N (default 10);
  * --carrier=twilio measures at the carrier instead, over Twilio media streams with a
- * Deepgram-protocol recogniser (bench/media/interruptions-twilio.ts).
+ * Deepgram-protocol recogniser (bench/media/interruptions-twilio.ts); --echo [--calls=N] counts the
+ * agent's pauses and self-interruptions over two-minute calls on a line that echoes it
+ * (bench/media/interruptions-echo.ts).
  */
 import { CallSession } from '../../src/calls/session.js';
 import { systemClock } from '../../src/clock.js';
@@ -24,10 +26,15 @@ import { ScriptedStt, ToneTts, createMediaPair } from '../../src/testing/audio-f
 import { callerUtterance } from './speech.js';
 import { callRequest } from '../../src/testing/call-request.js';
 import { runTwilio } from './interruptions-twilio.js';
+import { runEcho } from './interruptions-echo.js';
 
 const trials = Number(process.argv.find((a) => a.startsWith('--trials='))?.slice(9) ?? 10);
 if (process.argv.includes('--carrier=twilio')) {
   await runTwilio(trials);
+  process.exit(0);
+}
+if (process.argv.includes('--echo')) {
+  await runEcho(Number(process.argv.find((a) => a.startsWith('--calls='))?.slice(8) ?? 3));
   process.exit(0);
 }
 const LONG = 'Let me read you the whole list of available appointment times for next week, slowly and clearly.';
