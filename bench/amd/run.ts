@@ -160,6 +160,8 @@ if (!values.quick) {
   report(`training set, leave one voice out (${byVoice.groups} groups), audio alone`, byVoice);
   const byGreetingCued = crossValidate(trainPlain, (c) => c.greetingGroup, trainCued);
   report(`training set, leave one greeting out (${byGreetingCued.groups} groups), with the opener`, byGreetingCued);
+  const byVoiceCued = crossValidate(trainPlain, (c) => c.voiceGroup, trainCued);
+  report(`training set, leave one voice out (${byVoiceCued.groups} groups), with the opener`, byVoiceCued);
 }
 const heldAlone = scoreAmd(heldPlain, audioAlone);
 const heldWithCue = scoreAmd(heldCued);
