@@ -621,7 +621,7 @@ class AudioCallLeg implements AudioLeg {
       // More words after an end-of-utterance final: the turn is not over after all.
       u.sttEnded = false;
       this.heardWords(u);
-      this.emit({ type: 'speech_partial', text: [...u.finals, text].join(' '), at: this.now() });
+      if (!this.ownVoice(u)) this.emit({ type: 'speech_partial', text: [...u.finals, text].join(' '), at: this.now() });
       return;
     }
     let u = this.utterance;
@@ -640,7 +640,7 @@ class AudioCallLeg implements AudioLeg {
     if (u.vadEndedFrame !== null) {
       u.settled = true;
       this.endTurn();
-    } else if (text) {
+    } else if (text && !this.ownVoice(u)) {
       this.emit({ type: 'speech_partial', text: u.finals.join(' '), at: this.now() });
     }
   }
@@ -656,14 +656,23 @@ class AudioCallLeg implements AudioLeg {
     this.turns.setWords(turnWords([...u.finals, u.partial].join(' ')), !this.spoke);
   }
 
+  /**
+   * The voice of the utterance so far was all the agent's own, by the echo path the guard knows now
+   * (its first syllables came back before the path was learnt, or passed a guard thrown out by a
+   * burst of packets): its words are the agent's, and are no caller's, neither to interrupt nor to answer.
+   */
+  private ownVoice(u: Utterance): boolean {
+    return this.echo.explains((this.turns.frameIndex - u.startFrame + 1) * FRAME_MS);
+  }
+
   private endTurn(): void {
     const u = this.utterance;
     if (!u) return;
     this.utterance = null;
     this.turns.setWords('unknown');
     this.replyGate = u.lastVoicedFrame + Math.ceil(endOfTurnMs(this.settings.interruptionThreshold) / FRAME_MS);
-    const text = [...u.finals, u.partial].filter(Boolean).join(' ');
     const durationMs = (u.lastVoicedFrame - u.startFrame + 1) * FRAME_MS;
+    const text = this.ownVoice(u) ? '' : [...u.finals, u.partial].filter(Boolean).join(' ');
     // Words said over the agent while it goes on talking (a backchannel, or a greeting crossing
     // ours) are answered, if at all, once it has finished: not a response time, so not measured.
     if (text && !this.speaking) this.latency.turnEnded(u.lastVoicedAt, u.sttFinalAt);

@@ -30,6 +30,13 @@ const MAX_DELAY = 80;
 const LEARN_CORRELATION = 0.95;
 /** An echo is no louder than what was sent (with 3 dB to spare for line gain). */
 const MAX_GAIN = 2;
+/** A frame's summed slot levels below this are silence (a mean absolute sample of 30). */
+const FRAME_FLOOR = SLOTS_PER_FRAME * 30;
+
+/** A heard frame's level against the echo the path predicts for it: no louder, it is echo. */
+function echoLevel(heard: number, predicted: number): boolean {
+  return predicted > FRAME_FLOOR && heard <= predicted * 1.5 + FRAME_FLOOR;
+}
 
 export class EchoGuard {
   private readonly sent = new Float32Array(RING);
@@ -68,11 +75,8 @@ export class EchoGuard {
     this.nextHeardSlot = first + SLOTS_PER_FRAME;
     const end = first + SLOTS_PER_FRAME - 1;
     if (now - this.lastSentAt > MAX_DELAY * SLOT_MS + 100) return false;
-    const floor = SLOTS_PER_FRAME * 30;
-    let heardNow = 0;
-    for (let slot = end - SLOTS_PER_FRAME + 1; slot <= end; slot++)
-      heardNow += this.at(this.heard, this.heardSlot, slot);
-    if (heardNow <= floor) return false;
+    const heardNow = this.heardFrame(end);
+    if (heardNow <= FRAME_FLOOR) return false;
     // The echo path (delay and gain) is learnt while the line carries nothing but the echo: the
     // heard envelope then follows the sent one almost exactly. The search runs on every second
     // voiced frame heard while the agent speaks until a path is known (a caller talking over the
@@ -82,12 +86,46 @@ export class EchoGuard {
     if (!path) return false;
     // This frame is echo when it is no louder than the echo the path predicts from what was sent:
     // a caller speaking over it is louder.
-    let predicted = 0;
-    for (let slot = end - SLOTS_PER_FRAME + 1; slot <= end; slot++)
-      predicted += path.gain * this.at(this.sent, this.sentSlot, slot - path.delay);
-    const echo = predicted > floor && heardNow <= predicted * 1.5 + floor;
+    const echo = echoLevel(heardNow, this.predictedFrame(end, path));
     if (echo) this.echoFrames++;
     return echo;
+  }
+
+  /**
+   * Whether the voice heard over the last `windowMs` was the agent's own, by the echo path known
+   * now: at least 80 % of its voiced frames no louder than the echo the path predicts from what was
+   * sent. Asked when a voice's turn ends: the first syllables of an echo, heard before the path was
+   * learnt, are then known for what they were. Without a path, or beyond the history kept, no.
+   */
+  explains(windowMs: number): boolean {
+    const path = this.path;
+    const slots = Math.ceil(windowMs / SLOT_MS);
+    if (!path || slots > RING - MAX_DELAY - SLOTS_PER_FRAME) return false;
+    const end = this.nextHeardSlot - 1;
+    let voiced = 0;
+    let explained = 0;
+    for (let last = end - slots + SLOTS_PER_FRAME; last <= end; last += SLOTS_PER_FRAME) {
+      const heard = this.heardFrame(last);
+      if (heard <= FRAME_FLOOR) continue;
+      voiced++;
+      if (echoLevel(heard, this.predictedFrame(last, path))) explained++;
+    }
+    return voiced > 0 && explained >= voiced * 0.8;
+  }
+
+  /** The level heard over the frame whose last slot is `last`. */
+  private heardFrame(last: number): number {
+    let sum = 0;
+    for (let slot = last - SLOTS_PER_FRAME + 1; slot <= last; slot++) sum += this.at(this.heard, this.heardSlot, slot);
+    return sum;
+  }
+
+  /** The echo `path` predicts over the frame whose last slot is `last`, from what was sent. */
+  private predictedFrame(last: number, path: { delay: number; gain: number }): number {
+    let sum = 0;
+    for (let slot = last - SLOTS_PER_FRAME + 1; slot <= last; slot++)
+      sum += path.gain * this.at(this.sent, this.sentSlot, slot - path.delay);
+    return sum;
   }
 
   /** The value of one slot, or silence when the ring holds another. */

@@ -25,33 +25,41 @@ const mix = (a: Int16Array, b: Int16Array) =>
 
 /**
  * Runs `frames` 20 ms steps: the agent sends `agent`, the line returns `heard(n)`; counts the
- * frames taken for echo (only those `counted` when given).
+ * frames taken for echo (only those `counted` when given). Returns the count and the guard.
  */
-function run(
+function guardOver(
   agent: Int16Array,
   heard: (n: number) => Int16Array,
   frames: number,
   counted: (n: number) => boolean = () => true,
-): number {
+): { echoed: number; guard: EchoGuard } {
   let now = 0;
   const guard = new EchoGuard(() => now);
-  let echo = 0;
+  let echoed = 0;
   for (let n = 0; n < frames; n++) {
     now = n * 20;
     guard.outbound(frame(agent, n));
-    if (guard.isEcho(heard(n)) && counted(n)) echo++;
+    if (guard.isEcho(heard(n)) && counted(n)) echoed++;
   }
-  return echo;
+  return { echoed, guard };
 }
+
+/** The frames of `frames` steps taken for echo (see guardOver). */
+const run = (...args: Parameters<typeof guardOver>): number => guardOver(...args).echoed;
 
 const level = (pcm: Int16Array) => pcm.reduce((sum, v) => sum + Math.abs(v), 0) / pcm.length;
 
-test("the agent's own voice back at -10 dB and 150 ms is echo; the caller's voice is not", () => {
-  const agent = speechLike(4, 1);
-  const caller = speechLike(4, 2);
+/** The agent's voice and a caller's (seeded), and the line's echo of the agent: -10 dB, 150 ms late. */
+function echoingLine(agentSeed: number, callerSeed: number) {
+  const agent = speechLike(4, agentSeed);
   const delay = 150 / 20;
   const silence = new Int16Array(FRAME_SAMPLES);
   const echoOf = (n: number) => (n >= delay ? scaled(frame(agent, n - delay), 0.316) : silence);
+  return { agent, caller: speechLike(4, callerSeed), delay, echoOf };
+}
+
+test("the agent's own voice back at -10 dB and 150 ms is echo; the caller's voice is not", () => {
+  const { agent, caller, echoOf } = echoingLine(1, 2);
   const frames = 190;
   // Every frame that carries the echo (after the first 600 ms, while the path is learnt) is taken for it.
   const carries = (n: number) => n >= 30 && level(echoOf(n)) > 300;
@@ -75,4 +83,27 @@ test("the agent's own voice back at -10 dB and 150 ms is echo; the caller's voic
   );
   // Louder than what was sent is not echo (a caller repeating the agent word for word, loudly).
   assert.ok(run(agent, (n) => scaled(echoOf(n), 8), frames) < 0.1 * frames);
+});
+
+test('a voice heard before the path was learnt is known for echo once it is, and a caller over it is not', () => {
+  const { agent, caller, delay, echoOf } = echoingLine(3, 4);
+  /** The guard after `frames` steps of the line returning `heard(n)`, and the voiced frames it let through at first. */
+  const after = (heard: (n: number) => Int16Array, frames: number) => {
+    const early = (n: number) => n < delay + 10 && level(heard(n)) > 300;
+    const { echoed, guard } = guardOver(agent, heard, frames, early);
+    const voicedEarly = Array.from({ length: frames }, (_, n) => early(n)).filter(Boolean).length;
+    return { guard, passed: voicedEarly - echoed };
+  };
+  // The echo's first 200 ms reached the VAD (the path unknown yet); 1.1 s in, the path is known and
+  // the whole voice since the echo began is the agent's.
+  const echoed = after(echoOf, 55);
+  assert.ok(echoed.passed > 0, 'its first syllables passed the guard');
+  assert.equal(echoed.guard.explains((55 - delay) * 20), true);
+  // A caller louder than the echo over the same stretch: not explained.
+  const talking = after((n) => (n < 40 ? mix(scaled(frame(caller, n), 2), echoOf(n)) : echoOf(n)), 55);
+  assert.equal(talking.guard.explains((55 - delay) * 20), false);
+  // No echo path (a line that does not echo): nothing is explained.
+  assert.equal(after((n) => frame(caller, n), 55).guard.explains(1000), false);
+  // Beyond the history kept: no.
+  assert.equal(echoed.guard.explains(5000), false);
 });
