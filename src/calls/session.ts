@@ -636,9 +636,11 @@ export class CallSession {
       case 'speech': {
         // The agent's own voice came back on the line and was recognised (an echo the guard let
         // through): a voice that started over the agent and says a run of its words is no caller.
-        // One word counts too: the echo of a first syllable before the guard learnt its path is one
-        // word (a caller's lone word over the agent would not have stopped it either).
-        if (this.overAgent && echoesAgent(wordsOf(event.text), this.sayingNow())) return this.onSpeech('', event);
+        // One word is not enough ("Hello?" said as the agent says "Hello"): the leg tells such an
+        // echo by its sound once the guard has learnt the path (EchoGuard.explains).
+        const heard = wordsOf(event.text);
+        if (this.overAgent && heard.length >= 2 && echoesAgent(heard, this.sayingNow()))
+          return this.onSpeech('', event);
         return this.onSpeech(event.text, event);
       }
       case 'tone':

@@ -62,9 +62,12 @@ function call() {
 }
 
 describe("the session: the agent's own voice recognised over it is no caller's turn", () => {
+  // One word is not enough to tell: "Hello?" said as the agent says "Hello" is the caller's (the
+  // leg tells a one-word echo by its sound, EchoGuard.explains).
   for (const [words, own] of [
-    ['Hello,', true],
     ['this is Openline', true],
+    ['Hello this', true],
+    ['Hello?', false],
     ['Hello, can you hear me?', false],
   ] as const) {
     it(`"${words}" heard from a voice that started over the opening: ${own ? 'its own echo' : "the caller's"}`, async () => {
