@@ -99,10 +99,12 @@ describe('SIP: a peer that echoes every packet back', { skip: !HAS_SIPP && 'sipp
     assert.equal(said(record)[0]?.text, OPENING, JSON.stringify([transcripts, record.latency]));
     assert.ok(!transcripts.some((x) => x.user === 'user'), `no words of the caller: ${JSON.stringify(transcripts)}`);
     const figures = (record.latency as { interruptions: Record<string, number> }).interruptions;
-    // Never cut. At most one pause, at the start: the echo of the first syllables can reach the VAD
-    // before its path is learnt (measured: no pause in most runs, one of 130-260 ms in some).
+    // Never cut. At most two pauses: the echo of the first syllables can reach the VAD before its
+    // path is learnt (measured: no pause in most runs, one of 130-260 ms in some), and on a busy
+    // machine a burst of late packets can throw the guard out once more (two pauses in 3 of 14
+    // runs at load average 4).
     assert.equal(figures.cut, 0, JSON.stringify(figures));
-    assert.ok(figures.held! <= 1, JSON.stringify(figures));
+    assert.ok(figures.held! <= 2, JSON.stringify(figures));
     // The guard at work: most of the agent's voice came back and was taken for echo.
     const { caller, agent, sampleRate } = recordingChannels(path.join(dir, 'recordings', `${id}.wav`));
     const spoken = loudMs(agent, sampleRate);
