@@ -41,7 +41,7 @@ async function startWorker(databaseUrl: string): Promise<Worker> {
       OPENLINE_RATE_LIMIT_PER_MINUTE: '0',
       LOG_LEVEL: 'info',
     },
-    { nodeArgs: ['--initial-heap-size=256', '--max-semi-space-size=8'] },
+    { nodeArgs: ['--initial-heap-size=256', '--max-semi-space-size=8', '--v8-pool-size=1'] },
   );
   return { child, url: baseUrl };
 }
