@@ -61,6 +61,12 @@ export interface AmdSettings {
   minimumVoicedDbfs: number;
   /** ...and at most this many dB below the loudest frame of the last 5 s (background voices are quieter). */
   voicedBelowPeakDb: number;
+  /**
+   * The noise floor is the level of the n-th quietest frame of the last 5 s (1: the quietest). A
+   * room of voices behind the speaker dips now and then; its n-th quietest frame sits nearer its
+   * body, so fewer of its swells pass for words.
+   */
+  floorRank: number;
   /** Beeps are single steady tones in this band... */
   beepMinHz: number;
   beepMaxHz: number;
@@ -75,21 +81,28 @@ export interface AmdSettings {
   talkedOverMs: number;
   /** Words starting within this long after the agent's opener ended answer it. */
   replyWindowMs: number;
+  /**
+   * A far end silent this long once the agent's opener is under way (after `openerGraceMs`) has
+   * stopped for it: what it says from then on answers the agent, so no length of voice makes it a
+   * machine any more (a person who answers at length, a room of voices behind them).
+   */
+  quietForOpenerMs: number;
 }
 
 export const DEFAULT_AMD_SETTINGS: Readonly<AmdSettings> = Object.freeze({
   totalMs: 5000,
   extendedMs: 8000,
-  afterGreetingSilenceMs: 1200,
+  afterGreetingSilenceMs: 1000,
   shortGreetingMs: 1200,
   afterShortGreetingSilenceMs: 700,
-  greetingMs: 3000,
-  oneWordGreetingMs: 2600,
+  greetingMs: 4000,
+  oneWordGreetingMs: 4000,
   minimumWordMs: 80,
   betweenWordsSilenceMs: 160,
-  voicedAboveFloorDb: 9,
+  voicedAboveFloorDb: 12,
   minimumVoicedDbfs: -45,
   voicedBelowPeakDb: 24,
+  floorRank: 12,
   beepMinHz: 400,
   beepMaxHz: 2000,
   beepMinMs: 200,
@@ -98,6 +111,7 @@ export const DEFAULT_AMD_SETTINGS: Readonly<AmdSettings> = Object.freeze({
   openerGraceMs: 500,
   talkedOverMs: 600,
   replyWindowMs: 2000,
+  quietForOpenerMs: 400,
 });
 
 export interface Beep {
@@ -153,6 +167,7 @@ export interface AmdFrame {
 export class AmdFrameAnalyser {
   private readonly tones: ToneDetector;
   private readonly levels = new Float64Array(LEVEL_FRAMES);
+  private readonly lowest = new Float64Array(LEVEL_FRAMES);
   private levelCount = 0;
   private frames = 0;
   private digitalRun = 0;
@@ -184,21 +199,38 @@ export class AmdFrameAnalyser {
         : this.digitalRun >= DIGITAL_SILENCE_RUN_FRAMES
           ? -65
           : Math.max(-65, this.lastHeardLevel);
+    // A run that turned out to be the line's silence was so from its first frame: the floor (the
+    // n-th quietest frame) counts all of it, not only its frames from the 200th ms on.
+    if (this.digitalRun === DIGITAL_SILENCE_RUN_FRAMES)
+      for (let k = 1; k < DIGITAL_SILENCE_RUN_FRAMES; k++) this.levels[(index - k) % LEVEL_FRAMES] = -65;
     this.levelCount = Math.min(LEVEL_FRAMES, this.levelCount + 1);
-    let quietest = Infinity;
     let loudest = -Infinity;
-    for (let i = 0; i < this.levelCount; i++) {
-      const l = this.levels[i]!;
-      if (l < quietest) quietest = l;
-      if (l > loudest) loudest = l;
-    }
-    const floor = Math.max(-65, quietest);
+    for (let i = 0; i < this.levelCount; i++) loudest = Math.max(loudest, this.levels[i]!);
+    const floor = Math.max(-65, this.quietest(Math.min(this.settings.floorRank, this.levelCount)));
     const s = this.settings;
     // Voices in the room behind the speaker are far quieter than the speaker: frames that far
     // below the loudest of the last 5 s are background, not the greeting.
     const voiced =
       level >= s.minimumVoicedDbfs && level >= floor + s.voicedAboveFloorDb && level >= loudest - s.voicedBelowPeakDb;
     return { voiced, beep };
+  }
+
+  /** The level of the `rank`-th quietest frame of the history (rank 1: the quietest). */
+  private quietest(rank: number): number {
+    const lowest = this.lowest;
+    let kept = 0;
+    for (let i = 0; i < this.levelCount; i++) {
+      const l = this.levels[i]!;
+      if (kept === rank && l >= lowest[kept - 1]!) continue;
+      // Insertion into the `rank` lowest so far, in order.
+      let at = kept < rank ? kept++ : kept - 1;
+      while (at > 0 && lowest[at - 1]! > l) {
+        lowest[at] = lowest[at - 1]!;
+        at--;
+      }
+      lowest[at] = l;
+    }
+    return kept === 0 ? -Infinity : lowest[kept - 1]!;
   }
 
   /** A tone still sounding when the input ends. */
@@ -290,6 +322,8 @@ export class AmdDecider {
   /** The far end's last voiced frame as of the agent's last voiced frame. */
   private farVoicedWhileAgent = -1;
   private cue: AmdCue = 'none';
+  /** The far end fell silent for the agent's opener (quietForOpenerMs): its voice since answers it. */
+  private stoppedForOpener = false;
 
   constructor(readonly settings: Readonly<AmdSettings>) {}
 
@@ -348,9 +382,11 @@ export class AmdDecider {
     if (cued) return cued;
 
     const voicedMs = this.voicedFrames * FRAME_MS;
-    if (this.words === 1 && this.longestWordFrames * FRAME_MS > s.oneWordGreetingMs)
-      return this.decide('machine', 'long-one-word-greeting');
-    if (voicedMs > s.greetingMs) return this.decide('machine', 'long-greeting');
+    if (!this.stoppedForOpener) {
+      if (this.words === 1 && this.longestWordFrames * FRAME_MS > s.oneWordGreetingMs)
+        return this.decide('machine', 'long-one-word-greeting');
+      if (voicedMs > s.greetingMs) return this.decide('machine', 'long-greeting');
+    }
     const silentMs = this.silenceAfterGreetingMs();
     const short = voicedMs <= s.shortGreetingMs;
     const pauseMs = short
@@ -406,6 +442,12 @@ export class AmdDecider {
       this.openerAfterWords = this.words > 0;
       this.cue = 'opener';
     }
+    if (
+      this.cue !== 'none' &&
+      index - this.openerStart >= Math.round(s.openerGraceMs / FRAME_MS) &&
+      (index - Math.max(this.lastWordFrame, this.openerStart)) * FRAME_MS >= s.quietForOpenerMs
+    )
+      this.stoppedForOpener = true;
     if (this.cue === 'opener') {
       if (farWord) {
         if (index <= this.agentLastFrame) this.lastFarWordInOpener = index;

@@ -97,6 +97,7 @@ const CUE_GRID: ReadonlyArray<[keyof AmdSettings, readonly number[]]> = [
   ['talkedOverMs', [400, 600, 800, 1000, 1200, 1600, 100_000]],
   ['openerGraceMs', [500, 700, 900, 1100]],
   ['replyWindowMs', [1000, 1500, 2000, 2500]],
+  ['quietForOpenerMs', [200, 300, 400, 600, 100_000]],
 ];
 
 const withValue = (settings: Partial<AmdSettings>, name: keyof AmdSettings, value: number): Partial<AmdSettings> =>

