@@ -10,8 +10,9 @@
  * it cannot tell:
  *
  * - first stage (AmdFrameAnalyser): each frame's level against an adaptive noise floor (the
- *   quietest frame of the last 5 s, digital silence counted as -65 dBFS) says voiced or not, and
- *   the beep detector looks for a steady tone;
+ *   12th quietest frame of the last 5 s, digital silence counted as -65 dBFS, so a room of voices
+ *   behind the speaker is floor, not words) says voiced or not, and the beep detector looks for a
+ *   steady tone;
  * - second stage (AmdDecider): voiced runs bridged over short gaps (under 160 ms) are the
  *   greeting's "words";
  * - a beep (one steady tone within the beep band and lengths): `machine`;
@@ -19,7 +20,8 @@
  *   for the caller): 0.6 s after a short greeting, longer after a long one (recorded greetings
  *   pause between sentences);
  * - a greeting with more voice than people say before they wait (`greetingMs`, or one unbroken run
- *   of `oneWordGreetingMs`): `machine`;
+ *   of `oneWordGreetingMs`): `machine`, unless the far end fell silent for the agent's opener
+ *   (`quietForOpenerMs`): what it says after that answers the agent;
  * - the conversational cue, when the agent talks before the verdict: a recording talks on over the
  *   agent's opener (`machine`, 'talked-over'), a person falls silent and answers it (`human`,
  *   'responded');
@@ -160,8 +162,9 @@ export interface AmdFrame {
 }
 
 /**
- * The first stage: each frame's level against an adaptive noise floor (the quietest frame of the
- * last 5 s, digital silence counted as -65 dBFS) says voiced or not, and the beep detector runs.
+ * The first stage: each frame's level against an adaptive noise floor (the `floorRank`-th quietest
+ * frame of the last 5 s, digital silence counted as -65 dBFS) says voiced or not, and the beep
+ * detector runs.
  * The decisions (AmdDecider) work on its output only, so the benchmark can fit them on traces.
  */
 export class AmdFrameAnalyser {
@@ -187,7 +190,7 @@ export class AmdFrameAnalyser {
     const index = this.frames++;
     const beep = this.beepOf(this.tones.push(frame), index);
     const level = frameLevel(frame);
-    // The quietest frame is the line's own noise: speech always has pauses and stops. Digital
+    // The quietest frames are the line's own noise: speech always has pauses and stops. Digital
     // silence (before the carrier's audio starts, a line that carries none) counts as -65 dBFS,
     // but a lost packet or two on a noisy line (a run shorter than 200 ms) counts as the frame
     // before it, so it does not make the line's hiss or a room's voices sound like speech.
