@@ -11,8 +11,9 @@
  *
  * - first stage (AmdFrameAnalyser): each frame's level against an adaptive noise floor (the
  *   12th quietest frame of the last 5 s, digital silence counted as -65 dBFS, so a room of voices
- *   behind the speaker is floor, not words) says voiced or not, and the beep detector looks for a
- *   steady tone;
+ *   behind the speaker is floor, not words, but never 12 dB above the quietest frame, so a
+ *   "Hello?" said the moment the call is answered is words) says voiced or not, and the beep
+ *   detector looks for a steady tone;
  * - second stage (AmdDecider): voiced runs bridged over short gaps (under 160 ms) are the
  *   greeting's "words";
  * - a beep (one steady tone within the beep band and lengths): `machine`;
@@ -209,8 +210,13 @@ export class AmdFrameAnalyser {
     this.levelCount = Math.min(LEVEL_FRAMES, this.levelCount + 1);
     let loudest = -Infinity;
     for (let i = 0; i < this.levelCount; i++) loudest = Math.max(loudest, this.levels[i]!);
-    const floor = Math.max(-65, this.quietest(Math.min(this.settings.floorRank, this.levelCount)));
     const s = this.settings;
+    // The n-th quietest frame is the floor only while it is the line's noise. A history holding
+    // fewer than n frames of that noise (a person who says "Hello?" the moment they answer) puts
+    // it inside the words, and they would never be heard: so it is never higher than the quietest
+    // frame by `voicedAboveFloorDb` (a frame that loud over the quietest one is voice, not floor).
+    const nth = this.quietest(Math.min(s.floorRank, this.levelCount));
+    const floor = Math.max(-65, Math.min(nth, this.lowest[0]! + s.voicedAboveFloorDb));
     // Voices in the room behind the speaker are far quieter than the speaker: frames that far
     // below the loudest of the last 5 s are background, not the greeting.
     const voiced =
@@ -218,7 +224,10 @@ export class AmdFrameAnalyser {
     return { voiced, beep };
   }
 
-  /** The level of the `rank`-th quietest frame of the history (rank 1: the quietest). */
+  /**
+   * The level of the `rank`-th quietest frame of the history (rank 1: the quietest); `lowest`
+   * then holds the `rank` quietest levels in order, the quietest first.
+   */
   private quietest(rank: number): number {
     const lowest = this.lowest;
     let kept = 0;

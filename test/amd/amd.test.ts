@@ -272,3 +272,23 @@ test("the agent's opener is due once: at the far end's first pause of half a sec
   assert.deepEqual(dueAt(silence(6000)), []);
   assert.deepEqual(dueAt(hiss(6000, 300)), []);
 });
+
+test('"Hello?" at once on answer, then silence: a person, with or without the agent\'s opener after it', () => {
+  // The line carries one frame of its hiss before the word (a person who answers speaking), so the
+  // level history holds far fewer than `floorRank` frames of the line's own noise while it is said.
+  const pcm = concatPcm([hiss(20, 200), babble(420), silence(6000)]);
+  const alone = detectAnsweringMachine(pcm, { cue: false });
+  assert.equal(alone.decision, 'human', JSON.stringify(alone));
+  assert.equal(alone.features.words, 1, JSON.stringify(alone));
+  // With the opener: the agent speaks for 1.5 s once it is due (the far end's first pause).
+  let openerFrom = -1;
+  const detector = new AnsweringMachineDetector({}, () => (openerFrom = detector.elapsedMs / 20 + 1));
+  let result = detector.result;
+  for (let at = 0, i = 0; at + FRAME_SAMPLES <= pcm.length && !result; at += FRAME_SAMPLES, i++) {
+    if (openerFrom >= 0 && i >= openerFrom && i < openerFrom + 75) detector.markAgentVoice();
+    result = detector.push(pcm.subarray(at, at + FRAME_SAMPLES));
+  }
+  result ??= detector.finish();
+  assert.ok(openerFrom > 0, 'the opener was due');
+  assert.equal(result.decision, 'human', JSON.stringify(result));
+});
