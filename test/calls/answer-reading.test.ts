@@ -1,10 +1,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { CallSession, type SessionOutcome } from '../../src/calls/session.js';
 import { systemClock } from '../../src/clock.js';
 import { LlmAgent } from '../../src/agent/llm.js';
-import type { Agent, AnswerReading, Turn } from '../../src/agent/types.js';
+import type { Agent, AnswerReading } from '../../src/agent/types.js';
 import { AudioScriptedLeg } from '../../src/testing/scripted-leg.js';
+import { runSession } from '../../src/testing/session.js';
 import { OpenAiProvider } from '../../src/providers/llm/openai.js';
 import { callRequest } from '../../src/testing/call-request.js';
 import { FakeOpenAi, type FakeReply, type RecordedRequest } from '../../src/testing/fake-openai.js';
@@ -44,18 +44,10 @@ describe("who answered, with the agent's language model reading the first words"
         return llm.classifyAnswer(words, signal);
       },
     };
-    const transcript: Turn[] = [];
-    const outcome: Promise<SessionOutcome> = new CallSession({
-      callId: 'call-1',
+    const { transcript, outcome } = runSession(leg, agent, {
       request: callRequest({ task: 'Confirm the appointment.' }),
-      inbound: false,
-      variables: {},
-      leg,
-      agent,
       clock: systemClock,
-      recorder: { transcript: (turn) => Promise.resolve(void transcript.push(turn)) },
-      signal: new AbortController().signal,
-    }).run();
+    });
     return { leg, transcript, outcome, signals };
   }
 

@@ -1,10 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { CallSession, type SessionOutcome } from '../../src/calls/session.js';
-import { ScaledClock } from '../../src/clock.js';
-import type { Agent, AgentContext, AgentInput, AgentReply, Turn } from '../../src/agent/types.js';
+import type { Agent, AgentContext, AgentInput, AgentReply } from '../../src/agent/types.js';
 import { ScriptedLeg, type FarEvent } from '../../src/testing/scripted-leg.js';
-import { callRequest } from '../../src/testing/call-request.js';
+import { runSession } from '../../src/testing/session.js';
 import { waitFor } from '../../src/testing/wait.js';
 
 interface Asked {
@@ -30,20 +28,7 @@ class GatedAgent implements Agent {
 
 function session(agent: Agent) {
   const leg = new ScriptedLeg();
-  const transcript: Turn[] = [];
-  const stop = new AbortController();
-  const outcome: Promise<SessionOutcome> = new CallSession({
-    callId: 'call-1',
-    request: callRequest(),
-    inbound: false,
-    variables: {},
-    leg,
-    agent,
-    clock: new ScaledClock(10),
-    recorder: { transcript: (turn) => Promise.resolve(void transcript.push(turn)) },
-    signal: stop.signal,
-  }).run();
-  return { leg, transcript, stop, outcome };
+  return { leg, ...runSession(leg, agent) };
 }
 
 const heard = (text: string): FarEvent => ({ type: 'speech', text, durationMs: 800 });

@@ -1,10 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { CallSession, type SessionOutcome } from '../../src/calls/session.js';
 import { ScaledClock } from '../../src/clock.js';
-import type { Agent, Turn } from '../../src/agent/types.js';
+import type { Agent } from '../../src/agent/types.js';
 import type { CallLeg, SpeakResult, TransferResult } from '../../src/carriers/types.js';
 import { callRequest } from '../../src/testing/call-request.js';
+import { runSession } from '../../src/testing/session.js';
 import { waitFor } from '../../src/testing/wait.js';
 
 /**
@@ -53,21 +53,11 @@ const transferring: Agent = {
 };
 
 function session(leg: BridgingLeg, scale: number) {
-  const transcript: Turn[] = [];
-  const stop = new AbortController();
-  const outcome: Promise<SessionOutcome> = new CallSession({
-    callId: 'call-1',
+  return runSession(leg, transferring, {
     request: callRequest({ transfer_phone_number: '+14155550110', max_duration: 1 }),
-    inbound: false,
-    variables: {},
-    leg,
-    agent: transferring,
     // A minute of call in `60 / scale` seconds.
     clock: new ScaledClock(scale),
-    recorder: { transcript: (turn) => Promise.resolve(void transcript.push(turn)) },
-    signal: stop.signal,
-  }).run();
-  return { transcript, stop, outcome };
+  });
 }
 
 const LIMIT_LINE = 'Call ended: max_duration of 1 minutes reached';

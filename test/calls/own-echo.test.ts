@@ -1,11 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { CallSession } from '../../src/calls/session.js';
-import { ScaledClock } from '../../src/clock.js';
-import type { Agent, AgentInput, Turn } from '../../src/agent/types.js';
+import type { Agent, AgentInput } from '../../src/agent/types.js';
 import type { SpeakResult, SpeechText } from '../../src/carriers/types.js';
 import { ScriptedLeg } from '../../src/testing/scripted-leg.js';
-import { callRequest } from '../../src/testing/call-request.js';
+import { runSession } from '../../src/testing/session.js';
 import { waitFor } from '../../src/testing/wait.js';
 
 const OPENING = 'Hello, this is Openline calling about your order number four five six.';
@@ -45,20 +43,7 @@ function call() {
       return Promise.resolve({ say: input.kind === 'start' ? OPENING : 'Of course.', action: null });
     },
   };
-  const transcript: Turn[] = [];
-  const stop = new AbortController();
-  const outcome = new CallSession({
-    callId: 'call-echo',
-    request: callRequest(),
-    inbound: true,
-    variables: {},
-    leg,
-    agent,
-    clock: new ScaledClock(10),
-    recorder: { transcript: (turn) => Promise.resolve(void transcript.push(turn)) },
-    signal: stop.signal,
-  }).run();
-  return { leg, heard, transcript, stop, outcome };
+  return { leg, heard, ...runSession(leg, agent, { inbound: true, callId: 'call-echo' }) };
 }
 
 describe("the session: the agent's own voice recognised over it is no caller's turn", () => {
