@@ -8,8 +8,17 @@
  * was sent; a caller talking over the agent is louder, so is heard. Without recent outbound audio,
  * or before a path is learnt, nothing is echo. Cost: the search (about 6,000 multiply-adds, running
  * sums for every delay) on every second voiced frame heard while the agent speaks until the path is
- * known, on every 25th after; the decision itself reads eight slots. The first half second or so of an
- * echo, before its path is learnt, still reaches the VAD.
+ * known, on every 25th after; the decision itself reads eight slots.
+ *
+ * Before a path is known, the first echo of a call is told by its onset: a voice heard starting
+ * (after 100 ms of quiet) up to 400 ms after the agent started speaking (after 100 ms of quiet)
+ * is a candidate echo at about that delay (within 40 ms), and stays one while its envelope follows what was sent at
+ * that delay at one gain (no more than 15 % of its voiced 5 ms slots off by over 3 dB). A caller who
+ * starts then follows another envelope and fails within a few tens of milliseconds; an echo
+ * that follows for 250 ms of voice gives the path (`pending` says a candidate is under test, so the
+ * leg waits with a voice it cannot tell yet). The levels compared are 20 ms sums ending at each
+ * slot: a voice's pitch pulses make single slots jump, and the far end's frames need not line up
+ * with the slots sent. A path that predicts a clear echo where the line is quiet is dropped.
  */
 import { FRAME_MS } from './audio.js';
 
@@ -30,8 +39,36 @@ const MAX_DELAY = 80;
 const LEARN_CORRELATION = 0.95;
 /** An echo is no louder than what was sent (with 3 dB to spare for line gain). */
 const MAX_GAIN = 2;
-/** A frame's summed slot levels below this are silence (a mean absolute sample of 30). */
-const FRAME_FLOOR = SLOTS_PER_FRAME * 30;
+/** A slot's level below this is silence (a mean absolute sample of 30). */
+const SLOT_FLOOR = 30;
+/** A frame's summed slot levels below this are silence. */
+const FRAME_FLOOR = SLOTS_PER_FRAME * SLOT_FLOOR;
+/** Quiet slots before a voice that make its first voiced slot an onset: 100 ms. */
+const ONSET_QUIET = 20;
+/** For onsets, a slot is voice at 12 dB over the line's floor (its hiss or static, or the agent's background track)... */
+const ONSET_OVER_FLOOR = 4;
+/** ...which follows the quietest slot down at once, and up by 0.5 % a slot (a louder line within a few seconds). */
+const FLOOR_RISE = 1.005;
+/** Voiced slots an onset candidate must follow the sent envelope for to give the path: 250 ms. */
+const ONSET_CONFIRM = 50;
+/** Delays tried either side of the one the two onsets give: 8 slots, 40 ms. */
+const ONSET_SPREAD = 8;
+/** Voiced slots before an onset candidate is judged: 40 ms. */
+const ONSET_JUDGED = 8;
+/** An onset candidate's slots may be this far (dB) from its gain... */
+const ONSET_TOLERANCE_DB = 3;
+/** ...this share of them at most. */
+const ONSET_OUTLIERS = 0.15;
+/** Missed frames after which an echo path is dropped: 200 ms. */
+const PATH_MISSES = 10;
+/** The agent's most recent onsets kept (its words after pauses). */
+const SENT_ONSETS = 8;
+
+/** A voice heard that began as an echo of the agent's onset `delay` slots before would: its slots' gains in dB. */
+interface OnsetCandidate {
+  delay: number;
+  gainsDb: number[];
+}
 
 /** A heard frame's level against the echo the path predicts for it: no louder, it is echo. */
 function echoLevel(heard: number, predicted: number): boolean {
@@ -54,6 +91,15 @@ export class EchoGuard {
   echoFrames = 0;
   /** The echo path once learnt: how late and how loud the agent's voice comes back. */
   private path: { delay: number; gain: number } | undefined;
+  /** Frames the path predicted a clear echo in and the line was far quieter, less those it was right. */
+  private misses = 0;
+  /** Where voices start, in what was sent and in what is heard. */
+  private readonly sentOnsetsOf = new Onsets();
+  private readonly heardOnsetsOf = new Onsets();
+  /** The slots at which the agent's voice started after a pause, oldest first. */
+  private readonly sentOnsets: number[] = [];
+  /** Before a path is known: the delays at which the voice heard since its onset may be echo. */
+  private candidates: OnsetCandidate[] = [];
 
   constructor(private readonly nowMs: () => number) {}
 
@@ -64,6 +110,20 @@ export class EchoGuard {
     this.store(this.sent, this.sentSlot, start, pcm);
     this.nextSentSlot = start + SLOTS_PER_FRAME;
     this.lastSentAt = this.nowMs();
+    if (this.path) return;
+    for (let slot = start; slot < start + SLOTS_PER_FRAME; slot++) {
+      if (this.sentOnsetsOf.push(this.at(this.sent, this.sentSlot, slot)) !== 'onset') continue;
+      this.sentOnsets.push(slot);
+      if (this.sentOnsets.length > SENT_ONSETS) this.sentOnsets.shift();
+    }
+  }
+
+  /**
+   * A voice heard since its onset may still be the agent's first echo, before its path is known:
+   * it is being compared with what was sent, and has neither failed nor given the path yet.
+   */
+  get pending(): boolean {
+    return !this.path && this.heardOnsetsOf.quiet < ONSET_QUIET && this.candidates.length > 0;
   }
 
   /** A frame just heard: true when it is the agent's own voice coming back. */
@@ -74,8 +134,10 @@ export class EchoGuard {
     this.store(this.heard, this.heardSlot, first, pcm);
     this.nextHeardSlot = first + SLOTS_PER_FRAME;
     const end = first + SLOTS_PER_FRAME - 1;
+    if (!this.path) this.followOnset(first);
     if (now - this.lastSentAt > MAX_DELAY * SLOT_MS + 100) return false;
     const heardNow = this.heardFrame(end);
+    if (this.path) this.check(heardNow, this.predictedFrame(end, this.path));
     if (heardNow <= FRAME_FLOOR) return false;
     // The echo path (delay and gain) is learnt while the line carries nothing but the echo: the
     // heard envelope then follows the sent one almost exactly. The search runs on every second
@@ -89,6 +151,20 @@ export class EchoGuard {
     const echo = echoLevel(heardNow, this.predictedFrame(end, path));
     if (echo) this.echoFrames++;
     return echo;
+  }
+
+  /**
+   * A path that keeps predicting a clear echo where the line is 12 dB quieter was wrong (learnt
+   * from a caller who happened to follow the agent for a moment) or is gone (the far end changed
+   * the line): it is dropped after 200 ms of such misses more than hits, and learnt again.
+   */
+  private check(heard: number, predicted: number): void {
+    if (predicted < 4 * FRAME_FLOOR) return;
+    if (heard * 4 < predicted) this.misses++;
+    else this.misses = Math.max(0, this.misses - 1);
+    if (this.misses < PATH_MISSES) return;
+    this.path = undefined;
+    this.misses = 0;
   }
 
   /**
@@ -113,6 +189,47 @@ export class EchoGuard {
     return voiced > 0 && explained >= voiced * 0.8;
   }
 
+  /**
+   * Before a path is known: a voice starting a possible echo delay after one of the agent's onsets
+   * opens a candidate per such delay; each voiced slot heard then adds its gain against what was
+   * sent at that delay. A candidate whose gains scatter is dropped; one that holds for 250 ms of
+   * voice gives the path, at its median gain.
+   */
+  private followOnset(first: number): void {
+    for (let slot = first; slot < first + SLOTS_PER_FRAME; slot++) {
+      const heard = this.at(this.heard, this.heardSlot, slot);
+      const voice = this.heardOnsetsOf.push(heard);
+      if (voice === 'quiet') continue;
+      if (voice === 'onset') {
+        this.candidates = [];
+        for (const onset of this.sentOnsets) {
+          // The first slot over each line's floor is not quite the same moment of the voice: a
+          // soft start ("h") clears one floor before the other. Delays up to 40 ms either way.
+          for (let delay = slot - onset - ONSET_SPREAD; delay <= slot - onset + ONSET_SPREAD; delay++)
+            if (delay >= MIN_DELAY && delay <= MAX_DELAY) this.candidates.push({ delay, gainsDb: [] });
+        }
+      }
+      // Over the 20 ms up to this slot: a voice's pitch pulses make single slots of it jump, and
+      // the far end's frames need not line up with the slots sent.
+      const heardNow = this.heardFrame(slot);
+      for (const candidate of this.candidates) {
+        const sent = this.sentFrame(slot - candidate.delay);
+        candidate.gainsDb.push(sent > SLOTS_PER_FRAME ? 20 * Math.log10(heardNow / sent) : Infinity);
+      }
+    }
+    // Judged from 40 ms of voice on: a few slots alone tell nothing.
+    this.candidates = this.candidates.filter((c) => c.gainsDb.length < ONSET_JUDGED || onsetFit(c.gainsDb));
+    let best: { delay: number; fit: OnsetFit } | undefined;
+    for (const candidate of this.candidates) {
+      if (candidate.gainsDb.length < ONSET_CONFIRM) continue;
+      const fit = onsetFit(candidate.gainsDb)!;
+      if (!best || fit.scatterDb < best.fit.scatterDb) best = { delay: candidate.delay, fit };
+    }
+    if (!best) return;
+    this.path = { delay: best.delay, gain: 10 ** (best.fit.gainDb / 20) };
+    this.candidates = [];
+  }
+
   /** The level heard over the frame whose last slot is `last`. */
   private heardFrame(last: number): number {
     let sum = 0;
@@ -122,9 +239,13 @@ export class EchoGuard {
 
   /** The echo `path` predicts over the frame whose last slot is `last`, from what was sent. */
   private predictedFrame(last: number, path: { delay: number; gain: number }): number {
+    return path.gain * this.sentFrame(last - path.delay);
+  }
+
+  /** The level sent over the frame whose last slot is `last`. */
+  private sentFrame(last: number): number {
     let sum = 0;
-    for (let slot = last - SLOTS_PER_FRAME + 1; slot <= last; slot++)
-      sum += path.gain * this.at(this.sent, this.sentSlot, slot - path.delay);
+    for (let slot = last - SLOTS_PER_FRAME + 1; slot <= last; slot++) sum += this.at(this.sent, this.sentSlot, slot);
     return sum;
   }
 
@@ -218,6 +339,51 @@ export class EchoGuard {
       slots[at] = slot;
     }
   }
+}
+
+/** Where voices start in a stream of slot levels: the first voiced slot after 100 ms of quiet. */
+class Onsets {
+  private floor = Infinity;
+  /** Quiet slots in a row. */
+  quiet = ONSET_QUIET;
+
+  /** Takes the next slot's level: quiet, voice, or voice starting. */
+  push(level: number): 'quiet' | 'voice' | 'onset' {
+    const voiced = level > SLOT_FLOOR && level > ONSET_OVER_FLOOR * this.floor;
+    // Never under what counts as silence, so a line that was digitally silent comes up to its hiss.
+    this.floor = Math.min(level, Math.max(this.floor, SLOT_FLOOR / ONSET_OVER_FLOOR) * FLOOR_RISE);
+    if (!voiced) {
+      this.quiet++;
+      return 'quiet';
+    }
+    const onset = this.quiet >= ONSET_QUIET;
+    this.quiet = 0;
+    return onset ? 'onset' : 'voice';
+  }
+}
+
+/** How an onset candidate's slots follow what was sent: their median gain, and their mean distance from it. */
+interface OnsetFit {
+  gainDb: number;
+  scatterDb: number;
+}
+
+/**
+ * The gain (dB) at which an onset candidate's slots follow what was sent, or undefined when they
+ * scatter (over 15 % of them more than 3 dB off the median) or come back louder than an echo can.
+ */
+function onsetFit(gainsDb: number[]): OnsetFit | undefined {
+  const sorted = [...gainsDb].sort((a, b) => a - b);
+  const gainDb = sorted[Math.floor(sorted.length / 2)]!;
+  if (gainDb > 20 * Math.log10(MAX_GAIN)) return undefined;
+  let off = 0;
+  let scatterDb = 0;
+  for (const gain of gainsDb) {
+    const distance = Math.abs(gain - gainDb);
+    if (distance > ONSET_TOLERANCE_DB) off++;
+    else scatterDb += distance;
+  }
+  return off <= ONSET_OUTLIERS * gainsDb.length ? { gainDb, scatterDb: scatterDb / gainsDb.length } : undefined;
 }
 
 /** Slots with a voice's level in them (a mean absolute sample above 100). */
