@@ -180,6 +180,11 @@ interface Utterance {
   vadEndedFrame: number | null;
   /** A final came after finalize() was asked. */
   settled: boolean;
+  /**
+   * speech_start was emitted. A voice that starts as the agent's first echo would (EchoGuard.pending)
+   * is not announced until the guard tells: the agent's own voice never is, a caller's is as soon as it fails.
+   */
+  announced: boolean;
 }
 
 function newUtterance(startFrame: number, voicedFrame: number, vadEndedFrame: number | null): Utterance {
@@ -193,6 +198,7 @@ function newUtterance(startFrame: number, voicedFrame: number, vadEndedFrame: nu
     sttFinalAt: null,
     vadEndedFrame,
     settled: false,
+    announced: true,
   };
 }
 
@@ -563,15 +569,15 @@ class AudioCallLeg implements AudioLeg {
         u.lastVoicedFrame = frame;
         u.lastVoicedAt = this.lastVoicedAt = performance.now();
       } else {
-        this.utterance = newUtterance(signal.startFrame, frame, null);
+        const started = (this.utterance = newUtterance(signal.startFrame, frame, null));
         this.lastVoicedAt = performance.now();
-        // The VAD tells a voice some frames after it began.
-        this.voiceOnset = { lagMs: (frame - signal.startFrame) * FRAME_MS, detectedAt: performance.now() };
-        this.emit({ type: 'speech_start', at: this.now() });
+        started.announced = false;
+        if (!this.echo.pending) this.announce(started);
       }
       return;
     }
     if (!u) return;
+    if (!u.announced && !this.echo.pending && !this.ownVoice(u)) this.announce(u);
     if (this.turns.inSpeech && this.turns.silentFor === 0) {
       u.lastVoicedFrame = frame;
       u.lastVoicedAt = this.lastVoicedAt = performance.now();
@@ -583,7 +589,7 @@ class AudioCallLeg implements AudioLeg {
     // caller goes on, their further words come in further finals of the same turn.
     if (this.turns.inSpeech && this.turns.silentFor === PAUSED_FRAMES) {
       this.stt?.finalize();
-      this.emit({ type: 'speech_paused', at: this.now() });
+      if (u.announced) this.emit({ type: 'speech_paused', at: this.now() });
     }
     if (signal?.type === 'end') {
       u.vadEndedFrame = frame;
@@ -621,7 +627,8 @@ class AudioCallLeg implements AudioLeg {
       // More words after an end-of-utterance final: the turn is not over after all.
       u.sttEnded = false;
       this.heardWords(u);
-      if (!this.ownVoice(u)) this.emit({ type: 'speech_partial', text: [...u.finals, text].join(' '), at: this.now() });
+      if (u.announced && !this.ownVoice(u))
+        this.emit({ type: 'speech_partial', text: [...u.finals, text].join(' '), at: this.now() });
       return;
     }
     let u = this.utterance;
@@ -640,7 +647,7 @@ class AudioCallLeg implements AudioLeg {
     if (u.vadEndedFrame !== null) {
       u.settled = true;
       this.endTurn();
-    } else if (text && !this.ownVoice(u)) {
+    } else if (text && u.announced && !this.ownVoice(u)) {
       this.emit({ type: 'speech_partial', text: u.finals.join(' '), at: this.now() });
     }
   }
@@ -665,11 +672,29 @@ class AudioCallLeg implements AudioLeg {
     return this.echo.explains((this.turns.frameIndex - u.startFrame + 1) * FRAME_MS);
   }
 
+  /**
+   * A voice becomes a caller's: speech_start, with the time since its onset for the call's
+   * figures (the VAD tells a voice some frames after it began; one held back as a possible echo,
+   * longer), and the words heard so far.
+   */
+  private announce(u: Utterance): void {
+    u.announced = true;
+    this.voiceOnset = { lagMs: (this.turns.frameIndex - u.startFrame) * FRAME_MS, detectedAt: performance.now() };
+    this.emit({ type: 'speech_start', at: this.now() });
+    const words = [...u.finals, u.partial].filter(Boolean).join(' ');
+    if (words) this.emit({ type: 'speech_partial', text: words, at: this.now() });
+  }
+
   private endTurn(): void {
     const u = this.utterance;
     if (!u) return;
     this.utterance = null;
     this.turns.setWords('unknown');
+    if (!u.announced) {
+      // The agent's own voice, known for it before it was announced: no turn of anyone's.
+      if (this.ownVoice(u)) return;
+      this.announce(u);
+    }
     this.replyGate = u.lastVoicedFrame + Math.ceil(endOfTurnMs(this.settings.interruptionThreshold) / FRAME_MS);
     const durationMs = (u.lastVoicedFrame - u.startFrame + 1) * FRAME_MS;
     const text = this.ownVoice(u) ? '' : [...u.finals, u.partial].filter(Boolean).join(' ');
