@@ -72,6 +72,11 @@ export interface InterruptionReport {
    * second), most likely set off by echo that got past it: the self-interruptions to watch.
    */
   echo_holds: number;
+  /**
+   * Of the held: replies held before any of them was heard, because the caller went on speaking
+   * (the agent fell silent for nothing; no pause in its voice).
+   */
+  reply_holds: number;
   /** Voice onset -> the agent silent at the carrier (its audio sent ahead played out), median and worst. */
   silent_ms_p50: number | null;
   silent_ms_max: number | null;
@@ -143,6 +148,7 @@ export class LatencyTracker implements LatencySource {
   private readonly releases = { resumed: 0, cut: 0, backchannels: 0, false_interruptions: 0 };
   private readonly resumes: number[] = [];
   private echoMs = 0;
+  private replyHolds = 0;
   private echoHolds = 0;
   /** When the guard last caught echo. */
   private lastEchoAt = -Infinity;
@@ -196,6 +202,7 @@ export class LatencyTracker implements LatencySource {
    */
   held(silentMs: number, voicing = true): void {
     this.holds.push(round(silentMs));
+    if (!voicing) this.replyHolds++;
     if (voicing && this.now() - this.lastEchoAt <= ECHO_HOLD_MS) this.echoHolds++;
   }
 
@@ -239,6 +246,7 @@ export class LatencyTracker implements LatencySource {
         resume_ms_max: this.resumes.length ? Math.max(...this.resumes) : null,
         echo_ms: round(this.echoMs),
         echo_holds: this.echoHolds,
+        reply_holds: this.replyHolds,
       },
     };
   }

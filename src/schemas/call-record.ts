@@ -75,6 +75,12 @@ export const CallLatency = Type.Object(
               description: 'Of the held: started within 0.5 s of echo the guard caught (self-interruptions)',
             }),
           ),
+          reply_holds: Type.Optional(
+            Type.Integer({
+              description:
+                'Of the held: a reply held before any of it was heard, as the caller went on (no pause heard)',
+            }),
+          ),
         },
         { description: 'How the agent yielded to voices over it (docs/audio.md); absent on older records' },
       ),

@@ -25,7 +25,15 @@ test('interruption figures: a hold counts as echo-triggered only within half a s
   latency.held(0, false);
   const figures = latency.report().interruptions;
   assert.deepEqual(
-    [figures.held, figures.echo_holds, figures.cut, figures.false_interruptions, figures.backchannels, figures.echo_ms],
-    [4, 1, 1, 1, 1, 40],
+    [
+      figures.held,
+      figures.echo_holds,
+      figures.reply_holds,
+      figures.cut,
+      figures.false_interruptions,
+      figures.backchannels,
+      figures.echo_ms,
+    ],
+    [4, 1, 1, 1, 1, 1, 40],
   );
 });
