@@ -59,6 +59,9 @@ const ONSET_JUDGED = 8;
 const ONSET_TOLERANCE_DB = 3;
 /** ...this share of them at most. */
 const ONSET_OUTLIERS = 0.15;
+/** Frames a path's delay is checked over when it misses, and how far it may move (slots). */
+const TRACK_FRAMES = 8;
+const TRACK_SLOTS = 12;
 /** Missed frames after which an echo path is dropped: 200 ms. */
 const PATH_MISSES = 10;
 /** The agent's most recent onsets kept (its words after pauses). */
@@ -148,7 +151,9 @@ export class EchoGuard {
     if (!path) return false;
     // This frame is echo when it is no louder than the echo the path predicts from what was sent:
     // a caller speaking over it is louder.
-    const echo = echoLevel(heardNow, this.predictedFrame(end, path));
+    // A voice the path does not explain may be the echo come a little later or sooner (the far
+    // end's or the network's buffering changed): the path follows it when another delay nearby explains the last 160 ms.
+    const echo = echoLevel(heardNow, this.predictedFrame(end, path)) || this.track(end, path);
     if (echo) this.echoFrames++;
     return echo;
   }
@@ -165,6 +170,43 @@ export class EchoGuard {
     if (this.misses < PATH_MISSES) return;
     this.path = undefined;
     this.misses = 0;
+  }
+
+  /**
+   * The heard frames up to `end`, over the last 160 ms, against the echo `path` would predict at
+   * `delay`: how many are voiced, and how many of those it explains.
+   */
+  private explained(end: number, path: { delay: number; gain: number }): { voiced: number; explained: number } {
+    let voiced = 0;
+    let explained = 0;
+    for (let last = end - (TRACK_FRAMES - 1) * SLOTS_PER_FRAME; last <= end; last += SLOTS_PER_FRAME) {
+      const heard = this.heardFrame(last);
+      if (heard <= FRAME_FLOOR) continue;
+      voiced++;
+      if (echoLevel(heard, this.predictedFrame(last, path))) explained++;
+    }
+    return { voiced, explained };
+  }
+
+  /**
+   * Moves the path to a delay within 60 ms of its own that explains the last 160 ms heard (nine
+   * voiced frames in ten at least), when its own does not (under seven): true when it did, and
+   * this frame is echo at the new delay. A caller louder than the echo is explained at no delay.
+   */
+  private track(end: number, path: { delay: number; gain: number }): boolean {
+    const own = this.explained(end, path);
+    if (own.voiced < 4 || own.explained >= 0.7 * own.voiced) return false;
+    let best: { delay: number; explained: number } | undefined;
+    for (let k = -TRACK_SLOTS; k <= TRACK_SLOTS; k++) {
+      const delay = path.delay + k;
+      if (k === 0 || delay < MIN_DELAY || delay > MAX_DELAY) continue;
+      const moved = this.explained(end, { delay, gain: path.gain });
+      if (moved.explained >= 0.9 * moved.voiced && (!best || moved.explained > best.explained))
+        best = { delay, explained: moved.explained };
+    }
+    if (!best) return false;
+    this.path = { delay: best.delay, gain: path.gain };
+    return echoLevel(this.heardFrame(end), this.predictedFrame(end, this.path));
   }
 
   /**

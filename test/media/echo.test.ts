@@ -191,3 +191,17 @@ test("an echo path that predicts an echo where the line is quiet is dropped: a c
   assert.ok(echo.slice(40, 100).filter(Boolean).length > 30, 'the echo was taken for echo');
   assert.equal(echo.slice(150).filter(Boolean).length, 0, 'the caller after the quiet line was heard');
 });
+
+test('the path follows an echo that comes 60 ms later from the middle of the call on', () => {
+  const agent = speechLike(6, 31);
+  const before = lateFrame(agent, 1200, 0.316);
+  const after = lateFrame(agent, 1680, 0.316);
+  const heard = (n: number) => (n < 125 ? before(n) : after(n));
+  const { echo } = follow(agent, heard, 290);
+  // Frames carrying the later echo from 200 ms after the change (before a search over 600 ms
+  // could learn it again): nearly all taken for echo.
+  const carrying = Array.from({ length: 290 }, (_, n) => n).filter((n) => n >= 135 && n < 165 && level(after(n)) > 300);
+  const taken = carrying.filter((n) => echo[n]).length;
+  assert.ok(carrying.length > 15);
+  assert.ok(taken >= 0.8 * carrying.length, `the later echo taken for echo: ${taken} of ${carrying.length} frames`);
+});
