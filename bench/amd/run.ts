@@ -11,7 +11,8 @@
 // by the cost rule to show the detector's defaults are that fit. Sets are generated once and
 // cached under the system's temporary directory (openline-amd/).
 // Usage: npm run bench:amd [-- --train-count 480 --train-seed 1 --heldout-count 400 --heldout-seed 1
-//                             --quick (no cross-validation) --verbose (list every mistake)]
+//                             --quick (no cross-validation) --verbose (list every mistake)
+//                             --training-only (leave the held-out set unscored while changing the detector)]
 // With --api it calls the sandbox personas through the public API in audio mode instead
 // (bench/amd/api.ts): npm run bench:amd -- --api [--rounds 1] [--model person|voicemail|silent]
 // (--model: the agent has an emulated language model whose reading of who answered is always
@@ -33,6 +34,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '1' },
     model: { type: 'string' },
     verbose: { type: 'boolean', default: false },
+    'training-only': { type: 'boolean', default: false },
   },
 });
 const integer = (name: 'train-count' | 'train-seed' | 'heldout-count' | 'heldout-seed', min: number) => {
@@ -125,16 +127,20 @@ const started = Date.now();
 const training: AmdClip[] = await cachedAmdClips(`training-${trainSeed}-${trainCount}`, () =>
   generateAmdDataset({ count: trainCount, seed: trainSeed }),
 );
-const heldOut: AmdClip[] = await cachedAmdClips(`heldout-${heldSeed}-${heldCount}`, () =>
-  generateHeldOutAmdDataset({ count: heldCount, seed: heldSeed }),
-);
+const trainingOnly = values['training-only'];
+const heldOut: AmdClip[] = trainingOnly
+  ? []
+  : await cachedAmdClips(`heldout-${heldSeed}-${heldCount}`, () =>
+      generateHeldOutAmdDataset({ count: heldCount, seed: heldSeed }),
+    );
 const front = { voicedBelowPeakDb: DEFAULT_AMD_SETTINGS.voicedBelowPeakDb };
 const trainPlain = traces(training, front);
 const trainCued = withOpener(trainPlain, front);
 const heldPlain = traces(heldOut, front);
 const heldCued = withOpener(heldPlain, front);
 console.log(
-  `AMD bench: training set seed ${trainSeed} (${trainCount} clips), held-out set seed ${heldSeed} (${heldCount} clips); ` +
+  `AMD bench: training set seed ${trainSeed} (${trainCount} clips), ` +
+    (trainingOnly ? 'held-out set left out; ' : `held-out set seed ${heldSeed} (${heldCount} clips); `) +
     `generated or read from cache and analysed in ${sec(Date.now() - started)}`,
 );
 
@@ -163,6 +169,7 @@ if (!values.quick) {
   const byVoiceCued = crossValidate(trainPlain, (c) => c.voiceGroup, trainCued);
   report(`training set, leave one voice out (${byVoiceCued.groups} groups), with the opener`, byVoiceCued);
 }
+if (trainingOnly) process.exit(0);
 const heldAlone = scoreAmd(heldPlain, audioAlone);
 const heldWithCue = scoreAmd(heldCued);
 report('HELD-OUT set, audio alone', heldAlone);
