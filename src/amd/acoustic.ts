@@ -16,7 +16,10 @@
  *   detector looks for a steady tone;
  * - second stage (AmdDecider): voiced runs bridged over short gaps (under 160 ms) are the
  *   greeting's "words";
- * - a beep (one steady tone within the beep band and lengths): `machine`;
+ * - a beep (one steady tone of 300-3400 Hz lasting 0.1-2 s, or one of two or three short ones in
+ *   a row): `machine`, also when it comes after a `human` verdict (within LATE_BEEP_MS of it: a
+ *   recorded greeting that paused like a person, then beeped) or an `unknown` one (within
+ *   LATE_BEEP_MS of the answer), which it then revises;
  * - a greeting followed by a pause: `human` (a person says their greeting, however long, and waits
  *   for the caller): 0.6 s after a short greeting, longer after a long one (recorded greetings
  *   pause between sentences);
@@ -106,10 +109,10 @@ export const DEFAULT_AMD_SETTINGS: Readonly<AmdSettings> = Object.freeze({
   minimumVoicedDbfs: -45,
   voicedBelowPeakDb: 24,
   floorRank: 12,
-  beepMinHz: 400,
-  beepMaxHz: 2000,
-  beepMinMs: 200,
-  beepMaxMs: 1500,
+  beepMinHz: 300,
+  beepMaxHz: 3400,
+  beepMinMs: 100,
+  beepMaxMs: 2000,
   cue: true,
   openerGraceMs: 500,
   talkedOverMs: 600,
@@ -143,11 +146,21 @@ export interface AmdResult {
   atMs: number;
   /**
    * Why, for logs and the bench: 'beep', 'short-greeting', 'greeting', 'long-greeting',
-   * 'long-one-word-greeting', 'talked-over', 'responded', 'silence', 'undecided'.
+   * 'long-one-word-greeting', 'talked-over', 'responded', 'silence', 'undecided', and
+   * 'late-beep' (a `human` or `unknown` verdict revised by a beep, see LATE_BEEP_MS).
    */
   reason: string;
   features: AmdFeatures;
 }
+
+/**
+ * A beep up to this long after a `human` verdict (or after the answer, for an `unknown` one)
+ * revises it to `machine`: a person never makes a steady tone, so a recorded greeting that paused
+ * like a person and then beeped was a machine after all. The same spans as the answer's revisions
+ * in a call (src/amd/answer-detector.ts), where the audio leg's tone events (the same
+ * ToneDetector, the same band) bring the beep.
+ */
+export const LATE_BEEP_MS = 12_000;
 
 /** Frames of level history for the noise floor (5 s). */
 const LEVEL_FRAMES = 250;
@@ -352,9 +365,12 @@ export class AmdDecider {
     return this.frames - 1 - this.agentLastFrame <= AGENT_HANGOVER_FRAMES;
   }
 
-  /** One frame: the far end's voicing and beep, and whether the agent's voice went out in it. */
+  /**
+   * One frame: the far end's voicing and beep, and whether the agent's voice went out in it.
+   * Returns the decision when it is made, and again when a beep revises a `human` one.
+   */
   step(frame: AmdFrame, agentVoice = false): AmdResult | undefined {
-    if (this.decided) return undefined;
+    if (this.decided) return this.afterVerdict(frame.beep);
     const index = this.frames++;
     const s = this.settings;
     if (frame.beep && !this.beep && this.isBeep(frame.beep)) {
@@ -412,9 +428,24 @@ export class AmdDecider {
     return undefined;
   }
 
+  /** Whether the verdict is a `human` or `unknown` one that a beep could still revise (LATE_BEEP_MS). */
+  get revisable(): boolean {
+    const d = this.decided;
+    if (d?.decision === 'human') return this.elapsedMs - d.atMs <= LATE_BEEP_MS;
+    return d?.decision === 'unknown' && this.elapsedMs <= LATE_BEEP_MS;
+  }
+
+  /** After a verdict: a beep makes a revisable one `machine`. */
+  private afterVerdict(beep: Beep | undefined): AmdResult | undefined {
+    this.frames++;
+    if (!this.revisable || !beep || !this.isBeep(beep)) return undefined;
+    this.beep = beep;
+    return this.decide('machine', 'late-beep');
+  }
+
   /** The input ended (hang-up, end of a clip): decides on what was heard. */
   finish(beep?: Beep): AmdResult {
-    if (this.decided) return this.decided;
+    if (this.decided) return (beep && this.afterVerdict(beep)) || this.decided;
     if (beep && !this.beep && this.isBeep(beep)) {
       this.beep = beep;
       return this.decide('machine', 'beep');
@@ -553,9 +584,17 @@ export class AnsweringMachineDetector {
     this.agentVoice = true;
   }
 
-  /** Feeds one 20 ms frame of 8 kHz PCM; returns the decision the first time it is made. */
+  /** Whether a `human` or `unknown` verdict could still be revised by a beep (LATE_BEEP_MS). */
+  get revisable(): boolean {
+    return this.decider.revisable;
+  }
+
+  /**
+   * Feeds one 20 ms frame of 8 kHz PCM; returns the decision the first time it is made, and again
+   * when a beep revises a `human` or `unknown` one (LATE_BEEP_MS).
+   */
   push(frame: Int16Array): AmdResult | undefined {
-    if (this.decider.result) return undefined;
+    if (this.decider.result && !this.decider.revisable) return undefined;
     const agent = this.agentVoice;
     this.agentVoice = false;
     const heard = this.analyser.push(frame);
@@ -565,7 +604,7 @@ export class AnsweringMachineDetector {
 
   /** The input ended (hang-up, end of a clip): decides on what was heard. */
   finish(): AmdResult {
-    return this.decider.finish(this.decider.result ? undefined : this.analyser.flush());
+    return this.decider.finish(this.decider.result && !this.decider.revisable ? undefined : this.analyser.flush());
   }
 }
 
@@ -579,7 +618,8 @@ function frameLevel(frame: Int16Array): number {
 
 /**
  * Runs the detector over a whole clip of 8 kHz PCM, as a call would feed it frame by frame.
- * `agent` marks the frames in which the agent's voice went out (the conversational cue).
+ * `agent` marks the frames in which the agent's voice went out (the conversational cue). A
+ * `human` or `unknown` verdict is followed to the end of the clip (or LATE_BEEP_MS): a beep revises it.
  */
 export function detectAnsweringMachine(
   pcm: Int16Array,
@@ -589,8 +629,8 @@ export function detectAnsweringMachine(
   const detector = new AnsweringMachineDetector(settings);
   for (let at = 0, i = 0; at + FRAME_SAMPLES <= pcm.length; at += FRAME_SAMPLES, i++) {
     if (agent?.(i)) detector.markAgentVoice();
-    const result = detector.push(pcm.subarray(at, at + FRAME_SAMPLES));
-    if (result) return result;
+    detector.push(pcm.subarray(at, at + FRAME_SAMPLES));
+    if (detector.result && !detector.revisable) return detector.result;
   }
   return detector.finish();
 }
@@ -605,13 +645,17 @@ export interface AmdTrace {
   agent: Uint8Array | undefined;
 }
 
-/** Runs the first stage over a clip (its settings: level and beep analysis only). */
+/**
+ * Runs the first stage over a clip (its settings: level and beep analysis only). Its tone
+ * detector hears a wider band and shorter tones than any beep setting, so the second stage's
+ * beep limits can be fitted on the trace.
+ */
 export function traceOf(pcm: Int16Array, agent?: Uint8Array, settings: Partial<AmdSettings> = {}): AmdTrace {
   const analyser = new AmdFrameAnalyser({
     ...DEFAULT_AMD_SETTINGS,
     ...settings,
-    beepMinHz: 300,
-    beepMaxHz: 2600,
+    beepMinHz: 250,
+    beepMaxHz: 3600,
     beepMinMs: 60,
     beepMaxMs: 3000,
   });
@@ -630,8 +674,8 @@ export function traceOf(pcm: Int16Array, agent?: Uint8Array, settings: Partial<A
 export function decideTrace(trace: AmdTrace, settings: Readonly<AmdSettings>): AmdResult {
   const decider = new AmdDecider(settings);
   for (let i = 0; i < trace.voiced.length; i++) {
-    const result = decider.step({ voiced: trace.voiced[i] === 1, beep: trace.beeps.get(i) }, trace.agent?.[i] === 1);
-    if (result) return result;
+    decider.step({ voiced: trace.voiced[i] === 1, beep: trace.beeps.get(i) }, trace.agent?.[i] === 1);
+    if (decider.result && !decider.revisable) return decider.result;
   }
   return decider.finish(trace.end);
 }

@@ -1,6 +1,7 @@
 import type { LegEvent } from '../carriers/types.js';
 import { isMenu } from '../domain/ivr-menu.js';
 import { isScreeningPrompt } from '../domain/screening.js';
+import { DEFAULT_AMD_SETTINGS, LATE_BEEP_MS } from './acoustic.js';
 import type { Answered } from './answered-by.js';
 
 /** What picked up, as far as the start of the call tells. */
@@ -9,8 +10,8 @@ export type Answerer = 'human' | 'voicemail' | 'ivr' | 'screener' | 'unknown';
 const MACHINE =
   /\b(leave (?:us )?(?:a|your) (?:message|name)|after the (?:tone|beep|signal)|at the (?:tone|beep)|not available|unavailable|can(?:'|no)t (?:take|come to|get to) (?:your|the) (?:call|phone)|you(?:'ve| have) reached|voice ?mail|mailbox|messaging system|record your message)\b/i;
 
-/** Until when a menu can still correct a "human" decision. */
-const REVISE_MS = 12_000;
+/** Until when a menu or a beep can still correct a "human" decision (LATE_BEEP_MS on the audio). */
+const REVISE_MS = LATE_BEEP_MS;
 /** Words no person says to a caller: only a recording's, whatever the sound said. */
 const VOICEMAIL_ONLY =
   /\b(leave (?:us )?(?:a|your) (?:message|name and number)|after the (?:tone|beep|signal)|at the (?:tone|beep)|record your message|voice ?mail|mailbox|messaging system)\b/i;
@@ -19,9 +20,18 @@ const GREETING_GOES_ON_MS = 3000;
 
 const HUMAN_OPENING = /^(hello|hi|hey|yes|yeah|speaking|this is \w+ speaking)\b.*\?|^[^.]*\?/i;
 
-/** A beep: a single tone in the band answering machines use. */
+/**
+ * A beep: a single steady tone anywhere in the telephone band (300-3400 Hz) lasting 0.1-2 s, the
+ * audio detector's beep (DEFAULT_AMD_SETTINGS); one of two or three short tones in a row counts.
+ */
 export function isBeep(event: { frequencyHz: number; durationMs: number }): boolean {
-  return event.frequencyHz >= 300 && event.frequencyHz <= 2500 && event.durationMs >= 150 && event.durationMs <= 2000;
+  const s = DEFAULT_AMD_SETTINGS;
+  return (
+    event.frequencyHz >= s.beepMinHz &&
+    event.frequencyHz <= s.beepMaxHz &&
+    event.durationMs >= s.beepMinMs &&
+    event.durationMs <= s.beepMaxMs
+  );
 }
 
 /**
@@ -53,8 +63,8 @@ export function utteranceKind(text: string): 'ivr' | 'voicemail' | 'screener' | 
  * follows, or a voicemail greeting goes on), or is `unknown` when the five seconds end first, and
  * revised when a menu, a voicemail's words or a beep come within twelve seconds. The recogniser's
  * words weigh against the sound under the same cost rule: a person by the sound whose greeting
- * goes on in a voicemail's unmistakable words (not a question, not a person's opening) is a
- * voicemail; a machine by the sound whose words open as a person does is a person. Without
+ * goes on in a voicemail's unmistakable words (not a question, not a person's opening), or
+ * whose line beeps within twelve seconds, is a voicemail; a machine by the sound whose words open as a person does is a person. Without
  * words (no recogniser) the sound decides alone. The agent's language model, when it has one,
  * reads the first words too (modelSaid): one more piece of evidence under the same rule.
  */
@@ -76,9 +86,6 @@ export class AnswerDetector {
   private lastWords = '';
   /** Acoustic mode: when the audio alone said `human` (ms after the answer). */
   private humanAt: number | undefined;
-  /** After a `human` by the audio: a voicemail's words were heard, a beep was heard. */
-  private voicemailWords = false;
-  private beepAfterHuman = false;
   /** What the agent's language model read in the far end's first words (modelSaid). */
   private modelKind: Answerer | undefined;
   /** Signs a machine gives besides the model's reading: a machine's words, a beep. */
@@ -137,21 +144,25 @@ export class AnswerDetector {
       if (this.decided === 'unknown' && (kind === 'voicemail' || (event.type === 'tone' && isBeep(event))))
         return this.decide('voicemail');
     }
-    // On audio, the recogniser's words are evidence too: a "person" by the sound (a greeting that
-    // paused: "Hi, it's Mark." ... "Leave a message after the beep.") whose greeting goes on in a
-    // voicemail's words is a voicemail. Hanging up on a person costs ten times talking to a
-    // machine, so only words no person says to a caller count (VOICEMAIL_ONLY, never in a
-    // question or a person's opening), and only in what started within three seconds of the
-    // verdict (the greeting going on, before a person answers the agent's opener) or with a beep
-    // within twelve seconds of it. Times count from the verdict, not from the answer: the audio
+    // On audio, a "person" by the sound whose line then beeps is a voicemail: a greeting that
+    // paused like a person's ("Hi, it's Mark." ... beep). A person never makes a steady tone in
+    // the telephone band (isBeep), so the beep alone decides, within twelve seconds of the verdict
+    // (the audio detector's LATE_BEEP_MS). The recogniser's words are evidence too: a greeting
+    // that goes on in a voicemail's words ("Leave a message after the beep.") is a voicemail.
+    // Hanging up on a person costs ten times talking to a machine, so only words no person says
+    // to a caller count (VOICEMAIL_ONLY, never in a question or a person's opening), and only in
+    // what started within three seconds of the verdict (the greeting going on, before a person
+    // answers the agent's opener). Times count from the verdict, not from the answer: the audio
     // may start late.
     if (this.decided === 'human' && this.humanAt !== undefined && at - this.humanAt <= REVISE_MS) {
-      if (event.type === 'tone' && isBeep(event)) this.beepAfterHuman = true;
-      if (event.type === 'speech' && VOICEMAIL_ONLY.test(event.text) && !HUMAN_OPENING.test(event.text)) {
-        this.voicemailWords = true;
-        if (at - event.durationMs - this.humanAt <= GREETING_GOES_ON_MS) return this.decide('voicemail');
-      }
-      if (this.voicemailWords && this.beepAfterHuman) return this.decide('voicemail');
+      if (event.type === 'tone' && isBeep(event)) return this.decide('voicemail');
+      if (
+        event.type === 'speech' &&
+        VOICEMAIL_ONLY.test(event.text) &&
+        !HUMAN_OPENING.test(event.text) &&
+        at - event.durationMs - this.humanAt <= GREETING_GOES_ON_MS
+      )
+        return this.decide('voicemail');
     }
     if (this.decided) return undefined;
     if (event.type === 'answered_by' && this.options.acoustic) {

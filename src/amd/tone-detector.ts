@@ -1,13 +1,17 @@
 /**
  * Streaming single-tone (beep) detector: the beep of an answering machine, a fax CNG tone, a SIT
  * tone. Each 20 ms frame loud enough to matter is windowed (Hann, zero-padded to 256 points) and
- * transformed; the frame is tonal when one spectral peak between 350 and 2100 Hz holds most of
- * the frame's energy. Consecutive tonal frames at a steady frequency form a tone, reported with
- * its frequency and duration when it ends, if it lasted at least 150 ms.
+ * transformed; the frame is tonal when one spectral peak between 300 and 3400 Hz (the telephone
+ * band) holds most of the frame's energy. Consecutive tonal frames at a steady frequency form a
+ * tone, reported with its frequency and duration when it ends, if it lasted at least 100 ms. A
+ * machine's beep is one or a few such tones anywhere in the band, from a tenth of a second to two
+ * seconds, sometimes two or three short ones in a row (each is reported); a person never makes one.
  *
  * Speech does not fire it (its energy spreads over many harmonics and its pitch moves), nor do
  * DTMF keys (two peaks, each with half the energy, and too short), nor line noise (no peak holds
- * the energy). Frames below the level gate cost one pass over the samples.
+ * the energy). A vowel can hold one harmonic steady for a few frames, so a tone shorter than
+ * 150 ms must be cleaner (its peak holding 90 % of the energy on average) than a longer one.
+ * Frames below the level gate cost one pass over the samples.
  */
 import { FRAME_MS, SAMPLE_RATE } from '../media/audio.js';
 
@@ -18,15 +22,17 @@ export interface DetectedTone {
 }
 
 export interface ToneDetectorOptions {
-  /** Lowest and highest tone frequency, Hz. Defaults 350 and 2100. */
+  /** Lowest and highest tone frequency, Hz. Defaults 300 and 3400. */
   minHz?: number;
   maxHz?: number;
-  /** Shortest tone reported. Default 150 ms. */
+  /** Shortest tone reported. Default 100 ms. */
   minDurationMs?: number;
   /** Quietest tone, dBFS RMS. Default -45. */
   minLevelDbfs?: number;
   /** Share of a frame's energy the peak must hold. Default 0.8. */
   minPurity?: number;
+  /** A tone shorter than SHORT_TONE_MS must hold this share on average over its frames. Default 0.9. */
+  minShortPurity?: number;
   /** How far a frame's frequency may stray from the tone's mean: beeps are steady, voices glide. Default 0.01 (1 %). */
   maxDeviation?: number;
 }
@@ -37,6 +43,8 @@ const BIN_HZ = SAMPLE_RATE / FFT_SIZE;
 const PEAK_HALF_WIDTH = 3;
 /** Non-tonal frames tolerated inside a tone (a noise burst) before it is considered ended. */
 const MAX_GAP_FRAMES = 1;
+/** Tones shorter than this must be cleaner (`minShortPurity`): a vowel can look like a brief tone. */
+export const SHORT_TONE_MS = 150;
 
 // Shared scratch and tables: pure computation on one thread, so every detector can use them.
 // The 256-point real transform runs as a 128-point complex one over (even, odd) sample pairs.
@@ -119,21 +127,26 @@ export class ToneDetector {
   private readonly minFrames: number;
   private readonly minPower: number;
   private readonly minPurity: number;
+  private readonly minShortPurity: number;
   private readonly maxDeviation: number;
   private runFrames = 0;
   private runSpan = 0;
   private runHzSum = 0;
+  private runPuritySum = 0;
   private gap = 0;
+  /** The purity of the last frame found tonal. */
+  private purity = 0;
 
   constructor(options: ToneDetectorOptions = {}) {
-    this.minHz = options.minHz ?? 350;
-    this.maxHz = options.maxHz ?? 2100;
+    this.minHz = options.minHz ?? 300;
+    this.maxHz = options.maxHz ?? 3400;
     this.minBin = Math.max(PEAK_HALF_WIDTH + 1, Math.floor(this.minHz / BIN_HZ));
     this.maxBin = Math.min(HALF - PEAK_HALF_WIDTH - 1, Math.ceil(this.maxHz / BIN_HZ));
-    this.minFrames = Math.ceil((options.minDurationMs ?? 150) / FRAME_MS);
+    this.minFrames = Math.ceil((options.minDurationMs ?? 100) / FRAME_MS);
     const level = 32768 * 10 ** ((options.minLevelDbfs ?? -45) / 20);
     this.minPower = level * level;
     this.minPurity = options.minPurity ?? 0.8;
+    this.minShortPurity = options.minShortPurity ?? 0.9;
     this.maxDeviation = options.maxDeviation ?? 0.01;
   }
 
@@ -144,11 +157,12 @@ export class ToneDetector {
       const mean = this.runFrames > 0 ? this.runHzSum / this.runFrames : hz;
       if (this.runFrames > 0 && Math.abs(hz - mean) > Math.max(5, this.maxDeviation * mean)) {
         // A different tone right after this one: end it, start the next.
+        const purity = this.purity;
         const ended = this.finish();
-        this.extend(hz);
+        this.extend(hz, purity);
         return ended;
       }
-      this.extend(hz);
+      this.extend(hz, this.purity);
       return null;
     }
     if (this.runFrames === 0) return null;
@@ -158,7 +172,7 @@ export class ToneDetector {
 
   /** The tone in progress once it has lasted the minimum duration, or null. */
   get current(): DetectedTone | null {
-    return this.runFrames >= this.minFrames ? this.describe() : null;
+    return this.isTone() ? this.describe() : null;
   }
 
   /** Ends the stream: returns a tone still sounding if it was long enough. */
@@ -167,19 +181,26 @@ export class ToneDetector {
   }
 
   reset(): void {
-    this.runFrames = this.runSpan = this.runHzSum = this.gap = 0;
+    this.runFrames = this.runSpan = this.runHzSum = this.runPuritySum = this.gap = 0;
   }
 
-  private extend(hz: number): void {
+  /** Whether the tone under way is one: long enough, and a short one clean enough. */
+  private isTone(): boolean {
+    if (this.runFrames < this.minFrames) return false;
+    return this.runSpan * FRAME_MS >= SHORT_TONE_MS || this.runPuritySum / this.runFrames >= this.minShortPurity;
+  }
+
+  private extend(hz: number, purity: number): void {
     // Frames of a gap inside the tone count towards its duration.
     this.runSpan += 1 + this.gap;
     this.gap = 0;
     this.runFrames++;
     this.runHzSum += hz;
+    this.runPuritySum += purity;
   }
 
   private finish(): DetectedTone | null {
-    const tone = this.runFrames >= this.minFrames ? this.describe() : null;
+    const tone = this.isTone() ? this.describe() : null;
     this.reset();
     return tone;
   }
@@ -212,6 +233,7 @@ export class ToneDetector {
     let lobe = 0;
     for (let k = peak - PEAK_HALF_WIDTH; k <= peak + PEAK_HALF_WIDTH; k++) lobe += power[k]!;
     if (lobe < this.minPurity * total) return 0;
+    this.purity = lobe / total;
     // Parabolic interpolation of the log spectrum around the peak.
     const a = Math.log(power[peak - 1]! + 1e-9);
     const b = Math.log(power[peak]! + 1e-9);

@@ -39,17 +39,18 @@ test('a beep after a greeting-less answer is found: machine, with its frequency 
 test('beeps across the band are found through mu-law; short blips, DTMF pairs, long tones and speech-like sound are not', () => {
   // Through the telephone: mu-law frames decoded again.
   const heard = (pcm: Int16Array) => detectAnsweringMachine(decodeMulaw(encodeMulaw(pcm)));
-  for (const hz of [420, 850, 1400, 1950]) {
+  for (const hz of [320, 420, 850, 1400, 1950, 2600, 3300]) {
     const result = heard(concatPcm([silence(200), tone([hz], 300, 3000), silence(3000)]));
     assert.equal(result.reason, 'beep', `${hz} Hz`);
     const beep = result.features.beep!;
     assert.ok(Math.abs(beep.frequencyHz - hz) <= hz * 0.01, `${hz} Hz heard as ${beep.frequencyHz}`);
   }
   const notBeeps: Array<[string, Int16Array]> = [
-    ['too short', concatPcm([silence(200), tone([1000], 100, 6000), silence(5000)])],
+    ['too short', concatPcm([silence(200), tone([1000], 60, 6000), silence(5000)])],
     ['too long', concatPcm([silence(200), tone([1000], 2500, 6000), silence(3000)])],
     ['a DTMF pair is two tones', concatPcm([silence(200), tone([770, 1336], 600, 8000), silence(5000)])],
-    ['below the band', concatPcm([silence(200), tone([300], 600, 8000), silence(5000)])],
+    ['below the band', concatPcm([silence(200), tone([220], 600, 8000), silence(5000)])],
+    ['above the band', concatPcm([silence(200), tone([3700], 600, 8000), silence(5000)])],
     ['noise-like speech', concatPcm([babble(2000), silence(4000)])],
   ];
   for (const [what, pcm] of notBeeps) assert.notEqual(heard(pcm).reason, 'beep', what);

@@ -145,14 +145,20 @@ test("acoustic mode: a voicemail's words after the audio said person make it a v
   assert.equal(talks.result, 'human');
 });
 
-test('acoustic mode: a voicemail that started later is one when a beep comes with its words', () => {
+test('acoustic mode: a person by the sound whose line then beeps is a voicemail (no person makes a steady tone)', () => {
   const late = new AnswerDetector(t0, { acoustic: true });
   late.observe(start(300));
   late.observe(speech(1800, "Hi, it's Mark.", 1300));
   late.observe(amd(2500, 'human'));
   late.observe(start(5600));
-  assert.equal(late.observe({ type: 'tone', at: at(8400), frequencyHz: 1000, durationMs: 500 }), undefined);
-  assert.equal(late.observe(speech(8700, 'Leave a message after the beep.', 2400)), 'voicemail');
+  assert.equal(late.observe({ type: 'tone', at: at(8400), frequencyHz: 2900, durationMs: 120 }), 'voicemail');
+
+  // Outside the band, or twelve seconds after the verdict: the conversation's, not the greeting's.
+  const low = new AnswerDetector(t0, { acoustic: true });
+  low.observe(amd(2500, 'human'));
+  assert.equal(low.observe({ type: 'tone', at: at(4000), frequencyHz: 200, durationMs: 500 }), undefined);
+  assert.equal(low.observe({ type: 'tone', at: at(15_000), frequencyHz: 1000, durationMs: 500 }), undefined);
+  assert.equal(low.result, 'human');
 });
 
 test("acoustic mode: a machine verdict after words that opened as a person's (the agent's opener went out late): a person", () => {

@@ -276,15 +276,15 @@ describe('answeredByOf: the seed 2.3 answered_by of each detected answerer', () 
   }
 });
 
-describe('isBeep: a single tone of 300-2500 Hz lasting 150-2000 ms', () => {
+describe('isBeep: a single tone of 300-3400 Hz lasting 100-2000 ms', () => {
   const rows: [number, number, boolean][] = [
     [1000, 500, true],
     [300, 500, true],
     [299, 500, false],
-    [2500, 500, true],
-    [2501, 500, false],
-    [1000, 150, true],
-    [1000, 149, false],
+    [3400, 500, true],
+    [3401, 500, false],
+    [1000, 100, true],
+    [1000, 99, false],
     [1000, 2000, true],
     [1000, 2001, false],
     [60, 3000, false],

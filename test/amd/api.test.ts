@@ -128,10 +128,10 @@ describe('answered_by through the public API on audio (OPENLINE_SANDBOX_AUDIO=1)
     assert.match(transcript(call), /assistant: Hi, this is Openline about your order/);
   });
 
-  it('555-0191, a voicemail that pauses like a person after "Hi, it\'s Mark.": its words make it a voicemail, the message left', async () => {
+  it('555-0191, a voicemail that pauses like a person after "Hi, it\'s Mark.": its beep makes it a voicemail, the message left', async () => {
     const call = await calls.get('0191')!;
     assert.equal(call.answered_by, 'voicemail', transcript(call));
-    assert.match(transcript(call), /robot: Leave a message after the beep\.[^]*Voicemail detected: leaving a message/);
+    assert.match(transcript(call), /user: Hi, it's Mark\.[^]*Voicemail detected: leaving a message/);
     assert.match(transcript(call), /assistant: Hi, this is Openline about your order\. Please call us back\.$/);
   });
 

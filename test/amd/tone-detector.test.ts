@@ -24,8 +24,8 @@ function beep(hz: number, ms: number): Int16Array {
   return concatPcm([silence(300), atLevel(tone([hz], ms), -16), silence(300)]);
 }
 
-test('beeps from 350 to 2100 Hz are reported with their frequency and duration', () => {
-  for (const hz of [350, 440, 620, 1000, 1400, 1850, 2100]) {
+test('beeps from 300 to 3400 Hz are reported with their frequency and duration', () => {
+  for (const hz of [300, 350, 440, 620, 1000, 1400, 1850, 2100, 2600, 3000, 3400]) {
     const found = tones(beep(hz, 400));
     assert.equal(found.length, 1, `${hz} Hz: ${JSON.stringify(found)}`);
     assert.ok(Math.abs(found[0]!.frequencyHz - hz) <= 5, `${hz} Hz read as ${found[0]!.frequencyHz}`);
@@ -44,7 +44,7 @@ test('beeps are found in line noise down to about 7 dB SNR', () => {
   }
 });
 
-test('a tone is reported when it ends, once, and only if it lasted 150 ms', () => {
+test('a tone is reported when it ends, once, and only if it lasted 100 ms', () => {
   const detector = new ToneDetector();
   const frames = pcmFrames(beep(1000, 600));
   const reports: [DetectedTone, number][] = [];
@@ -58,7 +58,8 @@ test('a tone is reported when it ends, once, and only if it lasted 150 ms', () =
   // The beep runs from frame 15 to 45; the report comes within two frames of its end.
   assert.ok(reports[0]![1] >= 45 && reports[0]![1] <= 47, `reported at frame ${reports[0]![1]}`);
   assert.ok(sawCurrent, 'a long tone is visible while it sounds');
-  assert.deepEqual(tones(beep(1000, 120)), []);
+  assert.deepEqual(tones(beep(1000, 70)), []);
+  assert.equal(tones(beep(1000, 110)).length, 1);
   assert.equal(tones(beep(1000, 180)).length, 1);
   assert.deepEqual(tones(beep(1000, 180), { minDurationMs: 300 }), []);
 });
@@ -72,9 +73,24 @@ test('two beeps in a row at different pitches are two tones', () => {
   );
 });
 
+test('three short tones in a row (100-150 ms each, with or without gaps) are three tones', () => {
+  const rising = concatPcm([
+    atLevel(tone([950], 120), -16),
+    atLevel(tone([1400], 120), -16),
+    atLevel(tone([1800], 120), -16),
+    silence(200),
+  ]);
+  assert.deepEqual(
+    tones(rising).map((t) => Math.round(t.frequencyHz / 50) * 50),
+    [950, 1400, 1800],
+  );
+  const spaced = concatPcm([beep(2900, 110), beep(2900, 110), beep(2900, 110)]);
+  assert.equal(tones(mix(spaced, lineNoise(spaced.length, -45))).length, 3);
+});
+
 test('out-of-band tones, quiet tones, DTMF, noise and silence are not beeps', () => {
-  assert.deepEqual(tones(beep(250, 500)), [], 'below 350 Hz');
-  assert.deepEqual(tones(beep(2600, 500)), [], 'above 2100 Hz');
+  assert.deepEqual(tones(beep(220, 500)), [], 'below 300 Hz');
+  assert.deepEqual(tones(beep(3700, 500)), [], 'above 3400 Hz');
   assert.deepEqual(tones(concatPcm([silence(100), tone([1000], 500, 100)])), [], 'under -45 dBFS');
   assert.deepEqual(tones(dtmfTones('0123456789*#ABCD', { toneMs: 400 })), [], 'DTMF pairs');
   assert.deepEqual(tones(lineNoise(8000 * 5, -30)), []);
