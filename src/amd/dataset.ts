@@ -6,7 +6,8 @@
  * - `human`: a person picks up and says a short greeting ("Hello?", "Hi, this is Dana", "Yeah?"),
  *   some after a delay, then waits (some say "Hello?" again when nobody answers);
  * - `machine`: voicemail greetings of many lengths, voices and speeds, with or without a beep
- *   (400-2000 Hz, 0.2-1.5 s), with or without silence after; a beep alone (greeting switched off);
+ *   (one steady tone of 300-3400 Hz lasting 0.1-2 s, or two or three short ones in a row), with
+ *   or without silence after; a beep alone (greeting switched off);
  *   call screeners ("Please say your name and why you are calling"): a recording that talks on,
  *   which acoustically is a machine, so it is labelled one (the text detector, which understands
  *   the words, tells screeners apart; the audio alone cannot);
@@ -433,11 +434,33 @@ function drawLoudRoom(random: Random): number | null {
   return drawMaybe(random, [0.15, -44, -40]);
 }
 
+/**
+ * A machine's beep as telephone equipment makes them, not as any one brand does: one steady tone
+ * anywhere in the telephone band (300-3400 Hz, drawn evenly on a log scale) lasting 0.1-2 s, or
+ * (a third of them) two or three short tones of 100-300 ms in a row, at one pitch or stepping up
+ * or down, back to back or with short gaps.
+ */
 function beep(random: Random): { pcm: Int16Array; text: string } {
-  const frequencyHz = Math.round(between(random, 400, 2000));
-  const durationMs = Math.round(between(random, 200, 1500) / 10) * 10;
-  const amplitude = Math.round(between(random, 3000, 14000));
-  return { pcm: tone([frequencyHz], durationMs, amplitude), text: `beep ${frequencyHz} Hz ${durationMs} ms` };
+  const amplitude = Math.round(between(random, 2000, 14000));
+  const inBand = (hz: number) => Math.round(Math.max(300, Math.min(3400, hz)));
+  const first = inBand(300 * (3400 / 300) ** random());
+  if (random() < 2 / 3) {
+    const durationMs = Math.round(between(random, 100, 2000) / 10) * 10;
+    return { pcm: tone([first], durationMs, amplitude), text: `beep ${first} Hz ${durationMs} ms` };
+  }
+  const count = random() < 0.5 ? 2 : 3;
+  const step = random() < 0.5 ? 1 : between(random, 0.7, 1.4);
+  const toneMs = Math.round(between(random, 100, 300) / 10) * 10;
+  const gapMs = random() < 0.5 ? 0 : Math.round(between(random, 30, 150) / 10) * 10;
+  const frequencies = Array.from({ length: count }, (_, i) => inBand(first * step ** i));
+  const pieces = frequencies.flatMap((hz, i) => [
+    ...(i > 0 && gapMs > 0 ? [silence(gapMs)] : []),
+    tone([hz], toneMs, amplitude),
+  ]);
+  return {
+    pcm: concatPcm(pieces),
+    text: `${count} beeps ${frequencies.join('/')} Hz ${toneMs} ms${gapMs > 0 ? ` ${gapMs} ms apart` : ''}`,
+  };
 }
 
 /** Adds a pause or words to a plan. */
@@ -680,7 +703,7 @@ export async function generateAmdDataset(options: AmdDatasetOptions = {}): Promi
 }
 
 /** Bumped whenever a generator's output changes: cached sets of an older version are not read. */
-export const AMD_DATASET_VERSION = 5;
+export const AMD_DATASET_VERSION = 6;
 
 /**
  * A generated set, cached under os.tmpdir() (openline-amd/) by `key` and the generators' version:
