@@ -120,3 +120,31 @@ test('a voicemail greeting followed by its beep gives exactly the beep', { skip:
   assert.equal(found.length, 1, JSON.stringify(found));
   assert.ok(Math.abs(found[0]!.frequencyHz - 1000) <= 5);
 });
+
+/** `ms` of a signal built sample by sample, scaled to -16 dBFS, between silences. */
+function synthetic(ms: number, sample: (t: number) => number): Int16Array {
+  const pcm = new Int16Array(Math.round((8000 * ms) / 1000));
+  for (let i = 0; i < pcm.length; i++) pcm[i] = Math.round(8000 * sample(i / 8000));
+  return concatPcm([silence(300), atLevel(pcm, -16), silence(300)]);
+}
+
+test('a tone that is not steady as a sinusoid is not a beep', () => {
+  // A held vowel on one pitch: 400 Hz with its 2nd and 3rd harmonics 15 and 20 dB down.
+  const vowel = synthetic(400, (t) =>
+    [1, 0.18, 0.1].reduce((sum, a, k) => sum + a * Math.sin(2 * Math.PI * 400 * (k + 1) * t), 0),
+  );
+  assert.deepEqual(tones(vowel), [], 'a harmonic series');
+  assert.equal(tones(vowel, { strict: false }).length, 1, 'which the looser test takes');
+  // A pitch gliding by 1.6 % over 400 ms (16 Hz at 1000 Hz): each frame is a clean peak, each
+  // within 1 % of the mean, so the looser test takes it as one tone.
+  const glide = synthetic(400, (t) => Math.sin(2 * Math.PI * (1000 * t + ((16 / 0.4) * (t * t)) / 2)));
+  assert.equal(tones(glide, { strict: false }).length, 1, 'one tone to the looser test');
+  assert.deepEqual(tones(glide), [], 'a gliding pitch');
+  // A syllable's swell and fade at a steady pitch.
+  const swell = synthetic(400, (t) => Math.sin(Math.PI * (t / 0.4)) * Math.sin(2 * Math.PI * 700 * t));
+  assert.deepEqual(tones(swell), [], 'a syllable envelope');
+  // A real beep with a click inside it is still one.
+  const clicked = beep(1000, 600);
+  clicked[2400 + 800] = 30000;
+  assert.equal(tones(clicked).length, 1, 'a beep with a click');
+});
