@@ -101,7 +101,8 @@ function throughLine(speech: Int16Array, dbfs: number, hissDbfs: number): Int16A
 
 const show = (t: DetectedTone, s: ToneSteadiness) =>
   `${t.frequencyHz} Hz ${t.durationMs} ms spread ${s.spreadHz.toFixed(1)} Hz step ${s.levelStepDb.toFixed(1)} dB ` +
-  `level spread ${s.levelSpreadDb.toFixed(1)} dB harmonic ${s.harmonicDb.toFixed(1)} dB`;
+  `level spread ${s.levelSpreadDb.toFixed(1)} dB harmonic ${s.harmonicDb.toFixed(1)} dB ` +
+  `onset ${s.onsetDb.toFixed(1)} dB offset ${s.offsetDb.toFixed(1)} dB`;
 
 const count = Number(values.count);
 let falseTones = 0;

@@ -12,18 +12,22 @@
  * the energy). A vowel can hold one harmonic steady for a few frames, so a tone shorter than
  * 150 ms must be cleaner (its peak holding 90 % of the energy on average) than a longer one.
  *
- * A beep is a synthetic sinusoid, and a run of tonal frames must also be steady as one (the
- * steadiness tests, `strict`), which a voice, even a synthetic one holding a vowel on one pitch,
- * is not: its frames' fine frequencies (interpolated peak) stay within 5 Hz or 0.3 % of each other
+ * A beep is a synthetic sinusoid, and a run of tonal frames is taken for one only if it behaves as
+ * one (the steadiness tests, `strict`; a voice, even a synthetic one holding a vowel on one pitch,
+ * does not): its frames' fine frequencies (interpolated peak) stay within 5 Hz or 0.3 % of each other
  * (a vowel's pitch and formants drift), its level changes by at most 1.5 dB from frame to frame and
  * 3 dB over the tone (a syllable swells and fades; a line's AGC is far slower), and nothing stands
  * within 22 dB of it where a voice's neighbouring harmonics would be (f/2, 2f, 3f/2, 2f/3, 4f/3,
- * 3f/4, 5f/4; an odd distortion such as mu-law's gives a sinusoid only odd harmonics). The first
- * and last frames (partly tone) are left out, and in a long tone the most outlying eighth of its
- * frames each way (a click, a lost packet). Over 1,500 espeak-ng utterances of ordinary greetings
- * in 124 languages and 89 variants at pitch 0-99 and 80-260 wpm (bench/amd/voices.ts), the tests
- * take the tones of 60 ms or more found at 250-3600 Hz from 477 to 18 (all under 520 Hz, a high voice's fundamental held on one
- * pitch, 3 of them of 100 ms or more at 300 Hz or above); every beep of the training set passes.
+ * 3f/4, 5f/4; an odd distortion such as mu-law's gives a sinusoid only odd harmonics), and it
+ * starts and stops abruptly: it stands 12 dB above what its frequency held two frames before its
+ * first tonal frame and two after its last (a vowel's harmonic grows out of and fades into the
+ * syllable; a pitch that glides on by under 2.5 % a frame has no edge at all). The first and last
+ * frames (partly tone) are left out of the steadiness, and in a long tone the most outlying eighth
+ * of its frames each way (a click, a lost packet). Over 1,500 espeak-ng utterances of ordinary
+ * greetings in 124 languages and 89 variants at pitch 0-99 and 80-260 wpm (bench/amd/voices.ts;
+ * none of the held-out set's voices), the tests take the tones of 60 ms or more found at
+ * 250-3600 Hz from 477 to 4 (a high voice's fundamental held on one pitch at 285-421 Hz, one of
+ * them of 100 ms or more at 300 Hz or above); every beep of the training set passes.
  * Frames below the level gate cost one pass over the samples.
  */
 import { FRAME_MS, SAMPLE_RATE } from '../media/audio.js';
@@ -44,6 +48,13 @@ export interface ToneSteadiness {
   levelSpreadDb: number;
   /** Mean over the frames of the strongest harmonically related component, dB below the peak. */
   harmonicDb: number;
+  /**
+   * How far the tone's level stands above what its frequency held two frames before its first
+   * tonal frame (the frame before may hold part of it), dB; Infinity after a different tone.
+   */
+  onsetDb: number;
+  /** The same two frames after its last tonal frame (Infinity when it did not end in a gap). */
+  offsetDb: number;
 }
 
 export interface ToneDetectorOptions {
@@ -68,10 +79,12 @@ export interface ToneDetectorOptions {
   maxSpreadShare?: number;
   /** Largest level change between consecutive frames, dB. Default 1.5. */
   maxLevelStepDb?: number;
-  /** Largest level spread over the tone, dB. Default 4. */
+  /** Largest level spread over the tone, dB. Default 3. */
   maxLevelSpreadDb?: number;
-  /** Strongest harmonically related component allowed (mean over the frames), dB under the peak. Default -20. */
+  /** Strongest harmonically related component allowed (mean over the frames), dB under the peak. Default -22. */
   maxHarmonicDb?: number;
+  /** How far the tone must rise above and fall below what its frequency held just around it, dB. Default 12. */
+  minEdgeDb?: number;
 }
 
 const FFT_SIZE = 256;
@@ -84,6 +97,8 @@ const MAX_GAP_FRAMES = 1;
 export const SHORT_TONE_MS = 150;
 /** Frames of a run whose frequency and level are kept for the steadiness tests (4 s). */
 const MAX_RUN_FRAMES = 200;
+/** A frequency change from one tonal frame to the next of at most this share is a glide (a voice), not a step. */
+const GLIDE_SHARE = 0.025;
 /**
  * Where a voice's neighbouring harmonics lie when the peak is its 1st to 4th harmonic, as multiples
  * of the peak's frequency: f0 = f/n puts harmonics at f(n-1)/n and f(n+1)/n (and 2f for n = 1).
@@ -200,6 +215,7 @@ export class ToneDetector {
   private readonly maxLevelStepDb: number;
   private readonly maxLevelSpreadDb: number;
   private readonly maxHarmonicDb: number;
+  private readonly minEdgeDb: number;
   private runFrames = 0;
   private runSpan = 0;
   private runHzSum = 0;
@@ -213,6 +229,18 @@ export class ToneDetector {
   /** The run's frames' fine frequencies and peak levels (the first MAX_RUN_FRAMES of them). */
   private readonly runHz = new Float64Array(MAX_RUN_FRAMES);
   private readonly runDb = new Float64Array(MAX_RUN_FRAMES);
+  /** The last three frames' power spectra (the current one first); quiet frames are all zero. */
+  private spectra = [new Float64Array(HALF + 1), new Float64Array(HALF + 1), new Float64Array(HALF + 1)];
+  private quiet = [true, true, true];
+  /** What the tone's lobe held two frames after its last tonal frame, or -1 when it did not end in a gap. */
+  private offsetPower = -1;
+  /** The run's first frame's peak bin, and the power its lobe held two frames before (onset). */
+  private runPeakBin = 0;
+  private onsetPower = 0;
+  /** The peak bin of the last frame found tonal. */
+  private peakBin = 0;
+  /** The fine frequency of the run's last tonal frame. */
+  private lastHz = 0;
   /** The steadiness of the last run ended or checked, for diagnostics. */
   lastSteadiness: ToneSteadiness | null = null;
 
@@ -233,6 +261,7 @@ export class ToneDetector {
     this.maxLevelStepDb = options.maxLevelStepDb ?? 1.5;
     this.maxLevelSpreadDb = options.maxLevelSpreadDb ?? 3;
     this.maxHarmonicDb = options.maxHarmonicDb ?? -22;
+    this.minEdgeDb = options.minEdgeDb ?? 12;
   }
 
   /** Feeds one frame; returns the tone that just ended, if it was long enough. */
@@ -241,16 +270,32 @@ export class ToneDetector {
     if (hz > 0) {
       const mean = this.runFrames > 0 ? this.runHzSum / this.runFrames : hz;
       if (this.runFrames > 0 && Math.abs(hz - mean) > Math.max(5, this.maxDeviation * mean)) {
-        // A different tone right after this one: end it, start the next.
+        // A different tone right after this one: end it, start the next. One or two frames at
+        // another frequency were the start of this one (a frame partly tone reads off), so it keeps
+        // their onset. Else a pitch that moved by at most GLIDE_SHARE from one frame to the next
+        // glided (a voice) and neither tone has an edge there; a machine's tones step by a musical
+        // interval or more, and that step is their edge.
+        if (this.runFrames <= 2) {
+          const onset = this.onsetPower;
+          const ended = this.finish();
+          this.extend(hz, onset);
+          return ended;
+        }
+        const glided = Math.abs(hz - this.lastHz) <= GLIDE_SHARE * this.lastHz;
+        if (glided) this.offsetPower = Infinity;
         const ended = this.finish();
-        this.extend(hz);
+        this.extend(hz, glided ? Infinity : -1);
         return ended;
       }
       this.extend(hz);
       return null;
     }
     if (this.runFrames === 0) return null;
-    if (++this.gap > MAX_GAP_FRAMES) return this.finish();
+    if (++this.gap > MAX_GAP_FRAMES) {
+      // This frame is the second after the tone's last: none of the tone is left in it.
+      this.offsetPower = this.lobeIn(0, this.runPeakBin);
+      return this.finish();
+    }
     return null;
   }
 
@@ -281,7 +326,9 @@ export class ToneDetector {
       s.spreadHz <= Math.max(this.maxSpreadHz, this.maxSpreadShare * mean) &&
       s.levelStepDb <= this.maxLevelStepDb &&
       s.levelSpreadDb <= this.maxLevelSpreadDb &&
-      s.harmonicDb <= this.maxHarmonicDb
+      s.harmonicDb <= this.maxHarmonicDb &&
+      s.onsetDb >= this.minEdgeDb &&
+      s.offsetDb >= this.minEdgeDb
     );
   }
 
@@ -303,7 +350,12 @@ export class ToneDetector {
     steps.sort((a, b) => a - b);
     // Each outlying frame makes two steps.
     const step = steps.length > 0 ? steps[Math.max(0, steps.length - 1 - 2 * trim)]! : 0;
+    const median = db[count >> 1]!;
+    // -1: no edge to test; 0: a quiet frame (below the level gate); Infinity: a glide, no edge.
+    const contrast = (p: number) => (p < 0 ? Infinity : p === 0 ? 200 : median - 10 * Math.log10(p));
     return {
+      onsetDb: contrast(this.onsetPower),
+      offsetDb: contrast(this.offsetPower),
       spreadHz: hz[count - 1 - trim]! - hz[trim]!,
       levelStepDb: step,
       levelSpreadDb: db[count - 1 - trim]! - db[trim]!,
@@ -311,7 +363,26 @@ export class ToneDetector {
     };
   }
 
-  private extend(hz: number): void {
+  /** The power spectrum `age` frames back (0: this frame) holds around `bin`, 0 for a quiet frame. */
+  private lobeIn(age: number, bin: number): number {
+    if (this.quiet[age]) return 0;
+    const spectrum = this.spectra[age]!;
+    let lobe = 0;
+    for (let k = bin - PEAK_HALF_WIDTH; k <= bin + PEAK_HALF_WIDTH; k++) lobe += spectrum[k]!;
+    return lobe;
+  }
+
+  /**
+   * Adds a tonal frame to the run. A run's first frame notes the onset: `onset` (-1: right after a
+   * different tone, so no onset to test; Infinity: glided into from one) or else what its lobe held
+   * two frames before (the frame before may hold part of the tone, the one before that none of it).
+   */
+  private extend(hz: number, onset?: number): void {
+    if (this.runFrames === 0) {
+      this.runPeakBin = this.peakBin;
+      this.onsetPower = onset ?? this.lobeIn(2, this.peakBin);
+    }
+    this.lastHz = hz;
     // Frames of a gap inside the tone count towards its duration.
     this.runSpan += 1 + this.gap;
     this.gap = 0;
@@ -328,6 +399,7 @@ export class ToneDetector {
   private finish(): DetectedTone | null {
     const tone = this.isTone() ? this.describe() : null;
     this.reset();
+    this.offsetPower = -1;
     return tone;
   }
 
@@ -337,6 +409,13 @@ export class ToneDetector {
 
   /** The frequency of the frame's single dominant tone, or 0 when it has none. */
   private frameFrequency(frame: Int16Array): number {
+    const oldest = this.spectra[2]!;
+    this.spectra[2] = this.spectra[1]!;
+    this.spectra[1] = this.spectra[0]!;
+    this.spectra[0] = oldest;
+    this.quiet[2] = this.quiet[1]!;
+    this.quiet[1] = this.quiet[0]!;
+    this.quiet[0] = true;
     const n = Math.min(frame.length, FFT_SIZE);
     if (n < 32) return 0;
     let sum = 0;
@@ -352,6 +431,8 @@ export class ToneDetector {
     const w = hann(n);
     for (let i = 0; i < n; i++) windowed[i] = (frame[i]! - mean) * w[i]!;
     powerSpectrum(windowed, n);
+    this.spectra[0]!.set(power);
+    this.quiet[0] = false;
     let total = 0;
     for (let k = 1; k <= HALF; k++) total += power[k]!;
     let peak = this.minBin;
@@ -361,6 +442,7 @@ export class ToneDetector {
     if (lobe < this.minPurity * total) return 0;
     this.purity = lobe / total;
     this.peakDb = 10 * Math.log10(lobe);
+    this.peakBin = peak;
     // Parabolic interpolation of the log spectrum around the peak.
     const a = Math.log(power[peak - 1]! + 1e-9);
     const b = Math.log(power[peak]! + 1e-9);
