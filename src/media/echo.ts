@@ -140,7 +140,9 @@ export class EchoGuard {
     if (!this.path) this.followOnset(first);
     if (now - this.lastSentAt > MAX_DELAY * SLOT_MS + 100) return false;
     const heardNow = this.heardFrame(end);
-    if (this.path) this.check(heardNow, this.predictedFrame(end, this.path));
+    const known = this.path;
+    const predictedNow = known ? this.predictedFrame(end, known) : 0;
+    if (known) this.check(heardNow, predictedNow);
     if (heardNow <= FRAME_FLOOR) return false;
     // The echo path (delay and gain) is learnt while the line carries nothing but the echo: the
     // heard envelope then follows the sent one almost exactly. The search runs on every second
@@ -153,7 +155,8 @@ export class EchoGuard {
     // a caller speaking over it is louder.
     // A voice the path does not explain may be the echo come a little later or sooner (the far
     // end's or the network's buffering changed): the path follows it when another delay nearby explains the last 160 ms.
-    const echo = echoLevel(heardNow, this.predictedFrame(end, path)) || this.track(end, path);
+    const predicted = path === known ? predictedNow : this.predictedFrame(end, path);
+    const echo = echoLevel(heardNow, predicted) || this.track(end, heardNow, path);
     if (echo) this.echoFrames++;
     return echo;
   }
@@ -173,13 +176,17 @@ export class EchoGuard {
   }
 
   /**
-   * The heard frames up to `end`, over the last 160 ms, against the echo `path` would predict at
-   * `delay`: how many are voiced, and how many of those it explains.
+   * The last `frames` heard up to the slot `end` against the echo `path` predicts for them: how
+   * many are voiced, and how many of those are no louder than that echo.
    */
-  private explained(end: number, path: { delay: number; gain: number }): { voiced: number; explained: number } {
+  private explained(
+    end: number,
+    frames: number,
+    path: { delay: number; gain: number },
+  ): { voiced: number; explained: number } {
     let voiced = 0;
     let explained = 0;
-    for (let last = end - (TRACK_FRAMES - 1) * SLOTS_PER_FRAME; last <= end; last += SLOTS_PER_FRAME) {
+    for (let last = end - (frames - 1) * SLOTS_PER_FRAME; last <= end; last += SLOTS_PER_FRAME) {
       const heard = this.heardFrame(last);
       if (heard <= FRAME_FLOOR) continue;
       voiced++;
@@ -193,20 +200,20 @@ export class EchoGuard {
    * voiced frames in ten at least), when its own does not (under seven): true when it did, and
    * this frame is echo at the new delay. A caller louder than the echo is explained at no delay.
    */
-  private track(end: number, path: { delay: number; gain: number }): boolean {
-    const own = this.explained(end, path);
+  private track(end: number, heard: number, path: { delay: number; gain: number }): boolean {
+    const own = this.explained(end, TRACK_FRAMES, path);
     if (own.voiced < 4 || own.explained >= 0.7 * own.voiced) return false;
     let best: { delay: number; explained: number } | undefined;
     for (let k = -TRACK_SLOTS; k <= TRACK_SLOTS; k++) {
       const delay = path.delay + k;
       if (k === 0 || delay < MIN_DELAY || delay > MAX_DELAY) continue;
-      const moved = this.explained(end, { delay, gain: path.gain });
+      const moved = this.explained(end, TRACK_FRAMES, { delay, gain: path.gain });
       if (moved.explained >= 0.9 * moved.voiced && (!best || moved.explained > best.explained))
         best = { delay, explained: moved.explained };
     }
     if (!best) return false;
     this.path = { delay: best.delay, gain: path.gain };
-    return echoLevel(this.heardFrame(end), this.predictedFrame(end, this.path));
+    return echoLevel(heard, this.predictedFrame(end, this.path));
   }
 
   /**
@@ -219,15 +226,7 @@ export class EchoGuard {
     const path = this.path;
     const slots = Math.ceil(windowMs / SLOT_MS);
     if (!path || slots > RING - MAX_DELAY - SLOTS_PER_FRAME) return false;
-    const end = this.nextHeardSlot - 1;
-    let voiced = 0;
-    let explained = 0;
-    for (let last = end - slots + SLOTS_PER_FRAME; last <= end; last += SLOTS_PER_FRAME) {
-      const heard = this.heardFrame(last);
-      if (heard <= FRAME_FLOOR) continue;
-      voiced++;
-      if (echoLevel(heard, this.predictedFrame(last, path))) explained++;
-    }
+    const { voiced, explained } = this.explained(this.nextHeardSlot - 1, Math.ceil(slots / SLOTS_PER_FRAME), path);
     return voiced > 0 && explained >= voiced * 0.8;
   }
 
