@@ -150,14 +150,27 @@ const HUMAN_GREETINGS = [
   'Hi, who is this?',
   'Yeah, hello?',
   'Hello, {name} here.',
-  // Businesses and households answer with more words, and wait all the same.
+];
+
+/**
+ * Businesses and households answer with more words, often in one breath, and wait all the same:
+ * a first-class share of the people (BUSINESS_SHARE), not an afterthought. A receptionist the
+ * agent talks over usually finishes the phrase under way.
+ */
+const BUSINESS_GREETINGS = [
   'Good morning, {company}, how can I help you?',
   'Thank you for calling {company}, this is {name}.',
   '{company}, {name} speaking.',
   'Hi, you got {name} at {company}.',
   'Hello, the {family} house.',
   "{family}s', {name} speaking.",
+  '{company}, good morning, {name} here, what can I do for you?',
+  'Hello, {company} service desk, how may I help?',
+  'Thanks for calling {company}, my name is {name}, how can I help you today?',
+  '{company} reception, this is {name}, who am I speaking with?',
+  'Hello, {family} home, {name} speaking.',
 ];
+const BUSINESS_SHARE = 0.4;
 
 const VOICEMAIL_GREETINGS = [
   "Hi, you've reached {name}. I can't take your call right now, please leave a message after the tone.",
@@ -315,7 +328,7 @@ function drawVoice(random: Random): Voice {
     };
   return {
     name: `${pick(random, LANGUAGES)}+${pick(random, VARIANTS)}`,
-    rate: Math.round(between(random, 140, 200)),
+    rate: Math.round(between(random, 120, 210)),
     pitch: Math.round(between(random, 30, 70)),
     wordGap: Math.floor(between(random, 0, 3)),
   };
@@ -587,7 +600,7 @@ const TRAINING_REPLIES = ['Yes?', 'Yeah, who is this?', 'Speaking.', 'Okay?', 'Y
 function trainingReaction(random: Random): NonNullable<Plan['reaction']> {
   return {
     reactMs: Math.round(between(random, 250, 1000)),
-    finishes: random() < 0.15,
+    finishes: random() < 0.25,
     reply:
       random() < 0.95 ? { text: pick(random, TRAINING_REPLIES), delayMs: Math.round(between(random, 200, 800)) } : null,
   };
@@ -614,9 +627,11 @@ function plan(kind: AmdClipKind, random: Random): Plan {
       p.voice = drawVoice(random);
       // Some pick up and speak at once, some after the handset reaches the ear.
       pause(random() < 0.3 ? between(random, 1000, 2200) : between(random, 150, 1000));
-      const index = pickIndex(random, HUMAN_GREETINGS);
-      say(fill(HUMAN_GREETINGS[index]!, random));
-      p.greetingGroup = `human:${index}`;
+      const [list, greetings] =
+        random() < BUSINESS_SHARE ? ['business', BUSINESS_GREETINGS] : ['human', HUMAN_GREETINGS];
+      const index = pickIndex(random, greetings);
+      say(fill(greetings[index]!, random));
+      p.greetingGroup = `${list}:${index}`;
       if (random() < 0.35) {
         // Nobody answered: "Hello?" again.
         pause(between(random, 1300, 2500));
@@ -802,7 +817,7 @@ export async function generateAmdDataset(options: AmdDatasetOptions = {}): Promi
 }
 
 /** Bumped whenever a generator's output changes: cached sets of an older version are not read. */
-export const AMD_DATASET_VERSION = 7;
+export const AMD_DATASET_VERSION = 8;
 
 /**
  * A generated set, cached under os.tmpdir() (openline-amd/) by `key` and the generators' version:
