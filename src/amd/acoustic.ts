@@ -83,8 +83,29 @@ export interface AmdSettings {
   cue: boolean;
   /** A person needs this long to fall silent once the agent starts talking... */
   openerGraceMs: number;
-  /** ...so this much of the far end's voice over the agent's opener after it is a recording talking on. */
+  /**
+   * ...so this much of the far end's voice over the agent's opener after it is a recording talking
+   * on. A person who missed the agent's first words finishes the phrase under way, however long:
+   * this is the voice past which no phrase goes on (see `restartedOverMs`).
+   */
   talkedOverMs: number;
+  /**
+   * A far end that paused this long while the agent's opener was under way (after `openerGraceMs`)
+   * and then started again, over the agent, began a new phrase: a person who heard the agent
+   * waits, a recording plays its next sentence...
+   */
+  restartGapMs: number;
+  /** ...and this much voice of such a new phrase over the opener is a recording talking on. */
+  restartedOverMs: number;
+  /**
+   * This much voice over the opener (after `openerGraceMs`) makes the far end suspect: a person
+   * who finished a long phrase, or a recording. Suspect, it must answer: a far end silent for
+   * `suspectQuietMs` after its voice is a recording that ended (a person answers the agent)...
+   */
+  suspectOverMs: number;
+  suspectQuietMs: number;
+  /** ...and a phrase it starts after a pause (`restartGapMs`) that runs past this is no answer but the recording's next sentence. */
+  replyMaxMs: number;
   /** Words starting within this long after the agent's opener ended answer it. */
   replyWindowMs: number;
   /**
@@ -98,10 +119,10 @@ export interface AmdSettings {
 export const DEFAULT_AMD_SETTINGS: Readonly<AmdSettings> = Object.freeze({
   totalMs: 5000,
   extendedMs: 8000,
-  afterGreetingSilenceMs: 1000,
-  shortGreetingMs: 1200,
-  afterShortGreetingSilenceMs: 700,
-  greetingMs: 4000,
+  afterGreetingSilenceMs: 800,
+  shortGreetingMs: 800,
+  afterShortGreetingSilenceMs: 500,
+  greetingMs: 4500,
   oneWordGreetingMs: 4000,
   minimumWordMs: 80,
   betweenWordsSilenceMs: 160,
@@ -115,9 +136,14 @@ export const DEFAULT_AMD_SETTINGS: Readonly<AmdSettings> = Object.freeze({
   beepMaxMs: 2000,
   cue: true,
   openerGraceMs: 500,
-  talkedOverMs: 600,
+  talkedOverMs: 1200,
+  restartGapMs: 300,
+  restartedOverMs: 600,
+  suspectOverMs: 400,
+  suspectQuietMs: 1500,
+  replyMaxMs: 2000,
   replyWindowMs: 2000,
-  quietForOpenerMs: 400,
+  quietForOpenerMs: 600,
 });
 
 export interface Beep {
@@ -146,7 +172,8 @@ export interface AmdResult {
   atMs: number;
   /**
    * Why, for logs and the bench: 'beep', 'short-greeting', 'greeting', 'long-greeting',
-   * 'long-one-word-greeting', 'talked-over', 'responded', 'silence', 'undecided', and
+   * 'long-one-word-greeting', 'talked-over', 'talked-on', 'no-answer', 'responded', 'silence',
+   * 'undecided', and
    * 'late-beep' (a `human` or `unknown` verdict revised by a beep, see LATE_BEEP_MS).
    */
   reason: string;
@@ -331,6 +358,8 @@ export class AmdDecider {
   /** The word under way: its first voiced frame and the frames voiced in it. */
   private runStart = -1;
   private runVoiced = 0;
+  /** The far end's silence before the word under way (frames since its last sound before it). */
+  private runGap = Infinity;
   private lastVoiced = -1;
   /** The last voiced frame of more than a click: clicks on the line do not break a silence. */
   private lastWordFrame = -1;
@@ -343,6 +372,12 @@ export class AmdDecider {
   private openerEnd = -1;
   private openerAfterWords = false;
   private overlapFrames = 0;
+  /** The far end's voice over the opener in phrases it started again after a pause (restartGapMs). */
+  private restartedFrames = 0;
+  /** When the far end became suspect (suspectOverMs), its answer's first frame and voice since. */
+  private suspectFrame = -1;
+  private replyRun = -1;
+  private replyFrames = 0;
   private lastFarWordInOpener = -1;
   /** The far end's last voiced frame as of the agent's last voiced frame. */
   private farVoicedWhileAgent = -1;
@@ -384,6 +419,7 @@ export class AmdDecider {
       if (this.runStart < 0 || index - this.lastVoiced > gapFrames) {
         this.runStart = index;
         this.runVoiced = 0;
+        this.runGap = this.lastWordFrame < 0 ? Infinity : index - this.lastWordFrame - 1;
         this.inWord = false;
       }
       this.runVoiced++;
@@ -420,7 +456,11 @@ export class AmdDecider {
     const pauseMs = short
       ? Math.min(s.afterShortGreetingSilenceMs, s.afterGreetingSilenceMs)
       : s.afterGreetingSilenceMs;
-    if (this.words > 0 && silentMs >= pauseMs) return this.decide('human', short ? 'short-greeting' : 'greeting');
+    if (this.suspectFrame >= 0) {
+      const judged = this.followSuspect(index, frame.voiced && this.inWord, silentMs >= pauseMs);
+      if (judged) return judged;
+    } else if (this.words > 0 && silentMs >= pauseMs)
+      return this.decide('human', short ? 'short-greeting' : 'greeting');
     if (this.elapsedMs >= s.totalMs && this.words === 0) return this.decide('unknown', 'silence');
     // A greeting still under way when the window closes is listened to a little longer: a long
     // greeting is not evidence enough of a machine to hang up on.
@@ -481,6 +521,7 @@ export class AmdDecider {
       this.openerStart = index;
       this.openerEnd = -1;
       this.overlapFrames = 0;
+      this.restartedFrames = 0;
       this.lastFarWordInOpener = -1;
       this.openerAfterWords = this.words > 0;
       this.cue = 'opener';
@@ -494,8 +535,28 @@ export class AmdDecider {
     if (this.cue === 'opener') {
       if (farWord) {
         if (index <= this.agentLastFrame) this.lastFarWordInOpener = index;
-        if (index - this.openerStart >= Math.round(s.openerGraceMs / FRAME_MS)) this.overlapFrames++;
-        if (this.openerAfterWords && this.overlapFrames * FRAME_MS >= s.talkedOverMs)
+        const grace = this.openerStart + Math.round(s.openerGraceMs / FRAME_MS);
+        if (index >= grace) this.overlapFrames++;
+        if (
+          this.openerAfterWords &&
+          !this.stoppedForOpener &&
+          this.suspectFrame < 0 &&
+          this.overlapFrames * FRAME_MS >= s.suspectOverMs
+        )
+          this.suspectFrame = index;
+        // A new phrase, begun after the grace while the agent's voice is still on the line (a
+        // reply after the opener is not one), after a pause in which a person would have waited.
+        if (
+          !this.stoppedForOpener &&
+          this.runStart >= grace &&
+          this.runStart <= this.agentLastFrame + REPLY_REACTION_FRAMES &&
+          this.runGap * FRAME_MS >= s.restartGapMs
+        )
+          this.restartedFrames++;
+        if (
+          this.openerAfterWords &&
+          (this.overlapFrames * FRAME_MS >= s.talkedOverMs || this.restartedFrames * FRAME_MS >= s.restartedOverMs)
+        )
           return this.decide('machine', 'talked-over');
       }
       if (this.agentTalking) return undefined;
@@ -511,6 +572,28 @@ export class AmdDecider {
       else if (this.runStart >= 0 && this.runStart < this.openerEnd + REPLY_REACTION_FRAMES) this.cue = 'none';
       else if (this.inWord) return this.decide('human', 'responded');
     }
+    return undefined;
+  }
+
+  /**
+   * A far end that talked over the opener (suspectOverMs) must answer it. A new phrase after a
+   * pause is its answer, or, once it runs past `replyMaxMs`, a recording's next sentence
+   * ('talked-on'); an answer followed by a pause is a person's ('responded'). Silent for
+   * `suspectQuietMs` since both it and the agent stopped, it is a recording that ended
+   * ('no-answer'): a person who talked over the agent answers once the agent is done.
+   */
+  private followSuspect(index: number, farWord: boolean, paused: boolean): AmdResult | undefined {
+    const s = this.settings;
+    if (farWord && this.runStart > this.suspectFrame && this.runGap * FRAME_MS >= s.restartGapMs) {
+      if (this.replyRun !== this.runStart) {
+        this.replyRun = this.runStart;
+        this.replyFrames = 0;
+      }
+      if (++this.replyFrames * FRAME_MS >= s.replyMaxMs) return this.decide('machine', 'talked-on');
+    }
+    if (this.replyRun >= 0) return paused ? this.decide('human', 'responded') : undefined;
+    const quietFrames = index - Math.max(this.lastWordFrame, this.agentLastFrame);
+    if (!this.agentTalking && quietFrames * FRAME_MS >= s.suspectQuietMs) return this.decide('machine', 'no-answer');
     return undefined;
   }
 

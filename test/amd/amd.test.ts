@@ -120,18 +120,47 @@ test('the conversational cue: a recording talks on over the opener, a person fal
   const never = { greetingMs: 100_000, oneWordGreetingMs: 100_000 };
   // The agent's opener from 1.4 s for 1.5 s (frames 70-144).
   const opener = (i: number) => i >= 70 && i < 145;
-  // A machine: a greeting with short pauses, straight through the opener.
-  const greeting = concatPcm([
-    silence(300),
-    ...Array.from({ length: 10 }, (_, i) => concatPcm([babble(360, 21 + i), silence(160)])),
-    silence(2000),
-  ]);
+  // A machine: sentences with pauses a person would have waited in, on through the opener: its
+  // third sentence starts at 2.4 s, over the agent.
+  const sentences = (pauseMs: number, count: number) =>
+    concatPcm([
+      silence(300),
+      ...Array.from({ length: count }, (_, i) => concatPcm([babble(700, 21 + i), silence(pauseMs)])),
+      silence(2000),
+    ]);
+  const greeting = sentences(350, 5);
   const machine = detectAnsweringMachine(greeting, never, opener);
   assert.equal(machine.decision, 'machine');
   assert.equal(machine.reason, 'talked-over');
-  assert.ok(machine.atMs >= 1400 + s.openerGraceMs + s.talkedOverMs - 200, `decided at ${machine.atMs} ms`);
+  assert.ok(machine.atMs >= 2400 + s.restartedOverMs, `decided at ${machine.atMs} ms`);
   // Without the opener nothing but its length tells.
   assert.notEqual(detectAnsweringMachine(greeting, never).reason, 'talked-over');
+
+  // A receptionist who did not stop at the agent's first words: one phrase from 0.2 s to 3.3 s,
+  // its commas shorter than a pause, over the whole opener. Talking over the agent to the end of
+  // the phrase under way is what people do, and then they answer the agent: a person.
+  const phrase = concatPcm(Array.from({ length: 8 }, (_, i) => concatPcm([babble(260, 41 + i), silence(140)])));
+  const receptionist = concatPcm([silence(200), phrase, silence(600), babble(500, 9), silence(5000)]);
+  const answeredAfter = detectAnsweringMachine(receptionist, never, opener);
+  assert.equal(answeredAfter.decision, 'human', answeredAfter.reason);
+  assert.equal(answeredAfter.reason, 'responded');
+  // The same phrase and then silence: a recording that ended (a person who talked over the agent
+  // answers it), decided once the far end has been silent `suspectQuietMs`.
+  const ended = detectAnsweringMachine(concatPcm([silence(200), phrase, silence(5000)]), never, opener);
+  assert.equal(ended.decision, 'machine');
+  assert.equal(ended.reason, 'no-answer');
+  assert.ok(ended.atMs >= 3200 + s.suspectQuietMs, `decided at ${ended.atMs} ms`);
+  // The same phrase and then a long one after a pause: no answer but the recording's next sentence.
+  const goesOn = concatPcm([silence(200), phrase, silence(400), babble(2500, 9), silence(5000)]);
+  const nextSentence = detectAnsweringMachine(goesOn, never, opener);
+  assert.equal(nextSentence.decision, 'machine');
+  assert.equal(nextSentence.reason, 'talked-on');
+  // A far end that never became suspect is a person by its pause, as before the opener.
+  const unsuspected = { ...never, suspectOverMs: 100_000 };
+  assert.equal(
+    detectAnsweringMachine(concatPcm([silence(200), phrase, silence(5000)]), unsuspected, opener).decision,
+    'human',
+  );
 
   // A person: talks 0.3 s into the opener, falls silent, answers 0.5 s after it ends.
   const person = concatPcm([silence(300), babble(1100, 5), silence(1500 - 300 + 500), babble(500, 8), silence(3000)]);
@@ -157,18 +186,23 @@ test('a short greeting over a loud room of voices (-42 dBFS) is seldom a machine
     return count;
   };
   assert.ok(machines({}) <= 2, `${machines({})} of 20 people taken for machines`);
-  // The floor at the quietest frame, 9 dB under voice: the room's swells were words.
-  assert.ok(machines({ floorRank: 1, voicedAboveFloorDb: 9 }) >= 10);
+  // The floor at the quietest frame, 9 dB under voice: the room's swells were words, enough of
+  // them to pass a greeting threshold of 4 s (where the n-th quietest frame keeps them out).
+  const fourSeconds = { greetingMs: 4000 };
+  assert.ok(machines(fourSeconds) <= 2, `${machines(fourSeconds)} of 20 people taken for machines`);
+  assert.ok(machines({ ...fourSeconds, floorRank: 1, voicedAboveFloorDb: 9 }) >= 10);
 });
 
 test("a person who stopped for the agent's opener is no machine for talking on after it", () => {
   // The agent's opener from 1.4 s for 1.5 s (frames 70-144). The far end greets for 1.6 s (0.3 s
-  // of it under the opener), is silent for 0.85 s (less than the pause that makes a person of a
+  // of it under the opener), is silent for 0.65 s (less than the pause that makes a person of a
   // long greeting), then answers at length, starting just before the opener ends (neither an
   // answer heard after it nor enough voice over it to be a recording talking on).
   const opener = (i: number) => i >= 70 && i < 145;
-  const answer = Array.from({ length: 7 }, (_, i) => concatPcm([babble(400, 31 + i), silence(140)]));
-  const person = concatPcm([silence(300), babble(1600, 5), silence(850), ...answer, silence(3000)]);
+  const answer = Array.from({ length: 8 }, (_, i) => concatPcm([babble(400, 31 + i), silence(140)]));
+  const person = concatPcm([silence(300), babble(1600, 5), silence(650), ...answer, silence(3000)]);
+  const s = DEFAULT_AMD_SETTINGS;
+  assert.ok(s.quietForOpenerMs <= 650 && 650 < s.afterGreetingSilenceMs, 'the silence is as the test means it');
   const result = detectAnsweringMachine(person, {}, opener);
   assert.equal(result.decision, 'human', result.reason);
   assert.ok(result.features.greetingMs > DEFAULT_AMD_SETTINGS.greetingMs, `${result.features.greetingMs} ms of voice`);
