@@ -160,12 +160,20 @@ export function fitAmd(plain: readonly TracedClip[], cued?: readonly TracedClip[
   const startOf = (grid: typeof GRID) =>
     Object.fromEntries(grid.map(([name]) => [name, DEFAULT_AMD_SETTINGS[name]])) as Partial<AmdSettings>;
   if (!cued) return { ...descend((s) => scoreAmd(plain, s), { ...startOf(GRID), cue: false }, GRID), cue: true };
-  const both: Objective = (s) => {
-    const alone = scoreAmd(plain, { ...s, cue: false });
-    const withCue = scoreAmd(cued, s);
-    return { cost: alone.cost + withCue.cost, p50Ms: withCue.p50Ms };
-  };
-  return descend(both, { ...startOf(GRID), ...startOf(CUE_GRID), cue: true }, [...GRID, ...CUE_GRID]);
+  return descend((s) => jointScore(plain, cued, s), { ...startOf(GRID), ...startOf(CUE_GRID), cue: true }, [
+    ...GRID,
+    ...CUE_GRID,
+  ]);
+}
+
+/** The cost rule's total over the clips alone and with the opener, and the median with the opener. */
+function jointScore(
+  plain: readonly TracedClip[],
+  cued: readonly TracedClip[],
+  settings: Partial<AmdSettings>,
+): { cost: number; p50Ms: number } {
+  const withCue = scoreAmd(cued, settings);
+  return { cost: scoreAmd(plain, { ...settings, cue: false }).cost + withCue.cost, p50Ms: withCue.p50Ms };
 }
 
 /**
@@ -243,7 +251,7 @@ export function fitWithGate(
     const plain = traces(clips, front);
     const cued = withOpener(plain, front);
     const fit = { ...fitAmd(plain, cued), voicedBelowPeakDb };
-    const cost = scoreAmd(plain, { ...fit, cue: false }).cost + scoreAmd(cued, fit).cost;
+    const { cost } = jointScore(plain, cued, fit);
     if (!best || cost < best.cost) best = { settings: fit, plain, cued, cost };
   }
   return best!;
