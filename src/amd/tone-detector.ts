@@ -16,8 +16,9 @@
  * one (the steadiness tests, `strict`; a voice, even a synthetic one holding a vowel on one pitch,
  * does not): its frames' fine frequencies (interpolated peak) spread over at most 5 Hz or 0.3 %
  * (four times their median distance from their median: an even glide's whole extent; a vowel's
- * pitch and formants drift), its level changes by at most 1.5 dB from frame to frame and
- * 3 dB over the tone (a syllable swells and fades; a line's AGC is far slower), and nothing stands
+ * pitch and formants drift), its level changes by at most 1.5 dB from frame to frame and strays
+ * by at most 3 dB from the straight line that best follows it over the tone (a syllable swells and
+ * fades; a line's AGC turning the level up or down as the beep plays moves it evenly), and nothing stands
  * within 22 dB of it where a voice's neighbouring harmonics would be (f/2, 2f, 3f/2, 2f/3, 4f/3,
  * 3f/4, 5f/4; an odd distortion such as mu-law's gives a sinusoid only odd harmonics), and it
  * starts and stops abruptly: it stands 12 dB above what its frequency held two frames before its
@@ -49,7 +50,10 @@ export interface ToneSteadiness {
   spreadHz: number;
   /** Largest change of the peak's level between consecutive frames, dB, edge frames left out. */
   levelStepDb: number;
-  /** Spread of the peak's level over the run, dB, edge frames left out. */
+  /**
+   * Spread of the peak's level around the straight line that best fits it over the run (least
+   * squares, in dB), edge frames left out: an even rise or fall (the line's AGC) is no spread.
+   */
   levelSpreadDb: number;
   /** Mean over the frames of the strongest harmonically related component, dB below the peak. */
   harmonicDb: number;
@@ -84,7 +88,7 @@ export interface ToneDetectorOptions {
   maxSpreadShare?: number;
   /** Largest level change between consecutive frames, dB. Default 1.5. */
   maxLevelStepDb?: number;
-  /** Largest level spread over the tone, dB. Default 3. */
+  /** Largest level spread over the tone around its straight-line trend, dB. Default 3. */
   maxLevelSpreadDb?: number;
   /** Strongest harmonically related component allowed (mean over the frames), dB under the peak. Default -22. */
   maxHarmonicDb?: number;
@@ -349,13 +353,13 @@ export class ToneDetector {
     const count = to - from;
     const trim = Math.floor(count / 8);
     const hz = Array.from(this.runHz.subarray(from, to)).sort((a, b) => a - b);
-    const db = Array.from(this.runDb.subarray(from, to)).sort((a, b) => a - b);
+    const db = levelsAroundTrend(this.runDb.subarray(from, to)).sort((a, b) => a - b);
     const steps: number[] = [];
     for (let i = from + 1; i < to; i++) steps.push(Math.abs(this.runDb[i]! - this.runDb[i - 1]!));
     steps.sort((a, b) => a - b);
     // Each outlying frame makes two steps.
     const step = steps.length > 0 ? steps[Math.max(0, steps.length - 1 - 2 * trim)]! : 0;
-    const median = db[count >> 1]!;
+    const median = sortedMiddle(this.runDb.subarray(from, to));
     // Four times the median distance from the median frequency: a pitch gliding evenly over the
     // tone gives its whole glide, a steady tone with a few disturbed frames (a splice, a click) not.
     const middleHz = hz[count >> 1]!;
@@ -464,4 +468,26 @@ export class ToneDetector {
     this.harmonicDb = harmonicRatioDb(hz, lobe);
     return hz;
   }
+}
+
+/** Each level's distance from the least-squares straight line through them all (by position). */
+function levelsAroundTrend(levels: Float64Array): number[] {
+  const n = levels.length;
+  const meanX = (n - 1) / 2;
+  let meanY = 0;
+  for (const y of levels) meanY += y / n;
+  let sxy = 0;
+  let sxx = 0;
+  for (let i = 0; i < n; i++) {
+    sxy += (i - meanX) * (levels[i]! - meanY);
+    sxx += (i - meanX) ** 2;
+  }
+  const slope = sxx === 0 ? 0 : sxy / sxx;
+  return Array.from(levels, (y, i) => y - (meanY + slope * (i - meanX)));
+}
+
+/** The middle value (the upper one of an even count). */
+function sortedMiddle(values: Float64Array): number {
+  const sorted = Array.from(values).sort((a, b) => a - b);
+  return sorted[sorted.length >> 1]!;
 }

@@ -143,6 +143,20 @@ test('a tone that is not steady as a sinusoid is not a beep', () => {
   // A syllable's swell and fade at a steady pitch.
   const swell = synthetic(400, (t) => Math.sin(Math.PI * (t / 0.4)) * Math.sin(2 * Math.PI * 700 * t));
   assert.deepEqual(tones(swell), [], 'a syllable envelope');
+  // A beep played while the line's AGC turns the level up or down: 10 dB evenly over 800 ms (a
+  // syllable's rise and fall is no straight line).
+  for (const [from, to] of [
+    [-10, 0],
+    [0, -10],
+  ]) {
+    const ramped = synthetic(
+      800,
+      (t) => 10 ** ((from + ((to - from) * t) / 0.8) / 20) * Math.sin(2 * Math.PI * 1400 * t),
+    );
+    const found = tones(ramped);
+    assert.equal(found.length, 1, `a beep whose level goes from ${from} to ${to} dB`);
+    assert.ok(Math.abs(found[0]!.durationMs - 800) <= 60, `${found[0]!.durationMs} ms`);
+  }
   // A real beep with a click inside it is still one.
   const clicked = beep(1000, 600);
   clicked[2400 + 800] = 30000;
