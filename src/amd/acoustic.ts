@@ -19,7 +19,8 @@
  * - a beep (one steady tone of 300-3400 Hz lasting 0.1-2 s, or one of two or three short ones in
  *   a row): `machine`, also when it comes after a `human` verdict (within LATE_BEEP_MS of it: a
  *   recorded greeting that paused like a person, then beeped) or an `unknown` one (within
- *   LATE_BEEP_MS of the answer), which it then revises;
+ *   LATE_BEEP_MS of it: a greeting still under way at 8 s beeps when it ends), which it then
+ *   revises;
  * - a greeting followed by a pause: `human` (a person says their greeting, however long, and waits
  *   for the caller): 0.6 s after a short greeting, longer after a long one (recorded greetings
  *   pause between sentences);
@@ -181,9 +182,10 @@ export interface AmdResult {
 }
 
 /**
- * A beep up to this long after a `human` verdict (or after the answer, for an `unknown` one)
- * revises it to `machine`: a person never makes a steady tone, so a recorded greeting that paused
- * like a person and then beeped was a machine after all. The same spans as the answer's revisions
+ * A beep up to this long after a `human` or `unknown` verdict revises it to `machine`: a person
+ * never makes a steady tone, so a recorded greeting that paused like a person and then beeped, or
+ * one still under way when the detector gave up (a long greeting, read slowly), was a machine
+ * after all. Later, a tone is the conversation's (a timer in the room), not the greeting's. The same spans as the answer's revisions
  * in a call (src/amd/answer-detector.ts), where the audio leg's tone events (the same
  * ToneDetector, the same band) bring the beep.
  */
@@ -471,8 +473,7 @@ export class AmdDecider {
   /** Whether the verdict is a `human` or `unknown` one that a beep could still revise (LATE_BEEP_MS). */
   get revisable(): boolean {
     const d = this.decided;
-    if (d?.decision === 'human') return this.elapsedMs - d.atMs <= LATE_BEEP_MS;
-    return d?.decision === 'unknown' && this.elapsedMs <= LATE_BEEP_MS;
+    return (d?.decision === 'human' || d?.decision === 'unknown') && this.elapsedMs - d.atMs <= LATE_BEEP_MS;
   }
 
   /** After a verdict: a beep makes a revisable one `machine`. */

@@ -86,6 +86,8 @@ export class AnswerDetector {
   private lastWords = '';
   /** Acoustic mode: when the audio alone said `human` (ms after the answer). */
   private humanAt: number | undefined;
+  /** Acoustic mode: when the audio alone said `unknown` (ms after the answer). */
+  private unknownAt: number | undefined;
   /** What the agent's language model read in the far end's first words (modelSaid). */
   private modelKind: Answerer | undefined;
   /** Signs a machine gives besides the model's reading: a machine's words, a beep. */
@@ -127,6 +129,11 @@ export class AnswerDetector {
   observe(event: LegEvent): Answerer | undefined {
     if (this.options.off) return undefined;
     const at = event.at.getTime() - this.answeredAt.getTime();
+    // On audio, the sound could not tell, and no sign of a machine came within twelve seconds of
+    // that (the audio detector's LATE_BEEP_MS): the answer stays `unknown`, and a tone or words
+    // heard later are the conversation's (a timer in the room), never a voicemail's.
+    if (this.decided === undefined && this.unknownAt !== undefined && at - this.unknownAt > REVISE_MS)
+      this.decide('unknown');
     if (event.type === 'tone' && isBeep(event)) this.beepHeard = true;
     if (event.type === 'speech' && MACHINE.test(event.text) && !HUMAN_OPENING.test(event.text))
       this.machineWords = true;
@@ -182,7 +189,9 @@ export class AnswerDetector {
         return this.decide('voicemail');
       }
       if (event.answeredBy === 'human') this.humanAt = at;
-      return event.answeredBy === 'unknown' ? undefined : this.decide(event.answeredBy);
+      if (event.answeredBy !== 'unknown') return this.decide(event.answeredBy);
+      this.unknownAt = at;
+      return undefined;
     }
     // The carrier's own detection (Twilio's async AMD): taken when it knows, if nothing was decided yet.
     if (event.type === 'answered_by') return event.answeredBy === 'unknown' ? undefined : this.decide(event.answeredBy);

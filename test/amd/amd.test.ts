@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import {
   AnsweringMachineDetector,
   DEFAULT_AMD_SETTINGS,
+  LATE_BEEP_MS,
   detectAnsweringMachine,
   type AmdSettings,
 } from '../../src/amd/acoustic.js';
@@ -113,6 +114,16 @@ test('a greeting still under way when the five seconds end is heard further, the
   const under = detectAnsweringMachine(concatPcm([silence(4400), ...words]));
   assert.equal(under.decision, 'unknown');
   assert.equal(under.reason, 'undecided');
+  // The same greeting going on to 12.5 s, then its beep at 14 s: the `unknown` verdict at 8 s is revised.
+  const more = Array.from({ length: 4 }, (_, i) => concatPcm([babble(540, 21 + i), silence(400)]));
+  const pcm = (beepAtMs: number) =>
+    concatPcm([silence(4400), ...words, ...more, silence(beepAtMs - 12_860), tone([1000], 400, 6000), silence(1000)]);
+  const beeped = detectAnsweringMachine(pcm(14_000));
+  assert.equal(beeped.decision, 'machine');
+  assert.equal(beeped.reason, 'late-beep');
+  assert.ok(beeped.atMs >= 14_400 && beeped.atMs <= 14_600, `decided at ${beeped.atMs} ms`);
+  // A tone more than LATE_BEEP_MS after that verdict is not the greeting's.
+  assert.equal(detectAnsweringMachine(pcm(8000 + LATE_BEEP_MS + 500)).decision, 'unknown');
 });
 
 test('the conversational cue: a recording talks on over the opener, a person falls silent and answers it', () => {

@@ -104,6 +104,20 @@ test("acoustic mode: the audio AMD decides; a machine's greeting waits for its w
   assert.equal(nobody.result, undefined);
 });
 
+test("acoustic mode: after the audio's `unknown`, a beep within twelve seconds makes a voicemail; a later one is the conversation's", () => {
+  const tone = (ms: number): LegEvent => ({ type: 'tone', at: at(ms), frequencyHz: 1000, durationMs: 500 });
+  // A greeting still under way at 8 s (read slowly), then its beep at 15 s.
+  const long = new AnswerDetector(t0, { acoustic: true });
+  assert.equal(long.observe(amd(8000, 'unknown')), undefined);
+  assert.equal(long.observe(tone(15_000)), 'voicemail');
+  // A person in a loud room the sound could not tell; a timer beeps in the room at 21 s.
+  const room = new AnswerDetector(t0, { acoustic: true });
+  assert.equal(room.observe(amd(8000, 'unknown')), undefined);
+  assert.equal(room.observe(tone(21_000)), undefined);
+  assert.equal(room.result, 'unknown');
+  assert.equal(room.observe(speech(25_000, 'Please leave a message with my assistant.', 2000)), undefined);
+});
+
 test('text mode is unchanged: the timing rules decide', () => {
   const text = new AnswerDetector(t0);
   text.observe(start(500));
