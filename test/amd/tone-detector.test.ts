@@ -145,10 +145,11 @@ test('a tone that is not steady as a sinusoid is not a beep', () => {
   assert.deepEqual(tones(swell), [], 'a syllable envelope');
   // A beep played while the line's AGC turns the level up or down: 10 dB evenly over 800 ms (a
   // syllable's rise and fall is no straight line).
-  for (const [from, to] of [
+  const ramps: Array<[number, number]> = [
     [-10, 0],
     [0, -10],
-  ]) {
+  ];
+  for (const [from, to] of ramps) {
     const ramped = synthetic(
       800,
       (t) => 10 ** ((from + ((to - from) * t) / 0.8) / 20) * Math.sin(2 * Math.PI * 1400 * t),
