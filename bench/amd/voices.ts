@@ -12,7 +12,14 @@ import { parseArgs } from 'node:util';
 
 import { FRAME_SAMPLES, decodeMulaw, encodeMulaw, seededRandom } from '../../src/media/audio.js';
 import { ToneDetector, type DetectedTone, type ToneSteadiness } from '../../src/amd/tone-detector.js';
-import { AMD_DATASET_VERSION, cachedAmdClips, generateAmdDataset, level, synthesize } from '../../src/amd/dataset.js';
+import {
+  AMD_DATASET_VERSION,
+  agcGain,
+  cachedAmdClips,
+  generateAmdDataset,
+  level,
+  synthesize,
+} from '../../src/amd/dataset.js';
 
 const { values } = parseArgs({
   options: {
@@ -97,12 +104,11 @@ const swings = seededRandom(Number(values.seed) * 7919 + 1);
 function swing(speech: Int16Array): Int16Array {
   if (!values.agc) return speech;
   const depthDb = 3 + swings() * 7;
-  const periodSamples = (1.5 + swings() * 3.5) * 8000;
+  const periodMs = 1500 + swings() * 3500;
   const phase = swings() * 2 * Math.PI;
-  return Int16Array.from(speech, (v, i) => {
-    const gain = 10 ** ((depthDb * Math.sin((2 * Math.PI * i) / periodSamples + phase)) / 20);
-    return Math.max(-32768, Math.min(32767, Math.round(v * gain)));
-  });
+  return Int16Array.from(speech, (v, i) =>
+    Math.max(-32768, Math.min(32767, Math.round(v * agcGain(i, depthDb, periodMs, phase)))),
+  );
 }
 
 /** Level (swung by the AGC with --agc), 100 ms of quiet either side, hiss and the mu-law round trip. */

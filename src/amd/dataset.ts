@@ -391,6 +391,14 @@ export function describeLine(line: AmdLine): string {
   return parts.join(', ');
 }
 
+/**
+ * The gain a line's AGC applies at sample `i`: the level swung up and down by `depthDb` over
+ * `periodMs`, from `phase` (radians).
+ */
+export function agcGain(i: number, depthDb: number, periodMs: number, phase: number): number {
+  return 10 ** ((depthDb * Math.sin((2 * Math.PI * i) / ((periodMs * SAMPLE_RATE) / 1000) + phase)) / 20);
+}
+
 const gaussian = (random: Random) => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
 
 /**
@@ -402,12 +410,8 @@ export function applyLine(speech: Int16Array, line: AmdLine, random: Random): In
   const pcm = new Float64Array(speech.length);
   const agcPhase = random() * 2 * Math.PI;
   const agcPeriod = Math.max(200, line.agcPeriodMs ?? 3000);
-  for (let i = 0; i < speech.length; i++) {
-    const swing = line.agcDepthDb
-      ? line.agcDepthDb * Math.sin((2 * Math.PI * i) / ((agcPeriod * SAMPLE_RATE) / 1000) + agcPhase)
-      : 0;
-    pcm[i] = speech[i]! * 10 ** (swing / 20);
-  }
+  for (let i = 0; i < speech.length; i++)
+    pcm[i] = speech[i]! * (line.agcDepthDb ? agcGain(i, line.agcDepthDb, agcPeriod, agcPhase) : 1);
   const hiss = 32768 * 10 ** (line.hissDbfs / 20);
   const hum = line.humDbfs === null ? 0 : 32768 * 10 ** (line.humDbfs / 20) * Math.SQRT2;
   const phase = random() * 2 * Math.PI;

@@ -353,7 +353,7 @@ export class ToneDetector {
     const count = to - from;
     const trim = Math.floor(count / 8);
     const hz = Array.from(this.runHz.subarray(from, to)).sort((a, b) => a - b);
-    const db = levelsAroundTrend(this.runDb.subarray(from, to)).sort((a, b) => a - b);
+    const residuals = levelsAroundTrend(this.runDb.subarray(from, to)).sort((a, b) => a - b);
     const steps: number[] = [];
     for (let i = from + 1; i < to; i++) steps.push(Math.abs(this.runDb[i]! - this.runDb[i - 1]!));
     steps.sort((a, b) => a - b);
@@ -371,7 +371,7 @@ export class ToneDetector {
       offsetDb: contrast(this.offsetPower),
       spreadHz: 4 * deviations[deviations.length >> 1]!,
       levelStepDb: step,
-      levelSpreadDb: db[count - 1 - trim]! - db[trim]!,
+      levelSpreadDb: residuals[count - 1 - trim]! - residuals[trim]!,
       harmonicDb: this.runHarmonicSum / this.runFrames,
     };
   }
