@@ -1,7 +1,8 @@
 /**
  * The labelled clip set for answering-machine detection: what a call hears in the seconds after it
  * is answered, at telephone quality (espeak-ng speech at 22.05 kHz brought down to 8 kHz, mixed
- * with line noise, through G.711 mu-law and back).
+ * with line noise, through G.711 mu-law and back; on some lines a carrier's AGC swinging the level
+ * and lost packets).
  *
  * - `human`: a person picks up and says a short greeting ("Hello?", "Hi, this is Dana", "Yeah?"),
  *   some after a delay, then waits (some say "Hello?" again when nobody answers);
@@ -386,9 +387,15 @@ export function describeLine(line: AmdLine): string {
   if (line.humDbfs !== null) parts.push(`hum ${line.humDbfs.toFixed(0)} dBFS`);
   if (line.clicksPerSecond > 0) parts.push(`${line.clicksPerSecond.toFixed(1)} clicks/s`);
   if (line.babbleDbfs != null) parts.push(`babble ${line.babbleDbfs.toFixed(0)} dBFS`);
+  return [...parts, ...describeGainAndLoss(line)].join(', ');
+}
+
+/** The line's AGC swings and lost packets in plain words (none, one or both). */
+function describeGainAndLoss(line: AmdLine): string[] {
+  const parts: string[] = [];
   if (line.agcDepthDb) parts.push(`AGC ±${line.agcDepthDb.toFixed(0)} dB`);
   if (line.lossRate) parts.push(`${(line.lossRate * 100).toFixed(1)} % packets lost`);
-  return parts.join(', ');
+  return parts;
 }
 
 /**
@@ -534,6 +541,17 @@ function drawNoise(random: Random, loud: boolean): Noise {
     humDbfs: [loud ? 0.6 : 0.25, loud ? -50 : -65, loud ? -40 : -50],
     clicksPerSecond: [loud ? 0.7 : 0.2, 0.5, loud ? 6 : 2],
   });
+}
+
+/**
+ * The line's gain and packets (since version 9): a carrier's AGC swinging the level on some lines
+ * (2-7 dB either way over 2.5-6 s), packets lost on others (up to 3 %). Drawn from its own
+ * generator, so the rest of each clip was kept; milder and slower than the held-out set's lines.
+ */
+function drawGainAndLoss(random: Random, line: AmdLine): void {
+  line.agcDepthDb = drawMaybe(random, [0.3, 2, 7]) ?? 0;
+  line.agcPeriodMs = between(random, 2500, 6000);
+  line.lossRate = drawMaybe(random, [0.3, 0, 0.03]) ?? 0;
 }
 
 /** A room behind the speaker (an office, a shop): some clips get one, drawn apart from the rest. */
@@ -815,13 +833,15 @@ export async function generateAmdDataset(options: AmdDatasetOptions = {}): Promi
     p.noise.babbleDbfs = drawRoom(seededRandom(seed * 100_003 + i + 70_000_033), kind === 'noise');
     p.noise.babbleDbfs ??= drawLoudRoom(seededRandom(seed * 100_003 + i + 110_000_071));
     if (p.noise.babbleDbfs !== null) p.description.push(`babble ${p.noise.babbleDbfs.toFixed(0)} dBFS`);
+    drawGainAndLoss(seededRandom(seed * 100_003 + i + 130_000_099), p.noise);
+    p.description.push(...describeGainAndLoss(p.noise));
     return { plan: p, id: `${String(i + 1).padStart(3, '0')}-${p.kind}`, lineSeed: seed * 100_003 + i + 90_000_049 };
   });
   return renderPlans(plans, 'training', options);
 }
 
 /** Bumped whenever a generator's output changes: cached sets of an older version are not read. */
-export const AMD_DATASET_VERSION = 8;
+export const AMD_DATASET_VERSION = 9;
 
 /**
  * A generated set, cached under os.tmpdir() (openline-amd/) by `key` and the generators' version:
