@@ -89,6 +89,18 @@ describe('answer detector: the words of one utterance', () => {
     ],
     ['"mailbox"', 'The mailbox is full.', 'voicemail'],
     ['"can\'t take your call"', "Sorry I can't take your call.", 'voicemail'],
+    [
+      "an office's closed message",
+      'Thank you for calling Northgate Dental. Our office is currently closed. Our hours are Monday to Friday.',
+      'voicemail',
+    ],
+    [
+      "a business's hours",
+      'Thanks for calling Bella Napoli. Our opening hours are noon to ten, every day.',
+      'voicemail',
+    ],
+    ['an emergency notice', 'If this is a medical emergency, please go to the nearest emergency room.', 'voicemail'],
+    ['a number out of service', 'The number you have dialed is not in service.', 'voicemail'],
   ];
   for (const [what, text, kind] of rows) {
     it(`${what} decides ${kind}, even when short`, () => {
@@ -101,7 +113,14 @@ describe('answer detector: the words of one utterance', () => {
   }
 
   // A speech menu asks for the reason for the call too: only a name, or screening, makes a screener.
-  for (const text of ['Hello?', 'Hi, this is Dana.', 'Yes, speaking.', 'Please tell me the reason for your call.']) {
+  for (const text of [
+    'Hello?',
+    'Hi, this is Dana.',
+    'Yes, speaking.',
+    'Please tell me the reason for your call.',
+    'Bella Napoli, we close at ten, can I take your order?',
+    'Hello, Westbrook Veterinary Clinic, this is Alicia.',
+  ]) {
     it(`${JSON.stringify(text)} is not classified by its words`, () => assert.equal(utteranceKind(text), undefined));
   }
 });
