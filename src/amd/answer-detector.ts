@@ -18,7 +18,15 @@ const VOICEMAIL_ONLY =
 /** A greeting's next words this soon after the audio's `human` verdict are the greeting going on. */
 const GREETING_GOES_ON_MS = 3000;
 
-const HUMAN_OPENING = /^(hello|hi|hey|yes|yeah|speaking|this is \w+ speaking)\b.*\?|^[^.]*\?/i;
+/**
+ * Words that open as a person at the phone does: a question before any full stop ("Hello? Yes,
+ * listen, ..."), or a business's or household's answer naming who is on the line or offering help
+ * ("Acme Dental, Kate speaking.", "Main Street Motors, service department, this is Kevin.", "how
+ * may I direct your call"). "Hi, this is Dana." or "Hi, Dana here." alone is how recorded
+ * greetings start too, so a name counts only after the business's or household's own name.
+ */
+const HUMAN_OPENING =
+  /^(hello|hi|hey|yes|yeah|speaking|this is \w+ speaking)\b.*\?|^[^.]*\?|\b\w+ speaking[.!]?$|^(?!(?:hi|hey|hello)\b)[^.]*,\s*(?:this is \w+|\w+ here|you(?:'ve)? got \w+)[.!]?$|\b(?:how (?:can|may) (?:i|we) (?:help|direct|assist)|what can (?:i|we) do for you|can i take your order)\b/i;
 
 /**
  * A beep: a single steady tone anywhere in the telephone band (300-3400 Hz) lasting 0.1-2 s, the

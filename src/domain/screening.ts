@@ -5,7 +5,7 @@
  * your name and number" is a voicemail, not a screener.
  */
 const SCREENING_PROMPT =
-  /\b(screening (?:service|assistant)|call screening|being screened|call assist|(?:say|state|tell me|give me) your name|who (?:you are|is calling)\b.*\b(?:why|what|reason|regarding))/i;
+  /\b(screening (?:service|assistant)|call screening|being screened|call assist|(?:say|state|tell me|give me|record) your name|who (?:you are|is calling)\b.*\b(?:why|what|reason|regarding)|what(?:'s| is) your name and (?:why|what)|see if (?:this person|they|he|she) (?:is|are) available)/i;
 
 /** Whether an utterance is a screener's prompt ("Please say your name and why you are calling"). */
 export function isScreeningPrompt(text: string): boolean {

@@ -75,6 +75,16 @@ describe('answer detector: the words of one utterance', () => {
       'screener',
     ],
     ['a screened call', 'This call is being screened. Who is calling, and what is this regarding?', 'screener'],
+    [
+      "a phone's screener asking for a recorded name",
+      "Hi, if you record your name and reason for calling, I'll see if this person is available.",
+      'screener',
+    ],
+    [
+      'an assistant asking for a name and a reason',
+      "Hello, I'm an assistant for the person you're calling. What's your name and why are you calling?",
+      'screener',
+    ],
     ['the sandbox voicemail greeting', "Hi, you've reached Sam. Please leave a message after the tone.", 'voicemail'],
     [
       'the sandbox voicemail without beep',
@@ -182,6 +192,21 @@ describe('answer detector: one long greeting (over 3 s) is a machine unless it o
     ['"Hello? ..." opening', "Hello? Yes, listen, I'm driving right now so make it quick", 'human'],
     ['a question before any full stop', 'Who on earth is calling me at this hour of the morning?', 'human'],
     ['"Hi ... ?" opening', 'Hi, sorry, I was in the garden, who is it?', 'human'],
+    ["a business's answer naming who speaks", 'Main Street Motors, service department, this is Kevin.', 'human'],
+    ['"NAME speaking"', 'Good morning, Sullivan and Burke Law, Frank speaking.', 'human'],
+    ['"NAME here"', 'Riverside Plumbing, good morning, Dana here.', 'human'],
+    ['"you\'ve got NAME"', "Johnson and Reyes Accounting, good morning, you've got Tom.", 'human'],
+    [
+      'a recording that greets with a name first',
+      'Hey! You got Fiona. Say something nice when you call back.',
+      'voicemail',
+    ],
+    ['an offer of help', 'Thank you for calling City Dry Cleaners, this is Mei, how can I help.', 'human'],
+    [
+      'a recorded greeting naming its owner first',
+      'This is Kevin, I will be back in the office on Monday.',
+      'voicemail',
+    ],
   ];
   for (const [what, text, kind] of rows) {
     it(`${what} (3.5 s) -> ${kind}`, () => {
@@ -383,14 +408,21 @@ describe('answer detector: inbound calls', () => {
 });
 
 describe("answer detector: the language model's reading, under the cost rule", () => {
-  /** A receptionist's greeting, no question in it, that the audio leaned machine on. */
+  /** A receptionist's greeting that names nobody and asks nothing, that the audio leaned machine on. */
   function businessGreeting(): AnswerDetector {
     const d = new AnswerDetector(ANSWERED, { acoustic: true });
     d.observe(speechStart(300));
     d.observe({ type: 'answered_by', at: at(2500), answeredBy: 'voicemail', messageEnded: false });
-    assert.equal(d.observe(speech('Good morning, Acme Dental, Maria speaking.', 300, 2600)), undefined);
+    assert.equal(d.observe(speech('Good morning, Acme Dental, front desk.', 300, 2600)), undefined);
     return d;
   }
+
+  it('one that names who is on the line is a person by its words alone', () => {
+    const d = new AnswerDetector(ANSWERED, { acoustic: true });
+    d.observe(speechStart(300));
+    d.observe({ type: 'answered_by', at: at(2500), answeredBy: 'voicemail', messageEnded: false });
+    assert.equal(d.observe(speech('Good morning, Acme Dental, Maria speaking.', 300, 2600)), 'human');
+  });
 
   it("a person's business greeting the audio leaned machine on: a person when the model says so", () => {
     const d = businessGreeting();
