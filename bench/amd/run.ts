@@ -16,7 +16,9 @@
 // With --api it calls the sandbox personas through the public API in audio mode instead
 // (bench/amd/api.ts): npm run bench:amd -- --api [--rounds 1] [--model person|voicemail|silent]
 // (--model: the agent has an emulated language model whose reading of who answered is always
-// that one, or never comes: what the cost rule lets a wrong model do)
+// that one, or never comes: what the cost rule lets a wrong model do; --personas DIR: call the
+// persona files of DIR, with DIR/expected.tsv, instead of the built-in AMD personas, e.g.
+// bench/amd/personas-1 and personas-2, greetings written apart from every clip set)
 import { parseArgs } from 'node:util';
 import { cachedAmdClips, generateAmdDataset, type AmdClip, type AmdLabel } from '../../src/amd/dataset.js';
 import { generateHeldOutAmdDataset } from '../../src/amd/heldout.js';
@@ -33,6 +35,7 @@ const { values } = parseArgs({
     api: { type: 'boolean', default: false },
     rounds: { type: 'string', default: '1' },
     model: { type: 'string' },
+    personas: { type: 'string' },
     verbose: { type: 'boolean', default: false },
     'training-only': { type: 'boolean', default: false },
   },
@@ -50,7 +53,13 @@ if (values.api) {
     throw new Error('--model must be person, voicemail or silent');
   const { runApiAmd } = await import('./api.js');
   const started = Date.now();
-  const outcomes = await runApiAmd({ rounds, concurrency: 4, scale: 4, ...(model && { model }) });
+  const outcomes = await runApiAmd({
+    rounds,
+    concurrency: 4,
+    scale: 4,
+    ...(model && { model }),
+    ...(values.personas && { personaDir: values.personas }),
+  });
   const answers = ['human', 'voicemail', 'unknown'];
   const count = (expected: string, got: string) =>
     outcomes.filter((o) => o.expected === expected && o.answeredBy === got).length;
@@ -58,7 +67,7 @@ if (values.api) {
   const people = outcomes.filter((o) => o.expected === 'human');
   const hungUp = people.filter((o) => o.answeredBy === 'voicemail').length;
   console.log(
-    `AMD through the public API (sandbox audio mode${model ? `, emulated model: ${model}` : ''}): ${outcomes.length} calls in ${((Date.now() - started) / 1000).toFixed(0)} s`,
+    `AMD through the public API (sandbox audio mode${model ? `, emulated model: ${model}` : ''}${values.personas ? `, personas of ${values.personas}` : ''}): ${outcomes.length} calls in ${((Date.now() - started) / 1000).toFixed(0)} s`,
   );
   console.log(
     `answered_by right ${right}/${outcomes.length} (${((100 * right) / outcomes.length).toFixed(1)} %), ` +
