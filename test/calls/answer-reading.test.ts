@@ -53,12 +53,12 @@ describe("who answered, with the agent's language model reading the first words"
 
   const readings = () => fake.requests.filter(isReading).length;
 
-  /** A receptionist's greeting (no question in it) that the audio leaned machine on. */
+  /** A receptionist's greeting (no question in it, naming nobody) that the audio leaned machine on. */
   async function businessGreeting(leg: AudioScriptedLeg): Promise<void> {
     await waitFor('the greeting', () => leg.said.length >= 1);
     leg.emit({ type: 'speech_start' });
     leg.emit({ type: 'answered_by', answeredBy: 'voicemail', messageEnded: false });
-    leg.emit({ type: 'speech', text: 'Good morning, Acme Dental, Maria speaking.', durationMs: 2600 });
+    leg.emit({ type: 'speech', text: 'Good morning, Acme Dental, front desk.', durationMs: 2600 });
   }
 
   it("a person's business greeting the audio leaned machine on stays a person; the request carries the words", async () => {
@@ -67,7 +67,7 @@ describe("who answered, with the agent's language model reading the first words"
     const { leg, transcript, outcome } = session();
     await businessGreeting(leg);
     await waitFor('the decision', () => transcript.some((t) => /Who answered, decided by/.test(t.text)));
-    assert.match(fake.requests.filter(isReading).at(-1)!.body.messages.at(-1)!.content ?? '', /Acme Dental, Maria/);
+    assert.match(fake.requests.filter(isReading).at(-1)!.body.messages.at(-1)!.content ?? '', /Acme Dental, front desk/);
     assert.equal(readings(), before + 1, 'asked once');
     leg.emit({ type: 'hangup', reason: 'remote' });
     const result = await outcome;
