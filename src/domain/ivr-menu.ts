@@ -149,6 +149,9 @@ export function parseMenu(text: string): Menu {
   let entry: EntryPrompt | undefined;
   const add = (option: MenuOption): void => {
     if (option.label === '' && !option.spoken) return;
+    // "If this is an emergency, please hang up and dial nine one one": a way out of the call, not
+    // one of the menu's options (a closed office's recording says it with no menu at all).
+    if (/\bhang up\b/i.test(option.label)) return;
     if (option.navigation) offersRepeat ||= /repeat|hear|repetir/i.test(option.label);
     if (!options.some((o) => o.key === option.key && o.spoken === option.spoken)) options.push(option);
   };

@@ -214,6 +214,8 @@ describe('isMenu and menuLineKind: a menu by its structure, in any language', ()
     ['Hello? Who is this?', false],
     ['I would say yes or no, honestly.', false],
     ['Thank you for calling Sunrise Pharmacy.', false],
+    ['Our office is closed. If this is an emergency, please hang up and dial nine one one.', false],
+    ['If this is an emergency, please hang up and dial nine one one. For appointments, press 1.', true],
   ];
   for (const [text, expected] of menus) {
     it(`isMenu("${text}") = ${expected}`, () => assert.equal(isMenu(text), expected));
