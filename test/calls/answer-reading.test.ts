@@ -67,7 +67,10 @@ describe("who answered, with the agent's language model reading the first words"
     const { leg, transcript, outcome } = session();
     await businessGreeting(leg);
     await waitFor('the decision', () => transcript.some((t) => /Who answered, decided by/.test(t.text)));
-    assert.match(fake.requests.filter(isReading).at(-1)!.body.messages.at(-1)!.content ?? '', /Acme Dental, front desk/);
+    assert.match(
+      fake.requests.filter(isReading).at(-1)!.body.messages.at(-1)!.content ?? '',
+      /Acme Dental, front desk/,
+    );
     assert.equal(readings(), before + 1, 'asked once');
     leg.emit({ type: 'hangup', reason: 'remote' });
     const result = await outcome;
