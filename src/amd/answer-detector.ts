@@ -62,7 +62,10 @@ export function utteranceKind(text: string): 'ivr' | 'voicemail' | 'screener' | 
  * - a beep: voicemail;
  * - a menu ("press 1 for ..."): ivr; a screening prompt: screener; machine phrases: voicemail;
  * - a short greeting ("Hello?", under 2 s) followed by a pause of a second: human;
- * - one long greeting (over 3 s without a pause): voicemail (the classic AMD rule);
+ * - one long greeting (over 3 s without a pause): a machine by the classic AMD rule, unless its
+ *   words open as a person's; which machine its next words decide (more words: voicemail), and
+ *   with none more within the five seconds it is `unknown` (a person may read a business's name
+ *   at length);
  * - nothing heard in five seconds: unknown; speech still going on at five seconds is judged when it ends.
  *
  * On audio (`acoustic`), answering-machine detection over the sound decides person or machine; a
@@ -212,28 +215,29 @@ export class AnswerDetector {
     }
     if (event.type !== 'speech') return undefined;
     this.speakingSince = undefined;
+    const first = !this.heardSpeech;
     this.heardSpeech = true;
     this.lastWords = event.text;
     const kind = utteranceKind(event.text);
     if (kind) return this.decide(kind);
-    // On audio a long greeting was judged from the sound; its words may still show a person talking at length.
-    if (this.options.acoustic) {
-      if (!this.machineHeard) return undefined;
+    // On audio the sound judged a long greeting a machine's; without audio the classic rule does:
+    // one greeting over 3 s is a machine's. Either way its words may still show a person talking
+    // at length or a business's person ("Hello? Yes, listen, ...", "..., Kate speaking."), which a
+    // recorded greeting does not say. Else, a machine, but which, or a person reading a business's
+    // name at length? A company's greeting may lead to a menu; a voicemail greeting goes on to say
+    // so, or beeps. Its next words decide, or else the end of the five seconds (`unknown`).
+    if (this.options.acoustic && !this.machineHeard) return undefined;
+    const startedMs = at - event.durationMs;
+    if (!this.options.acoustic && startedMs > AnswerDetector.WINDOW_MS && !this.deferred) return undefined;
+    if (this.options.acoustic || this.awaitingMore || event.durationMs > 3000) {
       if (HUMAN_OPENING.test(event.text)) return this.decide('human');
-      // A machine, but which? A company's greeting may lead to a menu; a voicemail greeting goes
-      // on to say so, or beeps. Its next words decide, or else the end of the five seconds.
-      if (!this.awaitingMore && at < AnswerDetector.WINDOW_MS) {
+      // (Without audio, words before it were the greeting's start: these are its next words.)
+      if (!this.awaitingMore && at < AnswerDetector.WINDOW_MS && (this.options.acoustic || first)) {
         this.awaitingMore = true;
         return undefined;
       }
       return this.decide('voicemail');
     }
-    const startedMs = at - event.durationMs;
-    if (startedMs > AnswerDetector.WINDOW_MS && !this.deferred) return undefined;
-    // The classic rule: one long greeting is a machine's. A person who starts talking at length
-    // still greets or asks ("Hello? Yes, listen, ..."), which a recorded greeting does not.
-    const long = event.durationMs > 3000;
-    if (long) return this.decide(HUMAN_OPENING.test(event.text) ? 'human' : 'voicemail');
     // The utterance that ran past the window is the last word: whatever it was, it is decided now.
     if (this.deferred) return this.decide('human');
     if (event.durationMs <= 2000 && event.text.split(/\s+/).filter(Boolean).length <= 6) this.pending = true;
@@ -255,10 +259,8 @@ export class AnswerDetector {
     // company's recording, costs more than talking to a machine. It is `unknown` (the agent
     // speaks), revised if a menu, a voicemail's words or a beep follow. Words still coming at five
     // seconds are judged when they end.
-    if (this.options.acoustic) {
-      if (!this.awaitingMore || this.speakingSince !== undefined) return undefined;
-      return this.decide('unknown');
-    }
+    if (this.awaitingMore && this.speakingSince === undefined) return this.decide('unknown');
+    if (this.options.acoustic) return undefined;
     if (this.speakingSince !== undefined) {
       this.deferred = true;
       return undefined;

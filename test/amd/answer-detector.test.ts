@@ -183,12 +183,8 @@ describe('answer detector: a short greeting and a pause is a person', () => {
 });
 
 describe('answer detector: one long greeting (over 3 s) is a machine unless it opens like a person', () => {
-  const rows: [string, string, Answerer][] = [
-    [
-      'a recorded greeting without machine words',
-      'Thanks for calling the Morgan family, we will get back to you soon',
-      'voicemail',
-    ],
+  // 'waits': not a person's opening; its next words decide (here: more words, a voicemail).
+  const rows: [string, string, Answerer | 'waits'][] = [
     ['"Hello? ..." opening', "Hello? Yes, listen, I'm driving right now so make it quick", 'human'],
     ['a question before any full stop', 'Who on earth is calling me at this hour of the morning?', 'human'],
     ['"Hi ... ?" opening', 'Hi, sorry, I was in the garden, who is it?', 'human'],
@@ -199,21 +195,33 @@ describe('answer detector: one long greeting (over 3 s) is a machine unless it o
     [
       'a recording that greets with a name first',
       'Hey! You got Fiona. Say something nice when you call back.',
-      'voicemail',
+      'waits',
     ],
     ['an offer of help', 'Thank you for calling City Dry Cleaners, this is Mei, how can I help.', 'human'],
-    [
-      'a recorded greeting naming its owner first',
-      'This is Kevin, I will be back in the office on Monday.',
-      'voicemail',
-    ],
+    ['a recorded greeting naming its owner first', 'This is Kevin, I will be back in the office on Monday.', 'waits'],
   ];
   for (const [what, text, kind] of rows) {
     it(`${what} (3.5 s) -> ${kind}`, () => {
       const d = new AnswerDetector(ANSWERED);
-      assert.deepEqual(feed(d, utter(text, 200, 3500)), [undefined, kind]);
+      assert.deepEqual(feed(d, utter(text, 200, 3500)), [undefined, kind === 'waits' ? undefined : kind]);
+      if (kind === 'waits') assert.equal(d.observe(speech('Bye for now.', 4000, 800)), 'voicemail');
     });
   }
+
+  it('a long greeting whose words name nothing waits for the next words: more words make a voicemail', () => {
+    const d = new AnswerDetector(ANSWERED);
+    assert.deepEqual(feed(d, utter('Thanks for calling the Morgan family, we will get back to you soon', 200, 3500)), [
+      undefined,
+      undefined,
+    ]);
+    assert.equal(d.observe(speech('Bye for now.', 4000, 800)), 'voicemail');
+  });
+
+  it('...and none within the five seconds leave it unknown: a person may read a business name at length', () => {
+    const d = new AnswerDetector(ANSWERED);
+    feed(d, utter('Good morning, thank you for calling Harper and Associates Law Offices', 200, 3500));
+    assert.equal(d.timeout(), 'unknown');
+  });
 
   it('exactly 3 s is not yet long', () => {
     const d = new AnswerDetector(ANSWERED);
