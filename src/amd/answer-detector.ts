@@ -8,13 +8,13 @@ import type { Answered } from './answered-by.js';
 export type Answerer = 'human' | 'voicemail' | 'ivr' | 'screener' | 'unknown';
 
 const MACHINE =
-  /\b(leave (?:us )?(?:a|your) (?:message|name)|after the (?:tone|beep|signal)|at the (?:tone|beep)|not available|unavailable|can(?:'|no)t (?:take|come to|get to) (?:your|the) (?:call|phone)|you(?:'ve| have) reached|voice ?mail|mailbox|messaging system|record your message|not in service|(?:office|offices|store|shop|clinic|practice|branch|we) (?:is|are) (?:now |currently |temporarily )?closed|(?:office|business|opening|regular|normal) hours are|if (?:this is|you have) (?:a|an) (?:medical )?emergency)\b/i;
+  /\b(leave (?:us |me )?(?:a|your) (?:message|name|number)|sorry (?:i|we) missed (?:you|your call)|after the (?:tone|beep|signal)|at the (?:tone|beep)|not available|unavailable|can(?:'|no)t (?:take|come to|get to) (?:your|the) (?:call|phone)|you(?:'ve| have) reached|voice ?mail|mailbox|messaging system|record your message|this is a recording|not in service|(?:office|offices|store|shop|clinic|practice|branch|we) (?:is|are) (?:now |currently |temporarily )?closed|(?:office|business|opening|regular|normal) hours are|if (?:this is|you have) (?:a|an) (?:medical )?emergency)\b/i;
 
 /** Until when a menu or a beep can still correct a "human" decision (LATE_BEEP_MS on the audio). */
 const REVISE_MS = LATE_BEEP_MS;
 /** Words no person says to a caller: only a recording's, whatever the sound said. */
 const VOICEMAIL_ONLY =
-  /\b(leave (?:us )?(?:a|your) (?:message|name and number)|after the (?:tone|beep|signal)|at the (?:tone|beep)|record your message|voice ?mail|mailbox|messaging system)\b/i;
+  /\b(leave (?:us |me )?(?:a|your) (?:message|name and number)|after the (?:tone|beep|signal)|at the (?:tone|beep)|record your message|voice ?mail|mailbox|messaging system)\b/i;
 /** A greeting's next words this soon after the audio's `human` verdict are the greeting going on. */
 const GREETING_GOES_ON_MS = 3000;
 
@@ -97,6 +97,8 @@ export class AnswerDetector {
   private lastWords = '';
   /** Acoustic mode: when the audio alone said `human` (ms after the answer). */
   private humanAt: number | undefined;
+  /** When the last utterance ended (ms after the answer). */
+  private lastSpeechEnd: number | undefined;
   /** Acoustic mode: when the audio alone said `unknown` (ms after the answer). */
   private unknownAt: number | undefined;
   /** What the agent's language model read in the far end's first words (modelSaid). */
@@ -217,6 +219,7 @@ export class AnswerDetector {
     this.speakingSince = undefined;
     const first = !this.heardSpeech;
     this.heardSpeech = true;
+    this.lastSpeechEnd = at;
     this.lastWords = event.text;
     const kind = utteranceKind(event.text);
     if (kind) return this.decide(kind);
@@ -232,9 +235,14 @@ export class AnswerDetector {
     if (this.options.acoustic || this.awaitingMore || event.durationMs > 3000) {
       if (HUMAN_OPENING.test(event.text)) return this.decide('human');
       // (Without audio, words before it were the greeting's start: these are its next words.)
-      if (!this.awaitingMore && at < AnswerDetector.WINDOW_MS && (this.options.acoustic || first)) {
-        this.awaitingMore = true;
-        return undefined;
+      if (!this.awaitingMore && (this.options.acoustic || first)) {
+        if (at < AnswerDetector.WINDOW_MS) {
+          this.awaitingMore = true;
+          return undefined;
+        }
+        // Without audio, one greeting that ran past the five seconds and named nothing is its
+        // length alone: not enough to hang up on (a person who says who they are at length).
+        if (!this.options.acoustic) return this.decide('unknown');
       }
       return this.decide('voicemail');
     }
@@ -247,6 +255,8 @@ export class AnswerDetector {
   /** The pause after a short greeting passed with no more speech: a person. */
   confirmPause(): Answerer | undefined {
     if (this.options.off || this.decided || !this.pending) return undefined;
+    // A beep or a voicemail's words right after it revise it, as on audio ("Hello!" ... "Leave me a message.").
+    this.humanAt = this.lastSpeechEnd;
     return this.decide('human');
   }
 

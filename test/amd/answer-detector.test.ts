@@ -256,14 +256,15 @@ describe('answer detector: the five-second window', () => {
     assert.equal(d.observe(speech('Hello, who is it?', 4500, 1500)), 'human');
   });
 
-  it('speech still going on at five seconds: deferred, then a long recorded greeting decides voicemail', () => {
+  it('speech still going on at five seconds: deferred, then a long greeting naming nothing is unknown', () => {
     const d = new AnswerDetector(ANSWERED);
     d.observe(speechStart(4000));
     assert.equal(d.timeout(), undefined);
     assert.equal(
       d.observe(speech('Thanks for calling the Morgan family, we will be back soon', 4000, 4000)),
-      'voicemail',
+      'unknown',
     );
+    assert.equal(d.observe(tone(8500, 1000, 500)), 'voicemail', 'its beep still tells');
   });
 
   it('speech still going on at five seconds: deferred, then machine words decide voicemail', () => {
@@ -299,11 +300,22 @@ describe('answer detector: decides once', () => {
     const d = new AnswerDetector(ANSWERED);
     feed(d, utter('Hello?', 300, 500));
     assert.equal(d.confirmPause(), 'human');
-    assert.equal(d.observe(tone(3000, 1000, 500)), undefined);
-    assert.deepEqual(feed(d, utter('Please leave a message.', 3600, 1200)), [undefined, undefined]);
+    assert.equal(d.observe(tone(14_000, 1000, 500)), undefined, 'a beep twelve seconds on is the conversation');
+    assert.deepEqual(feed(d, utter('Please leave a message.', 15_000, 1200)), [undefined, undefined]);
     assert.equal(d.timeout(), undefined);
     assert.equal(d.confirmPause(), undefined);
     assert.equal(d.result, 'human');
+  });
+
+  it('"Hello!", a pause, then a beep or a voicemail\'s words: the person was a recording', () => {
+    const beep = new AnswerDetector(ANSWERED);
+    feed(beep, utter('Hello!', 300, 500));
+    assert.equal(beep.confirmPause(), 'human');
+    assert.equal(beep.observe(tone(3000, 1000, 500)), 'voicemail');
+    const words = new AnswerDetector(ANSWERED);
+    feed(words, utter('Hello!', 300, 500));
+    assert.equal(words.confirmPause(), 'human');
+    assert.deepEqual(feed(words, utter('Ha, got you. Leave me a message.', 2000, 1800)), [undefined, 'voicemail']);
   });
 
   it('a beep after a voicemail greeting already decided changes nothing', () => {
