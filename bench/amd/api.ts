@@ -25,7 +25,10 @@ function emulatedReading(model: EmulatedModel): FakeReply {
 }
 
 /** The personas called, and the `answered_by` each should get. */
-export const API_PERSONAS: ReadonlyArray<[number: string, expected: 'human' | 'voicemail', who: string]> = [
+/** A persona called: its number's last four digits, the `answered_by` it should get, who answers. */
+export type ApiPersona = [number: string, expected: 'human' | 'voicemail', who: string];
+
+export const API_PERSONAS: readonly ApiPersona[] = [
   ['0180', 'human', 'receptionist: practice name and her own, a question'],
   ['0181', 'human', 'shop clerk: shop name and his own'],
   ['0182', 'human', '"Hello, Delgado residence."'],
@@ -51,7 +54,7 @@ export const API_PERSONAS: ReadonlyArray<[number: string, expected: 'human' | 'v
  * screener, a receptionist's "you've got Tom"), which it reads since, so they are no longer unseen;
  * personas-3, written after that, guided the text mode's next change likewise (docs/sandbox.md).
  */
-export function personaSet(dir: string): Array<[number: string, expected: 'human' | 'voicemail', who: string]> {
+export function personaSet(dir: string): ApiPersona[] {
   const file = path.join(dir, 'expected.tsv');
   return fs
     .readFileSync(file, 'utf8')

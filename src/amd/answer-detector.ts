@@ -95,7 +95,7 @@ export class AnswerDetector {
   private awaitingMore = false;
   /** The far end's last utterance. */
   private lastWords = '';
-  /** Acoustic mode: when the audio alone said `human` (ms after the answer). */
+  /** When the audio alone said `human`, or (without audio) the greeting a pause made a person's ended (ms after the answer). */
   private humanAt: number | undefined;
   /** When the last utterance ended (ms after the answer). */
   private lastSpeechEnd: number | undefined;
