@@ -70,6 +70,13 @@ const KEY_VERB =
 /** What may stand between the verb and the key: "press the number 1", "oprima la tecla 2". */
 const KEY_FILLER = '(?:the\\s+)?(?:number\\s+|digit\\s+|key\\s+)?(?:la\\s+tecla\\s+|el\\s+(?:número\\s+)?)?';
 
+/**
+ * "nine to five", "8 to 6": a range (opening hours), not an option, which names what it is for
+ * ("2 to speak with a nurse").
+ */
+const NOT_A_RANGE =
+  '(?!\\s+(?:[0-9]|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|noon|midnight)\\b)';
+
 /** Key words after a verb or in a list ("press one", ", two for") become the key itself. */
 function normalizeKeys(text: string): string {
   return text
@@ -81,7 +88,7 @@ function normalizeKeys(text: string): string {
       (_m, verb: string, word: string) => `${verb} ${NUMBER_WORDS[word.toLowerCase()]}`,
     )
     .replace(
-      new RegExp(`(^|,|;|\\bor\\b|\\band\\b|\\bo\\b|\\by\\b)\\s*(${KEY_WORD})\\s+(for|to|para)\\b`, 'gi'),
+      new RegExp(`(^|,|;|\\bor\\b|\\band\\b|\\bo\\b|\\by\\b)\\s*(${KEY_WORD})\\s+(for|to|para)\\b${NOT_A_RANGE}`, 'gi'),
       (_m, before: string, word: string, link: string) => `${before} ${NUMBER_WORDS[word.toLowerCase()]} ${link}`,
     )
     .replace(
@@ -91,7 +98,7 @@ function normalizeKeys(text: string): string {
 }
 
 const KEY_MENTION = new RegExp(
-  `\\b(?:${KEY_VERB})\\s+${KEY_FILLER}([0-9*#])(?![0-9])|(?:^|,|\\bor\\b|\\band\\b|\\bo\\b|\\by\\b)\\s*([0-9*#])\\s+(?=(?:for|to|para)\\b)`,
+  `\\b(?:${KEY_VERB})\\s+${KEY_FILLER}([0-9*#])(?![0-9])|(?:^|,|\\bor\\b|\\band\\b|\\bo\\b|\\by\\b)\\s*([0-9*#])\\s+(?=(?:for|to|para)\\b${NOT_A_RANGE})`,
   'giu',
 );
 

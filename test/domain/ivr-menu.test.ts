@@ -216,6 +216,9 @@ describe('isMenu and menuLineKind: a menu by its structure, in any language', ()
     ['Thank you for calling Sunrise Pharmacy.', false],
     ['Our office is closed. If this is an emergency, please hang up and dial nine one one.', false],
     ['If this is an emergency, please hang up and dial nine one one. For appointments, press 1.', true],
+    ['Our office hours are Monday to Friday, nine to five. Please leave a message.', false],
+    ['We are open 8 to 6, Monday through Saturday.', false],
+    ['For sales, press 1, 2 to speak with a nurse, or 3 for billing.', true],
   ];
   for (const [text, expected] of menus) {
     it(`isMenu("${text}") = ${expected}`, () => assert.equal(isMenu(text), expected));
