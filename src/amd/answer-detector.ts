@@ -95,7 +95,7 @@ export class AnswerDetector {
   private awaitingMore = false;
   /** The far end's last utterance. */
   private lastWords = '';
-  /** When the audio alone said `human`, or (without audio) the greeting a pause made a person's ended (ms after the answer). */
+  /** When the audio alone said `human`, or else when the last words before a `human` verdict ended (ms after the answer). */
   private humanAt: number | undefined;
   /** When the last utterance ended (ms after the answer). */
   private lastSpeechEnd: number | undefined;
@@ -255,8 +255,7 @@ export class AnswerDetector {
   /** The pause after a short greeting passed with no more speech: a person. */
   confirmPause(): Answerer | undefined {
     if (this.options.off || this.decided || !this.pending) return undefined;
-    // A beep or a voicemail's words right after it revise it, as on audio ("Hello!" ... "Leave me a message.").
-    this.humanAt = this.lastSpeechEnd;
+    // A beep or a voicemail's words right after it revise it, as on audio ("Hello!" ... "Leave me a message."): see decide.
     return this.decide('human');
   }
 
@@ -322,6 +321,10 @@ export class AnswerDetector {
   }
 
   private decide(answer: Answerer): Answerer {
+    // Whatever made it a person (the audio, a pause, a person's words, the end of the five seconds,
+    // the model), a beep or a voicemail's words soon after the greeting revise it: the verdict's
+    // time is the audio's, or the end of the last words heard.
+    if (answer === 'human') this.humanAt ??= this.lastSpeechEnd;
     this.decided = answer;
     this.pending = false;
     return answer;

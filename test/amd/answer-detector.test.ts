@@ -318,6 +318,15 @@ describe('answer detector: decides once', () => {
     assert.deepEqual(feed(words, utter('Ha, got you. Leave me a message.', 2000, 1800)), [undefined, 'voicemail']);
   });
 
+  it('a greeting still under way at five seconds, judged a person when it ends, is revised by a beep right after', () => {
+    const d = new AnswerDetector(ANSWERED);
+    feed(d, utter('Hey, this is Jen.', 0, 1700));
+    assert.deepEqual(feed(d, [speechStart(2600)]), [undefined]);
+    assert.equal(d.timeout(), undefined, 'speech under way at five seconds waits for its end');
+    assert.equal(d.observe(speech('Text me instead, I never check these.', 2600, 2800)), 'human');
+    assert.equal(d.observe(tone(5700, 1800, 250)), 'voicemail');
+  });
+
   it('a beep after a voicemail greeting already decided changes nothing', () => {
     const d = new AnswerDetector(ANSWERED);
     feed(d, utter("Hi, you've reached Sam. Please leave a message after the tone.", 100, 3800));
