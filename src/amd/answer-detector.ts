@@ -8,7 +8,7 @@ import type { Answered } from './answered-by.js';
 export type Answerer = 'human' | 'voicemail' | 'ivr' | 'screener' | 'unknown';
 
 const MACHINE =
-  /\b(leave (?:us |me )?(?:a|your) (?:message|name|number)|sorry (?:i|we) missed (?:you|your call)|after the (?:tone|beep|signal)|at the (?:tone|beep)|not available|unavailable|can(?:'|no)t (?:take|come to|get to) (?:your|the) (?:call|phone)|you(?:'ve| have) reached|voice ?mail|mailbox|messaging system|record your message|this is a recording|not in service|(?:office|offices|store|shop|clinic|practice|branch|we) (?:is|are) (?:now |currently |temporarily )?closed|(?:office|business|opening|regular|normal) hours are|if (?:this is|you have) (?:a|an) (?:medical )?emergency)\b/i;
+  /\b(leave (?:us |me )?(?:a|your) (?:message|name|number|note)|away from (?:my|the|our) (?:desk|phone|office)|sorry (?:i|we) missed (?:you|your call)|after the (?:tone|beep|signal)|at the (?:tone|beep)|not available|unavailable|can(?:'|no)t (?:take|come to|get to) (?:your|the) (?:call|phone)|you(?:'ve| have) reached|voice ?mail|mailbox|messaging system|record your message|this is a recording|not in service|(?:office|offices|store|shop|clinic|practice|branch|we) (?:is|are) (?:now |currently |temporarily )?closed|(?:office|business|opening|regular|normal) hours are|if (?:this is|you have) (?:a|an) (?:medical )?emergency)\b/i;
 
 /** Until when a menu or a beep can still correct a "human" decision (LATE_BEEP_MS on the audio). */
 const REVISE_MS = LATE_BEEP_MS;
@@ -22,11 +22,12 @@ const GREETING_GOES_ON_MS = 3000;
  * Words that open as a person at the phone does: a question before any full stop ("Hello? Yes,
  * listen, ..."), or a business's or household's answer naming who is on the line or offering help
  * ("Acme Dental, Kate speaking.", "Main Street Motors, service department, this is Kevin.", "how
- * may I direct your call"). "Hi, this is Dana." or "Hi, Dana here." alone is how recorded
- * greetings start too, so a name counts only after the business's or household's own name.
+ * may I direct your call", "can I take a message"). "Hi, this is Dana." or "Hi, Dana here." alone
+ * is how recorded greetings start too, so a name counts only after the business's or household's
+ * own name.
  */
 const HUMAN_OPENING =
-  /^(hello|hi|hey|yes|yeah|speaking|this is \w+ speaking)\b.*\?|^[^.]*\?|\b\w+ speaking[.!]?$|^(?!(?:hi|hey|hello)\b)[^.]*,\s*(?:this is \w+|\w+ here|you(?:'ve)? got \w+)[.!]?$|\b(?:how (?:can|may) (?:i|we) (?:help|direct|assist)|what can (?:i|we) do for you|can i take your order)\b/i;
+  /^(hello|hi|hey|yes|yeah|speaking|this is \w+ speaking)\b.*\?|^[^.]*\?|\b\w+ speaking[.!]?$|^(?!(?:hi|hey|hello)\b)[^.]*,\s*(?:this is \w+|\w+ here|you(?:'ve)? got \w+)[.!]?$|\b(?:how (?:can|may) (?:i|we) (?:help|direct|assist)|what can (?:i|we) do for you|can i take your order|(?:can|may) i take (?:a|your) message)\b/i;
 
 /**
  * A beep: a single steady tone anywhere in the telephone band (300-3400 Hz) lasting 0.1-2 s, the
@@ -50,8 +51,17 @@ export function isBeep(event: { frequencyHz: number; durationMs: number }): bool
 export function utteranceKind(text: string): 'ivr' | 'voicemail' | 'screener' | undefined {
   if (isMenu(text)) return 'ivr';
   if (isScreeningPrompt(text)) return 'screener';
-  if (MACHINE.test(text)) return 'voicemail';
+  if (saysMachine(text)) return 'voicemail';
   return undefined;
+}
+
+/**
+ * A machine's words: a voicemail's, a closed office's, a carrier's. Many are a receptionist's too
+ * ("You've reached Acme support, this is Tom, how can I help you?"), so in words that open as a
+ * person's only those no person says to a caller count (VOICEMAIL_ONLY).
+ */
+function saysMachine(text: string): boolean {
+  return MACHINE.test(text) && (VOICEMAIL_ONLY.test(text) || !HUMAN_OPENING.test(text));
 }
 
 /**
@@ -148,8 +158,7 @@ export class AnswerDetector {
     if (this.decided === undefined && this.unknownAt !== undefined && at - this.unknownAt > REVISE_MS)
       this.decide('unknown');
     if (event.type === 'tone' && isBeep(event)) this.beepHeard = true;
-    if (event.type === 'speech' && MACHINE.test(event.text) && !HUMAN_OPENING.test(event.text))
-      this.machineWords = true;
+    if (event.type === 'speech' && saysMachine(event.text)) this.machineWords = true;
     // A machine by the model's reading waits for a second sign: this may be it.
     if (this.modelKind && (event.type === 'tone' || event.type === 'speech')) {
       const revised = this.modelMachine(at);

@@ -111,6 +111,26 @@ describe('answer detector: the words of one utterance', () => {
     ],
     ['an emergency notice', 'If this is a medical emergency, please go to the nearest emergency room.', 'voicemail'],
     ['a number out of service', 'The number you have dialed is not in service.', 'voicemail'],
+    [
+      'a greeting away from the desk',
+      "Hi, it's Ana, I'm away from my desk until Monday, leave me a note and I'll get back to you.",
+      'voicemail',
+    ],
+    [
+      'a greeting away from the office',
+      "Hello, this is Dr. Evans. I'm away from the office until the fifteenth.",
+      'voicemail',
+    ],
+    [
+      "a voicemail's question after its unmistakable words",
+      "Hi, you've reached Sam. Leave a message after the tone, okay?",
+      'voicemail',
+    ],
+    [
+      "a business's hours as a range",
+      'Thank you for calling Cedar Point Insurance. Our office hours are Monday to Friday, nine to five.',
+      'voicemail',
+    ],
   ];
   for (const [what, text, kind] of rows) {
     it(`${what} decides ${kind}, even when short`, () => {
@@ -130,6 +150,10 @@ describe('answer detector: the words of one utterance', () => {
     'Please tell me the reason for your call.',
     'Bella Napoli, we close at ten, can I take your order?',
     'Hello, Westbrook Veterinary Clinic, this is Alicia.',
+    // A receptionist's opening says what a recording says, and more.
+    "You've reached Acme support, this is Tom, how can I help you?",
+    "Thanks for calling Acme, you've reached the service desk, how may I help?",
+    "Smith residence. Mary's not available right now. Can I take a message",
   ]) {
     it(`${JSON.stringify(text)} is not classified by its words`, () => assert.equal(utteranceKind(text), undefined));
   }
