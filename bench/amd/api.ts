@@ -52,7 +52,8 @@ export const API_PERSONAS: readonly ApiPersona[] = [
  * bench/amd/personas-1 and personas-2 were written apart from every clip set; their first run
  * (through the API, audio and text mode) showed words the answer detector did not read (a phone's
  * screener, a receptionist's "you've got Tom"), which it reads since, so they are no longer unseen;
- * personas-3, written after that, guided the text mode's next change likewise (docs/sandbox.md).
+ * personas-3, written after that, guided the text mode's next change likewise, and personas-4 the
+ * next (opening hours read as a menu's option, a receptionist's "you've reached", docs/sandbox.md).
  */
 export function personaSet(dir: string): ApiPersona[] {
   const file = path.join(dir, 'expected.tsv');
