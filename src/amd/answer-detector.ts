@@ -8,7 +8,7 @@ import type { Answered } from './answered-by.js';
 export type Answerer = 'human' | 'voicemail' | 'ivr' | 'screener' | 'unknown';
 
 const MACHINE =
-  /\b(leave (?:us |me )?(?:a|your) (?:message|name|number|note)|away from (?:my|the|our) (?:desk|phone|office)|sorry (?:i|we) missed (?:you|your call)|after the (?:tone|beep|signal)|at the (?:tone|beep)|not available|unavailable|can(?:'|no)t (?:take|come to|get to) (?:your|the) (?:call|phone)|you(?:'ve| have) reached|voice ?mail|mailbox|messaging system|record your message|this is a recording|not in service|(?:office|offices|store|shop|clinic|practice|branch|we) (?:is|are) (?:now |currently |temporarily )?closed|(?:office|business|opening|regular|normal) hours are|if (?:this is|you have) (?:a|an) (?:medical )?emergency)\b/i;
+  /\b(leave (?:us |me )?(?:a|your) (?:message|name|number|note)|away from (?:my|the|our) (?:desk|phone|office)|out of (?:the|my) office|sorry (?:i|we) missed (?:you|your call)|after the (?:tone|beep|signal)|at the (?:tone|beep)|not available|unavailable|can(?:'|no)t (?:take|come to|get to) (?:your|the) (?:call|phone)|you(?:'ve| have) reached|voice ?mail|mailbox|messaging system|record your message|this is a recording|not in service|(?:office|offices|store|shop|clinic|practice|branch|we) (?:is|are) (?:now |currently |temporarily )?closed|(?:office|business|opening|regular|normal) hours are|if (?:this is|you have) (?:a|an) (?:medical )?emergency)\b/i;
 
 /** Until when a menu or a beep can still correct a "human" decision (LATE_BEEP_MS on the audio). */
 const REVISE_MS = LATE_BEEP_MS;
@@ -24,10 +24,10 @@ const GREETING_GOES_ON_MS = 3000;
  * ("Acme Dental, Kate speaking.", "Main Street Motors, service department, this is Kevin.", "how
  * may I direct your call", "can I take a message"). "Hi, this is Dana." or "Hi, Dana here." alone
  * is how recorded greetings start too, so a name counts only after the business's or household's
- * own name.
+ * own name ("Hello, you have reached the help desk, my name is Omar.").
  */
 const HUMAN_OPENING =
-  /^(hello|hi|hey|yes|yeah|speaking|this is \w+ speaking)\b.*\?|^[^.]*\?|\b\w+ speaking[.!]?$|^(?!(?:hi|hey|hello)\b)[^.]*,\s*(?:this is \w+|\w+ here|you(?:'ve)? got \w+)[.!]?$|\b(?:how (?:can|may) (?:i|we) (?:help|direct|assist)|what can (?:i|we) do for you|can i take your order|(?:can|may) i take (?:a|your) message)\b/i;
+  /^(hello|hi|hey|yes|yeah|speaking|this is \w+ speaking)\b.*\?|^[^.]*\?|\b\w+ speaking[.!]?$|^(?!(?:hi|hey|hello)\b)[^.]*,\s*(?:this is \w+|\w+ here|you(?:'ve)? got \w+)[.!]?$|\byou(?:'ve| have) reached [^.]*,\s*(?:my name is|this is) \w+[.!]?$|\b(?:how (?:can|may) (?:i|we) (?:help|direct|assist)|what can (?:i|we) do for you|can i take your order|(?:can|may) i take (?:a|your) message)\b/i;
 
 /**
  * A beep: a single steady tone anywhere in the telephone band (300-3400 Hz) lasting 0.1-2 s, the

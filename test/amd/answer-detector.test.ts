@@ -116,6 +116,7 @@ describe('answer detector: the words of one utterance', () => {
       "Hi, it's Ana, I'm away from my desk until Monday, leave me a note and I'll get back to you.",
       'voicemail',
     ],
+    ['a greeting out of the office', "This is Dave, I'm out of the office until Tuesday.", 'voicemail'],
     [
       'a greeting away from the office',
       "Hello, this is Dr. Evans. I'm away from the office until the fifteenth.",
@@ -154,6 +155,7 @@ describe('answer detector: the words of one utterance', () => {
     "You've reached Acme support, this is Tom, how can I help you?",
     "Thanks for calling Acme, you've reached the service desk, how may I help?",
     "Smith residence. Mary's not available right now. Can I take a message",
+    'Hello, you have reached the help desk, my name is Omar.',
   ]) {
     it(`${JSON.stringify(text)} is not classified by its words`, () => assert.equal(utteranceKind(text), undefined));
   }
