@@ -8,15 +8,17 @@ import type { Answered } from './answered-by.js';
 export type Answerer = 'human' | 'voicemail' | 'ivr' | 'screener' | 'unknown';
 
 const MACHINE =
-  /\b(leave (?:us |me )?(?:a|your) (?:message|name|number|note)|away from (?:my|the|our) (?:desk|phone|office)|out of (?:the|my) office|sorry (?:i|we) missed (?:you|your call)|after the (?:tone|beep|signal)|at the (?:tone|beep)|not available|unavailable|can(?:'|no)t (?:take|come to|get to) (?:your|the) (?:call|phone)|you(?:'ve| have) reached|voice ?mail|mailbox|messaging system|record your message|this is a recording|not in service|(?:office|offices|store|shop|clinic|practice|branch|we) (?:is|are) (?:now |currently |temporarily )?closed|(?:office|business|opening|regular|normal) hours are|if (?:this is|you have) (?:a|an) (?:medical )?emergency)\b/i;
+  /\b(leave (?:us |me )?(?:a|your) (?:message|name|number|note)|away from (?:my|the|our) (?:desk|phone|office)|out of (?:the|my) office|sorry (?:i|we) missed (?:you|your call)|after the (?:tone|beep|signal)|at the (?:tone|beep)|not available|unavailable|can(?:'|no)t (?:take|come to|get to) (?:your|the) (?:call|phone)|you(?:'ve| have) reached|voice ?mail|mailbox|messaging system|record your message|this is a recording|not in service|(?:office|offices|store|shop|clinic|practice|branch|we) (?:is|are) (?:now |currently |temporarily )?closed|(?:our|office|business|opening|regular|normal) hours are|if (?:this is|you have) (?:a|an) (?:medical )?emergency)\b/i;
 
 /** Until when a menu or a beep can still correct a "human" decision (LATE_BEEP_MS on the audio). */
 const REVISE_MS = LATE_BEEP_MS;
 /** Words no person says to a caller: only a recording's, whatever the sound said. */
 const VOICEMAIL_ONLY =
-  /\b(leave (?:us |me )?(?:a|your) (?:message|name and number)|after the (?:tone|beep|signal)|at the (?:tone|beep)|record your message|voice ?mail|mailbox|messaging system)\b/i;
+  /\b(leave (?:us |me )?(?:a|your) (?:message|name and number)|after the (?:tone|beep|signal)|at the (?:tone|beep)|record your message|voice ?mail|mailbox|messaging system|not in service|(?:number|subscriber|customer) you (?:have )?(?:dialed|called))\b/i;
 /** A greeting's next words this soon after the audio's `human` verdict are the greeting going on. */
 const GREETING_GOES_ON_MS = 3000;
+/** Without audio, one greeting longer than this without a pause is a machine's (the classic rule). */
+const LONG_GREETING_MS = 3000;
 
 /**
  * Words that open as a person at the phone does: a question before any full stop ("Hello? Yes,
@@ -70,7 +72,10 @@ function saysMachine(text: string): boolean {
  * sandbox persona's label, so it classifies Twilio and SIP calls the same way.
  *
  * - a beep: voicemail;
- * - a menu ("press 1 for ..."): ivr; a screening prompt: screener; machine phrases: voicemail;
+ * - a menu ("press 1 for ..."): ivr; a screening prompt: screener; machine phrases: voicemail,
+ *   except where a person may say them too ("I am not available right now.", "You have reached
+ *   Officer Diaz.") in a short utterance: then what follows decides (more such words or a greeting
+ *   going on at length: voicemail; a person's opening: human; a pause: unknown);
  * - a short greeting ("Hello?", under 2 s) followed by a pause of a second: human;
  * - one long greeting (over 3 s without a pause): a machine by the classic AMD rule, unless its
  *   words open as a person's; which machine its next words decide (more words: voicemail), and
@@ -103,6 +108,11 @@ export class AnswerDetector {
   private machineHeard = false;
   /** Acoustic mode: a machine's first words named nothing ("Thank you for calling Acme."): the next ones decide. */
   private awaitingMore = false;
+  /**
+   * A short utterance said words a recording says but a person may too ("You have reached Officer
+   * Diaz."): what follows decides (see observe).
+   */
+  private machineLean = false;
   /** The far end's last utterance. */
   private lastWords = '';
   /** When the audio alone said `human`, or else when the last words before a `human` verdict ended (ms after the answer). */
@@ -204,7 +214,8 @@ export class AnswerDetector {
         // The words heard before the sound's verdict opened as a person does (a question, "this is
         // Joanna speaking"): a person, whom the verdict came too late to judge by its words.
         if (HUMAN_OPENING.test(this.lastWords)) return this.decide('human');
-        if (!this.awaitingMore) {
+        // Its words leaned to a machine already ("You've reached Dana."): the sound agrees.
+        if (!this.awaitingMore && !this.machineLean) {
           this.awaitingMore = true;
           return undefined;
         }
@@ -231,7 +242,31 @@ export class AnswerDetector {
     this.lastSpeechEnd = at;
     this.lastWords = event.text;
     const kind = utteranceKind(event.text);
+    // A recording's words that a person may say too, in a short utterance that may stop and wait
+    // for the caller: never a machine on them alone. What follows decides: more of a machine's
+    // words, a greeting going on at length, or the sound's machine verdict make it a voicemail;
+    // words that open as a person's make it a person; a pause leaves it `unknown` (the agent
+    // speaks, and a beep or a voicemail's words still revise it).
+    if (
+      kind === 'voicemail' &&
+      !this.machineLean &&
+      event.durationMs <= LONG_GREETING_MS &&
+      !VOICEMAIL_ONLY.test(event.text) &&
+      !this.machineHeard
+    ) {
+      this.machineLean = true;
+      if (this.deferred) return this.decide('unknown');
+      this.pending = !this.options.acoustic;
+      return undefined;
+    }
     if (kind) return this.decide(kind);
+    if (this.machineLean && !this.options.acoustic) {
+      if (HUMAN_OPENING.test(event.text)) return this.decide('human');
+      if (event.durationMs > LONG_GREETING_MS) return this.decide('voicemail');
+      if (this.deferred) return this.decide('unknown');
+      this.pending = true;
+      return undefined;
+    }
     // On audio the sound judged a long greeting a machine's; without audio the classic rule does:
     // one greeting over 3 s is a machine's. Either way its words may still show a person talking
     // at length or a business's person ("Hello? Yes, listen, ...", "..., Kate speaking."), which a
@@ -241,10 +276,10 @@ export class AnswerDetector {
     if (this.options.acoustic && !this.machineHeard) return undefined;
     const startedMs = at - event.durationMs;
     if (!this.options.acoustic && startedMs > AnswerDetector.WINDOW_MS && !this.deferred) return undefined;
-    if (this.options.acoustic || this.awaitingMore || event.durationMs > 3000) {
+    if (this.options.acoustic || this.awaitingMore || event.durationMs > LONG_GREETING_MS) {
       if (HUMAN_OPENING.test(event.text)) return this.decide('human');
       // (Without audio, words before it were the greeting's start: these are its next words.)
-      if (!this.awaitingMore && (this.options.acoustic || first)) {
+      if (!this.awaitingMore && !this.machineLean && (this.options.acoustic || first)) {
         if (at < AnswerDetector.WINDOW_MS) {
           this.awaitingMore = true;
           return undefined;
@@ -265,7 +300,8 @@ export class AnswerDetector {
   confirmPause(): Answerer | undefined {
     if (this.options.off || this.decided || !this.pending) return undefined;
     // A beep or a voicemail's words right after it revise it, as on audio ("Hello!" ... "Leave me a message."): see decide.
-    return this.decide('human');
+    // After a recording's words a person may say too, the pause leaves it open: `unknown`.
+    return this.decide(this.machineLean ? 'unknown' : 'human');
   }
 
   /** The five-second window closed. Speech still going on is judged when it ends. */
@@ -283,7 +319,7 @@ export class AnswerDetector {
       this.deferred = true;
       return undefined;
     }
-    return this.decide(this.heardSpeech ? 'human' : 'unknown');
+    return this.decide(this.heardSpeech && !this.machineLean ? 'human' : 'unknown');
   }
 
   /**

@@ -91,45 +91,16 @@ describe('answer detector: the words of one utterance', () => {
       'You have reached the voicemail of Alex Morgan. Please leave a message.',
       'voicemail',
     ],
-    ['"not available"', 'I am not available right now.', 'voicemail'],
     [
       'a voicemail asking for a name and number',
       "Hi, you've got Terrence. I'm probably out fishing, so leave your name and number and I'll call you back.",
       'voicemail',
     ],
     ['"mailbox"', 'The mailbox is full.', 'voicemail'],
-    ['"can\'t take your call"', "Sorry I can't take your call.", 'voicemail'],
-    [
-      "an office's closed message",
-      'Thank you for calling Northgate Dental. Our office is currently closed. Our hours are Monday to Friday.',
-      'voicemail',
-    ],
-    [
-      "a business's hours",
-      'Thanks for calling Bella Napoli. Our opening hours are noon to ten, every day.',
-      'voicemail',
-    ],
-    ['an emergency notice', 'If this is a medical emergency, please go to the nearest emergency room.', 'voicemail'],
     ['a number out of service', 'The number you have dialed is not in service.', 'voicemail'],
-    [
-      'a greeting away from the desk',
-      "Hi, it's Ana, I'm away from my desk until Monday, leave me a note and I'll get back to you.",
-      'voicemail',
-    ],
-    ['a greeting out of the office', "This is Dave, I'm out of the office until Tuesday.", 'voicemail'],
-    [
-      'a greeting away from the office',
-      "Hello, this is Dr. Evans. I'm away from the office until the fifteenth.",
-      'voicemail',
-    ],
     [
       "a voicemail's question after its unmistakable words",
       "Hi, you've reached Sam. Leave a message after the tone, okay?",
-      'voicemail',
-    ],
-    [
-      "a business's hours as a range",
-      'Thank you for calling Cedar Point Insurance. Our office hours are Monday to Friday, nine to five.',
       'voicemail',
     ],
   ];
@@ -159,6 +130,98 @@ describe('answer detector: the words of one utterance', () => {
   ]) {
     it(`${JSON.stringify(text)} is not classified by its words`, () => assert.equal(utteranceKind(text), undefined));
   }
+});
+
+/**
+ * Words a recording says that a person may say too ("I am not available right now.", "You have
+ * reached Officer Diaz."): in a short utterance that stops and waits they never hang up on anyone.
+ */
+describe("answer detector: a machine's words a person may say too", () => {
+  const rows: [string, string, Answerer][] = [
+    ['"not available"', 'I am not available right now.', 'voicemail'],
+    ['"can\'t take your call"', "Sorry I can't take your call.", 'voicemail'],
+    [
+      "an office's closed message",
+      'Thank you for calling Northgate Dental. Our office is currently closed. Our hours are Monday to Friday.',
+      'voicemail',
+    ],
+    [
+      "a business's hours",
+      'Thanks for calling Bella Napoli. Our opening hours are noon to ten, every day.',
+      'voicemail',
+    ],
+    ['an emergency notice', 'If this is a medical emergency, please go to the nearest emergency room.', 'voicemail'],
+    [
+      'a greeting away from the desk',
+      "Hi, it's Ana, I'm away from my desk until Monday, leave me a note and I'll get back to you.",
+      'voicemail',
+    ],
+    ['a greeting out of the office', "This is Dave, I'm out of the office until Tuesday.", 'voicemail'],
+    [
+      'a greeting away from the office',
+      "Hello, this is Dr. Evans. I'm away from the office until the fifteenth.",
+      'voicemail',
+    ],
+    [
+      "a business's hours as a range",
+      'Thank you for calling Cedar Point Insurance. Our office hours are Monday to Friday, nine to five.',
+      'voicemail',
+    ],
+  ];
+  for (const [what, text] of rows) {
+    it(`${what}: a voicemail when the greeting goes on, at once when long, unknown after a pause`, () => {
+      assert.equal(utteranceKind(text), 'voicemail');
+      const goesOn = new AnswerDetector(ANSWERED);
+      assert.deepEqual(feed(goesOn, utter(text, 200, 1500)), [undefined, undefined]);
+      assert.deepEqual(feed(goesOn, utter('We will get back to you as soon as we can, thank you.', 2000, 3200)), [
+        undefined,
+        'voicemail',
+      ]);
+      const long = new AnswerDetector(ANSWERED);
+      assert.deepEqual(feed(long, utter(text, 200, 3400)), [undefined, 'voicemail']);
+      const waits = new AnswerDetector(ANSWERED);
+      feed(waits, utter(text, 200, 1500));
+      assert.equal(waits.confirmPause(), 'unknown');
+      assert.equal(waits.observe(tone(3500, 1000, 400)), 'voicemail', 'a beep after it still makes it a voicemail');
+    });
+  }
+
+  it('"Hello, you have reached Officer Diaz." and then a question is a person', () => {
+    const d = new AnswerDetector(ANSWERED);
+    assert.deepEqual(feed(d, utter('Hello, you have reached Officer Diaz.', 300, 2200)), [undefined, undefined]);
+    assert.deepEqual(feed(d, utter('Hello? Who is this?', 3700, 1000)), [undefined, 'human']);
+  });
+
+  it('two short utterances of such words are a voicemail', () => {
+    const d = new AnswerDetector(ANSWERED);
+    feed(d, utter('Our office is closed.', 300, 1400));
+    assert.deepEqual(feed(d, utter('Our hours are nine to five.', 2000, 1500)), [undefined, 'voicemail']);
+  });
+
+  it('with nothing more within the five seconds, or still under way then, it is unknown', () => {
+    const quiet = new AnswerDetector(ANSWERED);
+    feed(quiet, utter("Sorry I can't take your call.", 300, 1500));
+    assert.equal(quiet.timeout(), 'unknown');
+    const late = new AnswerDetector(ANSWERED);
+    feed(late, [speechStart(3500)]);
+    assert.equal(late.timeout(), undefined);
+    assert.equal(late.observe(speech('I am not available right now.', 3500, 2000)), 'unknown');
+  });
+
+  it('on audio, the sound decides: its machine verdict agrees with the words, its person verdict overrules them', () => {
+    const machine = new AnswerDetector(ANSWERED, { acoustic: true });
+    assert.deepEqual(feed(machine, utter('I am not available right now.', 200, 1500)), [undefined, undefined]);
+    assert.equal(
+      machine.observe({ type: 'answered_by', at: at(2500), answeredBy: 'voicemail', messageEnded: false }),
+      'voicemail',
+    );
+    const person = new AnswerDetector(ANSWERED, { acoustic: true });
+    feed(person, utter('You have reached Officer Diaz.', 200, 1500));
+    assert.equal(
+      person.observe({ type: 'answered_by', at: at(2500), answeredBy: 'human', messageEnded: false }),
+      'human',
+    );
+  });
 });
 
 describe('answer detector: a short greeting and a pause is a person', () => {
