@@ -705,14 +705,16 @@ export class CallSession {
     const kind = utteranceKind(text);
     // On a menu's line: the next menu, a hold message, a recording, or the person it handed over to.
     const line = this.phase === 'ivr' || this.phase === 'screener' ? menuLineKind(text) : undefined;
+    const answer = this.detector.observe(event);
+    // A voicemail's words are a recording's only when they make the verdict: a person says them
+    // too ("I'm not available on Tuesday."), and the model reads a robot's lines as a machine's.
     const machine =
-      this.phase === 'voicemail' ||
+      this.reachedVoicemail ||
       ((this.phase === 'ivr' || this.phase === 'screener') && line !== 'person') ||
       kind === 'ivr' ||
-      kind === 'voicemail' ||
+      answer === 'voicemail' ||
       kind === 'screener';
     await this.record(machine ? 'robot' : 'user', text);
-    const answer = this.detector.observe(event);
     await this.onDetected(answer, 'speech');
     this.readAnswer(event);
     // A machine just detected on this utterance: the rules above have handled it.

@@ -36,6 +36,29 @@ fs.writeFileSync(
   }),
 );
 
+fs.writeFileSync(
+  path.join(personaDir, 'not-on-tuesday.json'),
+  JSON.stringify({
+    id: 'not-on-tuesday',
+    number: '0191',
+    name: 'Not available on Tuesday',
+    description: "Answers, then says a voicemail's words as a person does, and hangs up.",
+    ring: { kind: 'answer', afterMs: 1000 },
+    start: 'greet',
+    states: {
+      greet: [
+        { say: 'Hello?' },
+        {
+          listen: {
+            timeoutMs: 30000,
+            on: [{ any: true, do: [{ say: 'Sorry, I am not available on Tuesday.' }, { hangup: true }] }],
+          },
+        },
+      ],
+    },
+  }),
+);
+
 /** One line per sandbox number, printed at the end (the issue note quotes it). */
 const report: string[] = [];
 process.on('exit', () => {
@@ -119,6 +142,12 @@ for (const storage of ['sqlite', 'postgres'] as const)
         expect: { queue_status: 'call_error', answered_by: 'human', error: /Transfer to \+14155550111 failed/ },
       },
       { number: '0112', expect: { queue_status: 'complete', answered_by: 'human' }, says: /user: .*meaning to call/ },
+      // A person's "not available" is the person's line, not a recording's.
+      {
+        number: '0191',
+        expect: { queue_status: 'complete', answered_by: 'human', ended_by: 'USER' },
+        says: /user: Sorry, I am not available on Tuesday\./,
+      },
     ];
     for (const row of table) {
       it(`+1 415 555 ${row.number}${row.body ? ` ${JSON.stringify(row.body)}` : ''}: ${row.expect.queue_status}, answered_by ${row.expect.answered_by}`, async () => {
