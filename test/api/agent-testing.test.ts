@@ -441,31 +441,6 @@ for (const storage of ['sqlite', 'postgres'] as const)
       );
     });
 
-    it('a timed line: the caller pauses before it, so the agent asks whether anyone is there first', async () => {
-      const messages = [
-        { role: 'user', content: 'Hello?' },
-        { role: 'user', content: 'Yes, that works.', after_ms: 9000 },
-        { role: 'user', content: 'Thanks, bye.' },
-      ];
-      const r = await t.request('POST', '/v1/agent-testing/scenarios', {
-        name: 'a slow patient',
-        call: {
-          task: 'Confirm the cleaning tomorrow at 3 pm.',
-          first_sentence: 'Hi, this is Ava from Bright Smile Dental about your cleaning tomorrow at 3 pm.',
-          wait_for_greeting: true,
-        },
-        input_messages: messages,
-        assertions: [{ type: 'REGEX', config: { pattern: 'still there\\?[\\s\\S]*user: Yes, that works' } }],
-      });
-      assert.equal(r.status, 200, JSON.stringify(r.body));
-      assert.deepEqual(r.body.input_messages, messages, 'the hosted shape, with the timing kept');
-      const result = await run(String(r.body.id));
-      assert.equal(result.status, 'PASSED', JSON.stringify(result));
-      const said = (result.chat_history as Json[]).map((m) => `${String(m.role)}: ${String(m.content)}`);
-      const asked = said.findIndex((l) => /^assistant: .*still there\?/.test(l));
-      assert.ok(asked > 0 && said.indexOf('user: Yes, that works.') > asked, said.join('\n'));
-    });
-
     it('from-call: a finished call becomes a scenario whose caller says what its caller said, against the same pathway', async () => {
       const first = await run(await create(scenario()));
       const r = await t.request('POST', '/v1/agent-testing/scenarios/from-call', {
@@ -553,6 +528,48 @@ async function waitForHook(
   }
   throw new Error(`no webhook for ${id}`);
 }
+
+// Its timing is the test: at 10x, as a call's seconds allow, so a loaded machine's stalls do not
+// reorder the caller's timed line and the agent's words.
+describe('a timed line (clock 10x)', () => {
+  it('the caller pauses before it, so the agent asks whether anyone is there first', async () => {
+    const t = await createTestApp({ clock: new ScaledClock(10) });
+    try {
+      await t.services.startWorkers();
+      const messages = [
+        { role: 'user', content: 'Hello?' },
+        { role: 'user', content: 'Yes, that works.', after_ms: 9000 },
+        { role: 'user', content: 'Thanks, bye.' },
+      ];
+      const r = await t.request('POST', '/v1/agent-testing/scenarios', {
+        name: 'a slow patient',
+        call: {
+          task: 'Confirm the cleaning tomorrow at 3 pm.',
+          first_sentence: 'Hi, this is Ava from Bright Smile Dental about your cleaning tomorrow at 3 pm.',
+          wait_for_greeting: true,
+        },
+        input_messages: messages,
+        assertions: [{ type: 'REGEX', config: { pattern: 'still there\\?[\\s\\S]*user: Yes, that works' } }],
+      });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.deepEqual(r.body.input_messages, messages, 'the hosted shape, with the timing kept');
+      const started = await t.request('POST', `/v1/agent-testing/scenarios/${String(r.body.id)}/run`, {});
+      assert.equal(started.status, 200, JSON.stringify(started.body));
+      const runId = String(started.body.run_id);
+      let result = await t.request('GET', `/v1/agent-testing/runs/${runId}`);
+      for (let i = 0; i < 1200 && result.body.status === 'RUNNING'; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        result = await t.request('GET', `/v1/agent-testing/runs/${runId}`);
+      }
+      assert.equal(result.body.status, 'PASSED', JSON.stringify(result.body));
+      const said = (result.body.chat_history as Json[]).map((m) => `${String(m.role)}: ${String(m.content)}`);
+      const asked = said.findIndex((l) => /^assistant: .*still there\?/.test(l));
+      assert.ok(asked > 0 && said.indexOf('user: Yes, that works.') > asked, said.join('\n'));
+    } finally {
+      await t.close();
+    }
+  });
+});
 
 describe('a run survives a restart of the server (SQLite file, clock 50x)', () => {
   it('a run started before the restart is dialed, judged and finished after it', async () => {
