@@ -255,11 +255,9 @@ export class AnswerDetector {
       !this.machineHeard
     ) {
       this.machineLean = true;
-      if (this.deferred) return this.decide('unknown');
-      this.pending = !this.options.acoustic;
-      return undefined;
-    }
-    if (kind) return this.decide(kind);
+      // On audio the sound's verdict decides; without it, the utterance waits for its pause below.
+      if (this.options.acoustic) return undefined;
+    } else if (kind) return this.decide(kind);
     if (this.machineLean && !this.options.acoustic) {
       if (HUMAN_OPENING.test(event.text)) return this.decide('human');
       if (event.durationMs > LONG_GREETING_MS) return this.decide('voicemail');

@@ -25,6 +25,17 @@ const pathwaySpec = JSON.parse(fs.readFileSync('examples/pathways/lead-qualifica
 /** The renter of the lead qualification example: the pathway must say he is not a fit. */
 const RENTER = ['Hello?', 'No, I rent my apartment.', 'Okay, bye.'];
 
+/** A run read through the API once it is no longer RUNNING. */
+async function finished(t: TestApp, runId: string): Promise<Json> {
+  for (let i = 0; i < 1200; i++) {
+    const r = await t.request('GET', `/v1/agent-testing/runs/${runId}`);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    if (r.body.status !== 'RUNNING') return r.body;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`run ${runId} did not finish`);
+}
+
 describe('userLinesOf: the caller of a finished call as scripted lines', () => {
   it('keeps the caller words, one line per turn, and skips the agent', () => {
     assert.deepEqual(
@@ -182,21 +193,11 @@ for (const storage of ['sqlite', 'postgres'] as const)
       return String(r.body.id);
     };
 
-    const finished = async (runId: string): Promise<Json> => {
-      for (let i = 0; i < 1200; i++) {
-        const r = await t.request('GET', `/v1/agent-testing/runs/${runId}`);
-        assert.equal(r.status, 200, JSON.stringify(r.body));
-        if (r.body.status !== 'RUNNING') return r.body;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      throw new Error(`run ${runId} did not finish`);
-    };
-
     const run = async (id: string, body: Json = {}): Promise<Json> => {
       const r = await t.request('POST', `/v1/agent-testing/scenarios/${id}/run`, body);
       assert.equal(r.status, 200, JSON.stringify(r.body));
       assert.equal(r.body.status, 'RUNNING');
-      return finished(String(r.body.run_id));
+      return finished(t, String(r.body.run_id));
     };
 
     it('creates, reads, lists, updates and deletes a scenario in the hosted shape', async () => {
@@ -338,7 +339,7 @@ for (const storage of ['sqlite', 'postgres'] as const)
       );
       const r = await t.request('POST', `/v1/agent-testing/scenarios/${id}/run`, { webhook_url: sinkUrl });
       assert.equal(r.status, 200, JSON.stringify(r.body));
-      const result = await finished(String(r.body.run_id));
+      const result = await finished(t, String(r.body.run_id));
       assert.equal(result.status, 'FAILED');
       assert.equal(result.overall_score, 0.2, 'the CONTAINS weight of 1 out of 5');
       const [node, contains, judge] = result.assertion_results as Json[];
@@ -555,14 +556,9 @@ describe('a timed line (clock 10x)', () => {
       assert.deepEqual(r.body.input_messages, messages, 'the hosted shape, with the timing kept');
       const started = await t.request('POST', `/v1/agent-testing/scenarios/${String(r.body.id)}/run`, {});
       assert.equal(started.status, 200, JSON.stringify(started.body));
-      const runId = String(started.body.run_id);
-      let result = await t.request('GET', `/v1/agent-testing/runs/${runId}`);
-      for (let i = 0; i < 1200 && result.body.status === 'RUNNING'; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        result = await t.request('GET', `/v1/agent-testing/runs/${runId}`);
-      }
-      assert.equal(result.body.status, 'PASSED', JSON.stringify(result.body));
-      const said = (result.body.chat_history as Json[]).map((m) => `${String(m.role)}: ${String(m.content)}`);
+      const result = await finished(t, String(started.body.run_id));
+      assert.equal(result.status, 'PASSED', JSON.stringify(result));
+      const said = (result.chat_history as Json[]).map((m) => `${String(m.role)}: ${String(m.content)}`);
       const asked = said.findIndex((l) => /^assistant: .*still there\?/.test(l));
       assert.ok(asked > 0 && said.indexOf('user: Yes, that works.') > asked, said.join('\n'));
     } finally {
