@@ -12,8 +12,9 @@
  * - first stage (AmdFrameAnalyser): each frame's level against an adaptive noise floor (the
  *   12th quietest frame of the last 5 s, digital silence counted as -65 dBFS, so a room of voices
  *   behind the speaker is floor, not words, but never 12 dB above the quietest frame, so a
- *   "Hello?" said the moment the call is answered is words) says voiced or not, and the beep
- *   detector looks for a steady tone;
+ *   "Hello?" said the moment the call is answered is words) says loud or not; a loud frame is
+ *   voiced within 0.3 s of one that repeats itself at a voice's pitch (a vowel: a room of voices,
+ *   hiss and line noise have no pitch); and the beep detector looks for a steady tone;
  * - second stage (AmdDecider): voiced runs bridged over short gaps (under 160 ms) are the
  *   greeting's "words";
  * - a beep (one steady tone of 300-3400 Hz lasting 0.1-2 s, or one of two or three short ones in
@@ -74,6 +75,14 @@ export interface AmdSettings {
    * body, so fewer of its swells pass for words.
    */
   floorRank: number;
+  /**
+   * A frame loud enough to be voiced is so only within `periodicHoldMs` of a frame whose last
+   * 40 ms repeat themselves at a voice's pitch at least this well (`periodicity`): a speaker's
+   * vowels do, a room of voices behind them, hiss and line noise do not. 0: no such test.
+   */
+  minimumPeriodicity: number;
+  /** ...so the consonants around a vowel (up to this long after it) count with it. */
+  periodicHoldMs: number;
   /** Beeps are single steady tones in this band... */
   beepMinHz: number;
   beepMaxHz: number;
@@ -131,6 +140,8 @@ export const DEFAULT_AMD_SETTINGS: Readonly<AmdSettings> = Object.freeze({
   minimumVoicedDbfs: -45,
   voicedBelowPeakDb: 24,
   floorRank: 12,
+  minimumPeriodicity: 0.6,
+  periodicHoldMs: 300,
   beepMinHz: 300,
   beepMaxHz: 3400,
   beepMinMs: 100,
@@ -219,6 +230,9 @@ export class AmdFrameAnalyser {
   private digitalRun = 0;
   /** The level of the last frame that was not digital silence (-65 dBFS before any). */
   private lastHeardLevel = -65;
+  /** The last two frames (40 ms), for `periodicity`, and the last frame that was periodic enough. */
+  private readonly window = new Float64Array(2 * FRAME_SAMPLES);
+  private lastPeriodic = -Infinity;
 
   constructor(private readonly settings: Readonly<AmdSettings>) {
     // The one beep detector (src/amd/tone-detector.ts), also the audio leg's.
@@ -261,8 +275,13 @@ export class AmdFrameAnalyser {
     const floor = Math.max(-65, Math.min(nth, this.lowest[0]! + s.voicedAboveFloorDb));
     // Voices in the room behind the speaker are far quieter than the speaker: frames that far
     // below the loudest of the last 5 s are background, not the greeting.
-    const voiced =
+    this.window.copyWithin(0, FRAME_SAMPLES);
+    this.window.set(frame, FRAME_SAMPLES);
+    const loud =
       level >= s.minimumVoicedDbfs && level >= floor + s.voicedAboveFloorDb && level >= loudest - s.voicedBelowPeakDb;
+    if (loud && s.minimumPeriodicity > 0 && periodicity(this.window, s.minimumPeriodicity) >= s.minimumPeriodicity)
+      this.lastPeriodic = index;
+    const voiced = loud && (s.minimumPeriodicity <= 0 || (index - this.lastPeriodic) * FRAME_MS < s.periodicHoldMs);
     return { voiced, beep };
   }
 
@@ -693,6 +712,29 @@ export class AnsweringMachineDetector {
 }
 
 /** Level of one frame in dBFS (-90 for digital silence). */
+/** Lags at which `periodicity` looks for a repeat: 2.5-17.5 ms, a voice's pitch of 57-400 Hz. */
+const PITCH_LAGS = [20, 140] as const;
+
+/**
+ * How well a stretch of sound repeats itself at a voice's pitch: the largest normalised
+ * autocorrelation over PITCH_LAGS (1: a perfect repeat; a vowel's is 0.7-1, noise's and a room
+ * of voices' mostly under 0.5), or the first one found of at least `enough` (the search stops there).
+ */
+export function periodicity(x: Float64Array, enough = Infinity): number {
+  const n = x.length;
+  // Running sums of squares give each lag's two energies without a second pass.
+  const squares = new Float64Array(n + 1);
+  for (let i = 0; i < n; i++) squares[i + 1] = squares[i]! + x[i]! * x[i]!;
+  let best = 0;
+  for (let lag = PITCH_LAGS[0]; lag <= Math.min(PITCH_LAGS[1], n - 1) && best < enough; lag++) {
+    let xy = 0;
+    for (let i = 0; i + lag < n; i++) xy += x[i]! * x[i + lag]!;
+    const energy = (squares[n - lag]! - squares[0]!) * (squares[n]! - squares[lag]!);
+    if (energy > 0) best = Math.max(best, xy / Math.sqrt(energy));
+  }
+  return best;
+}
+
 function frameLevel(frame: Int16Array): number {
   let sum = 0;
   for (let i = 0; i < frame.length; i++) sum += frame[i]! * frame[i]!;

@@ -10,17 +10,7 @@ import {
 import { applyLine, cuedPcm, evaluateAmd, generateAmdDataset, seededRandom } from '../../src/amd/dataset.js';
 import { generateHeldOutAmdDataset } from '../../src/amd/heldout.js';
 import { FRAME_SAMPLES, concatPcm, decodeMulaw, encodeMulaw, silence, tone } from '../../src/media/audio.js';
-
-/** Speech-like sound without a synthesiser: noise shaped into syllables of 200 ms. */
-function babble(durationMs: number, seed = 7, amplitude = 4000): Int16Array {
-  const random = seededRandom(seed);
-  const out = new Int16Array(Math.round(durationMs * 8));
-  for (let i = 0; i < out.length; i++) {
-    const envelope = 0.35 + 0.65 * Math.abs(Math.sin((Math.PI * i) / 1600));
-    out[i] = Math.round((random() - 0.5) * 2 * amplitude * envelope);
-  }
-  return out;
-}
+import { syllables } from '../media/signals.js';
 
 function hiss(durationMs: number, amplitude: number, seed = 3): Int16Array {
   const random = seededRandom(seed);
@@ -52,7 +42,7 @@ test('beeps across the band are found through mu-law; short blips, DTMF pairs, l
     ['a DTMF pair is two tones', concatPcm([silence(200), tone([770, 1336], 600, 8000), silence(5000)])],
     ['below the band', concatPcm([silence(200), tone([220], 600, 8000), silence(5000)])],
     ['above the band', concatPcm([silence(200), tone([3700], 600, 8000), silence(5000)])],
-    ['noise-like speech', concatPcm([babble(2000), silence(4000)])],
+    ['noise-like speech', concatPcm([syllables(2000), silence(4000)])],
   ];
   for (const [what, pcm] of notBeeps) assert.notEqual(heard(pcm).reason, 'beep', what);
 });
@@ -68,7 +58,7 @@ test('dead air and line hiss: unknown after the five seconds', () => {
 });
 
 test('a short greeting then silence is a person; a greeting that talks on is a machine', () => {
-  const person = detectAnsweringMachine(concatPcm([silence(500), babble(500), silence(4000)]));
+  const person = detectAnsweringMachine(concatPcm([silence(500), syllables(500), silence(4000)]));
   assert.equal(person.decision, 'human');
   assert.equal(person.reason, 'short-greeting');
   assert.equal(person.features.words, 1);
@@ -78,12 +68,12 @@ test('a short greeting then silence is a person; a greeting that talks on is a m
   // Line clicks (a single loud frame every 300 ms) do not break the silence after a greeting.
   const click = Int16Array.from({ length: FRAME_SAMPLES }, (_, i) => (i < 20 ? (i % 2 ? 8000 : -8000) : 0));
   const clicks = Array.from({ length: 12 }, () => concatPcm([click, silence(280)]));
-  const clicked = detectAnsweringMachine(concatPcm([silence(500), babble(500), ...clicks, silence(1000)]));
+  const clicked = detectAnsweringMachine(concatPcm([silence(500), syllables(500), ...clicks, silence(1000)]));
   assert.equal(clicked.decision, 'human');
   assert.equal(clicked.features.words, 1);
 
   // More voice than people say before they wait, in words with short gaps: a recording.
-  const words = Array.from({ length: 14 }, (_, i) => concatPcm([babble(500, 7 + i), silence(200)]));
+  const words = Array.from({ length: 14 }, (_, i) => concatPcm([syllables(500, 7 + i), silence(200)]));
   const machine = detectAnsweringMachine(concatPcm([silence(300), ...words, silence(2000)]));
   assert.equal(machine.decision, 'machine');
   assert.equal(machine.reason, 'long-greeting');
@@ -96,7 +86,7 @@ test('never a machine from a greeting that stops and waits: long business and ho
   const s = DEFAULT_AMD_SETTINGS;
   for (let words = 1; words <= 6; words++) {
     const each = Math.floor(Math.min(s.oneWordGreetingMs - 100, (s.greetingMs - 300) / words) / 20) * 20;
-    const parts = Array.from({ length: words }, (_, i) => concatPcm([babble(each, 3 + i), silence(240)]));
+    const parts = Array.from({ length: words }, (_, i) => concatPcm([syllables(each, 3 + i), silence(240)]));
     const result = detectAnsweringMachine(concatPcm([silence(400), ...parts, silence(5000)]));
     assert.equal(result.decision, 'human', `${words} words of ${each} ms: ${result.reason}`);
   }
@@ -105,17 +95,17 @@ test('never a machine from a greeting that stops and waits: long business and ho
 test('a greeting still under way when the five seconds end is heard further, then left unknown', () => {
   // A greeting that starts at 4.2 s and ends after 5 s: decided once its pause comes.
   const late = detectAnsweringMachine(
-    concatPcm([silence(4200), babble(600), silence(300), babble(500), silence(3000)]),
+    concatPcm([silence(4200), syllables(600), silence(300), syllables(500), silence(3000)]),
   );
   assert.equal(late.decision, 'human');
   assert.ok(late.atMs > 5000 && late.atMs <= DEFAULT_AMD_SETTINGS.extendedMs, `decided at ${late.atMs} ms`);
   // Words from 4.4 s on with short pauses, still under way at the end of the longer window: unknown.
-  const words = Array.from({ length: 5 }, (_, i) => concatPcm([babble(540, 11 + i), silence(400)]));
+  const words = Array.from({ length: 5 }, (_, i) => concatPcm([syllables(540, 11 + i), silence(400)]));
   const under = detectAnsweringMachine(concatPcm([silence(4400), ...words]));
   assert.equal(under.decision, 'unknown');
   assert.equal(under.reason, 'undecided');
   // The same greeting going on to 12.5 s, then its beep at 14 s: the `unknown` verdict at 8 s is revised.
-  const more = Array.from({ length: 4 }, (_, i) => concatPcm([babble(540, 21 + i), silence(400)]));
+  const more = Array.from({ length: 4 }, (_, i) => concatPcm([syllables(540, 21 + i), silence(400)]));
   const pcm = (beepAtMs: number) =>
     concatPcm([silence(4400), ...words, ...more, silence(beepAtMs - 12_860), tone([1000], 400, 6000), silence(1000)]);
   const beeped = detectAnsweringMachine(pcm(14_000));
@@ -136,7 +126,7 @@ test('the conversational cue: a recording talks on over the opener, a person fal
   const sentences = (pauseMs: number, count: number) =>
     concatPcm([
       silence(300),
-      ...Array.from({ length: count }, (_, i) => concatPcm([babble(700, 21 + i), silence(pauseMs)])),
+      ...Array.from({ length: count }, (_, i) => concatPcm([syllables(700, 21 + i), silence(pauseMs)])),
       silence(2000),
     ]);
   const greeting = sentences(350, 5);
@@ -150,8 +140,8 @@ test('the conversational cue: a recording talks on over the opener, a person fal
   // A receptionist who did not stop at the agent's first words: one phrase from 0.2 s to 3.3 s,
   // its commas shorter than a pause, over the whole opener. Talking over the agent to the end of
   // the phrase under way is what people do, and then they answer the agent: a person.
-  const phrase = concatPcm(Array.from({ length: 8 }, (_, i) => concatPcm([babble(260, 41 + i), silence(140)])));
-  const receptionist = concatPcm([silence(200), phrase, silence(600), babble(500, 9), silence(5000)]);
+  const phrase = concatPcm(Array.from({ length: 8 }, (_, i) => concatPcm([syllables(260, 41 + i), silence(140)])));
+  const receptionist = concatPcm([silence(200), phrase, silence(600), syllables(500, 9), silence(5000)]);
   const answeredAfter = detectAnsweringMachine(receptionist, never, opener);
   assert.equal(answeredAfter.decision, 'human', answeredAfter.reason);
   assert.equal(answeredAfter.reason, 'responded');
@@ -162,7 +152,7 @@ test('the conversational cue: a recording talks on over the opener, a person fal
   assert.equal(ended.reason, 'no-answer');
   assert.ok(ended.atMs >= 3200 + s.suspectQuietMs, `decided at ${ended.atMs} ms`);
   // The same phrase and then a long one after a pause: no answer but the recording's next sentence.
-  const goesOn = concatPcm([silence(200), phrase, silence(400), babble(2500, 9), silence(5000)]);
+  const goesOn = concatPcm([silence(200), phrase, silence(400), syllables(2500, 9), silence(5000)]);
   const nextSentence = detectAnsweringMachine(goesOn, never, opener);
   assert.equal(nextSentence.decision, 'machine');
   assert.equal(nextSentence.reason, 'talked-on');
@@ -174,7 +164,13 @@ test('the conversational cue: a recording talks on over the opener, a person fal
   );
 
   // A person: talks 0.3 s into the opener, falls silent, answers 0.5 s after it ends.
-  const person = concatPcm([silence(300), babble(1100, 5), silence(1500 - 300 + 500), babble(500, 8), silence(3000)]);
+  const person = concatPcm([
+    silence(300),
+    syllables(1100, 5),
+    silence(1500 - 300 + 500),
+    syllables(500, 8),
+    silence(3000),
+  ]);
   const patient = { ...never, afterGreetingSilenceMs: 100_000, afterShortGreetingSilenceMs: 100_000 };
   const answered = detectAnsweringMachine(person, patient, opener);
   assert.equal(answered.decision, 'human');
@@ -183,10 +179,10 @@ test('the conversational cue: a recording talks on over the opener, a person fal
   assert.equal(detectAnsweringMachine(person, { ...patient, cue: false }, opener).decision, 'unknown');
 });
 
-test('a short greeting over a loud room of voices (-42 dBFS) is seldom a machine: the floor is a quiet frame of the room, not its deepest dip', () => {
+test('a short greeting over a loud room of voices (-42 dBFS) is seldom a machine: the room has no pitch, and the floor is a quiet frame of it, not its deepest dip', () => {
   // "Hello" of half a second, then the person waits; behind them a room of voices at -42 dBFS,
   // about 20 dB under the speaker. Twenty lines (the room's own swells differ on each).
-  const speech = concatPcm([silence(600), babble(500), silence(8000)]);
+  const speech = concatPcm([silence(600), syllables(500), silence(8000)]);
   const machines = (settings: Partial<AmdSettings>) => {
     let count = 0;
     for (let seed = 1; seed <= 20; seed++) {
@@ -197,11 +193,16 @@ test('a short greeting over a loud room of voices (-42 dBFS) is seldom a machine
     return count;
   };
   assert.ok(machines({}) <= 2, `${machines({})} of 20 people taken for machines`);
-  // The floor at the quietest frame, 9 dB under voice: the room's swells were words, enough of
-  // them to pass a greeting threshold of 4 s (where the n-th quietest frame keeps them out).
+  // The floor at the quietest frame, 9 dB under voice, and no test of pitch: the room's swells
+  // were words, enough of them to pass a greeting threshold of 4 s. Either the n-th quietest frame
+  // or the pitch test keeps them out.
   const fourSeconds = { greetingMs: 4000 };
+  const lowFloor = { ...fourSeconds, floorRank: 1, voicedAboveFloorDb: 9 };
   assert.ok(machines(fourSeconds) <= 2, `${machines(fourSeconds)} of 20 people taken for machines`);
-  assert.ok(machines({ ...fourSeconds, floorRank: 1, voicedAboveFloorDb: 9 }) >= 10);
+  assert.ok(machines(lowFloor) <= 2, `${machines(lowFloor)} of 20 people taken for machines with the pitch test alone`);
+  const noPitch = { ...fourSeconds, minimumPeriodicity: 0 };
+  assert.ok(machines(noPitch) <= 2, `${machines(noPitch)} of 20 people taken for machines with the floor alone`);
+  assert.ok(machines({ ...lowFloor, minimumPeriodicity: 0 }) >= 10);
 });
 
 test("a person who stopped for the agent's opener is no machine for talking on after it", () => {
@@ -210,8 +211,8 @@ test("a person who stopped for the agent's opener is no machine for talking on a
   // long greeting), then answers at length, starting just before the opener ends (neither an
   // answer heard after it nor enough voice over it to be a recording talking on).
   const opener = (i: number) => i >= 70 && i < 145;
-  const answer = Array.from({ length: 8 }, (_, i) => concatPcm([babble(400, 31 + i), silence(140)]));
-  const person = concatPcm([silence(300), babble(1600, 5), silence(650), ...answer, silence(3000)]);
+  const answer = Array.from({ length: 8 }, (_, i) => concatPcm([syllables(400, 31 + i), silence(140)]));
+  const person = concatPcm([silence(300), syllables(1600, 5), silence(650), ...answer, silence(3000)]);
   const s = DEFAULT_AMD_SETTINGS;
   assert.ok(s.quietForOpenerMs <= 650 && 650 < s.afterGreetingSilenceMs, 'the silence is as the test means it');
   const result = detectAnsweringMachine(person, {}, opener);
@@ -227,7 +228,7 @@ test("a person who stopped for the agent's opener is no machine for talking on a
 
 test('the streaming detector decides once and keeps its result; finish decides on a short input', () => {
   const detector = new AnsweringMachineDetector();
-  const pcm = concatPcm([silence(300), babble(400), silence(1500)]);
+  const pcm = concatPcm([silence(300), syllables(400), silence(1500)]);
   const decisions = [];
   for (let at = 0; at + FRAME_SAMPLES <= pcm.length; at += FRAME_SAMPLES) {
     const d = detector.push(pcm.subarray(at, at + FRAME_SAMPLES));
@@ -307,11 +308,11 @@ test("the agent's opener is due once: at the far end's first pause of half a sec
   };
   // A greeting of 0.8 s after 1.5 s of dead air, then silence: due about 0.5 s after it ended (its
   // last syllable fades), once, before the detector's verdict (0.7 s or more of pause).
-  const due = dueAt(concatPcm([silence(1500), babble(800), silence(3000)]));
+  const due = dueAt(concatPcm([silence(1500), syllables(800), silence(3000)]));
   assert.equal(due.length, 1, `due at ${due.join(', ')} ms`);
   assert.ok(due[0]! >= 2700 && due[0]! <= 2860, `due at ${due[0]} ms`);
   // A greeting that talks on with pauses under half a second: once 1.2 s of its voice was heard.
-  const long = dueAt(concatPcm([silence(1000), babble(1000), silence(300), babble(1500, 9), silence(4000)]));
+  const long = dueAt(concatPcm([silence(1000), syllables(1000), silence(300), syllables(1500, 9), silence(4000)]));
   assert.equal(long.length, 1, `due at ${long.join(', ')} ms`);
   assert.ok(long[0]! >= 2400 && long[0]! <= 2700, `due at ${long[0]} ms`);
   // Dead air and line hiss: never.
@@ -322,7 +323,7 @@ test("the agent's opener is due once: at the far end's first pause of half a sec
 test('"Hello?" at once on answer, then silence: a person, with or without the agent\'s opener after it', () => {
   // The line carries one frame of its hiss before the word (a person who answers speaking), so the
   // level history holds far fewer than `floorRank` frames of the line's own noise while it is said.
-  const pcm = concatPcm([hiss(20, 200), babble(420), silence(6000)]);
+  const pcm = concatPcm([hiss(20, 200), syllables(420), silence(6000)]);
   const alone = detectAnsweringMachine(pcm, { cue: false });
   assert.equal(alone.decision, 'human', JSON.stringify(alone));
   assert.equal(alone.features.words, 1, JSON.stringify(alone));

@@ -1,16 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { seededRandom, type AmdClip, type AmdLabel } from '../../src/amd/dataset.js';
+import type { AmdClip, AmdLabel } from '../../src/amd/dataset.js';
 import { crossValidate, fitAmd, scoreAmd, traces } from '../../src/amd/fit.js';
 import { concatPcm, silence } from '../../src/media/audio.js';
-
-/** Speech-like sound without a synthesiser: noise shaped into syllables. */
-function babble(durationMs: number, seed: number): Int16Array {
-  const random = seededRandom(seed);
-  return Int16Array.from({ length: Math.round(durationMs * 8) }, (_, i) =>
-    Math.round((random() - 0.5) * 8000 * (0.35 + 0.65 * Math.abs(Math.sin((Math.PI * i) / 1600)))),
-  );
-}
+import { syllables } from '../media/signals.js';
 
 function clip(id: string, label: AmdLabel, group: string, pcm: Int16Array): AmdClip {
   return {
@@ -33,7 +26,7 @@ function clip(id: string, label: AmdLabel, group: string, pcm: Int16Array): AmdC
 
 // People: greetings of 0.4-2.4 s of voice in words, then silence. Machines: words for 6 s.
 const words = (count: number, ms: number, seed: number) =>
-  Array.from({ length: count }, (_, i) => concatPcm([babble(ms, seed + i), silence(200)]));
+  Array.from({ length: count }, (_, i) => concatPcm([syllables(ms, seed + i), silence(200)]));
 const people = Array.from({ length: 12 }, (_, i) =>
   clip(
     `p${i}`,

@@ -37,6 +37,27 @@ export function noise(samples: number, levelDbfs: number, seed = 1): Int16Array 
   return out;
 }
 
+/**
+ * Speech-like sound without a synthesiser: a voice's harmonics (its pitch between 100 and 220 Hz,
+ * set by `seed`, wavering as a voice does) with a little breath, shaped into syllables of 200 ms,
+ * about as loud as uniform noise of `amplitude`.
+ */
+export function syllables(durationMs: number, seed = 7, amplitude = 4000): Int16Array {
+  const random = seededRandom(seed);
+  const pitch = 100 + ((seed * 37) % 120);
+  const out = new Int16Array(Math.round(durationMs * 8));
+  let phase = 0;
+  for (let i = 0; i < out.length; i++) {
+    const t = i / 8000;
+    phase += (2 * Math.PI * pitch * (1 + 0.06 * Math.sin(2 * Math.PI * 3 * t))) / 8000;
+    let harmonics = 0;
+    for (let k = 1; k <= 10; k++) harmonics += Math.sin(k * phase) / k;
+    const envelope = 0.35 + 0.65 * Math.abs(Math.sin((Math.PI * i) / 1600));
+    out[i] = Math.round(amplitude * envelope * (0.62 * harmonics + 0.2 * (random() - 0.5)));
+  }
+  return out;
+}
+
 /** Line noise: hiss plus 60 Hz hum and its harmonics, at about `levelDbfs`. */
 export function lineNoise(samples: number, levelDbfs: number, seed = 7): Int16Array {
   const hiss = noise(samples, levelDbfs - 2, seed);
