@@ -11,8 +11,9 @@
  *   ties broken by the median time to decision, over the clips alone and with the opener at once
  *   (a call uses the same thresholds either way). The grid never tries what would hang up on
  *   people the training set does not hold: a person given under 1.5 s to answer the agent, an
- *   answer cut at under 2 s of voice, or a new phrase over the agent of under 0.6 s (a "Hello?"
- *   or "Sorry?" said into the agent's opener);
+ *   answer cut at under 2 s of voice, a new phrase over the agent of under 0.6 s (a "Hello?"
+ *   or "Sorry?" said into the agent's opener), or an answer to the opener counted with the greeting
+ *   (`quietForOpenerMs` is always on: a person who stopped for the agent may answer at length);
  * - `crossValidate` fits on all groups but one and judges the one left out, for each group (by
  *   greeting, by voice), so the figures show how the fit holds on wordings and voices it never saw.
  */
@@ -106,7 +107,7 @@ const CUE_GRID: ReadonlyArray<[keyof AmdSettings, readonly number[]]> = [
   ['replyMaxMs', [2000, 3000, 100_000]],
   ['openerGraceMs', [500, 700, 900, 1100]],
   ['replyWindowMs', [1000, 1500, 2000, 2500]],
-  ['quietForOpenerMs', [200, 300, 400, 600, 100_000]],
+  ['quietForOpenerMs', [200, 300, 400, 600]],
 ];
 
 const withValue = (settings: Partial<AmdSettings>, name: keyof AmdSettings, value: number): Partial<AmdSettings> =>
