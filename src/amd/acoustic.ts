@@ -273,10 +273,10 @@ export class AmdFrameAnalyser {
     // frame by `voicedAboveFloorDb` (a frame that loud over the quietest one is voice, not floor).
     const nth = this.quietest(Math.min(s.floorRank, this.levelCount));
     const floor = Math.max(-65, Math.min(nth, this.lowest[0]! + s.voicedAboveFloorDb));
-    // Voices in the room behind the speaker are far quieter than the speaker: frames that far
-    // below the loudest of the last 5 s are background, not the greeting.
     this.window.copyWithin(0, FRAME_SAMPLES);
     this.window.set(frame, FRAME_SAMPLES);
+    // Voices in the room behind the speaker are far quieter than the speaker: frames that far
+    // below the loudest of the last 5 s are background, not the greeting.
     const loud =
       level >= s.minimumVoicedDbfs && level >= floor + s.voicedAboveFloorDb && level >= loudest - s.voicedBelowPeakDb;
     if (loud && s.minimumPeriodicity > 0 && periodicity(this.window, s.minimumPeriodicity) >= s.minimumPeriodicity)
@@ -711,9 +711,10 @@ export class AnsweringMachineDetector {
   }
 }
 
-/** Level of one frame in dBFS (-90 for digital silence). */
 /** Lags at which `periodicity` looks for a repeat: 2.5-17.5 ms, a voice's pitch of 57-400 Hz. */
 const PITCH_LAGS = [20, 140] as const;
+/** `periodicity`'s running sums, kept from call to call (no garbage per frame). */
+let squares = new Float64Array(2 * FRAME_SAMPLES + 1);
 
 /**
  * How well a stretch of sound repeats itself at a voice's pitch: the largest normalised
@@ -723,7 +724,7 @@ const PITCH_LAGS = [20, 140] as const;
 export function periodicity(x: Float64Array, enough = Infinity): number {
   const n = x.length;
   // Running sums of squares give each lag's two energies without a second pass.
-  const squares = new Float64Array(n + 1);
+  if (squares.length < n + 1) squares = new Float64Array(n + 1);
   for (let i = 0; i < n; i++) squares[i + 1] = squares[i]! + x[i]! * x[i]!;
   let best = 0;
   for (let lag = PITCH_LAGS[0]; lag <= Math.min(PITCH_LAGS[1], n - 1) && best < enough; lag++) {
@@ -735,6 +736,7 @@ export function periodicity(x: Float64Array, enough = Infinity): number {
   return best;
 }
 
+/** Level of one frame in dBFS (-90 for digital silence). */
 function frameLevel(frame: Int16Array): number {
   let sum = 0;
   for (let i = 0; i < frame.length; i++) sum += frame[i]! * frame[i]!;
