@@ -279,9 +279,10 @@ export class AmdFrameAnalyser {
     // below the loudest of the last 5 s are background, not the greeting.
     const loud =
       level >= s.minimumVoicedDbfs && level >= floor + s.voicedAboveFloorDb && level >= loudest - s.voicedBelowPeakDb;
-    if (loud && s.minimumPeriodicity > 0 && periodicity(this.window, s.minimumPeriodicity) >= s.minimumPeriodicity)
+    // Without the pitch test every loud frame counts as one with a pitch.
+    if (loud && (s.minimumPeriodicity <= 0 || periodicity(this.window, s.minimumPeriodicity) >= s.minimumPeriodicity))
       this.lastPeriodic = index;
-    const voiced = loud && (s.minimumPeriodicity <= 0 || (index - this.lastPeriodic) * FRAME_MS < s.periodicHoldMs);
+    const voiced = loud && (index - this.lastPeriodic) * FRAME_MS < s.periodicHoldMs;
     return { voiced, beep };
   }
 
