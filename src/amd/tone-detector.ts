@@ -17,8 +17,9 @@
  * does not): its frames' fine frequencies (interpolated peak) spread over at most 5 Hz or 0.3 %
  * (four times their median distance from their median: an even glide's whole extent; a vowel's
  * pitch and formants drift), its level changes by at most 1.5 dB from frame to frame and strays
- * by at most 3 dB from the straight line that best follows it over the tone (a syllable swells and
- * fades; a line's AGC turning the level up or down as the beep plays moves it evenly), and nothing stands
+ * by at most 3 dB from the straight line that best follows it over each 0.6 s of the tone (a
+ * syllable swells and fades; a line's AGC turning the level up or down as the beep plays, or
+ * swinging it over a second or two, moves it evenly at that scale), and nothing stands
  * within 22 dB of it where a voice's neighbouring harmonics would be (f/2, 2f, 3f/2, 2f/3, 4f/3,
  * 3f/4, 5f/4; an odd distortion such as mu-law's gives a sinusoid only odd harmonics), and it
  * starts and stops abruptly: it stands 12 dB above what its frequency held two frames before its
@@ -88,7 +89,7 @@ export interface ToneDetectorOptions {
   maxSpreadShare?: number;
   /** Largest level change between consecutive frames, dB. Default 1.5. */
   maxLevelStepDb?: number;
-  /** Largest level spread over the tone around its straight-line trend, dB. Default 3. */
+  /** Largest level spread over the tone around its straight-line trend over each 0.6 s, dB. Default 3. */
   maxLevelSpreadDb?: number;
   /** Strongest harmonically related component allowed (mean over the frames), dB under the peak. Default -22. */
   maxHarmonicDb?: number;
@@ -470,20 +471,34 @@ export class ToneDetector {
   }
 }
 
-/** Each level's distance from the least-squares straight line through them all (by position). */
+/**
+ * Frames either side of a frame in the stretch whose straight line its level is measured against
+ * (0.6 s in all): a line's AGC bends a long beep's level over a second or two, evenly at this
+ * scale, while a syllable swells and fades within it.
+ */
+const TREND_HALF_FRAMES = 15;
+
+/**
+ * Each level's distance from the least-squares straight line (by position) through the stretch of
+ * 2 * TREND_HALF_FRAMES + 1 levels around it (kept inside the run: the whole run when shorter).
+ */
 function levelsAroundTrend(levels: Float64Array): number[] {
   const n = levels.length;
-  const meanX = (n - 1) / 2;
-  let meanY = 0;
-  for (const y of levels) meanY += y / n;
-  let sxy = 0;
-  let sxx = 0;
-  for (let i = 0; i < n; i++) {
-    sxy += (i - meanX) * (levels[i]! - meanY);
-    sxx += (i - meanX) ** 2;
-  }
-  const slope = sxx === 0 ? 0 : sxy / sxx;
-  return Array.from(levels, (y, i) => y - (meanY + slope * (i - meanX)));
+  const width = Math.min(n, 2 * TREND_HALF_FRAMES + 1);
+  return Array.from(levels, (y, i) => {
+    const from = Math.max(0, Math.min(i - TREND_HALF_FRAMES, n - width));
+    const meanX = from + (width - 1) / 2;
+    let meanY = 0;
+    for (let j = from; j < from + width; j++) meanY += levels[j]! / width;
+    let sxy = 0;
+    let sxx = 0;
+    for (let j = from; j < from + width; j++) {
+      sxy += (j - meanX) * (levels[j]! - meanY);
+      sxx += (j - meanX) ** 2;
+    }
+    const slope = sxx === 0 ? 0 : sxy / sxx;
+    return y - (meanY + slope * (i - meanX));
+  });
 }
 
 /** The middle value (the upper one of an even count). */

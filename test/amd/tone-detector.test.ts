@@ -158,6 +158,15 @@ test('a tone that is not steady as a sinusoid is not a beep', () => {
     assert.equal(found.length, 1, `a beep whose level goes from ${from} to ${to} dB`);
     assert.ok(Math.abs(found[0]!.durationMs - 800) <= 60, `${found[0]!.durationMs} ms`);
   }
+  // A long beep while the AGC swings the level up and down by 7 dB over 2 s: it bends over the
+  // beep, but evenly over any fraction of a second (a syllable's envelope does not).
+  const swung = synthetic(
+    1500,
+    (t) => 10 ** ((7 * Math.sin((2 * Math.PI * t) / 2)) / 20) * Math.sin(2 * Math.PI * 2100 * t),
+  );
+  const found = tones(swung);
+  assert.equal(found.length, 1, 'a beep under a swinging AGC');
+  assert.ok(Math.abs(found[0]!.durationMs - 1500) <= 60, `${found[0]!.durationMs} ms`);
   // A real beep with a click inside it is still one.
   const clicked = beep(1000, 600);
   clicked[2400 + 800] = 30000;
