@@ -8,7 +8,7 @@ import type { Answered } from './answered-by.js';
 export type Answerer = 'human' | 'voicemail' | 'ivr' | 'screener' | 'unknown';
 
 const MACHINE =
-  /\b(leave (?:us |me )?(?:a|your) (?:message|name|number|note)|away from (?:my|the|our) (?:desk|phone|office)|out of (?:the|my) office|sorry (?:i|we) missed (?:you|your call)|after the (?:tone|beep|signal)|at the (?:tone|beep)|not available|unavailable|can(?:'|no)t (?:take|come to|get to) (?:your|the) (?:call|phone)|you(?:'ve| have) reached|voice ?mail|mailbox|messaging system|record your message|this is a recording|not in service|(?:office|offices|store|shop|clinic|practice|branch|we) (?:is|are) (?:now |currently |temporarily )?closed|(?:our|office|business|opening|regular|normal) hours are|if (?:this is|you have) (?:a|an) (?:medical )?emergency)\b/i;
+  /\b(leave (?:us |me )?(?:a|your) (?:message|name|number|note)|away from (?:my|the|our) (?:desk|phone|office)|out of (?:the|my) office|sorry (?:i|we) missed (?:you|your call)|after the (?:tone|beep|signal)|at the (?:tone|beep)|not available|unavailable|can(?:'|no)t (?:take|come to|get to) (?:your|the) (?:call|phone)|you(?:'ve| have) reached|voice ?mail|mailbox|messaging system|record your message|this is a recording|not in service|(?:(?:office|offices|store|shop|clinic|practice|branch|we) (?:is|are)|we(?:'|’)re) (?:now |currently |temporarily )?closed|(?:our|office|business|opening|regular|normal) hours are|if (?:this is|you have) (?:a|an) (?:medical )?emergency)\b/i;
 
 /** Until when a menu or a beep can still correct a "human" decision (LATE_BEEP_MS on the audio). */
 const REVISE_MS = LATE_BEEP_MS;

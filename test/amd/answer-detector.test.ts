@@ -146,6 +146,11 @@ describe("answer detector: a machine's words a person may say too", () => {
       'voicemail',
     ],
     [
+      'a closed message in contractions',
+      "Thanks for calling Bright Smile Orthodontics. We're closed for the holiday and will reopen on Monday at eight.",
+      'voicemail',
+    ],
+    [
       "a business's hours",
       'Thanks for calling Bella Napoli. Our opening hours are noon to ten, every day.',
       'voicemail',
