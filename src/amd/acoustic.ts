@@ -193,10 +193,12 @@ export interface AmdResult {
 }
 
 /**
- * A beep up to this long after a `human` or `unknown` verdict revises it to `machine`: a person
- * never makes a steady tone, so a recorded greeting that paused like a person and then beeped, or
- * one still under way when the detector gave up (a long greeting, read slowly), was a machine
- * after all. Later, a tone is the conversation's (a timer in the room), not the greeting's. The same spans as the answer's revisions
+ * A beep that starts up to this long after a `human` or `unknown` verdict revises it to
+ * `machine`: a person never makes a steady tone, so a recorded greeting that paused like a person
+ * and then beeped, or one still under way when the detector gave up (a long greeting, read
+ * slowly), was a machine after all. A tone that starts later is the conversation's (a timer in
+ * the room), not the greeting's. It counts from the tone's start, not from when it ended and was
+ * heard whole: a long beep is no later than a short one. The same spans as the answer's revisions
  * in a call (src/amd/answer-detector.ts), where the audio leg's tone events (the same
  * ToneDetector, the same band) bring the beep.
  */
@@ -490,16 +492,23 @@ export class AmdDecider {
     return undefined;
   }
 
-  /** Whether the verdict is a `human` or `unknown` one that a beep could still revise (LATE_BEEP_MS). */
+  /**
+   * Whether the verdict is a `human` or `unknown` one that a beep could still revise: one that
+   * starts within LATE_BEEP_MS of it, and may sound for up to `beepMaxMs` after that.
+   */
   get revisable(): boolean {
     const d = this.decided;
-    return (d?.decision === 'human' || d?.decision === 'unknown') && this.elapsedMs - d.atMs <= LATE_BEEP_MS;
+    return (
+      (d?.decision === 'human' || d?.decision === 'unknown') &&
+      this.elapsedMs - d.atMs <= LATE_BEEP_MS + this.settings.beepMaxMs
+    );
   }
 
-  /** After a verdict: a beep makes a revisable one `machine`. */
+  /** After a verdict: a beep that started within LATE_BEEP_MS of a revisable one makes it `machine`. */
   private afterVerdict(beep: Beep | undefined): AmdResult | undefined {
     this.frames++;
-    if (!this.revisable || !beep || !this.isBeep(beep)) return undefined;
+    const verdictMs = this.decided?.atMs ?? 0;
+    if (!this.revisable || !beep || !this.isBeep(beep) || beep.startMs - verdictMs > LATE_BEEP_MS) return undefined;
     this.beep = beep;
     return this.decide('machine', 'late-beep');
   }
@@ -688,7 +697,7 @@ export class AnsweringMachineDetector {
     this.agentVoice = true;
   }
 
-  /** Whether a `human` or `unknown` verdict could still be revised by a beep (LATE_BEEP_MS). */
+  /** Whether a `human` or `unknown` verdict could still be revised by a beep (AmdDecider.revisable). */
   get revisable(): boolean {
     return this.decider.revisable;
   }

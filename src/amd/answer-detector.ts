@@ -161,7 +161,8 @@ export class AnswerDetector {
   /** Feeds one event; returns the answer the first time it is decided. */
   observe(event: LegEvent): Answerer | undefined {
     if (this.options.off) return undefined;
-    const at = event.at.getTime() - this.answeredAt.getTime();
+    // A tone counts from its start (its event comes once it ended): a long beep is no later than a short one.
+    const at = event.at.getTime() - this.answeredAt.getTime() - (event.type === 'tone' ? event.durationMs : 0);
     // On audio, the sound could not tell, and no sign of a machine came within twelve seconds of
     // that (the audio detector's LATE_BEEP_MS): the answer stays `unknown`, and a tone or words
     // heard later are the conversation's (a timer in the room), never a voicemail's.

@@ -112,8 +112,20 @@ test('a greeting still under way when the five seconds end is heard further, the
   assert.equal(beeped.decision, 'machine');
   assert.equal(beeped.reason, 'late-beep');
   assert.ok(beeped.atMs >= 14_400 && beeped.atMs <= 14_600, `decided at ${beeped.atMs} ms`);
-  // A tone more than LATE_BEEP_MS after that verdict is not the greeting's.
+  // A tone that starts more than LATE_BEEP_MS after that verdict is not the greeting's.
   assert.equal(detectAnsweringMachine(pcm(8000 + LATE_BEEP_MS + 500)).decision, 'unknown');
+  // One that starts within it counts, however long it sounds past it: the window is the tone's start.
+  const long = concatPcm([
+    silence(4400),
+    ...words,
+    ...more,
+    silence(8000 + LATE_BEEP_MS - 600 - 12_860),
+    tone([1000], 1500, 6000),
+    silence(1000),
+  ]);
+  const heard = detectAnsweringMachine(long);
+  assert.equal(heard.decision, 'machine');
+  assert.equal(heard.reason, 'late-beep');
 });
 
 test('the conversational cue: a recording talks on over the opener, a person falls silent and answers it', () => {

@@ -421,6 +421,14 @@ describe('answer detector: decides once', () => {
     assert.equal(d.observe(tone(5700, 1800, 250)), 'voicemail');
   });
 
+  it('a long beep counts from its start: one that starts within twelve seconds of the verdict revises it', () => {
+    // "Hello?" ends at 0.8 s, the person's verdict; a beep from 12.5 s to 14 s started 11.7 s on.
+    const d = new AnswerDetector(ANSWERED);
+    feed(d, utter('Hello?', 300, 500));
+    assert.equal(d.confirmPause(), 'human');
+    assert.equal(d.observe(tone(14_000, 1000, 1500)), 'voicemail');
+  });
+
   it('a beep after a voicemail greeting already decided changes nothing', () => {
     const d = new AnswerDetector(ANSWERED);
     feed(d, utter("Hi, you've reached Sam. Please leave a message after the tone.", 100, 3800));
