@@ -507,8 +507,8 @@ export class AmdDecider {
   /** After a verdict: a beep that started within LATE_BEEP_MS of a revisable one makes it `machine`. */
   private afterVerdict(beep: Beep | undefined): AmdResult | undefined {
     this.frames++;
-    const verdictMs = this.decided?.atMs ?? 0;
-    if (!this.revisable || !beep || !this.isBeep(beep) || beep.startMs - verdictMs > LATE_BEEP_MS) return undefined;
+    const d = this.decided;
+    if (!d || !this.revisable || !beep || !this.isBeep(beep) || beep.startMs - d.atMs > LATE_BEEP_MS) return undefined;
     this.beep = beep;
     return this.decide('machine', 'late-beep');
   }
