@@ -11,26 +11,29 @@ const WINDOW_MS = 60_000;
 type IncrCallback = Parameters<FastifyRateLimitStore['incr']>[1];
 
 /**
- * Counts requests per key in fixed windows in the database, so that several processes on one
- * PostgreSQL database enforce one limit together: one upsert per request.
+ * Counts requests per key in the database, so that several processes on one PostgreSQL database
+ * enforce one limit together: one upsert per request. A key's window opens at its first request
+ * and lasts `timeWindow`, as in the in-memory store (not at the top of the clock's minute, where
+ * a burst that spans it would get twice the limit).
  */
 export function sqlRateLimitStore(db: Kysely<Database>): FastifyRateLimitStoreCtor {
   class SqlRateLimitStore implements FastifyRateLimitStore {
     incr(key: string, callback: IncrCallback, timeWindow: number): void {
       const now = Date.now();
-      const windowStart = now - (now % timeWindow);
+      // In an upsert's SET every expression reads the row as it was.
+      const open = sql<boolean>`rate_limit_windows.window_start > ${now - timeWindow}`;
       db.insertInto('rate_limit_windows')
-        .values({ key, window_start: windowStart, count: 1 })
+        .values({ key, window_start: now, count: 1 })
         .onConflict((oc) =>
           oc.column('key').doUpdateSet({
-            count: sql<number>`case when rate_limit_windows.window_start = ${windowStart} then rate_limit_windows.count + 1 else 1 end`,
-            window_start: windowStart,
+            count: sql<number>`case when ${open} then rate_limit_windows.count + 1 else 1 end`,
+            window_start: sql<number>`case when ${open} then rate_limit_windows.window_start else ${now} end`,
           }),
         )
-        .returning(['count'])
+        .returning(['count', 'window_start'])
         .executeTakeFirstOrThrow()
         .then(
-          (row) => callback(null, { current: Number(row.count), ttl: windowStart + timeWindow - now }),
+          (row) => callback(null, { current: Number(row.count), ttl: Number(row.window_start) + timeWindow - now }),
           (error: Error) => callback(error),
         );
     }
