@@ -54,7 +54,8 @@ export const API_PERSONAS: readonly ApiPersona[] = [
  * screener, a receptionist's "you've got Tom"), which it reads since, so they are no longer unseen;
  * personas-3, written after that, guided the text mode's next change likewise, and personas-4 the
  * next (opening hours read as a menu's option, a receptionist's "you've reached", docs/sandbox.md),
- * and personas-5 the one after ("we're closed").
+ * and personas-5 the one after ("we're closed"). personas-6 was run once, unseen, with no change
+ * after it.
  */
 export function personaSet(dir: string): ApiPersona[] {
   const file = path.join(dir, 'expected.tsv');
