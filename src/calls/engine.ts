@@ -459,7 +459,10 @@ export class CallEngine {
     });
     const media = audio && {
       recording_path: await audio.recording(),
-      latency: audio.latency.report(),
+      latency: {
+        ...audio.latency.report(),
+        answered_by_ms: call.request.answered_by_enabled ? outcome.answeredByMs : null,
+      },
     };
     await this.finish(call, startedAt, outcome, lines, variables, media);
   }

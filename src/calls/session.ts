@@ -80,6 +80,8 @@ export interface SessionOutcome {
   error: string | null;
   /** The call reached a voicemail (retry after voicemail applies). */
   reachedVoicemail: boolean;
+  /** When who answered was last decided or revised, ms after the answer; null when it stayed unknown. */
+  answeredByMs: number | null;
   endedAt: Date;
 }
 
@@ -196,6 +198,9 @@ export class CallSession {
   private readonly transcript: Turn[] = [];
   private readonly timers = new Map<string, () => void>();
   private readonly detector: AnswerDetector;
+  private readonly answeredAt: Date;
+  /** The detector's answer as last seen, and when it came. */
+  private verdict: { answer: Answerer | undefined; at: Date | undefined } = { answer: undefined, at: undefined };
   private speaking: AbortController | undefined;
   /** The agent's last utterance (what may have gone out of it) and when it ended: its echo may still come back. */
   private lastSaid: { text: string; at: number } | undefined;
@@ -254,7 +259,8 @@ export class CallSession {
   constructor(private readonly o: SessionOptions) {
     // Audio legs: who answered comes from answering-machine detection on the audio (src/amd/acoustic.ts).
     // Inbound calls answer a caller: there is nobody to detect.
-    this.detector = new AnswerDetector(o.clock.now(), { acoustic: hasInboundAudio(o.leg), off: o.inbound });
+    this.answeredAt = o.clock.now();
+    this.detector = new AnswerDetector(this.answeredAt, { acoustic: hasInboundAudio(o.leg), off: o.inbound });
   }
 
   async run(): Promise<SessionOutcome> {
@@ -298,7 +304,10 @@ export class CallSession {
     else this.greet();
 
     try {
-      while (!this.done) await this.handle(await this.events.next());
+      while (!this.done) {
+        await this.handle(await this.events.next());
+        this.noteVerdict();
+      }
     } finally {
       for (const cancel of this.timers.values()) cancel();
       this.cancelTurn({ ended: true });
@@ -309,15 +318,24 @@ export class CallSession {
       this.o.signal.removeEventListener('abort', onStop);
     }
     const answerer = this.heardMenu ? 'ivr' : (this.detector.result ?? 'unknown');
+    const answeredBy = answeredByOf(answerer);
+    const decidedAt = answeredBy === 'unknown' ? undefined : this.verdict.at;
     return {
       endedBy: this.endedBy,
-      answeredBy: answeredByOf(answerer),
+      answeredBy,
       answerer,
       transferredTo: this.transferredTo,
       error: this.error,
       reachedVoicemail: this.reachedVoicemail,
+      answeredByMs: decidedAt ? decidedAt.getTime() - this.answeredAt.getTime() : null,
       endedAt: clock.now(),
     };
+  }
+
+  /** Notes when the detector's answer changed (decided, or revised by a beep, words or the model). */
+  private noteVerdict(): void {
+    const answer = this.detector.result;
+    if (answer !== this.verdict.answer) this.verdict = { answer, at: this.o.clock.now() };
   }
 
   /**

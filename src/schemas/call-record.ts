@@ -85,6 +85,14 @@ export const CallLatency = Type.Object(
         { description: 'How the agent yielded to voices over it (docs/audio.md); absent on older records' },
       ),
     ),
+    answered_by_ms: Type.Optional(
+      Nullable(
+        Ms(
+          'Answer to the moment answered_by took its final value (decided, or revised by a beep or words); ' +
+            'null when it stayed unknown or was not asked for; absent on older records',
+        ),
+      ),
+    ),
   },
   { description: 'Per-turn latency of an audio call (Openline extension); null for calls without audio' },
 );

@@ -135,6 +135,20 @@ describe('answered_by through the public API on audio (OPENLINE_SANDBOX_AUDIO=1)
     assert.match(transcript(call), /assistant: Hi, this is Openline about your order\. Please call us back\.$/);
   });
 
+  it('the call record says when answered_by took its final value: a person at the pause after the greeting, a revised verdict at its beep', async () => {
+    const decidedMs = (call: Json) => (call.latency as { answered_by_ms?: unknown } | null)?.answered_by_ms;
+    const person = await calls.get('0182')!;
+    const personMs = decidedMs(person);
+    assert.equal(typeof personMs, 'number', JSON.stringify(person.latency));
+    // "Hello, Delgado residence." and its pause: within the detector's five seconds.
+    assert.ok(Number(personMs) > 500 && Number(personMs) < 5000, String(personMs));
+    // Mark's "Hi, it's Mark." made a person at its pause (about 1.3 s); the beep after his next
+    // sentence, 4 s in, revised it, and the record gives the revision's time.
+    const mark = await calls.get('0191')!;
+    const markMs = Number(decidedMs(mark));
+    assert.ok(markMs > 3500 && markMs < Number(mark.corrected_duration) * 1000, `${markMs} ms`);
+  });
+
   it("555-0186, a carrier's voicemail prompt with a short 1400 Hz beep: voicemail", async () => {
     const call = await calls.get('0186')!;
     assert.equal(call.answered_by, 'voicemail', transcript(call));

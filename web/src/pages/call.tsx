@@ -96,6 +96,9 @@ export function CallPage() {
         <dt>Answered by</dt>
         <dd>
           <Badge value={c.answered_by} />
+          {typeof c.latency?.answered_by_ms === 'number' && (
+            <span className="muted"> decided {(c.latency.answered_by_ms / 1000).toFixed(1)} s after the answer</span>
+          )}
         </dd>
         <dt>Ended by</dt>
         <dd>{c.call_ended_by ?? '—'}</dd>
