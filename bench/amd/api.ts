@@ -79,6 +79,8 @@ export interface ApiAmdOutcome {
   who: string;
   /** Which evidence decided, when the language model took part (the call's agent-action line). */
   decidedBy?: string;
+  /** When `answered_by` took its final value, ms after the answer (the record's latency.answered_by_ms). */
+  decidedMs: number | null;
 }
 
 /** Places one call to each persona `rounds` times, `concurrency` at a time, at `scale` times real time. */
@@ -135,6 +137,7 @@ export async function runApiAmd(options: {
           who,
           answeredBy: String(call.answered_by),
           ...(decided && { decidedBy: decided }),
+          decidedMs: (call.latency as { answered_by_ms?: number | null } | null)?.answered_by_ms ?? null,
         });
       }
     };

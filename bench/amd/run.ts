@@ -23,7 +23,15 @@ import { parseArgs } from 'node:util';
 import { cachedAmdClips, generateAmdDataset, type AmdClip, type AmdLabel } from '../../src/amd/dataset.js';
 import { generateHeldOutAmdDataset } from '../../src/amd/heldout.js';
 import { DEFAULT_AMD_SETTINGS, type AmdDecision, type AmdSettings } from '../../src/amd/acoustic.js';
-import { crossValidate, fitWithGate, scoreAmd, traces, withOpener, type AmdScore } from '../../src/amd/fit.js';
+import {
+  crossValidate,
+  fitWithGate,
+  percentile,
+  scoreAmd,
+  traces,
+  withOpener,
+  type AmdScore,
+} from '../../src/amd/fit.js';
 
 const { values } = parseArgs({
   options: {
@@ -40,6 +48,7 @@ const { values } = parseArgs({
     'training-only': { type: 'boolean', default: false },
   },
 });
+const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const integer = (name: 'train-count' | 'train-seed' | 'heldout-count' | 'heldout-seed', min: number) => {
   const n = Number(values[name]);
   if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer >= ${min}`);
@@ -73,6 +82,11 @@ if (values.api) {
     `answered_by right ${right}/${outcomes.length} (${((100 * right) / outcomes.length).toFixed(1)} %), ` +
       `people taken for voicemail ${hungUp}/${people.length}`,
   );
+  const times = outcomes.map((o) => o.decidedMs).filter((ms): ms is number => ms !== null);
+  console.log(
+    `answered_by decided (its final value, person or voicemail, ${times.length} calls): ` +
+      `p50 ${sec(percentile(times, 0.5))}, p90 ${sec(percentile(times, 0.9))} after the answer`,
+  );
   console.log(`confusion (rows: who answered, columns: answered_by)  ${answers.map((a) => a.padStart(10)).join('')}`);
   for (const expected of ['human', 'voicemail'])
     console.log(
@@ -80,7 +94,8 @@ if (values.api) {
     );
   for (const o of outcomes.sort((a, b) => a.number.localeCompare(b.number)))
     console.log(
-      `  555-${o.number} ${o.answeredBy === o.expected ? 'right' : 'WRONG'} ${o.answeredBy.padEnd(9)} ${o.who}` +
+      `  555-${o.number} ${o.answeredBy === o.expected ? 'right' : 'WRONG'} ${o.answeredBy.padEnd(9)} ` +
+        `${o.decidedMs === null ? '     -' : `${(o.decidedMs / 1000).toFixed(2)} s`.padStart(6)} ${o.who}` +
         (o.decidedBy ? ` [decided by ${o.decidedBy}]` : ''),
     );
   process.exit(0);
@@ -92,7 +107,6 @@ const heldCount = integer('heldout-count', 1);
 const heldSeed = integer('heldout-seed', 0);
 
 const pct = (n: number, of: number) => (of === 0 ? '-' : `${((100 * n) / of).toFixed(1)} %`);
-const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
 function report(title: string, result: AmdScore): void {
   const labels: AmdLabel[] = ['human', 'machine', 'unknown'];
@@ -105,12 +119,8 @@ function report(title: string, result: AmdScore): void {
       `person/machine left unknown ${result.unknowns}`,
   );
   const times = (label: AmdLabel) => {
-    const t = result.outcomes
-      .filter((o) => o.clip.label === label)
-      .map((o) => o.atMs)
-      .sort((a, b) => a - b);
-    const q = (p: number) => t[Math.min(t.length - 1, Math.max(0, Math.ceil(p * t.length) - 1))] ?? 0;
-    return `${label} p50 ${sec(q(0.5))} p90 ${sec(q(0.9))}`;
+    const t = result.outcomes.filter((o) => o.clip.label === label).map((o) => o.atMs);
+    return `${label} p50 ${sec(percentile(t, 0.5))} p90 ${sec(percentile(t, 0.9))}`;
   };
   console.log(
     `decision time: person+machine p50 ${sec(result.p50Ms)} p90 ${sec(result.p90Ms)} (${labels.map(times).join('; ')})`,

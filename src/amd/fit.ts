@@ -79,7 +79,8 @@ export function withOpener(traced: readonly TracedClip[], front: Partial<AmdSett
   });
 }
 
-const percentile = (values: number[], q: number) => {
+/** The q-quantile of the values (nearest rank), 0 when there are none. */
+export const percentile = (values: readonly number[], q: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
 };
