@@ -199,8 +199,8 @@ export class CallSession {
   private readonly timers = new Map<string, () => void>();
   private readonly detector: AnswerDetector;
   private readonly answeredAt: Date;
-  /** The detector's answer as last seen, and when it came. */
-  private verdict: { answer: Answerer | undefined; at: Date | undefined } = { answer: undefined, at: undefined };
+  /** `answered_by` by the detector as last seen, and when it took that value. */
+  private verdict: { answeredBy: Answered; at: Date | undefined } = { answeredBy: 'unknown', at: undefined };
   private speaking: AbortController | undefined;
   /** The agent's last utterance (what may have gone out of it) and when it ended: its echo may still come back. */
   private lastSaid: { text: string; at: number } | undefined;
@@ -332,10 +332,13 @@ export class CallSession {
     };
   }
 
-  /** Notes when the detector's answer changed (decided, or revised by a beep, words or the model). */
+  /**
+   * Notes when `answered_by` changed (decided, or revised by a beep, words or the model); a
+   * person found to be a screener stays `human`, and keeps its time.
+   */
   private noteVerdict(): void {
-    const answer = this.detector.result;
-    if (answer !== this.verdict.answer) this.verdict = { answer, at: this.o.clock.now() };
+    const answeredBy = answeredByOf(this.detector.result);
+    if (answeredBy !== this.verdict.answeredBy) this.verdict = { answeredBy, at: this.o.clock.now() };
   }
 
   /**
