@@ -95,7 +95,7 @@ if (values.api) {
   for (const o of outcomes.sort((a, b) => a.number.localeCompare(b.number)))
     console.log(
       `  555-${o.number} ${o.answeredBy === o.expected ? 'right' : 'WRONG'} ${o.answeredBy.padEnd(9)} ` +
-        `${o.decidedMs === null ? '     -' : `${(o.decidedMs / 1000).toFixed(2)} s`.padStart(6)} ${o.who}` +
+        `${(o.decidedMs === null ? '-' : sec(o.decidedMs)).padStart(7)} ${o.who}` +
         (o.decidedBy ? ` [decided by ${o.decidedBy}]` : ''),
     );
   process.exit(0);
