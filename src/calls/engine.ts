@@ -459,10 +459,7 @@ export class CallEngine {
     });
     const media = audio && {
       recording_path: await audio.recording(),
-      latency: {
-        ...audio.latency.report(),
-        answered_by_ms: call.request.answered_by_enabled ? outcome.answeredByMs : null,
-      },
+      latency: audio.latency.report(),
     };
     await this.finish(call, startedAt, outcome, lines, variables, media);
   }
@@ -479,6 +476,8 @@ export class CallEngine {
     const seconds = Math.max(0, (outcome.endedAt.getTime() - startedAt.getTime()) / 1000);
     const minutes = seconds / 60;
     const retryAfterVoicemail = outcome.reachedVoicemail && request.retry !== null && !call.retry_of;
+    // Who answered, and when that was settled, only when the request asked for it.
+    const detected = request.answered_by_enabled;
     const changes = {
       queue_status: outcome.error ? 'call_error' : 'complete',
       status: outcome.error ? 'call_error' : 'completed',
@@ -489,13 +488,16 @@ export class CallEngine {
       corrected_duration: seconds,
       price: Math.round(minutes * this.d.pricePerMinute * 10000) / 10000,
       call_ended_by: outcome.endedBy,
-      answered_by: request.answered_by_enabled ? outcome.answeredBy : null,
+      answered_by: detected ? outcome.answeredBy : null,
       transferred_to: outcome.transferredTo,
       concatenated_transcript: lines.join('\n'),
       // Tools and dynamic_data add variables during the call.
       ...(variables && { variables }),
       // The recording's path under DATA_DIR and every turn's latency (audio legs).
-      ...(media && { recording_path: media.recording_path, latency: media.latency }),
+      ...(media && {
+        recording_path: media.recording_path,
+        latency: media.latency && { ...media.latency, answered_by_ms: detected ? outcome.answeredByMs : null },
+      }),
     } as const;
     await this.end(call.id, ['started'], changes, { retryAfterVoicemail });
     this.d.log?.info({ call_id: call.id, ended_by: outcome.endedBy, seconds }, 'call ended');

@@ -199,8 +199,8 @@ export class CallSession {
   private readonly timers = new Map<string, () => void>();
   private readonly detector: AnswerDetector;
   private readonly answeredAt: Date;
-  /** `answered_by` by the detector as last seen, and when it took that value. */
-  private verdict: { answeredBy: Answered; at: Date | undefined } = { answeredBy: 'unknown', at: undefined };
+  /** `answered_by` by the detector as last seen, and when it took that value (ms after the answer). */
+  private verdict: { answeredBy: Answered; ms: number | null } = { answeredBy: 'unknown', ms: null };
   private speaking: AbortController | undefined;
   /** The agent's last utterance (what may have gone out of it) and when it ended: its echo may still come back. */
   private lastSaid: { text: string; at: number } | undefined;
@@ -319,7 +319,6 @@ export class CallSession {
     }
     const answerer = this.heardMenu ? 'ivr' : (this.detector.result ?? 'unknown');
     const answeredBy = answeredByOf(answerer);
-    const decidedAt = answeredBy === 'unknown' ? undefined : this.verdict.at;
     return {
       endedBy: this.endedBy,
       answeredBy,
@@ -327,7 +326,7 @@ export class CallSession {
       transferredTo: this.transferredTo,
       error: this.error,
       reachedVoicemail: this.reachedVoicemail,
-      answeredByMs: decidedAt ? decidedAt.getTime() - this.answeredAt.getTime() : null,
+      answeredByMs: answeredBy === 'unknown' ? null : this.verdict.ms,
       endedAt: clock.now(),
     };
   }
@@ -338,7 +337,8 @@ export class CallSession {
    */
   private noteVerdict(): void {
     const answeredBy = answeredByOf(this.detector.result);
-    if (answeredBy !== this.verdict.answeredBy) this.verdict = { answeredBy, at: this.o.clock.now() };
+    if (answeredBy !== this.verdict.answeredBy)
+      this.verdict = { answeredBy, ms: this.o.clock.now().getTime() - this.answeredAt.getTime() };
   }
 
   /**
