@@ -18,7 +18,7 @@
 // (--model: the agent has an emulated language model whose reading of who answered is always
 // that one, or never comes: what the cost rule lets a wrong model do; --personas DIR: call the
 // persona files of DIR, with DIR/expected.tsv, instead of the built-in AMD personas, e.g.
-// bench/amd/personas-1 to -5, greetings written apart from every clip set)
+// bench/amd/personas-1 to -7, greetings written apart from every clip set)
 import { parseArgs } from 'node:util';
 import { cachedAmdClips, generateAmdDataset, type AmdClip, type AmdLabel } from '../../src/amd/dataset.js';
 import { generateHeldOutAmdDataset } from '../../src/amd/heldout.js';
