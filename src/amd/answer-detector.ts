@@ -23,13 +23,14 @@ const LONG_GREETING_MS = 3000;
 /**
  * Words that open as a person at the phone does: a question before any full stop ("Hello? Yes,
  * listen, ..."), or a business's or household's answer naming who is on the line or offering help
- * ("Acme Dental, Kate speaking.", "Main Street Motors, service department, this is Kevin.", "how
- * may I direct your call", "can I take a message"). "Hi, this is Dana." or "Hi, Dana here." alone
+ * ("Acme Dental, Kate speaking.", "Main Street Motors, service department, this is Kevin.", the same
+ * asking the caller to hold: "..., this is Kevin, one moment please.", "how may I direct your call",
+ * "can I take a message"). "Hi, this is Dana." or "Hi, Dana here." alone
  * is how recorded greetings start too, so a name counts only after the business's or household's
  * own name ("Hello, you have reached the help desk, my name is Omar.").
  */
 const HUMAN_OPENING =
-  /^(hello|hi|hey|yes|yeah|speaking|this is \w+ speaking)\b.*\?|^[^.]*\?|\b\w+ speaking[.!]?$|^(?!(?:hi|hey|hello)\b)[^.]*,\s*(?:this is \w+|\w+ here|you(?:'ve)? got \w+)[.!]?$|\byou(?:'ve| have) reached [^.]*,\s*(?:my name is|this is) \w+[.!]?$|\b(?:how (?:can|may) (?:i|we) (?:help|direct|assist)|what can (?:i|we) do for you|can i take your order|(?:can|may) i take (?:a|your) message)\b/i;
+  /^(hello|hi|hey|yes|yeah|speaking|this is \w+ speaking)\b.*\?|^[^.]*\?|\b\w+ speaking[.!]?$|^(?!(?:hi|hey|hello)\b)[^.]*,\s*(?:this is \w+|\w+ here|you(?:'ve)? got \w+)(?:,\s*(?:(?:one|just a) (?:moment|second|sec)(?: please)?|(?:please )?hold on(?: (?:one|a|just a) (?:moment|second|sec))?))?[.!]?$|\byou(?:'ve| have) reached [^.]*,\s*(?:my name is|this is) \w+[.!]?$|\b(?:how (?:can|may) (?:i|we) (?:help|direct|assist)|what can (?:i|we) do for you|can i take your order|(?:can|may) i take (?:a|your) message)\b/i;
 
 /**
  * A beep: a single steady tone anywhere in the telephone band (300-3400 Hz) lasting 0.1-2 s, the

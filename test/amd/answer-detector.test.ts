@@ -284,6 +284,8 @@ describe('answer detector: one long greeting (over 3 s) is a machine unless it o
     ['"Hi ... ?" opening', 'Hi, sorry, I was in the garden, who is it?', 'human'],
     ["a business's answer naming who speaks", 'Main Street Motors, service department, this is Kevin.', 'human'],
     ['"NAME speaking"', 'Good morning, Sullivan and Burke Law, Frank speaking.', 'human'],
+    ['...asking the caller to hold', 'Pinecrest Dental, this is Marcus, one moment please.', 'human'],
+    ['...or to hold on', 'Harbor Marine, Luis here, hold on a second.', 'human'],
     ['"NAME here"', 'Riverside Plumbing, good morning, Dana here.', 'human'],
     ['"you\'ve got NAME"', "Johnson and Reyes Accounting, good morning, you've got Tom.", 'human'],
     [
