@@ -18,7 +18,10 @@
 // (--model: the agent has an emulated language model whose reading of who answered is always
 // that one, or never comes: what the cost rule lets a wrong model do; --personas DIR: call the
 // persona files of DIR, with DIR/expected.tsv, instead of the built-in AMD personas, e.g.
-// bench/amd/personas-1 to -7, greetings written apart from every clip set)
+// bench/amd/personas-1 to -7, greetings written apart from every clip set; given more than once,
+// each set in turn and then the figures over all of them, `--personas built-in` naming the
+// built-in set)
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { cachedAmdClips, generateAmdDataset, type AmdClip, type AmdLabel } from '../../src/amd/dataset.js';
 import { generateHeldOutAmdDataset } from '../../src/amd/heldout.js';
@@ -32,6 +35,7 @@ import {
   withOpener,
   type AmdScore,
 } from '../../src/amd/fit.js';
+import type { ApiAmdOutcome } from './api.js';
 
 const { values } = parseArgs({
   options: {
@@ -43,7 +47,7 @@ const { values } = parseArgs({
     api: { type: 'boolean', default: false },
     rounds: { type: 'string', default: '1' },
     model: { type: 'string' },
-    personas: { type: 'string' },
+    personas: { type: 'string', multiple: true },
     verbose: { type: 'boolean', default: false },
     'training-only': { type: 'boolean', default: false },
   },
@@ -54,30 +58,14 @@ const integer = (name: 'train-count' | 'train-seed' | 'heldout-count' | 'heldout
   if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer >= ${min}`);
   return n;
 };
-if (values.api) {
-  const rounds = Number(values.rounds);
-  if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds must be a positive integer');
-  const model = values.model;
-  if (model !== undefined && model !== 'person' && model !== 'voicemail' && model !== 'silent')
-    throw new Error('--model must be person, voicemail or silent');
-  const { runApiAmd } = await import('./api.js');
-  const started = Date.now();
-  const outcomes = await runApiAmd({
-    rounds,
-    concurrency: 4,
-    scale: 4,
-    ...(model && { model }),
-    ...(values.personas && { personaDir: values.personas }),
-  });
+/** The API run's figures: right, people hung up on, when answered_by was decided, the confusion. */
+function printApiFigures(outcomes: readonly ApiAmdOutcome[]): void {
   const answers = ['human', 'voicemail', 'unknown'];
   const count = (expected: string, got: string) =>
     outcomes.filter((o) => o.expected === expected && o.answeredBy === got).length;
   const right = outcomes.filter((o) => o.answeredBy === o.expected).length;
   const people = outcomes.filter((o) => o.expected === 'human');
   const hungUp = people.filter((o) => o.answeredBy === 'voicemail').length;
-  console.log(
-    `AMD through the public API (sandbox audio mode${model ? `, emulated model: ${model}` : ''}${values.personas ? `, personas of ${values.personas}` : ''}): ${outcomes.length} calls in ${((Date.now() - started) / 1000).toFixed(0)} s`,
-  );
   console.log(
     `answered_by right ${right}/${outcomes.length} (${((100 * right) / outcomes.length).toFixed(1)} %), ` +
       `people taken for voicemail ${hungUp}/${people.length}`,
@@ -92,9 +80,42 @@ if (values.api) {
     console.log(
       `${''.padEnd(53)}${expected.padEnd(10)}${answers.map((a) => String(count(expected, a)).padStart(10)).join('')}`,
     );
-  for (const o of outcomes.sort((a, b) => a.number.localeCompare(b.number)))
+}
+
+if (values.api) {
+  const rounds = Number(values.rounds);
+  if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds must be a positive integer');
+  const model = values.model;
+  if (model !== undefined && model !== 'person' && model !== 'voicemail' && model !== 'silent')
+    throw new Error('--model must be person, voicemail or silent');
+  const { runApiAmd } = await import('./api.js');
+  // Each folder of personas is its own sandbox (the built-in personas when none is given).
+  const sets = (values.personas ?? ['built-in']).map((dir) => (dir === 'built-in' ? undefined : dir));
+  const outcomes: Array<ApiAmdOutcome & { set: string }> = [];
+  for (const dir of sets) {
+    const started = Date.now();
+    const these = await runApiAmd({
+      rounds,
+      concurrency: 4,
+      scale: 4,
+      ...(model && { model }),
+      ...(dir && { personaDir: dir }),
+    });
+    const set = dir ? path.basename(dir) : 'built-in';
+    outcomes.push(...these.map((o) => ({ ...o, set })));
     console.log(
-      `  555-${o.number} ${o.answeredBy === o.expected ? 'right' : 'WRONG'} ${o.answeredBy.padEnd(9)} ` +
+      `AMD through the public API (sandbox audio mode${model ? `, emulated model: ${model}` : ''}, ` +
+        `${dir ? `personas of ${dir}` : 'built-in personas'}): ${these.length} calls in ${((Date.now() - started) / 1000).toFixed(0)} s`,
+    );
+    printApiFigures(these);
+  }
+  if (sets.length > 1) {
+    console.log(`\nAll ${sets.length} sets, ${outcomes.length} calls:`);
+    printApiFigures(outcomes);
+  }
+  for (const o of outcomes.sort((a, b) => a.set.localeCompare(b.set) || a.number.localeCompare(b.number)))
+    console.log(
+      `  ${sets.length > 1 ? `${o.set} ` : ''}555-${o.number} ${o.answeredBy === o.expected ? 'right' : 'WRONG'} ${o.answeredBy.padEnd(9)} ` +
         `${(o.decidedMs === null ? '-' : sec(o.decidedMs)).padStart(7)} ${o.who}` +
         (o.decidedBy ? ` [decided by ${o.decidedBy}]` : ''),
     );
