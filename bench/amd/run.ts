@@ -152,6 +152,14 @@ function report(title: string, result: AmdScore): void {
       `${''.padEnd(43)}${label.padEnd(8)}${decisions.map((d) => String(result.confusion[label][d]).padStart(8)).join('')}`,
     );
   }
+  // Screeners are machines to the audio (a recording that talks on); their words make them
+  // screeners, and a call's answered_by `human` (a person follows), which the audio cannot hear.
+  const screeners = result.outcomes.filter((o) => o.clip.kind === 'screener');
+  if (screeners.length > 0)
+    console.log(
+      `of the machines, call screeners: ${screeners.length}, decided ` +
+        decisions.map((d) => `${d} ${screeners.filter((o) => o.decision === d).length}`).join(', '),
+    );
   const wrong = result.outcomes.filter((o) => o.decision !== o.clip.label);
   const shown = values.verbose ? wrong : wrong.filter((o) => o.clip.label === 'human' && o.decision === 'machine');
   if (shown.length > 0) console.log(values.verbose ? 'mistakes:' : 'people taken for machines:');
