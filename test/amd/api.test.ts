@@ -140,13 +140,14 @@ describe('answered_by through the public API on audio (OPENLINE_SANDBOX_AUDIO=1)
     const person = await calls.get('0182')!;
     const personMs = decidedMs(person);
     assert.equal(typeof personMs, 'number', JSON.stringify(person.latency));
-    // "Hello, Delgado residence." and its pause: within the detector's five seconds.
-    assert.ok(Number(personMs) > 500 && Number(personMs) < 5000, String(personMs));
     // Mark's "Hi, it's Mark." made a person at its pause (about 1.3 s); the beep after his next
     // sentence, 4 s in, revised it, and the record gives the revision's time.
     const mark = await calls.get('0191')!;
     const markMs = Number(decidedMs(mark));
     assert.ok(markMs > 3500 && markMs < Number(mark.corrected_duration) * 1000, `${markMs} ms`);
+    // "Hello, Delgado residence." and its pause: after the greeting, and well before a beep 4 s in
+    // (the times are the clock's, so a busy machine makes both later; their order holds).
+    assert.ok(Number(personMs) > 500 && Number(personMs) < markMs, `${String(personMs)} ms, Mark's ${markMs} ms`);
   });
 
   it("555-0186, a carrier's voicemail prompt with a short 1400 Hz beep: voicemail", async () => {
