@@ -20,6 +20,9 @@ const GREETING_GOES_ON_MS = 3000;
 /** Without audio, one greeting longer than this without a pause is a machine's (the classic rule). */
 const LONG_GREETING_MS = 3000;
 
+/** After the name, a request to hold: "one moment please", "just a sec", "hold on a second". */
+const HOLD_REQUEST = String.raw`(?:(?:one|just a) (?:moment|second|sec)(?: please)?|(?:please )?hold on(?: (?:one|a|just a) (?:moment|second|sec))?)`;
+
 /**
  * Words that open as a person at the phone does: a question before any full stop ("Hello? Yes,
  * listen, ..."), or a business's or household's answer naming who is on the line or offering help
@@ -29,8 +32,22 @@ const LONG_GREETING_MS = 3000;
  * is how recorded greetings start too, so a name counts only after the business's or household's
  * own name ("Hello, you have reached the help desk, my name is Omar.").
  */
-const HUMAN_OPENING =
-  /^(hello|hi|hey|yes|yeah|speaking|this is \w+ speaking)\b.*\?|^[^.]*\?|\b\w+ speaking[.!]?$|^(?!(?:hi|hey|hello)\b)[^.]*,\s*(?:this is \w+|\w+ here|you(?:'ve)? got \w+)(?:,\s*(?:(?:one|just a) (?:moment|second|sec)(?: please)?|(?:please )?hold on(?: (?:one|a|just a) (?:moment|second|sec))?))?[.!]?$|\byou(?:'ve| have) reached [^.]*,\s*(?:my name is|this is) \w+[.!]?$|\b(?:how (?:can|may) (?:i|we) (?:help|direct|assist)|what can (?:i|we) do for you|can i take your order|(?:can|may) i take (?:a|your) message)\b/i;
+const HUMAN_OPENING = new RegExp(
+  [
+    // A question from a person's first words, or before any full stop.
+    String.raw`^(hello|hi|hey|yes|yeah|speaking|this is \w+ speaking)\b.*\?`,
+    String.raw`^[^.]*\?`,
+    // "Kate speaking."
+    String.raw`\b\w+ speaking[.!]?$`,
+    // After a business's or household's own name: "..., this is Kevin.", "..., Dana here.",
+    // "..., you've got Tom.", maybe asking the caller to hold.
+    String.raw`^(?!(?:hi|hey|hello)\b)[^.]*,\s*(?:this is \w+|\w+ here|you(?:'ve)? got \w+)(?:,\s*${HOLD_REQUEST})?[.!]?$`,
+    String.raw`\byou(?:'ve| have) reached [^.]*,\s*(?:my name is|this is) \w+[.!]?$`,
+    // Offering help.
+    String.raw`\b(?:how (?:can|may) (?:i|we) (?:help|direct|assist)|what can (?:i|we) do for you|can i take your order|(?:can|may) i take (?:a|your) message)\b`,
+  ].join('|'),
+  'i',
+);
 
 /**
  * A beep: a single steady tone anywhere in the telephone band (300-3400 Hz) lasting 0.1-2 s, the
