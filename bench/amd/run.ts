@@ -18,7 +18,7 @@
 // (--model: the agent has an emulated language model whose reading of who answered is always
 // that one, or never comes: what the cost rule lets a wrong model do; --personas DIR: call the
 // persona files of DIR, with DIR/expected.tsv, instead of the built-in AMD personas, e.g.
-// bench/amd/personas-1 to -7, greetings written apart from every clip set; given more than once,
+// bench/amd/personas-1 to -8, greetings written apart from every clip set; given more than once,
 // each set in turn and then the figures over all of them, `--personas built-in` naming the
 // built-in set)
 import path from 'node:path';
