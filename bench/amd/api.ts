@@ -58,6 +58,7 @@ export const API_PERSONAS: readonly ApiPersona[] = [
  * after it. personas-7's first run was right on all 20 in audio mode; in text mode it showed a
  * receptionist asking the caller to hold ("..., this is Marcus, one moment please."), read since.
  * personas-8 was run once, unseen: 20 of 20 in both modes, no change after it.
+ * personas-9 likewise: 20 of 20 in both modes, no change after it.
  */
 export function personaSet(dir: string): ApiPersona[] {
   const file = path.join(dir, 'expected.tsv');
