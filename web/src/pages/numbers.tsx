@@ -80,9 +80,11 @@ export function NumbersPage() {
         </button>
       </form>
       <Problem error={buy.error ?? numbers.error ?? ring.error} />
-      <Field label="Sandbox caller for Ring" hint="555-0100 is a person; see the sandbox guide for others">
-        <input value={caller} onChange={(e) => setCaller(e.target.value)} />
-      </Field>
+      <div className="inline-form">
+        <Field label="Sandbox caller for Ring" hint="555-0100 is a person; see the sandbox guide for others">
+          <input value={caller} onChange={(e) => setCaller(e.target.value)} />
+        </Field>
+      </div>
       {editing && (
         <form
           className="editor"
