@@ -201,7 +201,8 @@ export function PathwayPage() {
     const node: PathwayNode = {
       id: `node-${n}`,
       type: 'Default',
-      data: { name: `Node ${n}`, text: '' },
+      // A pathway's first node is its start node, where calls begin.
+      data: { name: `Node ${n}`, text: '', ...(graph.nodes.length === 0 && { isStart: true }) },
       // Below everything on the canvas.
       position: { x: 0, y: Math.max(-ROW, ...flowNodes.map((f) => f.position.y)) + ROW },
     };
@@ -225,17 +226,21 @@ export function PathwayPage() {
         </div>
       </div>
       <Problem error={save.error} />
-      {problems.length > 0 && (
-        <details className="problems" open>
-          <summary>
-            {problems.length} problem{problems.length === 1 ? '' : 's'} to fix before calls can use this draft
-          </summary>
-          <ul>
-            {problems.map((p) => (
-              <li key={p}>{p}</li>
-            ))}
-          </ul>
-        </details>
+      {graph?.nodes.length === 0 ? (
+        <p className="empty">No nodes yet: add one with Add node. The first is the start node, where calls begin.</p>
+      ) : (
+        problems.length > 0 && (
+          <details className="problems" open>
+            <summary>
+              {problems.length} problem{problems.length === 1 ? '' : 's'} to fix before calls can use this draft
+            </summary>
+            <ul>
+              {problems.map((p) => (
+                <li key={p}>{p}</li>
+              ))}
+            </ul>
+          </details>
+        )
       )}
       <div className="editor-body">
         <div className="canvas" aria-label="Pathway canvas">
