@@ -46,37 +46,56 @@ function checkBody(
   return result.ok ? result.graph : undefined;
 }
 
-/** Pathways, their versions and publishing: seed 2.8, 4.9 and CONTRACT.md section 9. */
+/**
+ * Pathways, their versions and publishing: seed 2.8, 4.9 and CONTRACT.md section 9. The hosted
+ * API serves the same routes under /convo_pathway too, the older name many of its clients still
+ * call (GET /v1/convo_pathway/{id}, POST /v1/convo_pathway/create, ...): so does Openline,
+ * documented once, under /pathway.
+ */
 export default async function routes(app: Api, services: Services): Promise<void> {
-  app.post(
-    '/pathway/create',
-    {
-      attachValidation: true,
-      schema: {
-        tags,
-        summary: 'Create a pathway',
-        description: 'Creates a pathway whose draft holds the nodes and edges given (none by default).',
-        body: PathwayCreateBody,
-        response: {
-          200: Type.Object({ status: Type.Literal('success'), pathway_id: Type.String() }),
-          ...errorResponses,
+  await pathwayRoutes(app, services, '/pathway');
+  await app.register(async (scope) => {
+    scope.addHook('onRoute', (route) => {
+      route.schema = { ...route.schema, hide: true };
+    });
+    await pathwayRoutes(scope as Api, services, '/convo_pathway');
+  });
+}
+
+/** The pathway routes under one base path. */
+async function pathwayRoutes(app: Api, services: Services, base: string): Promise<void> {
+  // Created at /create as documented, or POSTed to the collection itself as some clients do.
+  for (const path of [`${base}/create`, base])
+    app.post(
+      path,
+      {
+        attachValidation: true,
+        schema: {
+          hide: path === base,
+          tags,
+          summary: 'Create a pathway',
+          description: 'Creates a pathway whose draft holds the nodes and edges given (none by default).',
+          body: PathwayCreateBody,
+          response: {
+            200: Type.Object({ status: Type.Literal('success'), pathway_id: Type.String() }),
+            ...errorResponses,
+          },
         },
       },
-    },
-    async (request) => {
-      const graph = checkBody(request, undefined, false) ?? { nodes: [], edges: [] };
-      const body = request.body;
-      const pathwayId = await services.pathways.create(request.account.id, {
-        name: body.name,
-        description: body.description ?? null,
-        ...graph,
-      });
-      return { status: 'success' as const, pathway_id: pathwayId };
-    },
-  );
+      async (request) => {
+        const graph = checkBody(request, undefined, false) ?? { nodes: [], edges: [] };
+        const body = request.body;
+        const pathwayId = await services.pathways.create(request.account.id, {
+          name: body.name,
+          description: body.description ?? null,
+          ...graph,
+        });
+        return { status: 'success' as const, pathway_id: pathwayId };
+      },
+    );
 
   app.get(
-    '/pathway',
+    base,
     {
       schema: {
         tags,
@@ -92,7 +111,7 @@ export default async function routes(app: Api, services: Services): Promise<void
   );
 
   app.get(
-    '/pathway/:id',
+    `${base}/:id`,
     {
       schema: {
         tags,
@@ -109,7 +128,7 @@ export default async function routes(app: Api, services: Services): Promise<void
   );
 
   app.post(
-    '/pathway/:id',
+    `${base}/:id`,
     {
       attachValidation: true,
       schema: {
@@ -159,7 +178,7 @@ export default async function routes(app: Api, services: Services): Promise<void
   );
 
   app.delete(
-    '/pathway/:id',
+    `${base}/:id`,
     {
       schema: {
         tags,
@@ -175,7 +194,7 @@ export default async function routes(app: Api, services: Services): Promise<void
   );
 
   app.post(
-    '/pathway/:id/version',
+    `${base}/:id/version`,
     {
       attachValidation: true,
       schema: {
@@ -223,7 +242,7 @@ export default async function routes(app: Api, services: Services): Promise<void
   );
 
   app.get(
-    '/pathway/:id/versions',
+    `${base}/:id/versions`,
     {
       schema: {
         tags,
@@ -243,7 +262,7 @@ export default async function routes(app: Api, services: Services): Promise<void
   );
 
   app.get(
-    '/pathway/:id/version/:n',
+    `${base}/:id/version/:n`,
     {
       schema: {
         tags,
@@ -266,7 +285,7 @@ export default async function routes(app: Api, services: Services): Promise<void
   );
 
   app.post(
-    '/pathway/:id/version/:n',
+    `${base}/:id/version/:n`,
     {
       attachValidation: true,
       schema: {
@@ -301,7 +320,7 @@ export default async function routes(app: Api, services: Services): Promise<void
   );
 
   app.post(
-    '/pathway/:id/publish',
+    `${base}/:id/publish`,
     {
       schema: {
         tags,

@@ -355,4 +355,47 @@ for (const storage of ['sqlite', 'postgres'] as const)
       assert.equal(still.body.production_version, null);
       assert.equal((await t.request('GET', '/v1/pathway/no-such-id')).status, 404);
     });
+
+    it('serves the same pathways under /convo_pathway, the older name clients still call', async () => {
+      const created = await t.request('POST', '/v1/convo_pathway/create', { name: 'Convo', description: 'old name' });
+      assert.equal(created.status, 200, JSON.stringify(created.body));
+      const id = String(created.body.pathway_id);
+      // Posted to the collection itself, with a graph.
+      const posted = await t.request('POST', '/api/v1/convo_pathway', { name: 'Convo 2', nodes, edges });
+      assert.equal(posted.status, 200, JSON.stringify(posted.body));
+      const got = await t.request('GET', `/v1/convo_pathway/${id}`);
+      assert.equal(got.status, 200);
+      assert.equal(got.body.name, 'Convo');
+      // One pathway, whichever name reads or writes it.
+      const updated = await t.request('POST', `/v1/convo_pathway/${id}`, { nodes, edges });
+      assert.equal(updated.status, 200, JSON.stringify(updated.body));
+      assert.equal(((await t.request('GET', `/v1/pathway/${id}`)).body.nodes as Json[]).length, 3);
+      assert.equal(
+        (await t.request('POST', `/v1/convo_pathway/${id}/version`, { name: 'v1', nodes, edges })).status,
+        200,
+      );
+      assert.equal((await t.request('POST', `/v1/convo_pathway/${id}/publish`, { version_id: 1 })).status, 200);
+      const live = await t.request('GET', `/v1/convo_pathway/${id}/version/0`);
+      assert.equal(live.body.version_number, 1);
+      const versions = await t.request('GET', `/v1/convo_pathway/${id}/versions`);
+      assert.equal((versions.body.versions as Json[]).length, 1);
+      const listed = await t.request('GET', '/v1/convo_pathway');
+      const ids = (listed.body.pathways as Json[]).map((p) => p.pathway_id);
+      assert.ok(ids.includes(id) && ids.includes(posted.body.pathway_id));
+      // The same checks: a broken graph names its problem, another account sees nothing, a key is needed.
+      const broken = await t.request('POST', `/v1/convo_pathway/${id}`, {
+        edges: [{ id: 'x', source: '1', target: '9' }],
+      });
+      assert.equal(broken.status, 400);
+      assert.match(JSON.stringify(broken.body.errors), /9/);
+      assert.equal((await t.request('GET', `/v1/convo_pathway/${id}`, undefined, { as: t.otherKey })).status, 404);
+      assert.equal((await t.request('GET', '/v1/convo_pathway', undefined, { as: null })).status, 401);
+      assert.equal((await t.request('DELETE', `/v1/convo_pathway/${id}`)).status, 200);
+      assert.equal((await t.request('GET', `/v1/pathway/${id}`)).status, 404);
+      // Documented once, under /pathway.
+      const spec = await t.request('GET', '/openapi.json', undefined, { as: null });
+      const paths = Object.keys(spec.body.paths as Json);
+      assert.ok(paths.includes('/v1/pathway/{id}'));
+      assert.ok(!paths.some((p) => p.includes('convo_pathway')));
+    });
   });
