@@ -29,6 +29,11 @@ const ListQuery = Type.Object({
   queue_status: Type.Optional(StringEnum(QUEUE_STATUSES)),
   created_after: Type.Optional(Type.String({ description: 'ISO 8601 date or time' })),
   created_before: Type.Optional(Type.String({ description: 'ISO 8601 date or time' })),
+  // The hosted API's names for the same window, both ends included.
+  start_date: Type.Optional(Type.String({ description: 'Created at or after (ISO 8601 date or time)' })),
+  end_date: Type.Optional(
+    Type.String({ description: 'Created at or before (ISO 8601; a date alone includes that whole day)' }),
+  ),
   inbound: Type.Optional(Type.Boolean()),
   ascending: Type.Optional(Type.Boolean({ description: 'Oldest first; default newest first' })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 1000 })),
@@ -60,15 +65,23 @@ function decodeCursor(cursor: string): { created_at: string; id: string } {
   return { created_at, id };
 }
 
-function isoParam(value: string | undefined, field: string, errors: string[]): string | undefined {
+/** A time parameter as an exclusive bound: `shiftMs` moves it (an inclusive end made exclusive). */
+function isoParam(value: string | undefined, field: string, errors: string[], shiftMs = 0): string | undefined {
   if (value === undefined) return undefined;
   const time = Date.parse(value);
   if (Number.isNaN(time)) {
     errors.push(`${field} must be an ISO 8601 date or time`);
     return undefined;
   }
-  return new Date(time).toISOString();
+  return new Date(time + shiftMs).toISOString();
 }
+
+/** The later of two ISO times (either may be absent). */
+const later = (a?: string, b?: string) => (a === undefined || (b !== undefined && b > a) ? b : a);
+/** The earlier of two ISO times (either may be absent). */
+const earlier = (a?: string, b?: string) => (a === undefined || (b !== undefined && b < a) ? b : a);
+
+const DAY_MS = 86_400_000;
 
 const written = new WeakMap<object, string>();
 
@@ -188,7 +201,8 @@ export default async function routes(app: Api, services: Services): Promise<void
         querystring: ListQuery,
         response: {
           200: Type.Object({
-            count: Type.Integer(),
+            count: Type.Integer({ description: 'Calls in this page' }),
+            total_count: Type.Integer({ description: 'Calls that match the filters, over all pages' }),
             calls: Type.Array(CallSummary),
             next_cursor: Nullable(Type.String()),
           }),
@@ -213,8 +227,16 @@ export default async function routes(app: Api, services: Services): Promise<void
         campaign_id: q.campaign_id,
         answered_by: q.answered_by,
         queue_status: q.queue_status,
-        created_after: isoParam(q.created_after, 'created_after', errors),
-        created_before: isoParam(q.created_before, 'created_before', errors),
+        // Exclusive bounds: start_date's time is included (one ms before it), and so is end_date's
+        // (one ms after it), or its whole day when it is a date alone.
+        created_after: later(
+          isoParam(q.created_after, 'created_after', errors),
+          isoParam(q.start_date, 'start_date', errors, -1),
+        ),
+        created_before: earlier(
+          isoParam(q.created_before, 'created_before', errors),
+          isoParam(q.end_date, 'end_date', errors, /^\d{4}-\d{2}-\d{2}$/.test(q.end_date ?? '') ? DAY_MS : 1),
+        ),
         inbound: q.inbound,
         ascending: q.ascending ?? false,
         // One more than asked, to know whether a next page exists.
@@ -223,12 +245,16 @@ export default async function routes(app: Api, services: Services): Promise<void
       };
       assertValid(request, errors);
       if (q.cursor) filter.after = decodeCursor(q.cursor);
-      const rows = await services.calls.list(request.account.id, filter);
+      const [rows, total] = await Promise.all([
+        services.calls.list(request.account.id, filter),
+        services.calls.count(request.account.id, filter),
+      ]);
       const page = rows.slice(0, filter.limit - 1);
       const last = page[page.length - 1];
       const more = rows.length > page.length && last !== undefined;
       return {
         count: page.length,
+        total_count: total,
         calls: page.map(toCallSummary),
         next_cursor: more ? encodeCursor(last.created_at, last.id) : null,
       };

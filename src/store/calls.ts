@@ -83,16 +83,22 @@ function toColumns(changes: CallChanges): Partial<CallRow> {
 /** States in which a call has not ended yet. */
 export const OPEN_STATES = ['new', 'queued', 'allocated', 'started'] as const;
 
-export interface CallFilter {
+/** Which calls a list counts: the conditions of a CallFilter. */
+export interface CallMatch {
   to_number?: string;
   from_number?: string;
   batch_id?: string;
   campaign_id?: string;
   answered_by?: string;
   queue_status?: QueueStatus;
+  /** Created after this time (exclusive). */
   created_after?: string;
+  /** Created before this time (exclusive). */
   created_before?: string;
   inbound?: boolean;
+}
+
+export interface CallFilter extends CallMatch {
   ascending?: boolean;
   limit: number;
   /** Calls to skip first (the hosted API's `from`). */
@@ -223,16 +229,6 @@ export class CallStore {
     return row && this.remember(row, seen);
   }
 
-  /** How many calls the account has made and received (GET /v1/me's total_calls). */
-  async count(accountId: string): Promise<number> {
-    const row = await this.db
-      .selectFrom('calls')
-      .select((eb) => eb.fn.countAll().as('n'))
-      .where('account_id', '=', accountId)
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
-  }
-
   /** Any account's call: for the engine, which acts on behalf of the call's owner. */
   async byId(id: string): Promise<Call | undefined> {
     const row = await this.db.selectFrom('calls').selectAll().where('id', '=', id).executeTakeFirst();
@@ -294,9 +290,9 @@ export class CallStore {
     return rows;
   }
 
-  async list(accountId: string, filter: CallFilter): Promise<Call[]> {
-    const direction = filter.ascending ? 'asc' : 'desc';
-    let query = this.db.selectFrom('calls').selectAll().where('account_id', '=', accountId);
+  /** The account's calls that match the filter's conditions (not its position, order or limit). */
+  private matching(accountId: string, filter: CallMatch) {
+    let query = this.db.selectFrom('calls').where('account_id', '=', accountId);
     if (filter.to_number) query = query.where('to_number', '=', filter.to_number);
     if (filter.from_number) query = query.where('from_number', '=', filter.from_number);
     if (filter.batch_id) query = query.where('batch_id', '=', filter.batch_id);
@@ -306,6 +302,23 @@ export class CallStore {
     if (filter.created_after) query = query.where('created_at', '>', filter.created_after);
     if (filter.created_before) query = query.where('created_at', '<', filter.created_before);
     if (filter.inbound !== undefined) query = query.where('inbound', '=', bool(filter.inbound));
+    return query;
+  }
+
+  /**
+   * How many of the account's calls match the filter's conditions, over all pages (GET /v1/calls'
+   * total_count); with none, all the calls it has made and received (GET /v1/me's total_calls).
+   */
+  async count(accountId: string, filter: CallMatch = {}): Promise<number> {
+    const row = await this.matching(accountId, filter)
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  async list(accountId: string, filter: CallFilter): Promise<Call[]> {
+    const direction = filter.ascending ? 'asc' : 'desc';
+    let query = this.matching(accountId, filter).selectAll();
     const after = filter.after;
     if (after) {
       const op = filter.ascending ? '>' : '<';

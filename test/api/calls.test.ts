@@ -417,6 +417,48 @@ for (const storage of ['sqlite', 'postgres'] as const)
       }
     });
 
+    it('counts the matching calls over all pages, and takes the hosted start_date and end_date', async () => {
+      const t2 = await createTestApp({ postgres: storage === 'postgres' });
+      try {
+        for (let i = 0; i < 5; i++)
+          await t2.request('POST', '/v1/calls', { ...base, phone_number: i % 2 ? '+14155550101' : '+14155550100' });
+        await t2.request('POST', '/v1/calls', base, { as: t2.otherKey });
+        // Offset pages as a warehouse sync reads them: total_count stays the whole set's.
+        const seen: string[] = [];
+        for (let from = 0; from < 5; from += 2) {
+          const page = await t2.request('GET', `/v1/calls?from=${from}&limit=2&ascending=true&sort_by=created_at`);
+          assert.equal(page.status, 200, JSON.stringify(page.body));
+          assert.equal(page.body.total_count, 5);
+          assert.equal(page.body.count, Math.min(2, 5 - from));
+          seen.push(...(page.body.calls as { call_id: string }[]).map((c) => c.call_id));
+        }
+        assert.equal(new Set(seen).size, 5);
+        assert.equal((await t2.request('GET', '/v1/calls?to_number=4155550101&limit=1')).body.total_count, 2);
+        // Both ends included, whatever the times share.
+        const calls = (await t2.request('GET', '/v1/calls?ascending=true')).body.calls as { created_at: string }[];
+        const [start, end] = [calls[1]!.created_at, calls[3]!.created_at];
+        const inWindow = calls.filter((c) => c.created_at >= start && c.created_at <= end).length;
+        const windowed = await t2.request(
+          'GET',
+          `/v1/calls?start_date=${encodeURIComponent(start)}&end_date=${encodeURIComponent(end)}`,
+        );
+        assert.equal(windowed.body.count, inWindow);
+        assert.equal(windowed.body.total_count, inWindow);
+        // A date alone as the end includes its whole day.
+        const today = calls[0]!.created_at.slice(0, 10);
+        assert.equal((await t2.request('GET', `/v1/calls?end_date=${today}`)).body.count, 5);
+        assert.equal((await t2.request('GET', `/v1/calls?start_date=2999-01-01`)).body.total_count, 0);
+        const bad = await t2.request('GET', '/v1/calls?start_date=soon&end_date=later');
+        assert.equal(bad.status, 400);
+        assert.deepEqual(
+          errorsOf(bad.body).map((e) => e.split(' ')[0]),
+          ['start_date', 'end_date'],
+        );
+      } finally {
+        await t2.close();
+      }
+    });
+
     it('keeps calls private to their account', async () => {
       const r = await send(base);
       const id = String(r.body.call_id);
