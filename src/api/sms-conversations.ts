@@ -1,11 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import type { Api } from './types.js';
 import type { Services } from '../services.js';
-import { checked, errorResponses, FreeObject, IdParams, Nullable } from '../schemas/common.js';
+import { checked, errorResponses, FreeObject, IdParams, Nullable, StringEnum } from '../schemas/common.js';
 import { normalizePathNumber, normalizePhone } from '../domain/phone.js';
 import { notFound, validationError } from '../errors.js';
 import { MAX_SMS_BODY } from '../sms/inbound.js';
-import type { SmsConfig } from '../sms/conversations.js';
+import type { ConversationFilter, SmsConfig } from '../sms/conversations.js';
 
 const tags = ['SMS'];
 
@@ -38,6 +38,69 @@ const Message = Type.Object({
   message: Type.String(),
   created_at: Type.String(),
 });
+
+const SORTABLE = ['created_at', 'updated_at', 'user_number', 'agent_number', 'is_active', 'message_count'] as const;
+/** The hosted list's filter operators, as SQL. */
+const OPERATORS: Record<string, ConversationFilter['operator']> = {
+  eq: '=',
+  gt: '>',
+  gte: '>=',
+  lt: '<',
+  lte: '<=',
+  contains: 'like',
+  startsWith: 'like',
+  endsWith: 'like',
+};
+
+/**
+ * The hosted list's `filters` (a JSON array of `{field, operator, value}`) as conditions; each
+ * problem is pushed to `errors`, naming the filter by its position.
+ */
+function parseFilters(text: string | undefined, errors: string[]): ConversationFilter[] {
+  if (text === undefined) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  if (!Array.isArray(parsed)) {
+    errors.push('filters must be a JSON array of {field, operator, value}');
+    return [];
+  }
+  const filters: ConversationFilter[] = [];
+  parsed.forEach((item: unknown, i) => {
+    const at = `filters[${i}]`;
+    const f = (typeof item === 'object' && item !== null ? item : {}) as Record<string, unknown>;
+    const field = SORTABLE.find((name) => name === f.field);
+    const operator = typeof f.operator === 'string' ? OPERATORS[f.operator] : undefined;
+    if (!field) errors.push(`${at}.field must be one of ${SORTABLE.join(', ')}`);
+    if (!operator) errors.push(`${at}.operator must be one of ${Object.keys(OPERATORS).join(', ')}`);
+    const raw = f.value;
+    let value: string | number | undefined;
+    if (field === 'is_active') {
+      if (raw === true || raw === 'true') value = 1;
+      else if (raw === false || raw === 'false') value = 0;
+      else errors.push(`${at}.value must be true or false for is_active`);
+    } else if (field === 'message_count') {
+      const n = typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : NaN;
+      if (Number.isInteger(n)) value = n;
+      else errors.push(`${at}.value must be a whole number for message_count`);
+    } else if (field === 'created_at' || field === 'updated_at') {
+      const time = typeof raw === 'string' || typeof raw === 'number' ? Date.parse(String(raw)) : NaN;
+      if (Number.isNaN(time)) errors.push(`${at}.value must be an ISO 8601 date or time for ${field}`);
+      else value = new Date(time).toISOString();
+    } else if (field) {
+      if (typeof raw !== 'string') errors.push(`${at}.value must be a string for ${field}`);
+      else value = raw;
+    }
+    if (!field || !operator || value === undefined) return;
+    const op = f.operator;
+    if (operator === 'like') value = `${op === 'startsWith' ? '' : '%'}${String(value)}${op === 'endsWith' ? '' : '%'}`;
+    filters.push({ field, operator, value });
+  });
+  return filters;
+}
 
 /**
  * AI conversations over SMS, in the hosted API's shapes: a number's agent settings
@@ -136,9 +199,19 @@ export default async function routes(app: Api, services: Services): Promise<void
       schema: {
         tags,
         summary: 'List SMS conversations',
+        description:
+          'Pages of `pageSize` (25 by default) as the hosted API gives them, newest first unless `sortBy` and ' +
+          '`sortDir` say otherwise, with `extra.pagination`. `filters` is a JSON array of ' +
+          '`{field, operator, value}` on created_at, updated_at, user_number, agent_number, is_active or ' +
+          'message_count, with eq, gt, gte, lt, lte, contains, startsWith or endsWith.',
         querystring: Type.Object({
           phone_number: Type.Optional(Type.String({ description: 'Conversations of this number (ours or theirs)' })),
-          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+          page: Type.Optional(Type.Integer({ minimum: 1, description: 'Counted from 1' })),
+          pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'The same as pageSize' })),
+          sortBy: Type.Optional(StringEnum(SORTABLE)),
+          sortDir: Type.Optional(StringEnum(['asc', 'desc'] as const)),
+          filters: Type.Optional(Type.String({ description: 'A JSON array of {field, operator, value}' })),
         }),
         response: {
           200: Type.Object({
@@ -150,23 +223,47 @@ export default async function routes(app: Api, services: Services): Promise<void
               }),
             ),
             errors: Type.Null(),
+            extra: Type.Object({
+              pagination: Type.Object({
+                totalItems: Type.Integer(),
+                totalPages: Type.Integer(),
+                currentPage: Type.Integer(),
+                pageSize: Type.Integer(),
+              }),
+            }),
           }),
           ...errorResponses,
         },
       },
     },
     async (request) => {
+      const q = request.query;
+      const errors: string[] = [];
       let phone: string | undefined;
-      if (request.query.phone_number !== undefined) {
-        const parsed = normalizePhone(request.query.phone_number);
-        if (!parsed.ok) throw validationError([`phone_number ${parsed.reason}`]);
-        phone = parsed.e164;
+      if (q.phone_number !== undefined) {
+        const parsed = normalizePhone(q.phone_number);
+        if (parsed.ok) phone = parsed.e164;
+        else errors.push(`phone_number ${parsed.reason}`);
       }
-      const data = await services.smsConversations.list(request.account.id, {
+      const filters = parseFilters(q.filters, errors);
+      if (errors.length > 0) throw validationError(errors);
+      const page = q.page ?? 1;
+      const pageSize = q.pageSize ?? q.limit ?? 25;
+      const { rows, total } = await services.smsConversations.list(request.account.id, {
         ...(phone && { phone }),
-        ...(request.query.limit && { limit: request.query.limit }),
+        filters,
+        ...(q.sortBy && { sortBy: q.sortBy }),
+        ...(q.sortDir && { sortDir: q.sortDir }),
+        limit: pageSize,
+        offset: (page - 1) * pageSize,
       });
-      return { data, errors: null };
+      return {
+        data: rows,
+        errors: null,
+        extra: {
+          pagination: { totalItems: total, totalPages: Math.ceil(total / pageSize), currentPage: page, pageSize },
+        },
+      };
     },
   );
 

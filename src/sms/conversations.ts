@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { ExpressionBuilder, Kysely, Transaction } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { Agent, Turn } from '../agent/types.js';
@@ -68,6 +68,33 @@ const toConversation = (row: Database['sms_conversations']): SmsConversation => 
   created_at: row.created_at,
   updated_at: row.updated_at,
 });
+
+/** A listed conversation: its number of messages and the text of the latest. */
+export type ListedConversation = SmsConversation & { message_count: number; last_message: string | null };
+
+/** A condition of the hosted list's `filters`, on a column (or the number of messages). */
+export interface ConversationFilter {
+  field: 'created_at' | 'updated_at' | 'user_number' | 'agent_number' | 'is_active' | 'message_count';
+  operator: '=' | '>' | '>=' | '<' | '<=' | 'like';
+  value: string | number;
+}
+
+export interface ConversationQuery {
+  /** Conversations of this number, ours or theirs. */
+  phone?: string;
+  filters?: ConversationFilter[];
+  sortBy?: 'created_at' | 'updated_at' | 'user_number' | 'agent_number' | 'is_active' | 'message_count';
+  sortDir?: 'asc' | 'desc';
+  limit?: number;
+  offset?: number;
+}
+
+/** The number of messages of the conversation a query is on. */
+const messageCount = (eb: ExpressionBuilder<Database, 'sms_conversations'>) =>
+  eb
+    .selectFrom('sms_messages as m')
+    .select(eb.fn.countAll().as('n'))
+    .whereRef('m.conversation_id', '=', 'sms_conversations.id');
 
 /** Stored settings, with the defaults of fields added since they were stored. */
 const parseConfig = (text: string): SmsConfig => ({ ...EMPTY_SMS_CONFIG, ...fromJson<Partial<SmsConfig>>(text, {}) });
@@ -195,42 +222,57 @@ export class SmsConversations {
     }));
   }
 
-  /** The account's conversations, latest first, each with its number of messages and the last one. */
+  /**
+   * A page of the account's conversations, each with its number of messages and the last one, and
+   * how many match in all (the hosted list's `extra.pagination`).
+   */
   async list(
     accountId: string,
-    options: { phone?: string; limit?: number } = {},
-  ): Promise<(SmsConversation & { message_count: number; last_message: string | null })[]> {
-    let query = this.d.db
+    options: ConversationQuery = {},
+  ): Promise<{ rows: ListedConversation[]; total: number }> {
+    const base = this.d.db
       .selectFrom('sms_conversations')
-      .selectAll()
-      .select((eb) => [
-        eb
-          .selectFrom('sms_messages as m')
-          .select(eb.fn.countAll().as('n'))
-          .whereRef('m.conversation_id', '=', 'sms_conversations.id')
-          .as('message_count'),
-        eb
-          .selectFrom('sms_messages as m')
-          .select('m.body')
-          .whereRef('m.conversation_id', '=', 'sms_conversations.id')
-          .orderBy('m.created_at', 'desc')
-          .orderBy('m.id', 'desc')
-          .limit(1)
-          .as('last_message'),
-      ])
       .where('account_id', '=', accountId)
-      .orderBy('updated_at', 'desc')
-      .orderBy('id')
-      .limit(options.limit ?? 100);
-    if (options.phone !== undefined)
-      query = query.where((eb) =>
-        eb.or([eb('agent_number', '=', options.phone!), eb('user_number', '=', options.phone!)]),
-      );
-    return (await query.execute()).map((row) => ({
-      ...toConversation(row),
-      message_count: Number(row.message_count ?? 0),
-      last_message: row.last_message ?? null,
-    }));
+      .where((eb) => {
+        const conditions = (options.filters ?? []).map((f) => {
+          const column = f.field === 'message_count' ? messageCount(eb) : eb.ref(`sms_conversations.${f.field}`);
+          return f.operator === 'like' ? eb(column, 'like', f.value) : eb(column, f.operator, f.value);
+        });
+        const phone = options.phone;
+        if (phone !== undefined)
+          conditions.push(eb.or([eb('agent_number', '=', phone), eb('user_number', '=', phone)]));
+        return eb.and(conditions);
+      });
+    const direction = options.sortDir ?? 'desc';
+    const [rows, counted] = await Promise.all([
+      base
+        .selectAll()
+        .select((eb) => [
+          messageCount(eb).as('message_count'),
+          eb
+            .selectFrom('sms_messages as m')
+            .select('m.body')
+            .whereRef('m.conversation_id', '=', 'sms_conversations.id')
+            .orderBy('m.created_at', 'desc')
+            .orderBy('m.id', 'desc')
+            .limit(1)
+            .as('last_message'),
+        ])
+        .orderBy(options.sortBy ?? 'created_at', direction)
+        .orderBy('id', direction)
+        .limit(options.limit ?? 25)
+        .offset(options.offset ?? 0)
+        .execute(),
+      base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
+    ]);
+    return {
+      rows: rows.map((row) => ({
+        ...toConversation(row),
+        message_count: Number(row.message_count ?? 0),
+        last_message: row.last_message ?? null,
+      })),
+      total: Number(counted.n),
+    };
   }
 
   private row(accountId: string, id: string): Promise<Database['sms_conversations'] | undefined> {
