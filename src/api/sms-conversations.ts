@@ -5,7 +5,7 @@ import { checked, errorResponses, FreeObject, IdParams, Nullable, StringEnum } f
 import { normalizePathNumber, normalizePhone } from '../domain/phone.js';
 import { notFound, validationError } from '../errors.js';
 import { MAX_SMS_BODY } from '../sms/inbound.js';
-import type { ConversationFilter, SmsConfig } from '../sms/conversations.js';
+import type { ConversationField, ConversationFilter, SmsConfig } from '../sms/conversations.js';
 
 const tags = ['SMS'];
 
@@ -39,7 +39,14 @@ const Message = Type.Object({
   created_at: Type.String(),
 });
 
-const SORTABLE = ['created_at', 'updated_at', 'user_number', 'agent_number', 'is_active', 'message_count'] as const;
+const SORTABLE = [
+  'created_at',
+  'updated_at',
+  'user_number',
+  'agent_number',
+  'is_active',
+  'message_count',
+] as const satisfies readonly ConversationField[];
 /** The hosted list's filter operators, as SQL. */
 const OPERATORS: Record<string, ConversationFilter['operator']> = {
   eq: '=',

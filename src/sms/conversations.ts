@@ -72,9 +72,13 @@ const toConversation = (row: Database['sms_conversations']): SmsConversation => 
 /** A listed conversation: its number of messages and the text of the latest. */
 export type ListedConversation = SmsConversation & { message_count: number; last_message: string | null };
 
-/** A condition of the hosted list's `filters`, on a column (or the number of messages). */
+/** What the hosted list sorts and filters conversations by: a column, or the number of messages. */
+export type ConversationField =
+  'created_at' | 'updated_at' | 'user_number' | 'agent_number' | 'is_active' | 'message_count';
+
+/** A condition of the hosted list's `filters`. */
 export interface ConversationFilter {
-  field: 'created_at' | 'updated_at' | 'user_number' | 'agent_number' | 'is_active' | 'message_count';
+  field: ConversationField;
   operator: '=' | '>' | '>=' | '<' | '<=' | 'like';
   value: string | number;
 }
@@ -83,7 +87,7 @@ export interface ConversationQuery {
   /** Conversations of this number, ours or theirs. */
   phone?: string;
   filters?: ConversationFilter[];
-  sortBy?: 'created_at' | 'updated_at' | 'user_number' | 'agent_number' | 'is_active' | 'message_count';
+  sortBy?: ConversationField;
   sortDir?: 'asc' | 'desc';
   limit?: number;
   offset?: number;
@@ -236,7 +240,7 @@ export class SmsConversations {
       .where((eb) => {
         const conditions = (options.filters ?? []).map((f) => {
           const column = f.field === 'message_count' ? messageCount(eb) : eb.ref(`sms_conversations.${f.field}`);
-          return f.operator === 'like' ? eb(column, 'like', f.value) : eb(column, f.operator, f.value);
+          return eb(column, f.operator, f.value);
         });
         const phone = options.phone;
         if (phone !== undefined)
