@@ -8,6 +8,11 @@ export function time(iso: string | null | undefined): string {
   return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
 }
 
+/** A count with its noun: "1 turn", "3 turns". */
+export function counted(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
 export function Problem({ error }: { error: unknown }) {
   if (!error) return null;
   const lines = problemText(error);

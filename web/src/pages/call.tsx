@@ -4,7 +4,7 @@ import { Link, useParams } from 'react-router';
 import type { PathwayLogEntry } from '../../../src/pathways/logs.js';
 import { api, blobUrl, type CallRecord } from '../api';
 import { PathwaySteps } from '../components/steps';
-import { Badge, Json as JsonView, Loading, Problem, time } from '../components/ui';
+import { Badge, counted, Json as JsonView, Loading, Problem, time } from '../components/ui';
 import { Recording } from '../components/waveform';
 import { ListenButton } from '../components/listen';
 import { StackedBars } from '../components/bars';
@@ -170,13 +170,14 @@ export function CallPage() {
           />
           <p className="muted">
             Median wait {Math.round(c.latency.summary.total_ms_p50 ?? 0)} ms, longest{' '}
-            {Math.round(c.latency.summary.total_ms_max ?? 0)} ms over {c.latency.summary.turns} turns.
+            {Math.round(c.latency.summary.total_ms_max ?? 0)} ms over {counted(c.latency.summary.turns, 'turn')}.
           </p>
           {c.latency.interruptions && c.latency.interruptions.held > 0 && (
             <p className="muted">
-              Voices over the agent: it fell silent {c.latency.interruptions.held} times (
+              Voices over the agent: it fell silent {counted(c.latency.interruptions.held, 'time')} (
               {Math.round(c.latency.interruptions.silent_ms_p50 ?? 0)} ms after the voice began, median), went on{' '}
-              {c.latency.interruptions.resumed} times, was interrupted {c.latency.interruptions.cut} times.
+              {counted(c.latency.interruptions.resumed, 'time')}, was interrupted{' '}
+              {counted(c.latency.interruptions.cut, 'time')}.
             </p>
           )}
         </>
