@@ -102,6 +102,15 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     { parseAs: 'string' },
     async (_request: unknown, body: string | Buffer) => parseJsonBody(String(body)),
   );
+  // Bodies sent with another content type, or none: an empty one is no body (clients POST an empty
+  // form to stop a call), and JSON text is read as JSON (fetch sends a string body as text/plain).
+  // Anything else is refused (415).
+  app.removeContentTypeParser('text/plain');
+  app.addContentTypeParser('*', { parseAs: 'string' }, async (_request: unknown, body: string | Buffer) => {
+    const text = String(body);
+    if (text.trim() === '' || /^\s*[[{]/.test(text)) return parseJsonBody(text);
+    throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json');
+  });
   app.setValidatorCompiler(
     buildValidatorCompiler({
       allowPrivateUrls: services.config.allowPrivateUrls,

@@ -45,6 +45,35 @@ describe('real clients of the hosted API: the leniency rule', () => {
     assert.deepEqual(record.warnings, []);
   });
 
+  it('bodies without a JSON content type: empty is no body, JSON text is JSON, anything else a 415', async () => {
+    const send = (contentType: string, payload: string, url = '/v1/calls') =>
+      t.request('POST', url, payload, { headers: { 'content-type': contentType } });
+    const queued = await t.request('POST', '/v1/calls', {
+      phone_number: '+14155550100',
+      task: 'Say hello.',
+      start_time: '2030-01-01T00:00:00Z',
+    });
+    // An empty form, as clients POST to stop a call.
+    const stopped = await send(
+      'application/x-www-form-urlencoded',
+      '',
+      `/v1/calls/${String(queued.body.call_id)}/stop`,
+    );
+    assert.equal(stopped.status, 200, JSON.stringify(stopped.body));
+    // fetch sends a string body as text/plain.
+    const json = JSON.stringify({ phone_number: '+14155550100', task: 'Say hello.' });
+    for (const type of ['text/plain;charset=UTF-8', 'application/octet-stream']) {
+      const r = await send(type, json);
+      assert.equal(r.status, 200, `${type}: ${JSON.stringify(r.body)}`);
+    }
+    const broken = await send('text/plain', '{"phone_number":');
+    assert.equal(broken.status, 400);
+    assert.equal(broken.body.code, 'INVALID_JSON');
+    const form = await send('application/x-www-form-urlencoded', 'phone_number=%2B14155550100&task=hi');
+    assert.equal(form.status, 415);
+    assert.equal(form.body.message, 'Content-Type must be application/json');
+  });
+
   it('a voice only the hosted service has: 200, the default voice, and a warning on the answer and the record', async () => {
     for (const voice of ['ravi', 'default_voice', '13843c96-ab9e-4938-baf3-ad53fcee541d']) {
       const r = await t.request('POST', '/v1/calls', { phone_number: '+14155550100', task: 'Say hello.', voice });
