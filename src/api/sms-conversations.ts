@@ -5,7 +5,7 @@ import { checked, errorResponses, FreeObject, IdParams, Nullable, StringEnum } f
 import { normalizePathNumber, normalizePhone } from '../domain/phone.js';
 import { notFound, validationError } from '../errors.js';
 import { MAX_SMS_BODY } from '../sms/inbound.js';
-import type { ConversationField, ConversationFilter, SmsConfig } from '../sms/conversations.js';
+import { CONVERSATION_FIELDS, type ConversationFilter, type SmsConfig } from '../sms/conversations.js';
 
 const tags = ['SMS'];
 
@@ -39,14 +39,6 @@ const Message = Type.Object({
   created_at: Type.String(),
 });
 
-const SORTABLE = [
-  'created_at',
-  'updated_at',
-  'user_number',
-  'agent_number',
-  'is_active',
-  'message_count',
-] as const satisfies readonly ConversationField[];
 /** The hosted list's filter operators, as SQL. */
 const OPERATORS: Record<string, ConversationFilter['operator']> = {
   eq: '=',
@@ -79,9 +71,9 @@ function parseFilters(text: string | undefined, errors: string[]): ConversationF
   parsed.forEach((item: unknown, i) => {
     const at = `filters[${i}]`;
     const f = (typeof item === 'object' && item !== null ? item : {}) as Record<string, unknown>;
-    const field = SORTABLE.find((name) => name === f.field);
+    const field = CONVERSATION_FIELDS.find((name) => name === f.field);
     const operator = typeof f.operator === 'string' ? OPERATORS[f.operator] : undefined;
-    if (!field) errors.push(`${at}.field must be one of ${SORTABLE.join(', ')}`);
+    if (!field) errors.push(`${at}.field must be one of ${CONVERSATION_FIELDS.join(', ')}`);
     if (!operator) errors.push(`${at}.operator must be one of ${Object.keys(OPERATORS).join(', ')}`);
     const raw = f.value;
     let value: string | number | undefined;
@@ -216,7 +208,7 @@ export default async function routes(app: Api, services: Services): Promise<void
           page: Type.Optional(Type.Integer({ minimum: 1, description: 'Counted from 1' })),
           pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'The same as pageSize' })),
-          sortBy: Type.Optional(StringEnum(SORTABLE)),
+          sortBy: Type.Optional(StringEnum(CONVERSATION_FIELDS)),
           sortDir: Type.Optional(StringEnum(['asc', 'desc'] as const)),
           filters: Type.Optional(Type.String({ description: 'A JSON array of {field, operator, value}' })),
         }),

@@ -73,8 +73,15 @@ const toConversation = (row: Database['sms_conversations']): SmsConversation => 
 export type ListedConversation = SmsConversation & { message_count: number; last_message: string | null };
 
 /** What the hosted list sorts and filters conversations by: a column, or the number of messages. */
-export type ConversationField =
-  'created_at' | 'updated_at' | 'user_number' | 'agent_number' | 'is_active' | 'message_count';
+export const CONVERSATION_FIELDS = [
+  'created_at',
+  'updated_at',
+  'user_number',
+  'agent_number',
+  'is_active',
+  'message_count',
+] as const;
+export type ConversationField = (typeof CONVERSATION_FIELDS)[number];
 
 /** A condition of the hosted list's `filters`. */
 export interface ConversationFilter {
