@@ -4,26 +4,11 @@
  * conditions, and a line for prompt-only nodes. No network, no randomness: the same words always
  * take the same path, so example pathways run the same way on every machine.
  */
-
-const STOP_WORDS = new Set(
-  (
-    'a an the to for of and or in on at by with is are am was be been you your me my i we our it its this that ' +
-    'please from about if as do does did so just can could would will shall should may might there here ' +
-    'they them their he she his her what which who whom how when where why then than also too very'
-  ).split(' '),
-);
+import { STOP_WORDS, stem } from '../domain/words.js';
 
 const AFFIRMATIVE =
   /\b(yes|yeah|yep|yup|sure|ok|okay|correct|right|absolutely|definitely|of course|certainly|i do|i did|i have|that works|sounds good)\b/i;
 const NEGATIVE = /\b(no|nope|nah|not|don't|do not|didn't|did not|haven't|have not|never|none|rather not)\b/i;
-
-/** Lowercase word stems: plural s, -ing and -ed removed so "owns" meets "own" and "booking" meets "book". */
-function stem(word: string): string {
-  if (word.length > 5 && word.endsWith('ing')) return word.slice(0, -3);
-  if (word.length > 4 && word.endsWith('ed')) return word.slice(0, -2);
-  if (word.length > 3 && word.endsWith('s') && !word.endsWith('ss')) return word.slice(0, -1);
-  return word;
-}
 
 /**
  * The everyday intents of a reply (and of the edge labels that expect them), as words both sides
