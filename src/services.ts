@@ -7,6 +7,8 @@ import { AccountStore } from './store/accounts.js';
 import { CredentialStore } from './store/credentials.js';
 import { CallStore } from './store/calls.js';
 import { ToolStore } from './store/tools.js';
+import { KnowledgeStore } from './store/knowledge.js';
+import { KnowledgeLibrary } from './knowledge/library.js';
 import { AgentStore } from './store/agents.js';
 import { InboundStore } from './store/inbound.js';
 import { CampaignStore } from './store/campaigns.js';
@@ -62,6 +64,8 @@ export interface Services {
   credentials: CredentialStore;
   calls: CallStore;
   tools: ToolStore;
+  /** Knowledge bases: what agents look things up in. */
+  knowledge: KnowledgeStore;
   agents: AgentStore;
   inbound: InboundStore;
   campaigns: CampaignStore;
@@ -251,11 +255,14 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     clock,
     agentFor: textPathwayAgent,
   });
+  const knowledge = new KnowledgeStore(db, clock);
+  const knowledgeLibrary = new KnowledgeLibrary(knowledge);
   const engine = new CallEngine({
     calls,
     queue,
     clock,
     carrier,
+    knowledgeFor: (accountId, ids) => knowledgeLibrary.lookupFor(accountId, ids),
     // A call with a pathway_id (sent, or from an inbound number's settings) follows the pathway.
     agentFor: (request) =>
       request.pathway_id
@@ -303,6 +310,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
       inbound,
       pathways,
       tools,
+      knowledge,
       engine,
       callEvents,
       speech,
@@ -338,6 +346,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     credentials,
     calls,
     tools,
+    knowledge,
     agents,
     inbound,
     campaigns: new CampaignStore(db, clock),

@@ -12,6 +12,7 @@ import { findTool, functionName, looseSchema } from './tools.js';
 import { parseMenu, type Menu, type MenuOption } from '../domain/ivr-menu.js';
 import { entryReply, menuReply, NO_OPTION, optionReply } from './offline.js';
 import type { Agent, AgentAction, AgentContext, AgentInput, AgentReply, AnswerReading, Turn } from './types.js';
+import { knownLines } from './knowledge.js';
 
 /** What the caller hears when the model fails or is too slow: short, and it keeps the turn alive. */
 export const FALLBACK_LINE = "Sorry, I'm having trouble right now. Could you say that again?";
@@ -136,7 +137,7 @@ export function systemPrompt(ctx: AgentContext, now: Date): string {
   // System variables (phone numbers, call id, local time, place) without what request_data repeats.
   const system = Object.fromEntries(Object.entries(ctx.variables).filter(([k]) => !(k in r.request_data)));
   lines.push('', 'Call variables:', JSON.stringify(system));
-  if (ctx.knowledge && ctx.knowledge.length > 0) lines.push('', 'What you know (live data):', ...ctx.knowledge);
+  lines.push(...knownLines(ctx));
   return lines.join('\n');
 }
 

@@ -13,6 +13,8 @@ import {
 import { isScreeningPrompt } from '../domain/screening.js';
 import type { CallTool } from '../schemas/call-request.js';
 import { summarize } from './tools.js';
+import { relevantKnowledge } from './knowledge.js';
+import { answerFrom } from '../pathways/offline.js';
 import type { Agent, AgentContext, AgentInput, AgentReply } from './types.js';
 
 const GOODBYE = /\b(good ?bye|bye|farewell|have a (?:good|great|nice) (?:day|one|evening))\b/i;
@@ -20,6 +22,9 @@ const AGREE =
   /\b(yes|yeah|yep|sure|okay|ok|works|sounds good|fine|great|agreed?|correct|absolutely|of course|perfect)\b/i;
 const DECLINE = /\b(no|nope|not interested|don't|do not|stop calling|remove me)\b/i;
 const WHO = /\b(who is (?:this|calling)|who are you|what(?:'s| is) this about|what do you want)\b/i;
+/** A question, or a request to be told something: what a knowledge base may answer. */
+const QUESTION =
+  /\?$|^(?:(?:so|and|but|ok(?:ay)?|um|uh|hi|hello|yes|yeah|well),? )*(?:what|when|where|which|who|why|how|do|does|did|is|are|can|could|will|would|should|may)\b|\b(?:tell me|i'?d like to know|i want to know|i was wondering|wondering)\b/i;
 const ACTION_VERBS =
   /^(ask|tell|confirm|remind|schedule|book|check|let|inform|follow|offer|verify|collect|notify|invite|reschedule|cancel|update|qualify|survey|thank|find|get|see|make|help|discuss|introduce|request|arrange)\b/i;
 /** The task's first instruction, read as what the call is for ("confirm the appointment ..."). */
@@ -163,6 +168,9 @@ export class OfflineAgent implements Agent {
       };
     }
     if (WHO.test(heard)) return { say: `This is an automated assistant. I'm calling to ${purpose}.`, action: null };
+    const answer = QUESTION.test(heard.trim()) ? this.fromKnowledge(heard, ctx) : undefined;
+    if (answer)
+      return { say: ctx.inbound ? `${answer} Is there anything else I can help you with?` : answer, action: null };
     if (DECLINE.test(heard) && !AGREE.test(heard)) {
       return {
         say: 'I understand. Thank you for your time, and have a good day. Goodbye!',
@@ -188,6 +196,12 @@ export class OfflineAgent implements Agent {
       };
     }
     return { say: 'I see. Could you tell me if that works for you?', action: null };
+  }
+
+  /** The sentences of the call's knowledge bases that answer a question (answerFrom over the best passages). */
+  private fromKnowledge(question: string, ctx: AgentContext): string | undefined {
+    const passages = relevantKnowledge(ctx, question);
+    return passages.length ? answerFrom(passages.map((p) => p.text).join('\n\n'), question) : undefined;
   }
 
   /** The first of the call's tools whose name the task mentions and that has not run yet. */

@@ -1,4 +1,5 @@
 import type { CallRequest } from '../schemas/call-request.js';
+import type { KnowledgeLookup } from '../knowledge/library.js';
 
 /** One line of the conversation as the agent sees it. */
 export interface Turn {
@@ -50,6 +51,8 @@ export interface AgentContext {
   transcript: readonly Turn[];
   /** dynamic_data `context` lines (seed 2.2): facts the agent knows; refreshed in place. */
   knowledge?: readonly string[];
+  /** Searches the knowledge bases the call names in its tools: passages that answer a question, best first. */
+  lookup?: KnowledgeLookup;
   /** Called when a language model's first token of this reply arrives (per-turn latency). */
   onFirstToken?(): void;
   /**

@@ -4,12 +4,13 @@ import type { Services } from '../services.js';
 import { errorResponses, IdParams, SuccessMessage } from '../schemas/common.js';
 import { Agent, AgentCreate, AgentUpdate, mergeAgent, toolIdsOf } from '../schemas/agent.js';
 import { notFound } from '../errors.js';
+import { toolResolver } from '../schemas/call-request.js';
 import { assertValid } from './validation.js';
 
 const tags = ['Agents'];
 
 /**
- * Problems with the tool ids of a `tools` value: each id must name a tool of the account. Reads the
+ * Problems with the ids of a `tools` value: each must name a tool or knowledge base of the account. Reads the
  * raw value so that it can run alongside schema validation and report every problem at once.
  */
 export async function unknownToolErrors(
@@ -20,17 +21,11 @@ export async function unknownToolErrors(
 ): Promise<string[]> {
   const refs = toolIdsOf(tools);
   if (refs.length === 0) return [];
-  const found = new Set(
-    (
-      await services.tools.getMany(
-        accountId,
-        refs.map((r) => r.id),
-      )
-    ).map((t) => t.tool_id),
-  );
+  const resolved = await toolResolver(services, accountId)(refs.map((r) => r.id));
+  const found = new Set([...resolved.tools.map((t) => t.tool_id), ...resolved.knowledgeBases]);
   return refs
     .filter((r) => !found.has(r.id))
-    .map((r) => `${field}[${r.index}] is not a tool of this account: ${JSON.stringify(r.id)}`);
+    .map((r) => `${field}[${r.index}] is not a tool or knowledge base of this account: ${JSON.stringify(r.id)}`);
 }
 
 function toolsOf(body: unknown): unknown {

@@ -5,7 +5,7 @@ import type { Services } from '../services.js';
 import { errorResponses, FreeObject, IdParams, Nullable } from '../schemas/common.js';
 import { callSettingsProperties, PhoneInput, type CallSettings } from '../schemas/call.js';
 import { CallSummary } from '../schemas/call-record.js';
-import { normalizeCallSettings, type CallRequest } from '../schemas/call-request.js';
+import { normalizeCallSettings, toolResolver, type CallRequest } from '../schemas/call-request.js';
 import { notFound } from '../errors.js';
 import { assertValid } from './validation.js';
 import { isRecord } from '../domain/records.js';
@@ -55,7 +55,7 @@ async function createBatch(
     const own: string[] = [];
     const normalized = await normalizeCallSettings(
       calls[i] as CallSettings & { phone_number?: unknown },
-      (ids) => services.tools.getMany(accountId, ids),
+      toolResolver(services, accountId),
       own,
       { requirePhone: true, requireTask: true },
     );

@@ -8,7 +8,7 @@ import { ErrorResponse, IdParams, Nullable, StringEnum, SuccessMessage, errorRes
 import { SendCallBody } from '../schemas/call.js';
 import { CallRecord, CallSummary, QUEUE_STATUSES } from '../schemas/call-record.js';
 import { ANSWERED_BY } from '../amd/answered-by.js';
-import { normalizeCallSettings, type CallRequest } from '../schemas/call-request.js';
+import { normalizeCallSettings, toolResolver, type CallRequest } from '../schemas/call-request.js';
 import { normalizePhone } from '../domain/phone.js';
 import { ApiError, conflict, notFound, validationError } from '../errors.js';
 import { assertValid } from './validation.js';
@@ -136,7 +136,7 @@ export default async function routes(app: Api, services: Services): Promise<void
       const errors: string[] = [];
       const body = (request.body ?? {}) as SendCallBody;
       const accountId = request.account.id;
-      const normalized = await normalizeCallSettings(body, (ids) => services.tools.getMany(accountId, ids), errors, {
+      const normalized = await normalizeCallSettings(body, toolResolver(services, accountId), errors, {
         requirePhone: true,
         requireTask: true,
       });

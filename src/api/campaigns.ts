@@ -16,7 +16,7 @@ import {
   type StoredStep,
 } from '../schemas/campaign.js';
 import type { CallSettings } from '../schemas/call.js';
-import { normalizeCallSettings } from '../schemas/call-request.js';
+import { normalizeCallSettings, toolResolver } from '../schemas/call-request.js';
 import { normalizePhone } from '../domain/phone.js';
 import { parseStartTime } from '../domain/start-time.js';
 import { conflict, notFound } from '../errors.js';
@@ -144,7 +144,7 @@ export default async function routes(app: Api, services: Services): Promise<void
       const { phone_number: _ignored, ...settingsBody } = raw;
       const settings = await normalizeCallSettings(
         settingsBody as CallSettings,
-        (ids) => services.tools.getMany(accountId, ids),
+        toolResolver(services, accountId),
         errors,
         { requirePhone: false, requireTask: !stepsChooseOwn },
       );

@@ -2,6 +2,7 @@ import type { Api } from './types.js';
 import type { Services } from '../services.js';
 import calls, { registerLogsAlias } from './calls.js';
 import tools from './tools.js';
+import knowledge from './knowledge.js';
 import agents from './agents.js';
 import voices from './voices.js';
 import inbound from './inbound.js';
@@ -24,6 +25,7 @@ export type RouteModule = (app: Api, services: Services) => Promise<void>;
 export const API_ROUTES: RouteModule[] = [
   calls,
   tools,
+  knowledge,
   agents,
   voices,
   inbound,

@@ -17,7 +17,7 @@ import { checkPathwayGraph, type PathwayGraph } from '../domain/pathway-graph.js
 import { ApiError, notFound } from '../errors.js';
 import { assertValid } from './validation.js';
 import { isRecord } from '../domain/records.js';
-import { normalizeCallSettings } from '../schemas/call-request.js';
+import { NO_TOOLS, normalizeCallSettings } from '../schemas/call-request.js';
 
 const tags = ['Pathways'];
 
@@ -430,7 +430,7 @@ export async function pathwayChatRoutes(app: Api, services: Services): Promise<v
           ...(body.start_node_id !== undefined && { start_node_id: body.start_node_id }),
           request_data: body.request_data ?? {},
         },
-        async () => [],
+        NO_TOOLS,
         errors,
         { requirePhone: false, requireTask: false },
       );

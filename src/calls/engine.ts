@@ -12,6 +12,7 @@ import { DynamicData } from '../agent/dynamic-data.js';
 import { audioLegOf, type AudioLeg } from '../media/audio-leg.js';
 import { latencyMessage, type TurnLatency } from '../media/latency.js';
 import { currentTraceId, inSpan } from '../observability/tracing.js';
+import type { KnowledgeLookup } from '../knowledge/library.js';
 
 export interface EngineLogger {
   info(object: object, message: string): void;
@@ -25,6 +26,8 @@ export interface EngineDeps {
   carrier: Carrier;
   /** The agent for a call (offline model, LLM, pathway runner). */
   agentFor(request: CallRequest): Agent;
+  /** The lookup over knowledge bases a call names (src/knowledge/library.ts); without it calls know none. */
+  knowledgeFor?(accountId: string, ids: readonly string[]): Promise<KnowledgeLookup | undefined>;
   pricePerMinute: number;
   log?: EngineLogger & { warn(object: object, message: string): void };
   /** The guarded client for custom tools and dynamic_data (CONTRACT.md section 8); without it they fail. */
@@ -343,6 +346,18 @@ export class CallEngine {
     await this.converse({ ...call, from_number: dial.from }, result.leg, controller);
   }
 
+  /** The lookup over the call's knowledge bases; a store failure leaves the call without it, never fails it. */
+  private async knowledgeOf(call: Call): Promise<KnowledgeLookup | undefined> {
+    const ids = call.request.knowledge_bases ?? [];
+    if (ids.length === 0 || !this.d.knowledgeFor) return undefined;
+    try {
+      return await this.d.knowledgeFor(call.account_id, ids);
+    } catch (error) {
+      this.d.log?.warn({ call_id: call.id, err: error }, 'knowledge bases could not be loaded');
+      return undefined;
+    }
+  }
+
   private async converse(call: Call, leg: CallLeg, controller: AbortController): Promise<void> {
     const request = call.request;
     const startedAt = this.d.clock.now();
@@ -371,6 +386,7 @@ export class CallEngine {
     });
     const known = new Set(Object.keys(variables));
     await dynamic.load();
+    const lookup = await this.knowledgeOf(call);
     if (request.dynamic_data.length > 0) {
       const added = Object.keys(variables).filter((k) => !known.has(k));
       this.d.onEvent?.(
@@ -418,6 +434,7 @@ export class CallEngine {
       clock: this.d.clock,
       signal: controller.signal,
       knowledge: dynamic.knowledge,
+      ...(lookup && { lookup }),
       ...(audio && { onReply: () => audio.latency.replyReady(), onFirstToken: () => audio.latency.firstToken() }),
       runTool: async (tool, input) => {
         this.d.onEvent?.(call.id, 'tool', `Tool ${tool.name} called`);

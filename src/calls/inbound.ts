@@ -2,7 +2,7 @@ import type { Services } from '../services.js';
 import type { CallSettings } from '../schemas/call.js';
 import type { InboundNumber } from '../schemas/inbound.js';
 import type { AgentConfig } from '../schemas/agent.js';
-import { normalizeCallSettings, type CallRequest } from '../schemas/call-request.js';
+import { normalizeCallSettings, toolResolver, type CallRequest } from '../schemas/call-request.js';
 import type { Call } from '../store/calls.js';
 
 /** The call settings of an inbound number (seed 2.4): its prompt is the agent's task. */
@@ -74,7 +74,7 @@ export async function createConnectedCall(
   const errors: string[] = [];
   const settings = await normalizeCallSettings(
     { ...inboundSettings(number), phone_number: other },
-    (ids) => services.tools.getMany(accountId, ids),
+    toolResolver(services, accountId),
     errors,
     { requirePhone: true, requireTask: false },
   );

@@ -21,6 +21,7 @@ import { inSpan } from '../observability/tracing.js';
 import { hasInboundAudio, watchAnsweringMachine } from '../amd/acoustic.js';
 import { endOfTurnMs } from '../media/turn-detector.js';
 import type { Answered } from '../amd/answered-by.js';
+import type { KnowledgeLookup } from '../knowledge/library.js';
 
 type Internal =
   | LegEvent
@@ -98,6 +99,8 @@ export interface SessionOptions {
   signal: AbortSignal;
   /** dynamic_data context lines, updated in place while the call runs. */
   knowledge?: readonly string[];
+  /** Searches the call's knowledge bases. */
+  lookup?: KnowledgeLookup;
   /** Runs a custom tool through the guarded client (src/agent/tools.ts); without it tools fail. */
   runTool?(tool: CallTool, input: unknown): Promise<ToolResult>;
   /** The agent answered (latency of audio legs: src/media/latency.ts). */
@@ -387,6 +390,7 @@ export class CallSession {
       variables: this.o.variables,
       transcript: this.transcript,
       ...(this.o.knowledge && { knowledge: this.o.knowledge }),
+      ...(this.o.lookup && { lookup: this.o.lookup }),
       ...(this.o.onFirstToken && { onFirstToken: this.o.onFirstToken }),
     };
   }

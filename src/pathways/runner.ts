@@ -26,6 +26,7 @@ import {
 import { chooseRoute, generateLine, type ModelSettings, type PathwayLlm, type RouteOption } from './llm.js';
 import { callWebhook } from './webhook.js';
 import { isRecord } from '../domain/records.js';
+import { knownLines } from '../agent/knowledge.js';
 
 /** A caller's turn may walk through this many nodes at most (webhooks, SMS, pathway hops). */
 const MAX_STEPS_PER_TURN = 25;
@@ -314,7 +315,7 @@ export class PathwayAgent implements Agent {
     const examples = node.data.dialogueExamples;
     if (typeof examples === 'string' && examples.trim()) lines.push('', 'Example dialogue:', examples);
     lines.push('', 'Call variables:', JSON.stringify(vars));
-    if (ctx.knowledge && ctx.knowledge.length > 0) lines.push('', 'What you know (live data):', ...ctx.knowledge);
+    lines.push(...knownLines(ctx));
     return lines.join('\n');
   }
 

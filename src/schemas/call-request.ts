@@ -39,6 +39,8 @@ export interface CallRequest {
   timezone: string;
   request_data: Record<string, unknown>;
   tools: CallTool[];
+  /** Knowledge bases the agent looks things up in: ids given among `tools`; absent on older calls. */
+  knowledge_bases?: string[];
   dynamic_data: StoredDynamicDataItem[];
   start_time: string | null;
   voicemail_message: string | null;
@@ -76,8 +78,34 @@ function records<T>(list: T[] | undefined): T[] {
 
 const boolLike = (v: unknown, fallback: boolean): boolean => (v === undefined ? fallback : v === true || v === 'true');
 
-/** Looks tool ids up in the caller's account. */
-export type ToolResolver = (ids: string[]) => Promise<StoredTool[]>;
+/** What the ids of a call's `tools` name in the caller's account: custom tools and knowledge bases. */
+export interface ResolvedTools {
+  tools: StoredTool[];
+  /** The ids that are knowledge bases. */
+  knowledgeBases: string[];
+}
+
+/** Looks the ids of a call's `tools` up in the caller's account. */
+export type ToolResolver = (ids: string[]) => Promise<ResolvedTools>;
+
+/** For settings that name no tools (a pathway chat, a text conversation): nothing to look up. */
+export const NO_TOOLS: ToolResolver = async () => ({ tools: [], knowledgeBases: [] });
+
+/** Where tool ids are looked up: the custom tools and the knowledge bases of an account. */
+export interface ToolSources {
+  tools: { getMany(accountId: string, ids: string[]): Promise<StoredTool[]> };
+  knowledge: { existing(accountId: string, ids: readonly string[]): Promise<string[]> };
+}
+
+/** The ToolResolver of one account: every place a call's settings are checked uses it. */
+export function toolResolver(sources: ToolSources, accountId: string): ToolResolver {
+  return async (ids) => {
+    const tools = await sources.tools.getMany(accountId, ids);
+    const found = new Set(tools.map((t) => t.tool_id));
+    const rest = ids.filter((id) => !found.has(id));
+    return { tools, knowledgeBases: rest.length ? await sources.knowledge.existing(accountId, rest) : [] };
+  };
+}
 
 /**
  * Checks what the schema cannot (task or pathway, tool ids, legacy voices) and builds the
@@ -111,14 +139,21 @@ export async function normalizeCallSettings(
     errors.push(`${voice.field} ${voice.reason}`);
 
   const tools: CallTool[] = [];
+  const knowledgeBases: string[] = [];
   if (Array.isArray(body.tools)) {
     const ids = body.tools.filter((t): t is string => typeof t === 'string');
-    const found = new Map((await resolveTools(ids)).map((t) => [t.tool_id, t]));
+    const resolved = await resolveTools(ids);
+    const found = new Map(resolved.tools.map((t) => [t.tool_id, t]));
+    const knowledge = new Set(resolved.knowledgeBases);
     body.tools.forEach((item, i) => {
       if (typeof item === 'string') {
+        if (knowledge.has(item)) {
+          if (!knowledgeBases.includes(item)) knowledgeBases.push(item);
+          return;
+        }
         const stored = found.get(item);
         if (!stored) {
-          errors.push(`tools[${i}] "${item}" is not a tool of this account`);
+          errors.push(`tools[${i}] "${item}" is not a tool or knowledge base of this account`);
           return;
         }
         const { tool_id, created_at: _c, updated_at: _u, ...definition } = stored;
@@ -171,6 +206,7 @@ export async function normalizeCallSettings(
     timezone: body.timezone ?? CALL_DEFAULTS.timezone,
     request_data: body.request_data ?? {},
     tools,
+    knowledge_bases: knowledgeBases,
     dynamic_data: normalizeDynamicData(records(body.dynamic_data).filter((d) => Array.isArray(d.response_data))),
     start_time: startTime ? startTime.toISOString() : null,
     voicemail_message: body.voicemail_message ?? null,

@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { Agent, Turn } from '../agent/types.js';
 import type { CallRequest } from '../schemas/call-request.js';
-import { normalizeCallSettings } from '../schemas/call-request.js';
+import { NO_TOOLS, normalizeCallSettings } from '../schemas/call-request.js';
 import type { Database } from '../store/types.js';
 import { fromJson } from '../store/json.js';
 import { WebhookStore } from '../store/webhooks.js';
@@ -401,7 +401,7 @@ export class SmsConversations {
           ...fromJson<Record<string, unknown>>(conversation.request_data, {}),
         },
       },
-      async () => [],
+      NO_TOOLS,
       errors,
       { requirePhone: false, requireTask: false },
     );

@@ -21,6 +21,7 @@ import * as m095 from './migrations/095_blocked_numbers.js';
 import * as m096 from './migrations/096_web_call_tokens.js';
 import * as m097 from './migrations/097_sms_conversations.js';
 import * as m098 from './migrations/098_agent_tests.js';
+import * as m099 from './migrations/099_knowledge_bases.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -50,6 +51,7 @@ const MIGRATIONS: Record<string, { up: (db: Kysely<any>, dialect: Dialect) => Pr
   '096_web_call_tokens': m096,
   '097_sms_conversations': m097,
   '098_agent_tests': m098,
+  '099_knowledge_bases': m099,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -124,6 +124,21 @@ export interface ToolsTable {
   definition: string;
 }
 
+export interface KnowledgeBasesTable {
+  id: string;
+  account_id: string;
+  name: string;
+  description: string | null;
+  /** 'TEXT' (typed in) or 'FILE' (read from an upload). */
+  type: string;
+  text: string;
+  file_name: string | null;
+  file_size: number | null;
+  file_type: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface AgentsTable {
   id: string;
   account_id: string;
@@ -388,6 +403,7 @@ export interface Database {
   calls: CallsTable;
   transcripts: TranscriptsTable;
   tools: ToolsTable;
+  knowledge_bases: KnowledgeBasesTable;
   agents: AgentsTable;
   inbound_numbers: InboundNumbersTable;
   batches: BatchesTable;

@@ -150,7 +150,7 @@ for (const storage of ['sqlite', 'postgres'] as const)
       ['max_duration fraction', { max_duration: 1.5 }, 'max_duration must be an integer'],
       ['language', { language: 'xx' }, 'language must be one of: en, en-US'],
       ['tools not an array', { tools: 'TL-1' }, 'tools must be'],
-      ['unknown tool id', { tools: ['TL-missing'] }, 'tools[0] is not a tool of this account'],
+      ['unknown tool id', { tools: ['TL-missing'] }, 'tools[0] is not a tool or knowledge base of this account'],
       ['inline tool url', { tools: [{ ...inlineTool, url: 'ftp://x' }] }, 'tools[0].url must begin with'],
     ];
     for (const [label, fields, expected] of invalid) {
@@ -284,7 +284,7 @@ for (const storage of ['sqlite', 'postgres'] as const)
 
       const foreign = await t.request('POST', '/v1/agents', { prompt: 'p', tools: [foreignToolId] });
       assert.equal(foreign.status, 400);
-      assert.ok(errorsOf(foreign)[0]?.startsWith('tools[0] is not a tool of this account'));
+      assert.ok(errorsOf(foreign)[0]?.startsWith('tools[0] is not a tool or knowledge base of this account'));
 
       for (const [method, url] of [
         ['GET', '/v1/agents'],

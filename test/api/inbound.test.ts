@@ -106,7 +106,7 @@ for (const storage of ['sqlite', 'postgres'] as const)
         ],
         ['sandbox persona', { phone_number: '+14155550101' }, 'phone_number is a sandbox persona number'],
         ['invalid initial setting', { model: 'fast' }, 'model must be one of'],
-        ['unknown tool id', { tools: ['TL-nope'] }, 'tools[0] is not a tool of this account'],
+        ['unknown tool id', { tools: ['TL-nope'] }, 'tools[0] is not a tool or knowledge base of this account'],
       ];
       for (const [label, body, expected] of invalid) {
         it(`rejects ${label}`, async () => {

@@ -38,7 +38,16 @@ const NOT_RUN: Record<string, string[]> = {
 };
 
 /** The files the examples write in the reader's directory (removed after the run). */
-const WRITTEN = ['call.wav', 'maya.wav', 'hello.wav', 'results.xml', 'numbers.csv', 'pathway.json', 'renter.yaml'];
+const WRITTEN = [
+  'call.wav',
+  'maya.wav',
+  'hello.wav',
+  'results.xml',
+  'numbers.csv',
+  'pathway.json',
+  'renter.yaml',
+  'faq.txt',
+];
 
 /** The JSON objects a run printed on lines of their own (compact, or pretty as `jq` prints them). */
 function printedObjects(stdout: string): Record<string, unknown>[] {

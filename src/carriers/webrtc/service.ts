@@ -1,6 +1,6 @@
 import type { Services } from '../../services.js';
 import { agentSettings, inboundSettings } from '../../calls/inbound.js';
-import { normalizeCallSettings, type CallRequest } from '../../schemas/call-request.js';
+import { normalizeCallSettings, toolResolver, type CallRequest } from '../../schemas/call-request.js';
 import { normalizePhone } from '../../domain/phone.js';
 import { ApiError, notFound, validationError } from '../../errors.js';
 import type { CallSettings } from '../../schemas/call.js';
@@ -41,7 +41,16 @@ export class WebCalls {
   constructor(
     private readonly services: Pick<
       Services,
-      'calls' | 'agents' | 'inbound' | 'pathways' | 'tools' | 'engine' | 'callEvents' | 'speech' | 'draining'
+      | 'calls'
+      | 'agents'
+      | 'inbound'
+      | 'pathways'
+      | 'tools'
+      | 'knowledge'
+      | 'engine'
+      | 'callEvents'
+      | 'speech'
+      | 'draining'
     >,
     private readonly audioLeg: AudioLegFactory,
     private readonly settings: WebRtcConfig,
@@ -55,7 +64,7 @@ export class WebCalls {
     const errors: string[] = [];
     const normalized = await normalizeCallSettings(
       { ...settings, ...(input.requestData && { request_data: input.requestData }) },
-      (ids) => this.services.tools.getMany(input.accountId, ids),
+      toolResolver(this.services, input.accountId),
       errors,
       { requirePhone: false, requireTask: false },
     );

@@ -1,0 +1,97 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { KnowledgeIndex, passagesOf } from '../../src/knowledge/search.js';
+import { KnowledgeLibrary } from '../../src/knowledge/library.js';
+import {
+  documentKind,
+  extractDocumentText,
+  MAX_KNOWLEDGE_TEXT_BYTES,
+  tidyKnowledgeText,
+  UnreadableDocument,
+} from '../../src/knowledge/extract.js';
+import { pdfDocument } from '../../src/testing/documents.js';
+
+const FAQ = [
+  'We are open Monday to Friday from 8 am to 6 pm.',
+  'Parking is free in the lot behind the building.',
+  'New patients should bring a photo ID and their insurance card. Appointments can be cancelled up to 24 hours ahead without a fee.',
+  'We accept Delta Dental and Aetna insurance.',
+].join('\n\n');
+
+describe('knowledge base search', () => {
+  const index = new KnowledgeIndex([{ id: 'KB-1', name: 'Clinic FAQ', text: FAQ }]);
+
+  it('finds the passage that answers a question, by its topic words and their stems', () => {
+    const cases: [string, RegExp][] = [
+      ['What time do you open?', /open Monday to Friday/],
+      ['Where can I park?', /Parking is free/],
+      ['Do you take Aetna?', /Aetna insurance/],
+      ['Can I cancel my appointment?', /cancelled up to 24 hours/],
+    ];
+    for (const [question, answer] of cases) {
+      const [best] = index.search(question);
+      assert.ok(best, question);
+      assert.match(best.text, answer, question);
+      assert.equal(best.source, 'Clinic FAQ');
+    }
+  });
+
+  it('finds nothing for words that carry no topic', () => {
+    assert.deepEqual(index.search('hello, how are you?'), []);
+    assert.deepEqual(index.search(''), []);
+  });
+
+  it('cuts paragraphs into passages of whole sentences', () => {
+    const long = Array.from({ length: 30 }, (_, i) => `Sentence number ${i} says something.`).join(' ');
+    const passages = passagesOf(`Short one.\n\n${long}`);
+    assert.equal(passages[0], 'Short one.');
+    assert.ok(passages.length > 2);
+    for (const p of passages) assert.ok(p.length <= 600 && /\.$/.test(p), p);
+    assert.equal(passages.slice(1).join(' '), long);
+  });
+
+  it('builds each knowledge base once per version of its text, however many calls name it', async () => {
+    const versions = new Map([['KB-1', { id: 'KB-1', name: 'FAQ', text: FAQ, updated_at: '1' }]]);
+    let reads = 0;
+    const library = new KnowledgeLibrary({
+      getMany: async (_account, ids) => {
+        reads++;
+        return ids.flatMap((id) => (versions.has(id) ? [versions.get(id)!] : []));
+      },
+    });
+    assert.equal(await library.lookupFor('acct', []), undefined);
+    assert.equal(await library.lookupFor('acct', ['KB-missing']), undefined);
+    const first = await library.lookupFor('acct', ['KB-1']);
+    assert.match(first!('parking')[0]!.text, /free/);
+    versions.set('KB-1', { id: 'KB-1', name: 'FAQ', text: 'Parking costs 5 dollars.', updated_at: '2' });
+    const second = await library.lookupFor('acct', ['KB-1']);
+    assert.match(second!('parking')[0]!.text, /5 dollars/);
+    assert.equal(reads, 3);
+  });
+});
+
+describe('knowledge base documents', () => {
+  it('knows a file by its name first and its content type second', () => {
+    assert.equal(documentKind('faq.PDF', 'application/octet-stream'), 'pdf');
+    assert.equal(documentKind('blob', 'application/pdf'), 'pdf');
+    assert.equal(documentKind('notes.docx', ''), 'docx');
+    assert.equal(documentKind('prices.csv', 'application/octet-stream'), 'text');
+    assert.equal(documentKind('blob', 'text/plain; charset=utf-8'), 'text');
+    assert.equal(documentKind('photo.jpg', 'image/jpeg'), undefined);
+    assert.equal(documentKind('old.doc', 'application/msword'), undefined);
+  });
+
+  it('tidies text: line ends, spaces, blank lines, control characters', () => {
+    assert.equal(tidyKnowledgeText('\uFEFF  One\r\n\r\n\r\n\r\nTwo\tthree\u0007 \n'), 'One\n\nTwo three');
+    assert.throws(() => tidyKnowledgeText('x'.repeat(MAX_KNOWLEDGE_TEXT_BYTES + 1)), UnreadableDocument);
+  });
+
+  it('reads PDFs in worker threads, a few at a time, each in full', async () => {
+    const files = Array.from({ length: 5 }, (_, i) => pdfDocument([`Document ${i} says hello.`]));
+    const texts = await Promise.all(files.map((file) => extractDocumentText('pdf', file)));
+    assert.deepEqual(
+      texts,
+      files.map((_, i) => `Document ${i} says hello.`),
+    );
+  });
+});
