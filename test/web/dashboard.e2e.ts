@@ -7,6 +7,7 @@ import type { Browser, Page } from 'playwright-core';
 import { ScaledClock } from '../../src/clock.js';
 import { createTestApp, type TestApp } from '../../src/testing/harness.js';
 import { ensureDashboardBuilt, launchChromium } from '../../src/testing/browser.js';
+import { pdfDocument } from '../../src/testing/documents.js';
 
 type Json = Record<string, unknown>;
 
@@ -210,6 +211,33 @@ describe('dashboard in Chromium', () => {
     await page.getByText('No, I rent my apartment.').waitFor();
     await page.getByRole('link', { name: /^[0-9a-f-]{36}$/ }).click();
     await page.waitForURL(/\/calls\/[0-9a-f-]+$/);
+  });
+
+  it("creates knowledge bases from text and from a PDF file, shows one's text and deletes it", async () => {
+    await page.goto(`${origin}/knowledge`);
+    await page.getByLabel('Name', { exact: true }).fill('Clinic hours');
+    await page.getByLabel('Text', { exact: true }).fill('We open at 8 am on weekdays.');
+    await page.getByRole('button', { name: 'Create knowledge base' }).click();
+    await page.getByRole('row', { name: /Clinic hours/ }).waitFor();
+    await page.getByLabel('Upload a file').check();
+    await page.getByLabel('File', { exact: true }).setInputFiles({
+      name: 'parking.pdf',
+      mimeType: 'application/pdf',
+      buffer: pdfDocument(['Parking is free behind the building.']),
+    });
+    await page.getByRole('button', { name: 'Create knowledge base' }).click();
+    const row = page.getByRole('row', { name: /parking\.pdf/ });
+    await row.waitFor();
+    await row.getByRole('button', { name: 'Show text' }).click();
+    await page.getByText('Parking is free behind the building.').waitFor();
+    page.once('dialog', (dialog) => void dialog.accept());
+    await row.getByRole('button', { name: 'Delete' }).click();
+    await row.waitFor({ state: 'detached' });
+    const left = await api('GET', '/v1/knowledge');
+    assert.deepEqual(
+      (left.data as { kbs: { name: string }[] }).kbs.map((kb) => kb.name),
+      ['Clinic hours'],
+    );
   });
 
   it('signs out: the key is gone and the sign-in form is back', async () => {

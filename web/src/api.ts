@@ -6,8 +6,18 @@ import type { SendCallBody } from '../../src/schemas/call.js';
 import type { Agent } from '../../src/schemas/agent.js';
 import type { CampaignDetail, CampaignSummary } from '../../src/schemas/campaign.js';
 import type { InboundNumber } from '../../src/schemas/inbound.js';
+import type { KnowledgeBaseBody as KnowledgeBase } from '../../src/schemas/knowledge.js';
 
-export type { CallRecord, CallSummary, SendCallBody, Agent, CampaignDetail, CampaignSummary, InboundNumber };
+export type {
+  CallRecord,
+  CallSummary,
+  SendCallBody,
+  Agent,
+  CampaignDetail,
+  CampaignSummary,
+  InboundNumber,
+  KnowledgeBase,
+};
 
 export type Json = Record<string, unknown>;
 
@@ -39,7 +49,8 @@ export function whenSignedOut(listener: () => void): () => void {
 }
 
 interface RequestOptions {
-  method?: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  method?: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  /** JSON, or a form (a file upload, sent as multipart/form-data). */
   body?: unknown;
   /** The key to use instead of the session's (sign-in checks a key before keeping it). */
   key?: string;
@@ -49,11 +60,12 @@ async function send(path: string, options: RequestOptions): Promise<Response> {
   const key = options.key ?? session.key();
   const headers: Record<string, string> = {};
   if (key) headers.authorization = key;
-  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  const form = options.body instanceof FormData ? options.body : undefined;
+  if (options.body !== undefined && !form) headers['content-type'] = 'application/json';
   const response = await fetch(path, {
     method: options.method ?? 'GET',
     headers,
-    ...(options.body !== undefined && { body: JSON.stringify(options.body) }),
+    ...(options.body !== undefined && { body: form ?? JSON.stringify(options.body) }),
   });
   if (response.ok) return response;
   let body: Json = {};

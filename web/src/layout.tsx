@@ -5,6 +5,7 @@ const PAGES: [string, string][] = [
   ['/calls', 'Calls'],
   ['/agents', 'Agents'],
   ['/tools', 'Tools'],
+  ['/knowledge', 'Knowledge'],
   ['/numbers', 'Numbers'],
   ['/voices', 'Voices'],
   ['/pathways', 'Pathways'],

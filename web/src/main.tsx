@@ -8,6 +8,7 @@ import { CallsPage } from './pages/calls';
 import { CallPage } from './pages/call';
 import { NewCallPage } from './pages/new-call';
 import { AgentsPage, ToolsPage } from './pages/resources';
+import { KnowledgePage } from './pages/knowledge';
 import { NumbersPage } from './pages/numbers';
 import { VoicesPage } from './pages/voices';
 import { CampaignsPage, CampaignPage } from './pages/campaigns';
@@ -49,6 +50,7 @@ createRoot(document.getElementById('root')!).render(
               <Route path="calls/:id" element={<CallPage />} />
               <Route path="agents" element={<AgentsPage />} />
               <Route path="tools" element={<ToolsPage />} />
+              <Route path="knowledge" element={<KnowledgePage />} />
               <Route path="numbers" element={<NumbersPage />} />
               <Route path="voices" element={<VoicesPage />} />
               <Route path="campaigns" element={<CampaignsPage />} />

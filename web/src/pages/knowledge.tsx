@@ -1,0 +1,167 @@
+import { useState } from 'react';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { api, type KnowledgeBase } from '../api';
+import { Field, ListTable, Problem, time } from '../components/ui';
+
+const KEY = ['knowledge'];
+
+function size(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} kB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/**
+ * Knowledge bases: text typed in or read from a file (PDF, Word, text), which agents search while
+ * they talk when a call, an agent or a number names the id in its tools.
+ */
+export function KnowledgePage() {
+  const queries = useQueryClient();
+  const list = useQuery({
+    queryKey: KEY,
+    queryFn: async () => (await api<{ data: { kbs: KnowledgeBase[] } }>('/v1/knowledge?limit=100')).data.kbs,
+  });
+  const [name, setName] = useState('');
+  const [description, setDescription] = useState('');
+  const [source, setSource] = useState<'text' | 'file'>('text');
+  const [text, setText] = useState('');
+  const [file, setFile] = useState<File | null>(null);
+  const [showing, setShowing] = useState<{ name: string; text: string } | null>(null);
+  const refresh = () => void queries.invalidateQueries({ queryKey: KEY });
+
+  const create = useMutation({
+    mutationFn: async () => {
+      if (source === 'text')
+        return api('/v1/knowledge/learn', { method: 'POST', body: { type: 'text', name, description, text } });
+      if (!file) throw new Error('Choose a file to read');
+      const form = new FormData();
+      form.set('type', 'file');
+      if (name.trim()) form.set('name', name);
+      if (description.trim()) form.set('description', description);
+      form.set('file', file);
+      return api('/v1/knowledge/learn', { method: 'POST', body: form });
+    },
+    onSuccess: () => {
+      setName('');
+      setDescription('');
+      setText('');
+      setFile(null);
+      refresh();
+    },
+  });
+  const remove = useMutation({
+    mutationFn: (id: string) => api(`/v1/knowledge/${id}`, { method: 'DELETE' }),
+    onSuccess: refresh,
+  });
+  const show = useMutation({
+    mutationFn: async (kb: KnowledgeBase) => {
+      const got = await api<{ data: KnowledgeBase }>(`/v1/knowledge/${kb.id}?include_text=true`);
+      setShowing({ name: kb.name, text: got.data.text ?? '' });
+    },
+  });
+
+  return (
+    <section>
+      <h1>Knowledge bases</h1>
+      <p className="muted">
+        Give a knowledge base&apos;s ID in the <code>tools</code> of a call, an agent or a number: the agent looks up
+        what the caller asks in it.
+      </p>
+      <form
+        className="editor"
+        onSubmit={(e) => {
+          e.preventDefault();
+          create.mutate();
+        }}
+      >
+        <h2>New knowledge base</h2>
+        <Field label="Name" hint={source === 'file' ? "Optional: the file's name by default" : undefined}>
+          <input value={name} onChange={(e) => setName(e.target.value)} required={source === 'text'} maxLength={200} />
+        </Field>
+        <Field label="Description" hint="What it holds">
+          <input value={description} onChange={(e) => setDescription(e.target.value)} maxLength={2000} />
+        </Field>
+        <fieldset className="choice">
+          <legend>Content</legend>
+          <label>
+            <input type="radio" name="source" checked={source === 'text'} onChange={() => setSource('text')} /> Type it
+            in
+          </label>
+          <label>
+            <input type="radio" name="source" checked={source === 'file'} onChange={() => setSource('file')} /> Upload a
+            file
+          </label>
+        </fieldset>
+        {source === 'text' ? (
+          <Field label="Text">
+            <textarea rows={8} value={text} onChange={(e) => setText(e.target.value)} required />
+          </Field>
+        ) : (
+          <Field label="File" hint="PDF, Word (.docx) or text (.txt, .md, .csv, .json), up to 16 MB">
+            <input
+              type="file"
+              accept=".pdf,.docx,.txt,.md,.markdown,.csv,.tsv,.json,text/*,application/pdf"
+              onChange={(e) => setFile(e.target.files?.[0] ?? null)}
+              required
+            />
+          </Field>
+        )}
+        <Problem error={create.error} />
+        <div className="actions">
+          <button type="submit" disabled={create.isPending}>
+            {create.isPending ? 'Reading…' : 'Create knowledge base'}
+          </button>
+        </div>
+      </form>
+      <Problem error={list.error ?? remove.error ?? show.error} />
+      {showing && (
+        <div className="editor">
+          <h2>Text of {showing.name}</h2>
+          <pre className="knowledge-text">{showing.text}</pre>
+          <div className="actions">
+            <button type="button" className="secondary" onClick={() => setShowing(null)}>
+              Close
+            </button>
+          </div>
+        </div>
+      )}
+      <ListTable
+        rows={list.data}
+        pending={list.isPending}
+        what="knowledge bases"
+        empty="No knowledge bases yet."
+        rowKey={(kb) => kb.id}
+        columns={[
+          { header: 'Name', cell: (kb) => kb.name },
+          {
+            header: 'Source',
+            cell: (kb) => (kb.file ? `${kb.file.file_name} (${size(kb.file.file_size)})` : 'Text'),
+          },
+          { header: 'ID', cell: (kb) => <code>{kb.id}</code> },
+          { header: 'Updated', cell: (kb) => time(kb.updated_at) },
+          {
+            header: 'Actions',
+            hiddenHeader: true,
+            className: 'actions',
+            cell: (kb) => (
+              <>
+                <button type="button" className="secondary" onClick={() => show.mutate(kb)}>
+                  Show text
+                </button>
+                <button
+                  type="button"
+                  className="danger"
+                  onClick={() => {
+                    if (window.confirm(`Delete knowledge base ${kb.name}?`)) remove.mutate(kb.id);
+                  }}
+                >
+                  Delete
+                </button>
+              </>
+            ),
+          },
+        ]}
+      />
+    </section>
+  );
+}
