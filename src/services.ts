@@ -8,6 +8,8 @@ import { CredentialStore } from './store/credentials.js';
 import { CallStore } from './store/calls.js';
 import { ToolStore } from './store/tools.js';
 import { KnowledgeStore } from './store/knowledge.js';
+import { PersonaStore } from './store/personas.js';
+import { PersonaRouter } from './pathways/persona-router.js';
 import { KnowledgeLibrary } from './knowledge/library.js';
 import { AgentStore } from './store/agents.js';
 import { InboundStore } from './store/inbound.js';
@@ -66,6 +68,7 @@ export interface Services {
   tools: ToolStore;
   /** Knowledge bases: what agents look things up in. */
   knowledge: KnowledgeStore;
+  personas: PersonaStore;
   agents: AgentStore;
   inbound: InboundStore;
   campaigns: CampaignStore;
@@ -255,24 +258,34 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     clock,
     agentFor: textPathwayAgent,
   });
+  /** The pathway runner of a call: its logs on the call's record, its texts through the call's carrier. */
+  const callPathwayAgent = (request: CallRequest): PathwayAgent =>
+    pathwayAgent(request, {
+      accountOf: async (callId) => (await calls.byId(callId))?.account_id,
+      saveLogs: (callId, logs) => calls.setPathwayLogs(callId, logs),
+      // The sandbox logs a text of its own calls; any other call's goes out on Twilio.
+      sendSms: (message) => (sandbox.call(message.callId) ? sandbox.sendSms(message) : twilio.sendSms(message)),
+    });
   const knowledge = new KnowledgeStore(db, clock);
   const knowledgeLibrary = new KnowledgeLibrary(knowledge);
+  const personas = new PersonaStore(db, clock);
   const engine = new CallEngine({
     calls,
     queue,
     clock,
     carrier,
     knowledgeFor: (accountId, ids) => knowledgeLibrary.lookupFor(accountId, ids),
-    // A call with a pathway_id (sent, or from an inbound number's settings) follows the pathway.
-    agentFor: (request) =>
-      request.pathway_id
-        ? pathwayAgent(request, {
-            accountOf: async (callId) => (await calls.byId(callId))?.account_id,
-            saveLogs: (callId, logs) => calls.setPathwayLogs(callId, logs),
-            // The sandbox logs a text of its own calls; any other call's goes out on Twilio.
-            sendSms: (message) => (sandbox.call(message.callId) ? sandbox.sendSms(message) : twilio.sendSms(message)),
-          })
-        : modelAgent(request),
+    // A call with a pathway_id (sent, or from an inbound number's settings) follows the pathway;
+    // a persona's call is handed to one of its pathways when the caller's words are about it.
+    agentFor: (request) => {
+      const agent = request.pathway_id ? callPathwayAgent(request) : modelAgent(request);
+      if (!request.persona_routes?.length) return agent;
+      return new PersonaRouter(agent, request.persona_routes, {
+        pathwayAgent: callPathwayAgent,
+        ...(llm && provider ? { llm: { provider, model: llm.models[request.model] } } : {}),
+        ...(options.logger ? { log: options.logger } : {}),
+      });
+    },
     pricePerMinute: config.sandboxPricePerMinute,
     // Custom tools and dynamic_data leave through the guarded client too (CONTRACT.md section 8).
     http: new OutboundClient({ allowPrivate: config.allowPrivateUrls }),
@@ -311,6 +324,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
       pathways,
       tools,
       knowledge,
+      personas,
       engine,
       callEvents,
       speech,
@@ -347,6 +361,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     calls,
     tools,
     knowledge,
+    personas,
     agents,
     inbound,
     campaigns: new CampaignStore(db, clock),

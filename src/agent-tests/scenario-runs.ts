@@ -11,7 +11,7 @@ import { OPEN_STATES } from '../store/calls.js';
 import type { TestBatchRow, TestRunRow, RunStatus } from '../store/agent-tests.js';
 import { fromJson } from '../store/json.js';
 import { toCallRecord } from '../calls/record.js';
-import { agentSettings, inboundSettings } from '../calls/inbound.js';
+import { agentSettings, numberSettings } from '../calls/inbound.js';
 import { normalizePhone } from '../domain/phone.js';
 import { isRecord } from '../domain/records.js';
 import { parsePersona, type Persona } from '../carriers/sandbox/persona-format.js';
@@ -97,7 +97,7 @@ export async function agentCall(
     const phone = normalizePhone(spec.phone_number);
     const number = phone.ok ? await services.inbound.get(accountId, phone.e164) : undefined;
     if (!number) errors.push('phone_number is not an inbound number of this account');
-    else settings = inboundSettings(number) as Json;
+    else settings = (await numberSettings(services.personas, accountId, number)) as Json;
   } else if (isRecord(spec.call) && Object.keys(spec.call).length > 0) {
     settings = { ...(spec.call as Json) };
   } else {

@@ -8,7 +8,8 @@ import { ErrorResponse, IdParams, Nullable, StringEnum, SuccessMessage, errorRes
 import { SendCallBody } from '../schemas/call.js';
 import { CallRecord, CallSummary, QUEUE_STATUSES } from '../schemas/call-record.js';
 import { ANSWERED_BY } from '../amd/answered-by.js';
-import { normalizeCallSettings, toolResolver, type CallRequest } from '../schemas/call-request.js';
+import { normalizeCallSettings, toolResolver, type CallRequest, type PersonaRoute } from '../schemas/call-request.js';
+import { overlaySettings, personaSettings } from '../schemas/persona.js';
 import { normalizePhone } from '../domain/phone.js';
 import { ApiError, conflict, notFound, validationError } from '../errors.js';
 import { assertValid } from './validation.js';
@@ -102,6 +103,31 @@ function stringifyOnce(data: unknown): string {
   return text;
 }
 
+/**
+ * A Send Call body with its persona's production version filling in what it does not set (and
+ * the persona's tools and knowledge bases before its own); a persona not of the account is a
+ * problem in `errors`.
+ */
+async function withPersonaOf(
+  services: Services,
+  accountId: string,
+  body: SendCallBody,
+  errors: string[],
+): Promise<SendCallBody & { persona_routes?: PersonaRoute[] }> {
+  if (typeof body.persona_id !== 'string' || body.persona_id.trim() === '') return body;
+  const persona = await services.personas.get(accountId, body.persona_id.trim());
+  if (!persona) {
+    errors.push('persona_id is not a persona of this account');
+    return body;
+  }
+  const settings = personaSettings(persona.production);
+  return {
+    ...overlaySettings(settings, body),
+    persona_id: persona.id,
+    persona_routes: settings.persona_routes,
+  };
+}
+
 /** Calls: seed 4.1-4.3 and CONTRACT.md sections 5 and 9. */
 export default async function routes(app: Api, services: Services): Promise<void> {
   const recordOptions = recordOptionsOf(services);
@@ -134,11 +160,12 @@ export default async function routes(app: Api, services: Services): Promise<void
     },
     async (request) => {
       const errors: string[] = [];
-      const body = (request.body ?? {}) as SendCallBody;
       const accountId = request.account.id;
+      const body = await withPersonaOf(services, accountId, (request.body ?? {}) as SendCallBody, errors);
       const normalized = await normalizeCallSettings(body, toolResolver(services, accountId), errors, {
         requirePhone: true,
-        requireTask: true,
+        // A persona gives the task; one that is not the account's is its own problem.
+        requireTask: !(typeof body.persona_id === 'string' && body.persona_id.trim() !== ''),
       });
       if (normalized.pathway_id) {
         const found = await services.pathways.resolveVersion(

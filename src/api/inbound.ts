@@ -61,13 +61,17 @@ function failedUpdates(problems: string[]): Record<string, string> {
   return out;
 }
 
-/** Problems that need the account's data: tool ids and the pathway must be the account's own. */
+/** Problems that need the account's data: tool ids, the pathway and the persona must be the account's own. */
 async function accountProblems(services: Services, accountId: string, body: unknown): Promise<string[]> {
   if (!isRecord(body)) return [];
   const problems = await unknownToolErrors(services, accountId, body.tools);
   const pathwayId = typeof body.pathway_id === 'string' ? body.pathway_id.trim() : '';
   if (pathwayId !== '' && !(await services.pathways.get(accountId, pathwayId))) {
     problems.push(`pathway_id is an unknown pathway: ${JSON.stringify(pathwayId)}`);
+  }
+  const personaId = typeof body.persona_id === 'string' ? body.persona_id.trim() : '';
+  if (personaId !== '' && !(await services.personas.get(accountId, personaId))) {
+    problems.push(`persona_id is not a persona of this account: ${JSON.stringify(personaId)}`);
   }
   return problems;
 }

@@ -3,6 +3,7 @@ import type { Services } from '../services.js';
 import calls, { registerLogsAlias } from './calls.js';
 import tools from './tools.js';
 import knowledge from './knowledge.js';
+import personas from './personas.js';
 import agents from './agents.js';
 import voices from './voices.js';
 import inbound from './inbound.js';
@@ -26,6 +27,7 @@ export const API_ROUTES: RouteModule[] = [
   calls,
   tools,
   knowledge,
+  personas,
   agents,
   voices,
   inbound,

@@ -4,6 +4,8 @@ import type { InboundNumber } from '../schemas/inbound.js';
 import type { AgentConfig } from '../schemas/agent.js';
 import { normalizeCallSettings, toolResolver, type CallRequest } from '../schemas/call-request.js';
 import type { Call } from '../store/calls.js';
+import { overlaySettings, personaSettings } from '../schemas/persona.js';
+import type { PersonaStore } from '../store/personas.js';
 
 /** The call settings of an inbound number (seed 2.4): its prompt is the agent's task. */
 export function inboundSettings(number: InboundNumber): CallSettings {
@@ -32,6 +34,21 @@ export function inboundSettings(number: InboundNumber): CallSettings {
     analysis_prompt: optional(number.analysis_prompt),
     record: number.record,
   };
+}
+
+/**
+ * The call settings a number answers with: its own, or, when a persona answers it, the persona's
+ * production version over them (its prompts, call_config and tools; the number keeps its webhook,
+ * metadata, analysis and the rest). A persona that is gone leaves the number's own.
+ */
+export async function numberSettings(
+  personas: Pick<PersonaStore, 'get'>,
+  accountId: string,
+  number: InboundNumber,
+): Promise<CallSettings> {
+  const own = inboundSettings(number);
+  const persona = number.persona_id ? await personas.get(accountId, number.persona_id) : undefined;
+  return persona ? { ...overlaySettings(own, personaSettings(persona.production)), persona_id: persona.id } : own;
 }
 
 /** The call settings of an agent (seed 2.6): its prompt is the task; web calls talk to agents. */
@@ -73,7 +90,7 @@ export async function createConnectedCall(
 ): Promise<Call> {
   const errors: string[] = [];
   const settings = await normalizeCallSettings(
-    { ...inboundSettings(number), phone_number: other },
+    { ...(await numberSettings(services.personas, accountId, number)), phone_number: other },
     toolResolver(services, accountId),
     errors,
     { requirePhone: true, requireTask: false },

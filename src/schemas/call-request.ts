@@ -11,6 +11,16 @@ export type Model = 'base' | 'enhanced' | 'turbo';
 /** A tool as a call uses it: the definition, and its id when it came from POST /v1/tools. */
 export type CallTool = ReturnType<typeof normalizeTool> & { tool_id?: string };
 
+/** A pathway a persona hands the call to once the caller's words are about what it is for. */
+export interface PersonaRoute {
+  name: string;
+  prompt: string;
+  pathway_id: string;
+  /** null: the pathway's production version. */
+  pathway_version: number | null;
+  start_node_id: string | null;
+}
+
 /**
  * The normalized parameters of a call: defaults filled, numbers in E.164, voice resolved, tool ids
  * replaced by their definitions. Stored with the call and shown as the record's request_data.
@@ -39,6 +49,10 @@ export interface CallRequest {
   timezone: string;
   request_data: Record<string, unknown>;
   tools: CallTool[];
+  /** The persona whose production version set the call's defaults; absent on older calls. */
+  persona_id?: string | null;
+  /** The persona's pathway conditions, with a pathway each (src/pathways/persona-router.ts). */
+  persona_routes?: PersonaRoute[];
   /** Knowledge bases the agent looks things up in: ids given among `tools`; absent on older calls. */
   knowledge_bases?: string[];
   dynamic_data: StoredDynamicDataItem[];
@@ -77,6 +91,23 @@ function records<T>(list: T[] | undefined): T[] {
 }
 
 const boolLike = (v: unknown, fallback: boolean): boolean => (v === undefined ? fallback : v === true || v === 'true');
+
+/** The routes a persona's settings carry (set by src/schemas/persona.ts), each with its pathway. */
+function personaRoutesOf(value: unknown): PersonaRoute[] {
+  return records(Array.isArray(value) ? (value as Record<string, unknown>[]) : []).flatMap((r) =>
+    typeof r.pathway_id === 'string' && r.pathway_id.trim() !== ''
+      ? [
+          {
+            name: typeof r.name === 'string' ? r.name : '',
+            prompt: typeof r.prompt === 'string' ? r.prompt : '',
+            pathway_id: r.pathway_id.trim(),
+            pathway_version: typeof r.pathway_version === 'number' ? r.pathway_version : null,
+            start_node_id: typeof r.start_node_id === 'string' && r.start_node_id !== '' ? r.start_node_id : null,
+          },
+        ]
+      : [],
+  );
+}
 
 /** What the ids of a call's `tools` name in the caller's account: custom tools and knowledge bases. */
 export interface ResolvedTools {
@@ -207,6 +238,8 @@ export async function normalizeCallSettings(
     request_data: body.request_data ?? {},
     tools,
     knowledge_bases: knowledgeBases,
+    persona_id: body.persona_id ?? null,
+    persona_routes: body.persona_id ? personaRoutesOf((body as { persona_routes?: unknown }).persona_routes) : [],
     dynamic_data: normalizeDynamicData(records(body.dynamic_data).filter((d) => Array.isArray(d.response_data))),
     start_time: startTime ? startTime.toISOString() : null,
     voicemail_message: body.voicemail_message ?? null,

@@ -110,7 +110,14 @@ export const PronunciationItem = Type.Object(
  * batches. All optional here; Send Call adds its required fields.
  */
 export const callSettingsProperties = {
-  task: Type.Optional(Type.String({ description: 'The agent instructions; required unless pathway_id' })),
+  task: Type.Optional(Type.String({ description: 'The agent instructions; required unless pathway_id or persona_id' })),
+  persona_id: Type.Optional(
+    Type.String({
+      description:
+        "A persona (POST /v1/personas): its production version's prompts, call_config, tools and knowledge bases " +
+        'fill in what the call does not set',
+    }),
+  ),
   pathway_id: Type.Optional(Type.String()),
   pathway_version: Type.Optional(Type.Integer({ minimum: 0, description: 'Default: the production version' })),
   start_node_id: Type.Optional(Type.String()),

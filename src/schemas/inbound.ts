@@ -22,6 +22,13 @@ import { normalizePhone } from '../domain/phone.js';
  */
 export const inboundFields = {
   prompt: Nullable(Type.String({ description: 'Instructions for inbound calls; required unless pathway_id is set' })),
+  persona_id: Nullable(
+    Type.String({
+      description:
+        "A persona (POST /v1/personas) answers: its production version's prompts, call_config and tools " +
+        "replace the number's own; null removes it",
+    }),
+  ),
   pathway_id: Nullable(
     Type.String({
       description:
@@ -66,6 +73,7 @@ export type InboundUpdate = Static<typeof InboundUpdate>;
 /** The stored configuration of a number: every seed 2.4 setting, defaults filled, null where unset. */
 export const InboundConfig = Type.Object({
   prompt: Nullable(Type.String()),
+  persona_id: Nullable(Type.String()),
   pathway_id: Nullable(Type.String()),
   voice: Type.String(),
   background_track: Nullable(Type.String()),
@@ -93,6 +101,7 @@ export type InboundKey = keyof InboundConfig;
 
 export const DEFAULT_INBOUND_CONFIG: InboundConfig = {
   prompt: null,
+  persona_id: null,
   pathway_id: null,
   voice: DEFAULT_VOICE,
   background_track: null,
@@ -172,6 +181,7 @@ function normalizeSetting<K extends InboundKey>(key: K, value: unknown): Inbound
       out = typeof value === 'string' && value.trim() !== '' ? value : null;
       break;
     case 'pathway_id':
+    case 'persona_id':
       out = typeof value === 'string' && value.trim() !== '' ? value.trim() : null;
       break;
     case 'dynamic_data': {
@@ -224,7 +234,7 @@ export function applyInboundUpdate(current: InboundConfig, input: InboundUpdate)
   return { config: { ...current, ...typed }, updates: typed };
 }
 
-/** The cross-field rule of seed 2.4: a number needs instructions, a prompt or a pathway. */
+/** The cross-field rule of seed 2.4: a number needs instructions: a prompt, a pathway or a persona. */
 export function inboundConfigProblems(config: InboundConfig): string[] {
-  return config.prompt || config.pathway_id ? [] : ['prompt is required'];
+  return config.prompt || config.pathway_id || config.persona_id ? [] : ['prompt is required'];
 }

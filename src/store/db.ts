@@ -22,6 +22,7 @@ import * as m096 from './migrations/096_web_call_tokens.js';
 import * as m097 from './migrations/097_sms_conversations.js';
 import * as m098 from './migrations/098_agent_tests.js';
 import * as m099 from './migrations/099_knowledge_bases.js';
+import * as m100 from './migrations/100_personas.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -52,6 +53,7 @@ const MIGRATIONS: Record<string, { up: (db: Kysely<any>, dialect: Dialect) => Pr
   '097_sms_conversations': m097,
   '098_agent_tests': m098,
   '099_knowledge_bases': m099,
+  '100_personas': m100,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -139,6 +139,36 @@ export interface KnowledgeBasesTable {
   updated_at: string;
 }
 
+export interface PersonasTable {
+  id: string;
+  account_id: string;
+  name: string;
+  role: string | null;
+  description: string | null;
+  /** JSON array. */
+  tags: string;
+  image_url: string | null;
+  production_version_id: string;
+  draft_version_id: string;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+}
+
+export interface PersonaVersionsTable {
+  id: string;
+  persona_id: string;
+  /** 'draft', 'production' (the live one) or 'archived' (a production version since replaced). */
+  version_type: string;
+  version_number: number;
+  /** JSON: the version's PersonaBehaviour. */
+  behaviour: string;
+  promoted_from_version_id: string | null;
+  promoted_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface AgentsTable {
   id: string;
   account_id: string;
@@ -404,6 +434,8 @@ export interface Database {
   transcripts: TranscriptsTable;
   tools: ToolsTable;
   knowledge_bases: KnowledgeBasesTable;
+  personas: PersonasTable;
+  persona_versions: PersonaVersionsTable;
   agents: AgentsTable;
   inbound_numbers: InboundNumbersTable;
   batches: BatchesTable;

@@ -148,6 +148,7 @@ for (const storage of ['sqlite', 'postgres'] as const)
             updated_at: undefined,
             carrier: 'sandbox',
             prompt: 'Defaults',
+            persona_id: null,
             pathway_id: null,
             voice: 'mason',
             background_track: null,

@@ -1,5 +1,5 @@
 import type { Services } from '../../services.js';
-import { agentSettings, inboundSettings } from '../../calls/inbound.js';
+import { agentSettings, numberSettings } from '../../calls/inbound.js';
 import { normalizeCallSettings, toolResolver, type CallRequest } from '../../schemas/call-request.js';
 import { normalizePhone } from '../../domain/phone.js';
 import { ApiError, notFound, validationError } from '../../errors.js';
@@ -47,6 +47,7 @@ export class WebCalls {
       | 'pathways'
       | 'tools'
       | 'knowledge'
+      | 'personas'
       | 'engine'
       | 'callEvents'
       | 'speech'
@@ -150,7 +151,7 @@ export class WebCalls {
       if (!phone.ok) throw validationError([`phone_number ${phone.reason}`]);
       const number = await this.services.inbound.get(accountId, phone.e164);
       if (!number) throw notFound('Inbound number');
-      return { settings: inboundSettings(number), label: number.phone_number };
+      return { settings: await numberSettings(this.services.personas, accountId, number), label: number.phone_number };
     }
     const pathway = await this.services.pathways.get(accountId, target.pathwayId);
     if (!pathway) throw notFound('Pathway');

@@ -1,0 +1,300 @@
+import { Type } from '@sinclair/typebox';
+import type { Api } from './types.js';
+import type { Services } from '../services.js';
+import { errorResponses, IdParams } from '../schemas/common.js';
+import {
+  DEFAULT_PERSONALITY,
+  IDENTITY_KEYS,
+  PersonaCreate,
+  PersonaSchema,
+  PersonaUpdate,
+  PersonaVersionSchema,
+  VERSION_KEYS,
+  type Persona,
+  type PersonaBehaviour,
+  type PersonaVersion,
+} from '../schemas/persona.js';
+import { normalizeTools } from '../schemas/agent.js';
+import { conflict, notFound } from '../errors.js';
+import { isRecord } from '../domain/records.js';
+import { assertValid } from './validation.js';
+import { unknownToolErrors } from './agents.js';
+import type { PersonaIdentity, StoredPersona, StoredVersion } from '../store/personas.js';
+
+const tags = ['Personas'];
+
+const Reply = Type.Object({ data: PersonaSchema, errors: Type.Null() });
+
+function versionBody(v: StoredVersion): PersonaVersion {
+  return {
+    id: v.id,
+    persona_id: v.persona_id,
+    version_type: v.version_type,
+    version_number: v.version_number,
+    orchestration_prompt: v.orchestration_prompt,
+    personality_prompt: v.personality_prompt,
+    pathway_conditions: v.pathway_conditions,
+    kb_ids: v.kb_ids,
+    call_config: v.call_config,
+    default_tools: v.default_tools,
+    promoted_from_version_id: v.promoted_from_version_id,
+    promoted_at: v.promoted_at,
+    // API keys, not people, promote here.
+    promoted_by: null,
+    created_at: v.created_at,
+    updated_at: v.updated_at,
+  };
+}
+
+function personaBody(p: StoredPersona, numbers: string[]): Persona {
+  return {
+    id: p.id,
+    name: p.name,
+    role: p.role,
+    description: p.description,
+    tags: p.tags,
+    image_url: p.image_url,
+    created_at: p.created_at,
+    updated_at: p.updated_at,
+    deleted_at: p.deleted_at,
+    user_id: p.account_id,
+    current_production_version_id: p.production.id,
+    current_draft_version_id: p.draft.id,
+    inbound_numbers: numbers,
+    current_production_version: versionBody(p.production),
+    current_draft_version: versionBody(p.draft),
+  };
+}
+
+/** The behaviour fields a body sets, normalized; absent ones are left out. */
+function behaviourIn(body: PersonaUpdate): Partial<PersonaBehaviour> {
+  const out: Partial<PersonaBehaviour> = {};
+  for (const key of VERSION_KEYS) {
+    if (!(key in body)) continue;
+    const value = body[key];
+    if (key === 'default_tools') out.default_tools = normalizeTools(body.default_tools ?? []);
+    else if (key === 'kb_ids') out.kb_ids = (body.kb_ids ?? []).map((id) => id.trim());
+    else if (key === 'call_config') out.call_config = body.call_config ?? null;
+    else if (key === 'pathway_conditions') out.pathway_conditions = body.pathway_conditions ?? null;
+    else out[key] = typeof value === 'string' ? value : null;
+  }
+  return out;
+}
+
+function identityIn(body: PersonaUpdate): Partial<PersonaIdentity> {
+  const out: Partial<PersonaIdentity> = {};
+  for (const key of IDENTITY_KEYS) {
+    if (!(key in body)) continue;
+    if (key === 'tags') out.tags = body.tags ?? [];
+    else if (key === 'name') out.name = (body.name ?? '').trim();
+    else out[key] = body[key] ?? null;
+  }
+  return out;
+}
+
+/**
+ * Personas: an agent's identity and its behaviour in versions. Updates change the draft; promote
+ * puts the draft in production, which calls (`persona_id` on Send Call) and the inbound numbers
+ * that name it use.
+ */
+export default async function routes(app: Api, services: Services): Promise<void> {
+  /** Problems with the ids a body names: tools, knowledge bases, pathways of the account. */
+  // Reads the body as sent (it may not have passed the schema): every problem is reported at once.
+  async function referenceProblems(accountId: string, body: unknown): Promise<string[]> {
+    if (!isRecord(body)) return [];
+    const problems = await unknownToolErrors(services, accountId, body.default_tools, 'default_tools');
+    const kbIds = Array.isArray(body.kb_ids) ? body.kb_ids : [];
+    const given = kbIds.filter((id): id is string => typeof id === 'string').map((id) => id.trim());
+    const found = new Set(await services.knowledge.existing(accountId, given));
+    kbIds.forEach((id, i) => {
+      if (typeof id === 'string' && !found.has(id.trim()))
+        problems.push(`kb_ids[${i}] ${JSON.stringify(id)} is not a knowledge base of this account`);
+    });
+    const conditions = Array.isArray(body.pathway_conditions) ? body.pathway_conditions : [];
+    for (const [i, condition] of conditions.entries()) {
+      const id = isRecord(condition) && typeof condition.pathway_id === 'string' ? condition.pathway_id.trim() : '';
+      if (id && !(await services.pathways.get(accountId, id)))
+        problems.push(`pathway_conditions[${i}].pathway_id is not a pathway of this account`);
+    }
+    return problems;
+  }
+
+  async function numbersOf(accountId: string): Promise<Map<string, string[]>> {
+    const byPersona = new Map<string, string[]>();
+    for (const number of await services.inbound.list(accountId)) {
+      if (!number.persona_id) continue;
+      byPersona.set(number.persona_id, [...(byPersona.get(number.persona_id) ?? []), number.phone_number]);
+    }
+    return byPersona;
+  }
+
+  async function reply(accountId: string, persona: StoredPersona) {
+    return { data: personaBody(persona, (await numbersOf(accountId)).get(persona.id) ?? []), errors: null };
+  }
+
+  app.post(
+    '/personas',
+    {
+      attachValidation: true,
+      schema: {
+        tags,
+        summary: 'Create a persona',
+        description:
+          'Creates the persona with a production version (version 1) and a draft (version 2), both holding ' +
+          'the behaviour given: personality_prompt (default "You are a helpful assistant"), orchestration_prompt, ' +
+          'call_config, default_tools, kb_ids and pathway_conditions.',
+        body: PersonaCreate,
+        response: { 200: Reply, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const accountId = request.account.id;
+      assertValid(request, await referenceProblems(accountId, request.body));
+      const body = request.body;
+      const identity = identityIn(body);
+      const given = behaviourIn(body);
+      const behaviour: PersonaBehaviour = {
+        orchestration_prompt: given.orchestration_prompt ?? null,
+        personality_prompt: given.personality_prompt ?? DEFAULT_PERSONALITY,
+        call_config: given.call_config ?? null,
+        default_tools: given.default_tools ?? [],
+        pathway_conditions: given.pathway_conditions ?? null,
+        kb_ids: given.kb_ids ?? [],
+      };
+      const persona = await services.personas.create(
+        accountId,
+        {
+          name: identity.name ?? body.name,
+          role: identity.role ?? null,
+          description: identity.description ?? null,
+          tags: identity.tags ?? [],
+          image_url: identity.image_url ?? null,
+        },
+        behaviour,
+      );
+      return reply(accountId, persona);
+    },
+  );
+
+  app.get(
+    '/personas',
+    {
+      schema: {
+        tags,
+        summary: 'List personas',
+        response: { 200: Type.Object({ data: Type.Array(PersonaSchema), errors: Type.Null() }), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const accountId = request.account.id;
+      const numbers = await numbersOf(accountId);
+      const personas = await services.personas.list(accountId);
+      return { data: personas.map((p) => personaBody(p, numbers.get(p.id) ?? [])), errors: null };
+    },
+  );
+
+  app.get(
+    '/personas/:id',
+    {
+      schema: { tags, summary: 'Get a persona', params: IdParams, response: { 200: Reply, ...errorResponses } },
+    },
+    async (request) => {
+      const persona = await services.personas.get(request.account.id, request.params.id);
+      if (!persona) throw notFound('Persona');
+      return reply(request.account.id, persona);
+    },
+  );
+
+  app.patch(
+    '/personas/:id',
+    {
+      attachValidation: true,
+      schema: {
+        tags,
+        summary: 'Update a persona',
+        description:
+          'name, role, description, tags and image_url change at once; the behaviour fields change the draft ' +
+          'version, which calls use once promoted.',
+        params: IdParams,
+        body: PersonaUpdate,
+        response: { 200: Reply, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const accountId = request.account.id;
+      if (!(await services.personas.get(accountId, request.params.id))) throw notFound('Persona');
+      assertValid(request, await referenceProblems(accountId, request.body));
+      const persona = await services.personas.update(
+        accountId,
+        request.params.id,
+        identityIn(request.body),
+        behaviourIn(request.body),
+      );
+      if (!persona) throw notFound('Persona');
+      return reply(accountId, persona);
+    },
+  );
+
+  app.delete(
+    '/personas/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a persona',
+        description: 'Refused while an inbound number uses it: give the number another persona_id (or null) first.',
+        params: IdParams,
+        response: { 200: Reply, ...errorResponses, 409: errorResponses[400] },
+      },
+    },
+    async (request) => {
+      const accountId = request.account.id;
+      const attached = (await numbersOf(accountId)).get(request.params.id) ?? [];
+      if (attached.length > 0 && (await services.personas.get(accountId, request.params.id)))
+        throw conflict(
+          `The persona answers ${attached.join(', ')}: give ${attached.length === 1 ? 'it' : 'them'} another persona_id (or null) first`,
+        );
+      const persona = await services.personas.delete(accountId, request.params.id);
+      if (!persona) throw notFound('Persona');
+      return { data: personaBody(persona, []), errors: null };
+    },
+  );
+
+  app.get(
+    '/personas/:id/versions',
+    {
+      schema: {
+        tags,
+        summary: 'List persona versions',
+        description: 'Newest first: the draft, the production version, and the production versions it replaced.',
+        params: IdParams,
+        response: {
+          200: Type.Object({ data: Type.Array(PersonaVersionSchema), errors: Type.Null() }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const versions = await services.personas.versions(request.account.id, request.params.id);
+      if (!versions) throw notFound('Persona');
+      return { data: versions.map(versionBody), errors: null };
+    },
+  );
+
+  app.post(
+    '/personas/:id/versions/promote',
+    {
+      schema: {
+        tags,
+        summary: 'Promote the draft to production',
+        description: 'Calls placed from now on use the draft as it is now; the production version it replaces is kept.',
+        params: IdParams,
+        response: { 200: Reply, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const persona = await services.personas.promote(request.account.id, request.params.id);
+      if (!persona) throw notFound('Persona');
+      return reply(request.account.id, persona);
+    },
+  );
+}
