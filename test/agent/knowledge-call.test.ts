@@ -1,11 +1,8 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
-import { ScaledClock } from '../../src/clock.js';
-import { FakeOpenAi, fakeLlmConfig } from '../../src/testing/fake-openai.js';
+import { waitForCall, type TestApp } from '../../src/testing/harness.js';
+import { personaApps, transcriptText, type PersonaApps } from '../../src/testing/persona-apps.js';
+import type { FakeOpenAi } from '../../src/testing/fake-openai.js';
 
 const FAQ =
   'Bright Smile Dental is open Monday to Friday from 8 am to 6 pm.\n\n' +
@@ -31,29 +28,16 @@ const ASKER = {
   },
 };
 
-const lines = (call: Record<string, unknown>): string =>
-  (call.transcripts as { user: string; text: string }[]).map((x) => `${x.user}: ${x.text}`).join('\n');
-
 describe('calls that look things up in knowledge bases (sandbox, clock 25x)', () => {
-  const personas = mkdtempSync(join(tmpdir(), 'openline-kb-personas-'));
+  let apps: PersonaApps;
   let fake: FakeOpenAi;
   let offline: TestApp;
   let llm: TestApp;
   before(async () => {
-    writeFileSync(join(personas, 'asker.json'), JSON.stringify(ASKER));
-    fake = await FakeOpenAi.start();
-    const env = { OPENLINE_SANDBOX_PERSONAS: personas };
-    offline = await createTestApp({ clock: new ScaledClock(25), env });
-    llm = await createTestApp({ clock: new ScaledClock(25), env, config: { llm: fakeLlmConfig(fake, 2000) } });
-    await offline.services.startWorkers();
-    await llm.services.startWorkers();
+    apps = await personaApps({ 'asker.json': ASKER });
+    ({ fake, offline, llm } = apps);
   });
-  after(async () => {
-    await offline.close();
-    await llm.close();
-    await fake.close();
-    rmSync(personas, { recursive: true, force: true });
-  });
+  after(() => apps.close());
 
   async function knowledgeBase(t: TestApp): Promise<string> {
     const r = await t.request('POST', '/v1/knowledge/learn', { name: 'Bright Smile FAQ', text: FAQ });
@@ -70,7 +54,7 @@ describe('calls that look things up in knowledge bases (sandbox, clock 25x)', ()
     });
     assert.equal(placed.status, 200, JSON.stringify(placed.body));
     const call = await waitForCall(offline, String(placed.body.call_id));
-    const said = lines(call);
+    const said = transcriptText(call);
     assert.match(
       said,
       /user: What time do you open on Saturday\?\nassistant: On Saturday we open at 10 am and close at 2 pm\./,
@@ -83,7 +67,7 @@ describe('calls that look things up in knowledge bases (sandbox, clock 25x)', ()
       phone_number: '+14155550170',
       task: 'Let the patient know their cleaning is due.',
     });
-    const said = lines(await waitForCall(offline, String(placed.body.call_id)));
+    const said = transcriptText(await waitForCall(offline, String(placed.body.call_id)));
     assert.doesNotMatch(said, /10 am/);
   });
 
@@ -99,7 +83,7 @@ describe('calls that look things up in knowledge bases (sandbox, clock 25x)', ()
     const call = await waitForCall(llm, String(placed.body.call_id));
     const prompts = fake.requests.slice(seen).map((r) => String(r.body.messages[0]!.content));
     const asked = prompts.find((p) => p.includes('From your knowledge bases'));
-    assert.ok(asked, lines(call));
+    assert.ok(asked, transcriptText(call));
     assert.match(asked, /\[Bright Smile FAQ\] On Saturday we open at 10 am and close at 2 pm\./);
     // The knowledge base's other passages stay out of the prompt unless asked about.
     assert.doesNotMatch(asked, /photo ID/);
@@ -118,7 +102,7 @@ describe('calls that look things up in knowledge bases (sandbox, clock 25x)', ()
     assert.equal(placed.status, 200, JSON.stringify(placed.body));
     assert.equal((await offline.request('DELETE', `/v1/knowledge/${id}`)).status, 200);
     const call = await waitForCall(offline, String(placed.body.call_id));
-    assert.equal(call.queue_status, 'complete', lines(call));
-    assert.doesNotMatch(lines(call), /10 am/);
+    assert.equal(call.queue_status, 'complete', transcriptText(call));
+    assert.doesNotMatch(transcriptText(call), /10 am/);
   });
 });

@@ -1,11 +1,8 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
-import { ScaledClock } from '../../src/clock.js';
-import { FakeOpenAi, fakeLlmConfig, type FakeReply } from '../../src/testing/fake-openai.js';
+import { waitForCall, type TestApp } from '../../src/testing/harness.js';
+import { personaApps, transcriptText, type PersonaApps } from '../../src/testing/persona-apps.js';
+import type { FakeOpenAi, FakeReply } from '../../src/testing/fake-openai.js';
 
 /** A person who answers, asks about their bill, and answers what they are asked next. */
 const BILL_QUESTION = {
@@ -42,29 +39,16 @@ const BILLING = {
   edges: [],
 };
 
-const lines = (call: Record<string, unknown>): string =>
-  (call.transcripts as { user: string; text: string }[]).map((x) => `${x.user}: ${x.text}`).join('\n');
-
 describe('personas hand calls to the pathway of the condition the caller talks about (sandbox, clock 25x)', () => {
-  const personas = mkdtempSync(join(tmpdir(), 'openline-route-personas-'));
+  let apps: PersonaApps;
   let fake: FakeOpenAi;
   let offline: TestApp;
   let llm: TestApp;
   before(async () => {
-    writeFileSync(join(personas, 'bill-question.json'), JSON.stringify(BILL_QUESTION));
-    fake = await FakeOpenAi.start();
-    const env = { OPENLINE_SANDBOX_PERSONAS: personas };
-    offline = await createTestApp({ clock: new ScaledClock(25), env });
-    llm = await createTestApp({ clock: new ScaledClock(25), env, config: { llm: fakeLlmConfig(fake, 2000) } });
-    await offline.services.startWorkers();
-    await llm.services.startWorkers();
+    apps = await personaApps({ 'bill-question.json': BILL_QUESTION });
+    ({ fake, offline, llm } = apps);
   });
-  after(async () => {
-    await offline.close();
-    await llm.close();
-    await fake.close();
-    rmSync(personas, { recursive: true, force: true });
-  });
+  after(() => apps.close());
 
   async function routedPersona(t: TestApp): Promise<string> {
     const pathway = await t.request('POST', '/v1/pathway/create', BILLING);
@@ -90,7 +74,7 @@ describe('personas hand calls to the pathway of the condition the caller talks a
     const placed = await offline.request('POST', '/v1/calls', { phone_number: '+14155550171', persona_id: persona });
     assert.equal(placed.status, 200, JSON.stringify(placed.body));
     const call = await waitForCall(offline, String(placed.body.call_id));
-    const said = lines(call);
+    const said = transcriptText(call);
     assert.match(
       said,
       /user: I have a question about a charge on my bill\.\nagent-action: Handed to pathway Billing[^]*assistant: You are through to billing\. What is your account number\?/,
@@ -111,7 +95,7 @@ describe('personas hand calls to the pathway of the condition the caller talks a
     };
     const placed = await llm.request('POST', '/v1/calls', { phone_number: '+14155550171', persona_id: persona });
     const call = await waitForCall(llm, String(placed.body.call_id));
-    const said = lines(call);
+    const said = transcriptText(call);
     assert.match(said, /assistant: You are through to billing\./, said);
     assert.ok(
       asked.some((text) => /- 0: Billing \(The caller has a question about a bill/.test(text)),
