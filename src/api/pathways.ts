@@ -1,4 +1,5 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
 import type { Api } from './types.js';
 import type { Services } from '../services.js';
 import { errorResponses, IdParams, Nullable, SuccessMessage } from '../schemas/common.js';
@@ -14,7 +15,7 @@ import {
   VersionSummary,
 } from '../schemas/pathway.js';
 import { checkPathwayGraph, type PathwayGraph } from '../domain/pathway-graph.js';
-import { ApiError, notFound } from '../errors.js';
+import { ApiError, notFound, validationError } from '../errors.js';
 import { assertValid } from './validation.js';
 import { isRecord } from '../domain/records.js';
 import { NO_TOOLS, normalizeCallSettings } from '../schemas/call-request.js';
@@ -59,7 +60,72 @@ export default async function routes(app: Api, services: Services): Promise<void
       route.schema = { ...route.schema, hide: true };
     });
     await pathwayRoutes(scope as Api, services, '/convo_pathway');
+    await registerPathwayUpdateAlias(scope as Api, services);
   });
+}
+
+const UpdateReply = Type.Object({
+  status: Type.Literal('success'),
+  message: Type.String(),
+  pathway_data: Type.Object({
+    name: Type.String(),
+    description: Nullable(Type.String()),
+    nodes: Type.Array(PathwayNodeSchema),
+    edges: Type.Array(PathwayEdgeSchema),
+  }),
+});
+
+/** Changes a pathway's draft with the fields the body sends; the resulting graph must be valid. */
+async function updateDraft(
+  services: Services,
+  request: FastifyRequest,
+  id: string,
+): Promise<Static<typeof UpdateReply>> {
+  const accountId = request.account.id;
+  const existing = await services.pathways.get(accountId, id);
+  if (!existing) throw notFound('Pathway');
+  const graph = checkBody(request, existing, false);
+  // checkBody has checked the body against the schema (it throws otherwise).
+  const body = request.body as PathwayUpdateBody;
+  const patch = {
+    ...(body.name !== undefined && { name: body.name }),
+    ...(body.description !== undefined && { description: body.description }),
+    ...graph,
+  };
+  if (!(await services.pathways.update(accountId, id, patch))) throw notFound('Pathway');
+  const updated = await services.pathways.get(accountId, id);
+  if (!updated) throw notFound('Pathway');
+  const { name, description, nodes, edges } = updated;
+  return {
+    status: 'success',
+    message: 'Pathway updated successfully',
+    pathway_data: { name, description, nodes, edges },
+  };
+}
+
+/**
+ * The older update form: `POST /convo_pathway/update` (also under /v1) with the pathway's `id` in
+ * the body, as some clients still send it; it changes the draft as `POST /v1/pathway/{id}` does.
+ */
+export async function registerPathwayUpdateAlias(app: Api, services: Services): Promise<void> {
+  app.post(
+    '/convo_pathway/update',
+    {
+      attachValidation: true,
+      schema: {
+        hide: true,
+        tags,
+        summary: 'Update the draft of a pathway (older form, id in the body)',
+        body: Type.Intersect([Type.Object({ id: Type.String({ minLength: 1 }) }), PathwayUpdateBody]),
+        response: { 200: UpdateReply, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const id = (request.body as { id?: unknown } | undefined)?.id;
+      if (typeof id !== 'string' || id.trim() === '') throw validationError(['id is required: the pathway to update']);
+      return updateDraft(services, request, id.trim());
+    },
+  );
 }
 
 /** The pathway routes under one base path. */
@@ -74,10 +140,17 @@ async function pathwayRoutes(app: Api, services: Services, base: string): Promis
           hide: path === base,
           tags,
           summary: 'Create a pathway',
-          description: 'Creates a pathway whose draft holds the nodes and edges given (none by default).',
+          description:
+            'Creates a pathway whose draft holds the nodes and edges given (none by default). Its id is given ' +
+            'at the top and under `data`, as the hosted API has answered over time.',
           body: PathwayCreateBody,
           response: {
-            200: Type.Object({ status: Type.Literal('success'), pathway_id: Type.String() }),
+            200: Type.Object({
+              status: Type.Literal('success'),
+              pathway_id: Type.String(),
+              data: Type.Object({ pathway_id: Type.String() }),
+              errors: Type.Null(),
+            }),
             ...errorResponses,
           },
         },
@@ -90,7 +163,7 @@ async function pathwayRoutes(app: Api, services: Services, base: string): Promis
           description: body.description ?? null,
           ...graph,
         });
-        return { status: 'success' as const, pathway_id: pathwayId };
+        return { status: 'success' as const, pathway_id: pathwayId, data: { pathway_id: pathwayId }, errors: null };
       },
     );
 
@@ -139,42 +212,10 @@ async function pathwayRoutes(app: Api, services: Services, base: string): Promis
           '(the new nodes or edges with the stored other half) must be valid.',
         params: IdParams,
         body: PathwayUpdateBody,
-        response: {
-          200: Type.Object({
-            status: Type.Literal('success'),
-            message: Type.String(),
-            pathway_data: Type.Object({
-              name: Type.String(),
-              description: Nullable(Type.String()),
-              nodes: Type.Array(PathwayNodeSchema),
-              edges: Type.Array(PathwayEdgeSchema),
-            }),
-          }),
-          ...errorResponses,
-        },
+        response: { 200: UpdateReply, ...errorResponses },
       },
     },
-    async (request) => {
-      const accountId = request.account.id;
-      const existing = await services.pathways.get(accountId, request.params.id);
-      if (!existing) throw notFound('Pathway');
-      const graph = checkBody(request, existing, false);
-      const body = request.body;
-      const patch = {
-        ...(body.name !== undefined && { name: body.name }),
-        ...(body.description !== undefined && { description: body.description }),
-        ...graph,
-      };
-      if (!(await services.pathways.update(accountId, request.params.id, patch))) throw notFound('Pathway');
-      const updated = await services.pathways.get(accountId, request.params.id);
-      if (!updated) throw notFound('Pathway');
-      const { name, description, nodes, edges } = updated;
-      return {
-        status: 'success' as const,
-        message: 'Pathway updated successfully',
-        pathway_data: { name, description, nodes, edges },
-      };
-    },
+    async (request) => updateDraft(services, request, request.params.id),
   );
 
   app.delete(
@@ -327,7 +368,8 @@ async function pathwayRoutes(app: Api, services: Services, base: string): Promis
         summary: 'Publish a pathway version',
         description:
           'Points the production (default) or staging environment at a version, named by its id or its ' +
-          'version_number. Calls on the pathway use the production version unless they set pathway_version.',
+          'version_number; without version_id the draft is saved as the next version and published. Calls on ' +
+          'the pathway use the production version unless they set pathway_version.',
         params: IdParams,
         body: PublishBody,
         response: {
@@ -342,13 +384,25 @@ async function pathwayRoutes(app: Api, services: Services, base: string): Promis
       },
     },
     async (request) => {
+      const accountId = request.account.id;
       const environment = request.body.environment ?? 'production';
-      const result = await services.pathways.publish(
-        request.account.id,
-        request.params.id,
-        request.body.version_id,
-        environment,
-      );
+      let versionRef = request.body.version_id;
+      // No version named: the draft as it is now becomes the next version, and that is published.
+      if (versionRef === undefined || versionRef === null) {
+        const pathway = await services.pathways.get(accountId, request.params.id);
+        if (!pathway) throw notFound('Pathway');
+        if (pathway.nodes.length === 0)
+          throw validationError(['version_id is required: the draft has no nodes to publish']);
+        const draft = checkPathwayGraph(pathway.nodes, pathway.edges, { requireNodes: true });
+        if (!draft.ok) throw validationError(draft.errors.map((e) => `the draft: ${e}`));
+        const saved = await services.pathways.createVersion(accountId, request.params.id, {
+          name: pathway.name,
+          ...draft.graph,
+        });
+        if (!saved) throw notFound('Pathway');
+        versionRef = saved.version_number;
+      }
+      const result = await services.pathways.publish(accountId, request.params.id, versionRef, environment);
       if (!result.ok) {
         if (result.reason === 'pathway') throw notFound('Pathway');
         throw new ApiError('NOT_FOUND', `Pathway version ${String(request.body.version_id)} not found`);

@@ -101,10 +101,14 @@ export type Environment = (typeof ENVIRONMENTS)[number];
 
 export const PublishBody = Type.Object(
   {
-    version_id: Type.Union([Type.String({ minLength: 1 }), Type.Integer({ minimum: 1 })], {
-      description: 'The version id, or its version_number',
-      'x-message': 'must be a version id or a version number',
-    }),
+    version_id: Type.Optional(
+      Nullable(
+        Type.Union([Type.String({ minLength: 1 }), Type.Integer({ minimum: 1 })], {
+          description: 'The version id, or its version_number; absent or null: the draft, saved as a new version',
+          'x-message': 'must be a version id or a version number',
+        }),
+      ),
+    ),
     environment: Type.Optional(StringEnum(ENVIRONMENTS, { description: 'Default production' })),
   },
   { additionalProperties: true },
@@ -121,6 +125,9 @@ export const PathwaySummary = Type.Object({
   created_at: Type.String(),
   updated_at: Type.String(),
   production_version: VersionNumber,
+  production_version_number: Nullable(
+    Type.Integer({ description: 'The same as production_version, under the name some clients read' }),
+  ),
   staging_version: VersionNumber,
   latest_version: VersionNumber,
 });

@@ -51,6 +51,7 @@ function toSummary(row: {
     created_at: row.created_at,
     updated_at: row.updated_at,
     production_version: asNumber(row.production_version),
+    production_version_number: asNumber(row.production_version),
     staging_version: asNumber(row.staging_version),
     latest_version: asNumber(row.latest_version),
   };

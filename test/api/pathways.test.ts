@@ -39,6 +39,9 @@ for (const storage of ['sqlite', 'postgres'] as const)
       assert.equal(r.status, 200);
       assert.equal(r.body.status, 'success');
       const id = String(r.body.pathway_id);
+      // Also under data, as the hosted API's newer clients read it.
+      assert.deepEqual(r.body.data, { pathway_id: id });
+      assert.equal(r.body.errors, null);
       for (const prefix of ['/v1', '/api/v1']) {
         const got = await t.request('GET', `${prefix}/pathway/${id}`);
         assert.equal(got.status, 200);
@@ -113,6 +116,7 @@ for (const storage of ['sqlite', 'postgres'] as const)
           created_at: undefined,
           updated_at: undefined,
           production_version: 1,
+          production_version_number: 1,
           staging_version: 2,
           latest_version: 2,
           // As the hosted list shows each pathway: its (draft's) nodes and edges.
@@ -272,8 +276,33 @@ for (const storage of ['sqlite', 'postgres'] as const)
       const badEnv = await t.request('POST', `/v1/pathway/${id}/publish`, { version_id: 1, environment: 'dev' });
       assert.equal(badEnv.status, 400);
       assert.deepEqual(badEnv.body.errors, ['environment must be one of: production, staging']);
-      const missing = await t.request('POST', `/v1/pathway/${id}/publish`, {});
-      assert.deepEqual(missing.body.errors, ['version_id is required']);
+      // Without version_id, the draft is saved as the next version and published.
+      await t.request('POST', `/v1/pathway/${id}`, { nodes: [nodes[0]], edges: [] });
+      const draft = await t.request('POST', `/v1/pathway/${id}/publish`, { environment: 'production' });
+      assert.equal(draft.status, 200, JSON.stringify(draft.body));
+      assert.equal(draft.body.version_number, 4);
+      const liveDraft = await t.request('GET', `/v1/pathway/${id}/version/0`);
+      assert.equal(liveDraft.body.version_number, 4);
+      assert.equal((liveDraft.body.nodes as Json[]).length, 1);
+      const empty = await createPathway({ name: 'Nothing yet' });
+      const none = await t.request('POST', `/v1/pathway/${empty}/publish`, { version_id: null });
+      assert.equal(none.status, 400);
+      assert.deepEqual(none.body.errors, ['version_id is required: the draft has no nodes to publish']);
+    });
+
+    it('takes the older update form, POST /convo_pathway/update with the id in the body', async () => {
+      const id = await createPathway({ name: 'Older form' });
+      for (const url of ['/convo_pathway/update', '/v1/convo_pathway/update']) {
+        const r = await t.request('POST', url, { id, name: `Renamed at ${url}`, nodes: [nodes[0]], edges: [] });
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        assert.equal(r.body.status, 'success');
+        const got = await t.request('GET', `/v1/pathway/${id}`);
+        assert.equal(got.body.name, `Renamed at ${url}`);
+      }
+      const missing = await t.request('POST', '/convo_pathway/update', { name: 'No id' });
+      assert.equal(missing.status, 400);
+      const foreign = await t.request('POST', '/convo_pathway/update', { id, name: 'Taken' }, { as: t.otherKey });
+      assert.equal(foreign.status, 404);
     });
 
     it('resolveVersion: production, else latest, else the draft', async () => {
