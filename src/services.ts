@@ -9,6 +9,8 @@ import { CallStore } from './store/calls.js';
 import { ToolStore } from './store/tools.js';
 import { KnowledgeStore } from './store/knowledge.js';
 import { PersonaStore } from './store/personas.js';
+import { VaultStore } from './store/vault.js';
+import { SecretResolver } from './vault/resolver.js';
 import { PersonaRouter } from './pathways/persona-router.js';
 import { KnowledgeLibrary } from './knowledge/library.js';
 import { AgentStore } from './store/agents.js';
@@ -69,6 +71,8 @@ export interface Services {
   /** Knowledge bases: what agents look things up in. */
   knowledge: KnowledgeStore;
   personas: PersonaStore;
+  /** Secrets accounts keep for their tools and webhooks (`{{secrets.NAME}}`). */
+  vault: VaultStore;
   agents: AgentStore;
   inbound: InboundStore;
   campaigns: CampaignStore;
@@ -203,6 +207,11 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
   const listening = new LiveListening();
   // Webhook nodes of pathways leave through the guarded client, as custom tools do (CONTRACT.md section 8).
   const pathwayHttp = new OutboundClient({ allowPrivate: config.allowPrivateUrls });
+  // Secrets for tools, dynamic_data and webhooks; refreshed ones are fetched through the guarded client too.
+  const vault = new VaultStore(db, clock, secrets);
+  const secretResolver = new SecretResolver(vault, pathwayHttp, clock);
+  const secretScope = (accountId: string, template: unknown, variables: Record<string, unknown>) =>
+    secretResolver.scope(accountId, template, variables);
   // With an LLM configured (CONTRACT.md section 7) every call gets its own LlmAgent; else offline.
   const llm = config.llm;
   const provider = llm && new OpenAiProvider({ apiKey: llm.apiKey, baseUrl: llm.baseUrl, timeoutMs: llm.timeoutMs });
@@ -227,6 +236,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     new PathwayAgent({
       resolve: (accountId, pathwayId, version) => pathways.resolveVersion(accountId, pathwayId, version),
       http: pathwayHttp,
+      secretScope,
       ...own,
       ...(llm && provider ? { llm: { provider, model: llm.models[request.model] } } : {}),
       now: () => clock.now(),
@@ -275,6 +285,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     clock,
     carrier,
     knowledgeFor: (accountId, ids) => knowledgeLibrary.lookupFor(accountId, ids),
+    secretScope,
     // A call with a pathway_id (sent, or from an inbound number's settings) follows the pathway;
     // a persona's call is handed to one of its pathways when the caller's words are about it.
     agentFor: (request) => {
@@ -362,6 +373,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     tools,
     knowledge,
     personas,
+    vault,
     agents,
     inbound,
     campaigns: new CampaignStore(db, clock),

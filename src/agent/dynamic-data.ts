@@ -32,7 +32,12 @@ export class DynamicData {
     private readonly items: readonly StoredDynamicDataItem[],
     private readonly variables: Json,
     private readonly http: OutboundClient | undefined,
-    private readonly o: { callId: string; log?: DynamicDataLog } = { callId: '' },
+    private readonly o: {
+      callId: string;
+      log?: DynamicDataLog;
+      /** The variables an item's request is rendered over (the call's, plus the secrets it names). */
+      scope?(item: StoredDynamicDataItem, variables: Json): Promise<Json>;
+    } = { callId: '' },
   ) {}
 
   /** Fetches every item once (call start); items are fetched in parallel. */
@@ -60,9 +65,10 @@ export class DynamicData {
 
   private async fetch(item: StoredDynamicDataItem, index: number): Promise<void> {
     if (!this.http) return;
-    // {{from}}, {{to}}, {{short_from}}, {{short_to}}, {{call_id}} and every other call variable.
-    const scope = this.variables;
     try {
+      // {{from}}, {{to}}, {{short_from}}, {{short_to}}, {{call_id}}, every other call variable and
+      // the secrets the item names.
+      const scope = this.o.scope ? await this.o.scope(item, this.variables) : this.variables;
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(item.headers ?? {})) {
         const value = renderValue(v, scope);

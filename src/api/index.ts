@@ -4,6 +4,7 @@ import calls, { registerLogsAlias } from './calls.js';
 import tools from './tools.js';
 import knowledge from './knowledge.js';
 import personas from './personas.js';
+import secrets from './secrets.js';
 import agents from './agents.js';
 import voices from './voices.js';
 import inbound from './inbound.js';
@@ -28,6 +29,7 @@ export const API_ROUTES: RouteModule[] = [
   tools,
   knowledge,
   personas,
+  secrets,
   agents,
   voices,
   inbound,

@@ -26,6 +26,15 @@ export interface EngineDeps {
   carrier: Carrier;
   /** The agent for a call (offline model, LLM, pathway runner). */
   agentFor(request: CallRequest): Agent;
+  /**
+   * `variables` with the account's secrets a request template refers to (`{{secrets.NAME}}`,
+   * src/vault/resolver.ts), for that one request; without it such references render empty.
+   */
+  secretScope?(
+    accountId: string,
+    template: unknown,
+    variables: Record<string, unknown>,
+  ): Promise<Record<string, unknown>>;
   /** The lookup over knowledge bases a call names (src/knowledge/library.ts); without it calls know none. */
   knowledgeFor?(accountId: string, ids: readonly string[]): Promise<KnowledgeLookup | undefined>;
   pricePerMinute: number;
@@ -375,8 +384,13 @@ export class CallEngine {
     };
     // dynamic_data (seed 2.2) is fetched before the first words; failures are logged, never fatal.
     const log = this.d.log;
+    // Requests that name secrets get them in their own scope, never in the call's variables.
+    const scoped = (template: unknown): Promise<Record<string, unknown>> =>
+      this.d.secretScope ? this.d.secretScope(call.account_id, template, variables) : Promise.resolve(variables);
     const dynamic = new DynamicData(request.dynamic_data, variables, this.d.http, {
       callId: call.id,
+      scope: (item, current) =>
+        this.d.secretScope ? this.d.secretScope(call.account_id, item, current) : Promise.resolve(current),
       log: {
         warn: (object, message) => {
           log?.warn(object, message);
@@ -444,10 +458,12 @@ export class CallEngine {
               `tool ${tool.name}`,
               { 'openline.call.id': call.id, 'openline.tool.name': tool.name },
               (span) =>
-                runTool(tool, input, variables, http).then((r) => {
-                  span.setAttribute('openline.tool.ok', r.ok);
-                  return r;
-                }),
+                scoped(tool)
+                  .then((scope) => runTool(tool, input, scope, http))
+                  .then((r) => {
+                    span.setAttribute('openline.tool.ok', r.ok);
+                    return r;
+                  }),
             )
           : { ok: false, variables: {}, spokenResult: '', error: 'no outbound client' };
         this.d.onEvent?.(

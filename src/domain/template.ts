@@ -27,6 +27,23 @@ export function renderTemplate(text: string, variables: Record<string, unknown>)
   );
 }
 
+/** A secret's name: letters, digits, `_` and `-`, as `{{secrets.NAME}}` refers to it. */
+export const SECRET_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** The secrets a template refers to as `{{secrets.NAME}}`, in any string inside it, each once. */
+export function secretNames(template: unknown): string[] {
+  const names = new Set<string>();
+  const visit = (value: unknown, depth: number): void => {
+    if (depth > 32) return;
+    if (typeof value === 'string') {
+      for (const m of value.matchAll(/\{\{\s*secrets\.([A-Za-z0-9_-]{1,64})\s*\}\}/g)) names.add(m[1]!);
+    } else if (Array.isArray(value)) value.forEach((v) => visit(v, depth + 1));
+    else if (value && typeof value === 'object') Object.values(value).forEach((v) => visit(v, depth + 1));
+  };
+  visit(template, 0);
+  return [...names];
+}
+
 /** Renders every string inside a JSON value (tool bodies, headers, query objects). */
 export function renderDeep<T>(value: T, variables: Record<string, unknown>): T {
   if (typeof value === 'string') return renderTemplate(value, variables) as T;

@@ -50,6 +50,12 @@ export interface PathwayAgentDeps {
   saveLogs(callId: string, logs: string): Promise<void>;
   /** The guarded outbound client (CONTRACT.md section 8) for Webhook nodes. */
   http?: OutboundClient;
+  /** The variables a Webhook node's request is rendered over: the call's, plus the secrets it names. */
+  secretScope?(
+    accountId: string,
+    template: unknown,
+    variables: Record<string, unknown>,
+  ): Promise<Record<string, unknown>>;
   /** Sends a text message through the call's carrier (SMS nodes). */
   sendSms?(message: { callId: string; to: string; body: string }): Promise<SmsResult> | SmsResult;
   /** With a language model: choices, extraction and speech by it; else the offline model. */
@@ -511,7 +517,11 @@ export class PathwayAgent implements Agent {
     out: TurnOut,
     reason: string,
   ): Promise<PathwayNode | undefined> {
-    const result = await callWebhook(node.data, ctx.variables, this.d.http);
+    const scope =
+      this.d.secretScope && this.accountId
+        ? await this.d.secretScope(this.accountId, node.data, ctx.variables)
+        : ctx.variables;
+    const result = await callWebhook(node.data, scope, this.d.http);
     Object.assign(ctx.variables, result.variables);
     out.notes.push(
       result.ok

@@ -23,6 +23,7 @@ import * as m097 from './migrations/097_sms_conversations.js';
 import * as m098 from './migrations/098_agent_tests.js';
 import * as m099 from './migrations/099_knowledge_bases.js';
 import * as m100 from './migrations/100_personas.js';
+import * as m101 from './migrations/101_secrets.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -54,6 +55,7 @@ const MIGRATIONS: Record<string, { up: (db: Kysely<any>, dialect: Dialect) => Pr
   '098_agent_tests': m098,
   '099_knowledge_bases': m099,
   '100_personas': m100,
+  '101_secrets': m101,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -169,6 +169,18 @@ export interface PersonaVersionsTable {
   updated_at: string;
 }
 
+export interface AccountSecretsTable {
+  id: string;
+  account_id: string;
+  name: string;
+  /** 1: a value kept as given; 0: fetched from `config` and refreshed. */
+  static: number;
+  /** The value, or the JSON of the refresh config, sealed (AES-256-GCM) with the master key. */
+  sealed: string;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface AgentsTable {
   id: string;
   account_id: string;
@@ -435,6 +447,7 @@ export interface Database {
   tools: ToolsTable;
   knowledge_bases: KnowledgeBasesTable;
   personas: PersonasTable;
+  account_secrets: AccountSecretsTable;
   persona_versions: PersonaVersionsTable;
   agents: AgentsTable;
   inbound_numbers: InboundNumbersTable;
