@@ -11,6 +11,7 @@ import {
   InboundPurchase,
   InboundUpdate,
   applyInboundUpdate,
+  configOf,
   inboundConfigProblems,
 } from '../schemas/inbound.js';
 import { conflict, notFound, validationError } from '../errors.js';
@@ -267,8 +268,7 @@ export default async function routes(app: Api, services: Services): Promise<void
       const credential = key === undefined ? undefined : await services.credentials.resolve(accountId, key);
       let updates: Partial<InboundConfig> = {};
       const saved = await services.inbound.modifyConfig(accountId, phone, (number) => {
-        const { phone_number: _p, created_at: _c, updated_at: _u, carrier: _k, ...current } = number;
-        const change = applyInboundUpdate(current, request.body);
+        const change = applyInboundUpdate(configOf(number), request.body);
         const invalid = inboundConfigProblems(change.config);
         if (invalid.length > 0) throw reject(invalid);
         updates = change.updates;

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Api } from './types.js';
 import type { Services } from '../services.js';
-import { errorResponses, IdParams } from '../schemas/common.js';
+import { errorResponses, FreeObject, IdParams, Nullable } from '../schemas/common.js';
 import {
   DEFAULT_PERSONALITY,
   IDENTITY_KEYS,
@@ -12,10 +12,13 @@ import {
   VERSION_KEYS,
   type Persona,
   type PersonaBehaviour,
+  type PersonaNumber,
   type PersonaVersion,
 } from '../schemas/persona.js';
+import { configOf, PersonaNumberSettings, type InboundConfig, type InboundNumber } from '../schemas/inbound.js';
+import { normalizePathNumber as pathNumber, normalizePhone } from '../domain/phone.js';
 import { normalizeTools } from '../schemas/agent.js';
-import { conflict, notFound } from '../errors.js';
+import { conflict, notFound, validationError } from '../errors.js';
 import { isRecord } from '../domain/records.js';
 import { assertValid } from './validation.js';
 import { unknownToolErrors } from './agents.js';
@@ -46,7 +49,7 @@ function versionBody(v: StoredVersion): PersonaVersion {
   };
 }
 
-function personaBody(p: StoredPersona, numbers: string[]): Persona {
+function personaBody(p: StoredPersona, numbers: PersonaNumber[]): Persona {
   return {
     id: p.id,
     name: p.name,
@@ -119,13 +122,42 @@ export default async function routes(app: Api, services: Services): Promise<void
     return problems;
   }
 
-  async function numbersOf(accountId: string): Promise<Map<string, string[]>> {
-    const byPersona = new Map<string, string[]>();
+  async function numbersOf(accountId: string): Promise<Map<string, PersonaNumber[]>> {
+    const byPersona = new Map<string, PersonaNumber[]>();
     for (const number of await services.inbound.list(accountId)) {
       if (!number.persona_id) continue;
-      byPersona.set(number.persona_id, [...(byPersona.get(number.persona_id) ?? []), number.phone_number]);
+      const entry: PersonaNumber = {
+        phone_number: number.phone_number,
+        label: null,
+        persona_id: number.persona_id,
+        persona_settings: number.persona_settings,
+      };
+      byPersona.set(number.persona_id, [...(byPersona.get(number.persona_id) ?? []), entry]);
     }
     return byPersona;
+  }
+
+  /** The account's numbers among those a body lists, in E.164; each one it does not hold is a problem. */
+  async function accountNumbers(accountId: string, listed: readonly string[]): Promise<string[]> {
+    const problems: string[] = [];
+    const numbers: string[] = [];
+    for (const [i, value] of listed.entries()) {
+      const phone = normalizePhone(value);
+      if (!phone.ok) problems.push(`inbound_numbers[${i}] ${phone.reason}`);
+      else if (!(await services.inbound.get(accountId, phone.e164)))
+        problems.push(`inbound_numbers[${i}] ${phone.e164} is not an inbound number of this account`);
+      else numbers.push(phone.e164);
+    }
+    if (problems.length > 0) throw validationError(problems);
+    return numbers;
+  }
+
+  async function setPersona(
+    accountId: string,
+    phone: string,
+    change: (current: InboundNumber) => Partial<InboundConfig>,
+  ): Promise<InboundNumber | undefined> {
+    return services.inbound.modifyConfig(accountId, phone, (number) => ({ ...configOf(number), ...change(number) }));
   }
 
   async function reply(accountId: string, persona: StoredPersona) {
@@ -251,11 +283,114 @@ export default async function routes(app: Api, services: Services): Promise<void
       const attached = (await numbersOf(accountId)).get(request.params.id) ?? [];
       if (attached.length > 0 && (await services.personas.get(accountId, request.params.id)))
         throw conflict(
-          `The persona answers ${attached.join(', ')}: give ${attached.length === 1 ? 'it' : 'them'} another persona_id (or null) first`,
+          `The persona answers ${attached.map((n) => n.phone_number).join(', ')}: give ${attached.length === 1 ? 'it' : 'them'} another persona_id (or null) first`,
         );
       const persona = await services.personas.delete(accountId, request.params.id);
       if (!persona) throw notFound('Persona');
       return { data: personaBody(persona, []), errors: null };
+    },
+  );
+
+  const NumbersBody = Type.Object({
+    inbound_numbers: Type.Array(Type.String(), { minItems: 1, maxItems: 100, description: 'E.164 numbers' }),
+  });
+
+  app.post(
+    '/personas/:id/inbound/attach',
+    {
+      schema: {
+        tags,
+        summary: 'Attach inbound numbers to a persona',
+        description: 'The persona answers them from now on (a number attached to another persona moves to this one).',
+        params: IdParams,
+        body: NumbersBody,
+        response: { 200: Reply, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const accountId = request.account.id;
+      const persona = await services.personas.get(accountId, request.params.id);
+      if (!persona) throw notFound('Persona');
+      for (const phone of await accountNumbers(accountId, request.body.inbound_numbers))
+        await setPersona(accountId, phone, (n) => ({
+          persona_id: persona.id,
+          persona_settings: n.persona_id === persona.id ? n.persona_settings : null,
+        }));
+      return reply(accountId, persona);
+    },
+  );
+
+  app.post(
+    '/personas/:id/inbound/detach',
+    {
+      schema: {
+        tags,
+        summary: 'Detach inbound numbers from a persona',
+        description: 'Numbers this persona answers go back to their own settings; others are left as they are.',
+        params: IdParams,
+        body: NumbersBody,
+        response: { 200: Reply, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const accountId = request.account.id;
+      const persona = await services.personas.get(accountId, request.params.id);
+      if (!persona) throw notFound('Persona');
+      for (const phone of await accountNumbers(accountId, request.body.inbound_numbers))
+        await setPersona(accountId, phone, (n) =>
+          n.persona_id === persona.id ? { persona_id: null, persona_settings: null } : {},
+        );
+      return reply(accountId, persona);
+    },
+  );
+
+  app.patch(
+    '/personas/:id/inbound/:phone_number/settings',
+    {
+      schema: {
+        tags,
+        summary: "Set a number's own pathway under its persona",
+        description: "persona_settings: {pathway_id, pathway_version, start_node_id}, or null to use the persona's.",
+        params: Type.Object({ id: Type.String(), phone_number: Type.String() }),
+        body: Type.Object({ persona_settings: Nullable(PersonaNumberSettings) }),
+        response: {
+          200: Type.Object({
+            data: Type.Object({
+              phone_number: Type.String(),
+              persona_id: Type.String(),
+              persona_settings: Nullable(FreeObject()),
+              updated_at: Type.String(),
+            }),
+            errors: Type.Null(),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const accountId = request.account.id;
+      const persona = await services.personas.get(accountId, request.params.id);
+      if (!persona) throw notFound('Persona');
+      const phone = pathNumber(request.params.phone_number);
+      const number = phone.ok ? await services.inbound.get(accountId, phone.e164) : undefined;
+      if (!phone.ok || !number) throw notFound('Inbound number');
+      if (number.persona_id !== persona.id)
+        throw validationError([`${number.phone_number} is not attached to this persona: attach it first`]);
+      const settings = request.body.persona_settings;
+      const pathwayId = settings?.pathway_id?.trim();
+      if (pathwayId && !(await services.pathways.get(accountId, pathwayId)))
+        throw validationError(['persona_settings.pathway_id is not a pathway of this account']);
+      const saved = await setPersona(accountId, number.phone_number, () => ({ persona_settings: settings ?? null }));
+      if (!saved) throw notFound('Inbound number');
+      return {
+        data: {
+          phone_number: saved.phone_number,
+          persona_id: persona.id,
+          persona_settings: saved.persona_settings,
+          updated_at: saved.updated_at,
+        },
+        errors: null,
+      };
     },
   );
 

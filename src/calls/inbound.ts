@@ -39,7 +39,8 @@ export function inboundSettings(number: InboundNumber): CallSettings {
 /**
  * The call settings a number answers with: its own, or, when a persona answers it, the persona's
  * production version over them (its prompts, call_config and tools; the number keeps its webhook,
- * metadata, analysis and the rest). A persona that is gone leaves the number's own.
+ * metadata, analysis and the rest), and the number's own pathway under the persona, if it has one.
+ * A persona that is gone leaves the number's own.
  */
 export async function numberSettings(
   personas: Pick<PersonaStore, 'get'>,
@@ -48,7 +49,16 @@ export async function numberSettings(
 ): Promise<CallSettings> {
   const own = inboundSettings(number);
   const persona = number.persona_id ? await personas.get(accountId, number.persona_id) : undefined;
-  return persona ? { ...overlaySettings(own, personaSettings(persona.production)), persona_id: persona.id } : own;
+  if (!persona) return own;
+  const settings = { ...overlaySettings(own, personaSettings(persona.production)), persona_id: persona.id };
+  // The number's own pathway under the persona (PATCH /v1/personas/{id}/inbound/{number}/settings).
+  const mine = number.persona_settings;
+  if (mine?.pathway_id) {
+    settings.pathway_id = mine.pathway_id;
+    if (typeof mine.pathway_version === 'number') settings.pathway_version = mine.pathway_version;
+    if (mine.start_node_id) settings.start_node_id = mine.start_node_id;
+  }
+  return settings;
 }
 
 /** The call settings of an agent (seed 2.6): its prompt is the task; web calls talk to agents. */

@@ -71,9 +71,21 @@ export const InboundUpdate = Type.Partial(Type.Object(inboundFields), { addition
 export type InboundUpdate = Static<typeof InboundUpdate>;
 
 /** The stored configuration of a number: every seed 2.4 setting, defaults filled, null where unset. */
+/** A number's own settings under its persona: a pathway of its own instead of the persona's. */
+export const PersonaNumberSettings = Type.Object(
+  {
+    pathway_id: Type.Optional(Nullable(Type.String())),
+    pathway_version: Type.Optional(Nullable(Type.Integer({ minimum: 0 }))),
+    start_node_id: Type.Optional(Nullable(Type.String())),
+  },
+  { additionalProperties: true },
+);
+export type PersonaNumberSettings = Static<typeof PersonaNumberSettings>;
+
 export const InboundConfig = Type.Object({
   prompt: Nullable(Type.String()),
   persona_id: Nullable(Type.String()),
+  persona_settings: Nullable(PersonaNumberSettings),
   pathway_id: Nullable(Type.String()),
   voice: Type.String(),
   background_track: Nullable(Type.String()),
@@ -102,6 +114,7 @@ export type InboundKey = keyof InboundConfig;
 export const DEFAULT_INBOUND_CONFIG: InboundConfig = {
   prompt: null,
   persona_id: null,
+  persona_settings: null,
   pathway_id: null,
   voice: DEFAULT_VOICE,
   background_track: null,
@@ -125,7 +138,10 @@ export const DEFAULT_INBOUND_CONFIG: InboundConfig = {
   record: false,
 };
 
-const INBOUND_KEYS = Object.keys(DEFAULT_INBOUND_CONFIG) as InboundKey[];
+/** The settings an update sets (a persona's per-number settings have their own endpoint). */
+const INBOUND_KEYS = (Object.keys(DEFAULT_INBOUND_CONFIG) as InboundKey[]).filter(
+  (k): k is Exclude<InboundKey, 'persona_settings'> => k !== 'persona_settings',
+);
 
 /** What a pathway replaces (seed 2.4): setting pathway_id puts these back to null or their default. */
 export const PATHWAY_RESETS = [
@@ -210,6 +226,23 @@ function e164(value: unknown): string {
   return result.ok ? result.e164 : String(value);
 }
 
+/** A number's configuration alone, without its number, carrier and timestamps. */
+export function configOf(number: InboundConfig & { phone_number: string }): InboundConfig {
+  const {
+    phone_number: _p,
+    created_at: _c,
+    updated_at: _u,
+    carrier: _k,
+    ...config
+  } = number as InboundConfig & {
+    phone_number: string;
+    created_at?: string;
+    updated_at?: string;
+    carrier?: string;
+  };
+  return config;
+}
+
 export interface InboundChange {
   config: InboundConfig;
   /** The settings the request changed, as now applied (including the pathway's resets). */
@@ -230,6 +263,8 @@ export function applyInboundUpdate(current: InboundConfig, input: InboundUpdate)
   if (typeof updates.pathway_id === 'string') {
     for (const key of PATHWAY_RESETS) if (!(key in sent)) updates[key] = DEFAULT_INBOUND_CONFIG[key];
   }
+  // Another persona (or none): the number's settings under the old one go with it.
+  if ('persona_id' in sent && updates.persona_id !== current.persona_id) updates.persona_settings = null;
   const typed = updates as Partial<InboundConfig>;
   return { config: { ...current, ...typed }, updates: typed };
 }

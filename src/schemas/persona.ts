@@ -96,6 +96,15 @@ export const PersonaVersionSchema = Type.Object({
 });
 export type PersonaVersion = Static<typeof PersonaVersionSchema>;
 
+/** An inbound number a persona answers, with its own settings under the persona. */
+export const PersonaNumber = Type.Object({
+  phone_number: Type.String(),
+  label: Nullable(Type.String()),
+  persona_id: Type.String(),
+  persona_settings: Nullable(FreeObject()),
+});
+export type PersonaNumber = Static<typeof PersonaNumber>;
+
 export const PersonaSchema = Type.Object({
   id: Type.String(),
   name: Type.String(),
@@ -109,7 +118,7 @@ export const PersonaSchema = Type.Object({
   user_id: Type.String(),
   current_production_version_id: Type.String(),
   current_draft_version_id: Type.String(),
-  inbound_numbers: Type.Array(Type.String(), { description: 'The inbound numbers it answers' }),
+  inbound_numbers: Type.Array(PersonaNumber, { description: 'The inbound numbers it answers' }),
   current_production_version: PersonaVersionSchema,
   current_draft_version: PersonaVersionSchema,
 });

@@ -149,6 +149,7 @@ for (const storage of ['sqlite', 'postgres'] as const)
             carrier: 'sandbox',
             prompt: 'Defaults',
             persona_id: null,
+            persona_settings: null,
             pathway_id: null,
             voice: 'mason',
             background_track: null,

@@ -146,7 +146,9 @@ for (const storage of ['sqlite', 'postgres'] as const)
       assert.equal(bought.status, 200, JSON.stringify(bought.body));
       const number = String(bought.body.phone_number);
       const listed = (await t.request('GET', `/v1/personas/${id}`)).body.data as Row;
-      assert.deepEqual(listed.inbound_numbers, [number]);
+      assert.deepEqual(listed.inbound_numbers, [
+        { phone_number: number, label: null, persona_id: id, persona_settings: null },
+      ]);
 
       const rang = await t.request('POST', '/v1/sandbox/inbound', { from: '+14155550100', to: number });
       assert.equal(rang.status, 200, JSON.stringify(rang.body));
@@ -168,6 +170,64 @@ for (const storage of ['sqlite', 'postgres'] as const)
       const call2 = await t.request('POST', '/v1/calls', { phone_number: '+14155550100', persona_id: id });
       assert.equal(call2.status, 400);
       assert.deepEqual(call2.body.errors, ['persona_id is not a persona of this account']);
+    });
+
+    it('attaches and detaches numbers, and gives an attached number its own pathway', async () => {
+      const persona = data(
+        await t.request('POST', '/v1/personas', { name: 'Lines', personality_prompt: 'You answer the lines.' }),
+      );
+      const id = String(persona.id);
+      const first = String(
+        (await t.request('POST', '/v1/inbound/purchase', { prompt: 'Own prompt' })).body.phone_number,
+      );
+      const second = String(
+        (await t.request('POST', '/v1/inbound/purchase', { prompt: 'Own prompt' })).body.phone_number,
+      );
+      const attached = await t.request('POST', `/v1/personas/${id}/inbound/attach`, {
+        inbound_numbers: [first, second],
+      });
+      assert.equal(attached.status, 200, JSON.stringify(attached.body));
+      assert.deepEqual(
+        (data(attached).inbound_numbers as Row[]).map((n) => n.phone_number).sort(),
+        [first, second].sort(),
+      );
+      const unknown = await t.request('POST', `/v1/personas/${id}/inbound/attach`, {
+        inbound_numbers: [first, '+14155559999'],
+      });
+      assert.equal(unknown.status, 400);
+      assert.deepEqual(unknown.body.errors, [
+        'inbound_numbers[1] +14155559999 is not an inbound number of this account',
+      ]);
+
+      const pathway = await t.request('POST', '/v1/pathway/create', {
+        name: 'Second line',
+        nodes: [{ id: 'a', type: 'Default', data: { name: 'Start', isStart: true, text: 'Second line here.' } }],
+        edges: [],
+      });
+      const settings = await t.request('PATCH', `/v1/personas/${id}/inbound/${second}/settings`, {
+        persona_settings: { pathway_id: pathway.body.pathway_id },
+      });
+      assert.equal(settings.status, 200, JSON.stringify(settings.body));
+      assert.deepEqual(data(settings).persona_settings, { pathway_id: pathway.body.pathway_id });
+      const rang = await t.request('POST', '/v1/sandbox/inbound', { from: '+14155550100', to: second });
+      const call = await t.services.calls.byId(String(rang.body.call_id));
+      assert.equal(call!.request.pathway_id, pathway.body.pathway_id, "the number's own pathway");
+      assert.equal(call!.request.persona_id, id);
+      await waitForCall(t, String(rang.body.call_id));
+
+      const detached = await t.request('POST', `/v1/personas/${id}/inbound/detach`, { inbound_numbers: [second] });
+      assert.deepEqual(
+        (data(detached).inbound_numbers as Row[]).map((n) => n.phone_number),
+        [first],
+      );
+      const own = await t.request('GET', `/v1/inbound/${second}`);
+      assert.equal(own.body.persona_id, null);
+      assert.equal(own.body.persona_settings, null);
+      const notAttached = await t.request('PATCH', `/v1/personas/${id}/inbound/${second}/settings`, {
+        persona_settings: null,
+      });
+      assert.equal(notAttached.status, 400);
+      await t.request('POST', `/v1/personas/${id}/inbound/detach`, { inbound_numbers: [first] });
     });
 
     it('keeps each account to its own personas', async () => {
