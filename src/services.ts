@@ -237,6 +237,8 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
       resolve: (accountId, pathwayId, version) => pathways.resolveVersion(accountId, pathwayId, version),
       http: pathwayHttp,
       secretScope,
+      knowledgeTexts: async (accountId, ids) =>
+        new Map((await knowledge.getMany(accountId, ids)).map((kb) => [kb.id, kb.text])),
       ...own,
       ...(llm && provider ? { llm: { provider, model: llm.models[request.model] } } : {}),
       now: () => clock.now(),

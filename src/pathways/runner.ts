@@ -50,6 +50,8 @@ export interface PathwayAgentDeps {
   saveLogs(callId: string, logs: string): Promise<void>;
   /** The guarded outbound client (CONTRACT.md section 8) for Webhook nodes. */
   http?: OutboundClient;
+  /** The texts of the account's knowledge bases among `ids` (nodes may name one in `kb` or `kbTool`). */
+  knowledgeTexts?(accountId: string, ids: readonly string[]): Promise<Map<string, string>>;
   /** The variables a Webhook node's request is rendered over: the call's, plus the secrets it names. */
   secretScope?(
     accountId: string,
@@ -96,9 +98,11 @@ function extractVarsOf(node: PathwayNode): [string, ExtractVarType, string][] {
   );
 }
 
-/** What a node knows: `kb`, or the text of a Knowledge Base node that has no `kb`. */
-function knowledgeOf(node: PathwayNode): string | undefined {
-  return str(node.data.kb) ?? (node.type === 'Knowledge Base' ? str(node.data.text) : undefined);
+/** The knowledge base ids a node names: `kb` or `kbTool` holding the id of one of the account's. */
+function knowledgeIds(node: PathwayNode): string[] {
+  return [node.data.kb, node.data.kbTool].flatMap((v) =>
+    typeof v === 'string' && /^KB-/.test(v.trim()) ? [v.trim()] : [],
+  );
 }
 
 const hasConditions = (edge: PathwayEdge): boolean => Array.isArray(edge.conditions) && edge.conditions.length > 0;
@@ -133,6 +137,8 @@ export class PathwayAgent implements Agent {
   readonly label: string;
   private graph: ResolvedPathway | undefined;
   private accountId: string | undefined;
+  /** The texts of the knowledge bases the graph's nodes name by id, read when it is loaded. */
+  private knowledgeTexts = new Map<string, string>();
   private loadFailed: string | undefined;
   private currentId: string | undefined;
   /** The node a global node was entered from, to go back to. */
@@ -207,6 +213,8 @@ export class PathwayAgent implements Agent {
       return;
     }
     this.graph = graph;
+    const ids = [...new Set(graph.nodes.flatMap(knowledgeIds))];
+    if (ids.length > 0 && this.d.knowledgeTexts) this.knowledgeTexts = await this.d.knowledgeTexts(this.accountId, ids);
   }
 
   private async handle(input: AgentInput, ctx: AgentContext, out: TurnOut): Promise<void> {
@@ -234,6 +242,19 @@ export class PathwayAgent implements Agent {
         // Pathways do not ask for custom tools; nothing to continue.
         return;
     }
+  }
+
+  /**
+   * What a node knows: the text of the account's knowledge base its `kb` or `kbTool` names, else
+   * its `kb` text, else the text of a Knowledge Base node that has no `kb`.
+   */
+  private knowledgeOf(node: PathwayNode): string | undefined {
+    const stored = knowledgeIds(node)
+      .map((id) => this.knowledgeTexts.get(id))
+      .filter((t): t is string => t !== undefined);
+    if (stored.length > 0) return stored.join('\n\n');
+    if (knowledgeIds(node).includes(str(node.data.kb)?.trim() ?? '')) return undefined;
+    return str(node.data.kb) ?? (node.type === 'Knowledge Base' ? str(node.data.text) : undefined);
   }
 
   private node(id: string): PathwayNode | undefined {
@@ -311,7 +332,7 @@ export class PathwayAgent implements Agent {
       '',
       `Current step: "${node.data.name}" (${node.type}).`,
     ];
-    const kb = knowledgeOf(node);
+    const kb = this.knowledgeOf(node);
     const instructions =
       str(node.data.prompt) ??
       (kb === str(node.data.text) ? 'Answer the caller from the knowledge below.' : str(node.data.text));
@@ -354,7 +375,7 @@ export class PathwayAgent implements Agent {
     staying = false,
   ): Promise<string | null> {
     const vars = ctx.variables;
-    const kb = knowledgeOf(node);
+    const kb = this.knowledgeOf(node);
     // A Knowledge Base node given only `text` holds its knowledge there, not words to say.
     const text = node.type === 'Knowledge Base' && !str(node.data.kb) ? undefined : str(node.data.text);
     const prompt = str(node.data.prompt);
@@ -748,7 +769,7 @@ export class PathwayAgent implements Agent {
       };
     }
     // A question the node's knowledge answers keeps the call here, to answer it.
-    const knowledge = knowledgeOf(node);
+    const knowledge = this.knowledgeOf(node);
     if (knowledge && answerFrom(renderTemplate(knowledge, vars), heard)) {
       return { kind: 'stay', reason: 'answered from the knowledge base', by: 'offline', conditionMet: true };
     }
@@ -835,7 +856,7 @@ export class PathwayAgent implements Agent {
   ): Promise<void> {
     const deadEnd = this.outgoing(node).length === 0 && node.data.isGlobal !== true;
     // Answering questions from a node's knowledge is progress; anything else counts as a try.
-    if (!(knowledgeOf(node) && decision.conditionMet)) this.stays++;
+    if (!(this.knowledgeOf(node) && decision.conditionMet)) this.stays++;
     if (deadEnd || this.stays >= MAX_STAYS) {
       const said = deadEnd ? GOODBYE : "I'm sorry, I'm not able to help further on this call. Goodbye!";
       out.say.push(said);
@@ -853,9 +874,10 @@ export class PathwayAgent implements Agent {
     }
     let said: string | null;
     if (this.d.llm) said = await this.speech(node, ctx, out, heard, true);
-    else if (knowledgeOf(node))
+    else if (this.knowledgeOf(node))
       said =
-        answerFrom(renderTemplate(knowledgeOf(node)!, ctx.variables), heard) ?? (await this.speech(node, ctx, out));
+        answerFrom(renderTemplate(this.knowledgeOf(node)!, ctx.variables), heard) ??
+        (await this.speech(node, ctx, out));
     else {
       const again = await this.speech(node, ctx, out);
       // A bare greeting ("Hello?") over the first words is answered by saying them again, with no apology.
