@@ -7,7 +7,7 @@ import { Layout } from './layout';
 import { CallsPage } from './pages/calls';
 import { CallPage } from './pages/call';
 import { NewCallPage } from './pages/new-call';
-import { AgentsPage, ToolsPage } from './pages/resources';
+import { AgentsPage, PersonasPage, SecretsPage, ToolsPage } from './pages/resources';
 import { KnowledgePage } from './pages/knowledge';
 import { NumbersPage } from './pages/numbers';
 import { VoicesPage } from './pages/voices';
@@ -51,6 +51,8 @@ createRoot(document.getElementById('root')!).render(
               <Route path="agents" element={<AgentsPage />} />
               <Route path="tools" element={<ToolsPage />} />
               <Route path="knowledge" element={<KnowledgePage />} />
+              <Route path="personas" element={<PersonasPage />} />
+              <Route path="secrets" element={<SecretsPage />} />
               <Route path="numbers" element={<NumbersPage />} />
               <Route path="voices" element={<VoicesPage />} />
               <Route path="campaigns" element={<CampaignsPage />} />

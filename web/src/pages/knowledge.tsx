@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, type KnowledgeBase } from '../api';
 import { Field, ListTable, Problem, time } from '../components/ui';
+import { ToolTabs } from '../layout';
 
 const KEY = ['knowledge'];
 
@@ -62,6 +63,7 @@ export function KnowledgePage() {
 
   return (
     <section>
+      <ToolTabs />
       <h1>Knowledge bases</h1>
       <p className="muted">
         Give a knowledge base&apos;s ID in the <code>tools</code> of a call, an agent or a number: the agent looks up

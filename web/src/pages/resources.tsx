@@ -3,6 +3,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, type Agent, type Json } from '../api';
 import { JsonArea, Loading, Problem, parseJsonField, time } from '../components/ui';
 import { WebCallPanel, type TalkTarget } from '../components/web-call';
+import { ToolTabs } from '../layout';
 
 /** A resource kept with create / read / update / delete endpoints and edited as JSON. */
 interface Kind<T> {
@@ -20,6 +21,8 @@ interface Kind<T> {
   remove(id: string): Promise<unknown>;
   /** Whom "Talk to this ..." calls from the browser, for kinds one can talk to. */
   talk?(item: T): TalkTarget;
+  /** Further buttons of a row (e.g. "Promote draft"): the list is reloaded once one is done. */
+  actions?: { label: string; run(item: T): Promise<unknown> }[];
 }
 
 function ResourcePage<T>({ kind }: { kind: Kind<T> }) {
@@ -43,6 +46,10 @@ function ResourcePage<T>({ kind }: { kind: Kind<T> }) {
     onSuccess: done,
   });
   const remove = useMutation({ mutationFn: (id: string) => kind.remove(id), onSuccess: done });
+  const act = useMutation({
+    mutationFn: ({ run, item }: { run: (item: T) => Promise<unknown>; item: T }) => run(item),
+    onSuccess: done,
+  });
 
   return (
     <section>
@@ -79,7 +86,7 @@ function ResourcePage<T>({ kind }: { kind: Kind<T> }) {
         </form>
       )}
       {talking && <WebCallPanel key={JSON.stringify(talking)} {...talking} onClose={() => setTalking(null)} />}
-      <Problem error={items.error ?? remove.error} />
+      <Problem error={items.error ?? remove.error ?? act.error} />
       {items.isPending ? (
         <Loading what={kind.title.toLowerCase()} />
       ) : items.data?.length === 0 ? (
@@ -114,6 +121,17 @@ function ResourcePage<T>({ kind }: { kind: Kind<T> }) {
                       Talk to this {kind.one}
                     </button>
                   )}
+                  {kind.actions?.map((action) => (
+                    <button
+                      key={action.label}
+                      type="button"
+                      className="secondary"
+                      disabled={act.isPending}
+                      onClick={() => act.mutate({ run: action.run, item })}
+                    >
+                      {action.label}
+                    </button>
+                  ))}
                   <button
                     type="button"
                     className="secondary"
@@ -190,5 +208,85 @@ const TOOLS: Kind<Tool> = {
   remove: (id) => api(`/v1/tools/${id}`, { method: 'DELETE' }),
 };
 
+interface PersonaVersion extends Json {
+  version_number: number;
+}
+interface Persona extends Json {
+  id: string;
+  name: string;
+  created_at: string;
+  current_production_version: PersonaVersion;
+  current_draft_version: PersonaVersion;
+}
+
+/** What a persona's editor shows: who it is, and its draft's behaviour (what Save changes). */
+const BEHAVIOUR = [
+  'personality_prompt',
+  'orchestration_prompt',
+  'call_config',
+  'default_tools',
+  'kb_ids',
+  'pathway_conditions',
+];
+
+const PERSONAS: Kind<Persona> = {
+  title: 'Personas',
+  one: 'persona',
+  list: async () => (await api<{ data: Persona[] }>('/v1/personas')).data,
+  id: (p) => p.id,
+  name: (p) =>
+    `${p.name} (live: version ${p.current_production_version.version_number}, draft: ${p.current_draft_version.version_number})`,
+  created: (p) => p.created_at,
+  editable: (p) => ({
+    ...Object.fromEntries(['name', 'role', 'description', 'tags'].map((k) => [k, p[k]])),
+    ...Object.fromEntries(BEHAVIOUR.map((k) => [k, p.current_draft_version[k]])),
+  }),
+  template: {
+    name: 'Ava',
+    role: 'Receptionist',
+    personality_prompt: 'You are Ava, the friendly receptionist of Sunny Dental.',
+    call_config: { voice: 'maya', max_duration: 10 },
+    kb_ids: [],
+  },
+  create: (body) => api('/v1/personas', { method: 'POST', body }),
+  update: (id, body) => api(`/v1/personas/${id}`, { method: 'PATCH', body }),
+  remove: (id) => api(`/v1/personas/${id}`, { method: 'DELETE' }),
+  actions: [{ label: 'Promote draft', run: (p) => api(`/v1/personas/${p.id}/versions/promote`, { method: 'POST' }) }],
+};
+
+interface Secret extends Json {
+  id: string;
+  name: string;
+  reference: string;
+  created_at: string;
+}
+
+const SECRETS: Kind<Secret> = {
+  title: 'Secrets',
+  one: 'secret',
+  list: async () => (await api<{ data: Secret[] }>('/v1/secrets')).data,
+  id: (s) => s.id,
+  name: (s) => `${s.name}: ${s.reference}${s.static ? '' : ' (refreshed)'}`,
+  created: (s) => s.created_at,
+  // The value is never shown: Save with a "secret" (or "config") gives a new one.
+  editable: (s) => ({ name: s.name }),
+  template: { name: 'crm_token', secret: 'paste the value here' },
+  create: (body) => api('/v1/secrets', { method: 'POST', body }),
+  update: (id, body) => api(`/v1/secrets/${id}`, { method: 'PATCH', body }),
+  remove: (id) => api(`/v1/secrets/${id}`, { method: 'DELETE' }),
+};
+
 export const AgentsPage = () => <ResourcePage kind={AGENTS} />;
-export const ToolsPage = () => <ResourcePage kind={TOOLS} />;
+export const PersonasPage = () => <ResourcePage kind={PERSONAS} />;
+export const SecretsPage = () => (
+  <>
+    <ToolTabs />
+    <ResourcePage kind={SECRETS} />
+  </>
+);
+export const ToolsPage = () => (
+  <>
+    <ToolTabs />
+    <ResourcePage kind={TOOLS} />
+  </>
+);
