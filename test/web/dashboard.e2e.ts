@@ -240,6 +240,26 @@ describe('dashboard in Chromium', () => {
     );
   });
 
+  it('creates a persona and promotes its draft; keeps a secret without ever showing its value', async () => {
+    await page.goto(`${origin}/personas`);
+    await page.getByRole('button', { name: 'New persona' }).click();
+    await page.getByRole('button', { name: 'Save persona' }).click();
+    const row = page.getByRole('row', { name: /Ava \(live: version 1, draft: 2\)/ });
+    await row.waitFor();
+    await row.getByRole('button', { name: 'Promote draft' }).click();
+    await page.getByRole('row', { name: /Ava \(live: version 3, draft: 2\)/ }).waitFor();
+
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Tools' }).click();
+    await page.getByRole('navigation', { name: 'Tools' }).getByRole('link', { name: 'Secrets' }).click();
+    await page.waitForURL(/\/secrets$/);
+    await page.getByRole('button', { name: 'New secret' }).click();
+    await page.getByRole('button', { name: 'Save secret' }).click();
+    await page.getByRole('row', { name: /crm_token: \{\{secrets\.crm_token\}\}/ }).waitFor();
+    assert.equal(await page.getByText('paste the value here').count(), 0, 'the value is never shown');
+    const listed = await api('GET', '/v1/secrets');
+    assert.ok(!JSON.stringify(listed).includes('paste the value here'));
+  });
+
   it('signs out: the key is gone and the sign-in form is back', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('API key').waitFor();
