@@ -1,8 +1,27 @@
 import type { Agent, AgentContext, AgentInput, AgentReply } from '../agent/types.js';
 import type { CallRequest, PersonaRoute } from '../schemas/call-request.js';
 import { historyOf } from '../agent/llm.js';
-import { bestMatch, INTENT_WORDS } from './offline.js';
+import { bestMatch, contentWords, INTENT_WORDS } from './offline.js';
 import { chooseRoute, type PathwayLlm } from './llm.js';
+
+/** Words (as contentWords stems them) of greeting and small talk: no topic a pathway could be for. */
+const GREETING_WORDS: ReadonlySet<string> = new Set([
+  'hello',
+  'hi',
+  'hey',
+  'okay',
+  'ok',
+  'thank',
+  'bye',
+  'good',
+  'morn',
+  'afternoon',
+  'even',
+  'speak',
+  'sure',
+  'fine',
+  'great',
+]);
 
 export interface PersonaRouterDeps {
   /** The agent that runs a pathway for a request (the pathway runner of calls). */
@@ -23,6 +42,8 @@ export async function chooseRouteFor(
   routes: readonly PersonaRoute[],
   deps: Pick<PersonaRouterDeps, 'llm' | 'log'>,
 ): Promise<number | undefined> {
+  // "Hello?", "Yes", "Okay": words with no topic route nowhere, and cost no model request.
+  if (![...contentWords(heard)].some((word) => !INTENT_WORDS.has(word) && !GREETING_WORDS.has(word))) return undefined;
   if (deps.llm) {
     try {
       const decision = await chooseRoute(

@@ -98,6 +98,10 @@ describe('personas hand calls to the pathway of the condition the caller talks a
     const said = transcriptText(call);
     assert.match(said, /assistant: You are through to billing\./, said);
     assert.ok(
+      !asked.some((text) => text.includes('The caller just said: "Hello?"')),
+      'a greeting is routed nowhere without asking the model',
+    );
+    assert.ok(
       asked.some((text) => /- 0: Billing \(The caller has a question about a bill/.test(text)),
       asked.join('\n'),
     );
