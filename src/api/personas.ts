@@ -295,53 +295,49 @@ export default async function routes(app: Api, services: Services): Promise<void
     inbound_numbers: Type.Array(Type.String(), { minItems: 1, maxItems: 100, description: 'E.164 numbers' }),
   });
 
-  app.post(
-    '/personas/:id/inbound/attach',
-    {
-      schema: {
-        tags,
-        summary: 'Attach inbound numbers to a persona',
-        description: 'The persona answers them from now on (a number attached to another persona moves to this one).',
-        params: IdParams,
-        body: NumbersBody,
-        response: { 200: Reply, ...errorResponses },
+  /** Attach and detach: the same request, changing each number listed as `change` says. */
+  const numbersRoute = (
+    path: 'attach' | 'detach',
+    summary: string,
+    description: string,
+    change: (personaId: string, number: InboundNumber) => Partial<InboundConfig>,
+  ): void => {
+    app.post(
+      `/personas/:id/inbound/${path}`,
+      {
+        schema: {
+          tags,
+          summary,
+          description,
+          params: IdParams,
+          body: NumbersBody,
+          response: { 200: Reply, ...errorResponses },
+        },
       },
-    },
-    async (request) => {
-      const accountId = request.account.id;
-      const persona = await services.personas.get(accountId, request.params.id);
-      if (!persona) throw notFound('Persona');
-      for (const phone of await accountNumbers(accountId, request.body.inbound_numbers))
-        await setPersona(accountId, phone, (n) => ({
-          persona_id: persona.id,
-          persona_settings: n.persona_id === persona.id ? n.persona_settings : null,
-        }));
-      return reply(accountId, persona);
-    },
+      async (request) => {
+        const accountId = request.account.id;
+        const persona = await services.personas.get(accountId, request.params.id);
+        if (!persona) throw notFound('Persona');
+        for (const phone of await accountNumbers(accountId, request.body.inbound_numbers))
+          await setPersona(accountId, phone, (number) => change(persona.id, number));
+        return reply(accountId, persona);
+      },
+    );
+  };
+  numbersRoute(
+    'attach',
+    'Attach inbound numbers to a persona',
+    'The persona answers them from now on (a number attached to another persona moves to this one).',
+    (personaId, n) => ({
+      persona_id: personaId,
+      persona_settings: n.persona_id === personaId ? n.persona_settings : null,
+    }),
   );
-
-  app.post(
-    '/personas/:id/inbound/detach',
-    {
-      schema: {
-        tags,
-        summary: 'Detach inbound numbers from a persona',
-        description: 'Numbers this persona answers go back to their own settings; others are left as they are.',
-        params: IdParams,
-        body: NumbersBody,
-        response: { 200: Reply, ...errorResponses },
-      },
-    },
-    async (request) => {
-      const accountId = request.account.id;
-      const persona = await services.personas.get(accountId, request.params.id);
-      if (!persona) throw notFound('Persona');
-      for (const phone of await accountNumbers(accountId, request.body.inbound_numbers))
-        await setPersona(accountId, phone, (n) =>
-          n.persona_id === persona.id ? { persona_id: null, persona_settings: null } : {},
-        );
-      return reply(accountId, persona);
-    },
+  numbersRoute(
+    'detach',
+    'Detach inbound numbers from a persona',
+    'Numbers this persona answers go back to their own settings; others are left as they are.',
+    (personaId, n) => (n.persona_id === personaId ? { persona_id: null, persona_settings: null } : {}),
   );
 
   app.patch(
