@@ -2,6 +2,8 @@ import { KnowledgeIndex, type KnowledgeSource, type Passage } from './search.js'
 
 /** Where the library reads knowledge bases from (the store). */
 export interface KnowledgeReader {
+  /** Which of `ids` are the account's, and the version (`updated_at`) of each: no text. */
+  versions(accountId: string, ids: readonly string[]): Promise<{ id: string; updated_at: string }[]>;
   getMany(accountId: string, ids: readonly string[]): Promise<(KnowledgeSource & { updated_at: string })[]>;
 }
 
@@ -25,9 +27,12 @@ export class KnowledgeLibrary {
   /** The lookup over a call's knowledge bases (those still there); undefined when none is. */
   async lookupFor(accountId: string, ids: readonly string[]): Promise<KnowledgeLookup | undefined> {
     if (ids.length === 0) return undefined;
-    const sources = await this.reader.getMany(accountId, ids);
-    if (sources.length === 0) return undefined;
-    const indexes = sources.map((source) => this.indexOf(source));
+    const versions = await this.reader.versions(accountId, ids);
+    if (versions.length === 0) return undefined;
+    // Only the texts not indexed at their current version are read (up to 1 MB each).
+    const stale = versions.filter((v) => this.cache.get(v.id)?.version !== v.updated_at).map((v) => v.id);
+    for (const source of await this.reader.getMany(accountId, stale)) this.index(source);
+    const indexes = versions.flatMap((v) => this.used(v.id) ?? []);
     return (query, limit = 3) =>
       indexes
         .flatMap((index) => index.search(query, limit))
@@ -35,15 +40,20 @@ export class KnowledgeLibrary {
         .slice(0, limit);
   }
 
-  private indexOf(source: KnowledgeSource & { updated_at: string }): KnowledgeIndex {
-    const cached = this.cache.get(source.id);
-    this.cache.delete(source.id);
-    const index = cached?.version === source.updated_at ? cached.index : new KnowledgeIndex([source]);
-    this.cache.set(source.id, { version: source.updated_at, index });
+  private index(source: KnowledgeSource & { updated_at: string }): void {
+    this.cache.set(source.id, { version: source.updated_at, index: new KnowledgeIndex([source]) });
+  }
+
+  /** A cached index, marked most recently used; the oldest go once there are more than CACHED. */
+  private used(id: string): KnowledgeIndex | undefined {
+    const entry = this.cache.get(id);
+    if (!entry) return undefined;
+    this.cache.delete(id);
+    this.cache.set(id, entry);
     for (const oldest of this.cache.keys()) {
       if (this.cache.size <= CACHED) break;
       this.cache.delete(oldest);
     }
-    return index;
+    return entry.index;
   }
 }

@@ -249,12 +249,13 @@ export class PathwayAgent implements Agent {
    * its `kb` text, else the text of a Knowledge Base node that has no `kb`.
    */
   private knowledgeOf(node: PathwayNode): string | undefined {
-    const stored = knowledgeIds(node)
-      .map((id) => this.knowledgeTexts.get(id))
-      .filter((t): t is string => t !== undefined);
+    const ids = knowledgeIds(node);
+    const stored = ids.flatMap((id) => this.knowledgeTexts.get(id) ?? []);
     if (stored.length > 0) return stored.join('\n\n');
-    if (knowledgeIds(node).includes(str(node.data.kb)?.trim() ?? '')) return undefined;
-    return str(node.data.kb) ?? (node.type === 'Knowledge Base' ? str(node.data.text) : undefined);
+    // A `kb` that names a knowledge base no longer there holds no text of its own.
+    const kb = str(node.data.kb);
+    if (kb !== undefined && ids.includes(kb.trim())) return undefined;
+    return kb ?? (node.type === 'Knowledge Base' ? str(node.data.text) : undefined);
   }
 
   private node(id: string): PathwayNode | undefined {

@@ -227,19 +227,8 @@ function e164(value: unknown): string {
 }
 
 /** A number's configuration alone, without its number, carrier and timestamps. */
-export function configOf(number: InboundConfig & { phone_number: string }): InboundConfig {
-  const {
-    phone_number: _p,
-    created_at: _c,
-    updated_at: _u,
-    carrier: _k,
-    ...config
-  } = number as InboundConfig & {
-    phone_number: string;
-    created_at?: string;
-    updated_at?: string;
-    carrier?: string;
-  };
+export function configOf(number: InboundNumber): InboundConfig {
+  const { phone_number: _p, created_at: _c, updated_at: _u, carrier: _k, ...config } = number;
   return config;
 }
 

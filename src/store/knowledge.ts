@@ -120,16 +120,20 @@ export class KnowledgeStore {
     return rows.map((row) => ({ ...toKnowledgeBase(row), text: row.text }));
   }
 
-  /** Which of `ids` are the account's knowledge bases (a call's tools may name them). */
-  async existing(accountId: string, ids: readonly string[]): Promise<string[]> {
+  /** Which of `ids` are the account's knowledge bases, with the version of each; no text. */
+  async versions(accountId: string, ids: readonly string[]): Promise<{ id: string; updated_at: string }[]> {
     if (ids.length === 0) return [];
-    const rows = await this.db
+    return this.db
       .selectFrom('knowledge_bases')
-      .select('id')
+      .select(['id', 'updated_at'])
       .where('account_id', '=', accountId)
       .where('id', 'in', [...ids])
       .execute();
-    return rows.map((row) => row.id);
+  }
+
+  /** Which of `ids` are the account's knowledge bases (a call's tools may name them). */
+  async existing(accountId: string, ids: readonly string[]): Promise<string[]> {
+    return (await this.versions(accountId, ids)).map((row) => row.id);
   }
 
   /** Changes the fields given; undefined when the account has no such knowledge base. */
