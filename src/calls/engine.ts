@@ -13,6 +13,7 @@ import { audioLegOf, type AudioLeg } from '../media/audio-leg.js';
 import { latencyMessage, type TurnLatency } from '../media/latency.js';
 import { currentTraceId, inSpan } from '../observability/tracing.js';
 import type { KnowledgeLookup } from '../knowledge/library.js';
+import type { SecretScope } from '../vault/resolver.js';
 
 export interface EngineLogger {
   info(object: object, message: string): void;
@@ -26,15 +27,8 @@ export interface EngineDeps {
   carrier: Carrier;
   /** The agent for a call (offline model, LLM, pathway runner). */
   agentFor(request: CallRequest): Agent;
-  /**
-   * `variables` with the account's secrets a request template refers to (`{{secrets.NAME}}`,
-   * src/vault/resolver.ts), for that one request; without it such references render empty.
-   */
-  secretScope?(
-    accountId: string,
-    template: unknown,
-    variables: Record<string, unknown>,
-  ): Promise<Record<string, unknown>>;
+  /** The variables of a tool's or dynamic_data item's request: the call's, plus the secrets it names. */
+  secretScope?: SecretScope;
   /** The lookup over knowledge bases a call names (src/knowledge/library.ts); without it calls know none. */
   knowledgeFor?(accountId: string, ids: readonly string[]): Promise<KnowledgeLookup | undefined>;
   pricePerMinute: number;
@@ -385,12 +379,11 @@ export class CallEngine {
     // dynamic_data (seed 2.2) is fetched before the first words; failures are logged, never fatal.
     const log = this.d.log;
     // Requests that name secrets get them in their own scope, never in the call's variables.
-    const scoped = (template: unknown): Promise<Record<string, unknown>> =>
-      this.d.secretScope ? this.d.secretScope(call.account_id, template, variables) : Promise.resolve(variables);
+    const scoped = (template: unknown, over = variables): Promise<Record<string, unknown>> =>
+      this.d.secretScope ? this.d.secretScope(call.account_id, template, over) : Promise.resolve(over);
     const dynamic = new DynamicData(request.dynamic_data, variables, this.d.http, {
       callId: call.id,
-      scope: (item, current) =>
-        this.d.secretScope ? this.d.secretScope(call.account_id, item, current) : Promise.resolve(current),
+      scope: scoped,
       log: {
         warn: (object, message) => {
           log?.warn(object, message);

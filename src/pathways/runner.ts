@@ -27,6 +27,7 @@ import { chooseRoute, generateLine, type ModelSettings, type PathwayLlm, type Ro
 import { callWebhook } from './webhook.js';
 import { isRecord } from '../domain/records.js';
 import { knownLines } from '../agent/knowledge.js';
+import type { SecretScope } from '../vault/resolver.js';
 
 /** A caller's turn may walk through this many nodes at most (webhooks, SMS, pathway hops). */
 const MAX_STEPS_PER_TURN = 25;
@@ -53,11 +54,7 @@ export interface PathwayAgentDeps {
   /** The texts of the account's knowledge bases among `ids` (nodes may name one in `kb` or `kbTool`). */
   knowledgeTexts?(accountId: string, ids: readonly string[]): Promise<Map<string, string>>;
   /** The variables a Webhook node's request is rendered over: the call's, plus the secrets it names. */
-  secretScope?(
-    accountId: string,
-    template: unknown,
-    variables: Record<string, unknown>,
-  ): Promise<Record<string, unknown>>;
+  secretScope?: SecretScope;
   /** Sends a text message through the call's carrier (SMS nodes). */
   sendSms?(message: { callId: string; to: string; body: string }): Promise<SmsResult> | SmsResult;
   /** With a language model: choices, extraction and speech by it; else the offline model. */

@@ -6,6 +6,12 @@ import { jsonPath } from '../agent/tools.js';
 
 type Json = Record<string, unknown>;
 
+/**
+ * `variables` with the account's secrets a request template refers to (`{{secrets.NAME}}`), for
+ * that one request (SecretResolver.scope); where none is given such references render empty.
+ */
+export type SecretScope = (accountId: string, template: unknown, variables: Json) => Promise<Json>;
+
 /** How long a refreshed secret's request may take. */
 const FETCH_TIMEOUT_MS = 10_000;
 
