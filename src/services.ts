@@ -21,7 +21,7 @@ import { BatchStore } from './store/batches.js';
 import { BlockedStore } from './store/blocked.js';
 import { AgentTestStore } from './store/agent-tests.js';
 import { checkRun, runCaller } from './agent-tests/scenario-runs.js';
-import { CallEventBus } from './calls/events.js';
+import { CallEventBus, CallEventLog } from './calls/events.js';
 import { A2pStore } from './store/a2p.js';
 import type { JobQueue } from './jobs/queue.js';
 import { SqlJobQueue } from './jobs/sql-queue.js';
@@ -204,6 +204,13 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
   const blocked = new BlockedStore(db, clock);
   const agentTests = new AgentTestStore(db, clock);
   const callEvents = new CallEventBus();
+  const eventLog = new CallEventLog({
+    bus: callEvents,
+    calls,
+    stream: (event) => webhooks.event(event.call_id, event.category, event.message, event.log_level),
+    clock,
+    log: options.logger,
+  });
   const listening = new LiveListening();
   // Webhook nodes of pathways leave through the guarded client, as custom tools do (CONTRACT.md section 8).
   const pathwayHttp = new OutboundClient({ allowPrivate: config.allowPrivateUrls });
@@ -302,10 +309,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     pricePerMinute: config.sandboxPricePerMinute,
     // Custom tools and dynamic_data leave through the guarded client too (CONTRACT.md section 8).
     http: new OutboundClient({ allowPrivate: config.allowPrivateUrls }),
-    onEvent: (callId, category, message) => {
-      callEvents.publish({ call_id: callId, category, message, log_level: 'info', at: clock.now().toISOString() });
-      webhooks.event(callId, category, message);
-    },
+    onEvent: (callId, category, message) => eventLog.record(callId, category, message),
     onAudioCall: (callId, leg) => listening.attach(callId, leg),
     onTranscript: (callId, user, text) =>
       callEvents.publishLine({ call_id: callId, user, text, at: clock.now().toISOString() }),
@@ -411,7 +415,10 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
             {
               calls,
               summarize: (id) => postCall.callEnded(id),
-              scheduleWebhook: (id) => webhooks.callEnded(id),
+              scheduleWebhook: async (id) => {
+                await eventLog.callEnded(id);
+                await webhooks.callEnded(id);
+              },
               retryAfterVoicemail: (id) => engine.retryAfterVoicemail(id),
             },
             job,

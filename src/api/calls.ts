@@ -390,16 +390,32 @@ export default async function routes(app: Api, services: Services): Promise<void
       {
         schema: {
           tags,
-          summary: "Stream a call's events",
+          summary: "A call's events",
           description:
-            'Server-sent events until the call ends: `status` (queue_status and status, at once and on each ' +
-            'change), `transcript` (each new line), the webhook_events categories (`queue`, `call`, `tool`, ' +
-            '`dynamic_data`, `latency`) as they happen in the process running the call, and `end` with the final ' +
-            'status. Comment lines keep the connection alive every 15 s. Category events also carry `level` ' +
-            '(their category) and `timestamp`, the names of the hosted event stream.',
+            "The call's events so far, as a JSON list, oldest first: `level` is the event's kind (`queue`, " +
+            '`call`, `tool`, `dynamic_data`, `latency`: the webhook_events categories), `category` is `info`, ' +
+            '`performance` (latency) or `error`, with `message`, `call_id` and `timestamp`, as the hosted event ' +
+            'stream answers. Asked for `text/event-stream` (the Accept header, as a browser EventSource sends ' +
+            'it), server-sent events until the call ends instead: `status` (queue_status and status, at once and ' +
+            'on each change), `transcript` (each new line), the event kinds as they happen in the process ' +
+            'running the call (their data carries `category`: the kind, `level` and `timestamp`), and `end` with ' +
+            'the final status. Comment lines keep the connection alive every 15 s.',
           params: IdParams,
           response: {
-            200: Type.Unsafe<NodeJS.ReadableStream>({ type: 'string', description: 'text/event-stream' }),
+            200: Type.Union([
+              Type.Array(
+                Type.Object({
+                  id: Type.Integer(),
+                  call_id: Type.String(),
+                  level: Type.String({ description: 'queue, call, tool, dynamic_data or latency' }),
+                  category: StringEnum(['info', 'performance', 'error'] as const),
+                  log_level: Type.String(),
+                  message: Type.String(),
+                  timestamp: Type.String(),
+                }),
+              ),
+              Type.Unsafe<NodeJS.ReadableStream>({ type: 'string', description: 'text/event-stream' }),
+            ]),
             ...errorResponses,
           },
         },
@@ -408,6 +424,21 @@ export default async function routes(app: Api, services: Services): Promise<void
         const accountId = request.account.id;
         const first = await services.calls.get(accountId, request.params.id);
         if (!first) throw notFound('Call');
+        if (!/\btext\/event-stream\b/i.test(request.headers.accept ?? ''))
+          return (await services.calls.events(first.id)).map((event) => ({
+            id: event.id,
+            call_id: event.call_id,
+            level: event.category,
+            category:
+              event.log_level === 'error'
+                ? ('error' as const)
+                : event.category === 'latency'
+                  ? ('performance' as const)
+                  : ('info' as const),
+            log_level: event.log_level,
+            message: event.message,
+            timestamp: event.at,
+          }));
         const stream = new PassThrough();
         const send = (event: string, data: unknown) => {
           if (!stream.writableEnded) stream.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);

@@ -1,9 +1,15 @@
 import { EventEmitter } from 'node:events';
+import type { Clock } from '../clock.js';
+import { isEnded } from '../domain/call-state.js';
+import type { Call } from '../store/calls.js';
+
+/** The categories of a call's events (seed 6.2's webhook_events). */
+export type CallEventCategory = 'queue' | 'call' | 'tool' | 'dynamic_data' | 'latency' | 'webhook';
 
 /** One event of a call, as webhook_events streams it (seed 6.2) and GET /v1/calls/{id}/events sends it. */
 export interface CallEvent {
   call_id: string;
-  category: 'queue' | 'call' | 'tool' | 'dynamic_data' | 'latency';
+  category: CallEventCategory;
   message: string;
   log_level: string;
   at: string;
@@ -47,5 +53,63 @@ export class CallEventBus {
   subscribeLines(callId: string, listener: (line: TranscriptLine) => void): () => void {
     this.emitter.on(`line:${callId}`, listener);
     return () => this.emitter.off(`line:${callId}`, listener);
+  }
+}
+
+export interface CallEventLogDeps {
+  bus: CallEventBus;
+  calls: { byId(id: string): Promise<Call | undefined>; addEvent(event: CallEvent): Promise<void> };
+  /** The call's webhook_events delivery (best-effort, never awaited). */
+  stream(event: CallEvent): void;
+  clock: Clock;
+  log?: { error(object: object, message: string): void } | undefined;
+}
+
+/**
+ * Where each event of a call goes, in one place: the call's stored event list (GET
+ * /v1/calls/{id}/events), this process's listeners (the server-sent event stream) and, when the
+ * call asked for its category, its webhook. A call's events are stored one after another, in order.
+ */
+export class CallEventLog {
+  private readonly tails = new Map<string, Promise<void>>();
+
+  constructor(private readonly d: CallEventLogDeps) {}
+
+  record(callId: string, category: CallEventCategory, message: string, logLevel = 'info'): void {
+    const event: CallEvent = {
+      call_id: callId,
+      category,
+      message,
+      log_level: logLevel,
+      at: this.d.clock.now().toISOString(),
+    };
+    this.d.bus.publish(event);
+    this.d.stream(event);
+    const stored = (this.tails.get(callId) ?? Promise.resolve()).then(() =>
+      this.d.calls.addEvent(event).catch((error: unknown) => {
+        this.d.log?.error({ err: error, call_id: callId, category }, 'call event not stored');
+      }),
+    );
+    this.tails.set(callId, stored);
+    void stored.finally(() => {
+      if (this.tails.get(callId) === stored) this.tails.delete(callId);
+    });
+  }
+
+  /** The `queue` and `call` events of a call's end, from its final record. */
+  async callEnded(callId: string): Promise<void> {
+    const row = await this.d.calls.byId(callId);
+    if (!row || !isEnded(row.queue_status)) return;
+    if (row.answered_by) this.record(row.id, 'call', `Answered by: ${row.answered_by}`);
+    if (row.transferred_to) this.record(row.id, 'call', `Transferred to ${row.transferred_to}`);
+    const why = row.error_message ? `: ${row.error_message}` : '';
+    this.record(row.id, 'call', `Call ended${row.call_ended_by ? ` by ${row.call_ended_by}` : ''}${why}`);
+    this.record(row.id, 'queue', `Call ended with queue_status ${row.queue_status}`);
+    await this.settled(row.id);
+  }
+
+  /** Resolves once every event of the call recorded so far is stored. */
+  async settled(callId: string): Promise<void> {
+    await this.tails.get(callId);
   }
 }

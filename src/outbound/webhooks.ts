@@ -7,6 +7,7 @@ import type { Call, CallStore } from '../store/calls.js';
 import { fromJson } from '../store/json.js';
 import type { WebhookDelivery, WebhookMessage, WebhookStore } from '../store/webhooks.js';
 import { toCallRecord } from '../calls/record.js';
+import type { CallEventCategory } from '../calls/events.js';
 import { DEFAULT_TIMEOUT_MS, OutboundError, type OutboundClient } from './http.js';
 import { webhookHeaders } from './signing.js';
 
@@ -31,8 +32,6 @@ export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 
 /** Streamed events are best-effort: one try, and a short wait so a slow receiver costs little. */
 const EVENT_TIMEOUT_MS = 5_000;
-
-export type EventCategory = 'queue' | 'call' | 'latency' | 'webhook' | 'tool' | 'dynamic_data';
 
 export interface WebhookLogger {
   info(object: object, message: string): void;
@@ -74,7 +73,6 @@ export class WebhookService {
     try {
       const row = await this.d.calls.byId(callId);
       if (!row || !isEnded(row.queue_status)) return;
-      this.emitEnded(row);
       const url = row.request.webhook;
       if (!url) return;
       await this.d.store.createMessage({
@@ -225,7 +223,7 @@ export class WebhookService {
    * A streamed event (seed 6.2): POSTed, signed like the end-of-call webhook, when the call asked
    * for its category. Best-effort: one try with a short timeout, never awaited by the call.
    */
-  event(callId: string, category: EventCategory, message: string, logLevel = 'info'): void {
+  event(callId: string, category: CallEventCategory, message: string, logLevel = 'info'): void {
     const previous = this.eventChains.get(callId) ?? Promise.resolve();
     const next = previous.then(() => this.sendEvent(callId, category, message, logLevel));
     this.eventChains.set(callId, next);
@@ -234,7 +232,12 @@ export class WebhookService {
     });
   }
 
-  private async sendEvent(callId: string, category: EventCategory, message: string, logLevel: string): Promise<void> {
+  private async sendEvent(
+    callId: string,
+    category: CallEventCategory,
+    message: string,
+    logLevel: string,
+  ): Promise<void> {
     try {
       const row = await this.d.calls.byId(callId);
       if (!row) return;
@@ -257,15 +260,6 @@ export class WebhookService {
     } catch (error) {
       this.d.log?.info({ call_id: callId, category, err: error }, 'streamed event not delivered');
     }
-  }
-
-  /** The `queue` and `call` events of a call's end, from its final record. */
-  private emitEnded(row: Call): void {
-    if (row.answered_by) this.event(row.id, 'call', `Answered by: ${row.answered_by}`);
-    if (row.transferred_to) this.event(row.id, 'call', `Transferred to ${row.transferred_to}`);
-    const why = row.error_message ? `: ${row.error_message}` : '';
-    this.event(row.id, 'call', `Call ended${row.call_ended_by ? ` by ${row.call_ended_by}` : ''}${why}`);
-    this.event(row.id, 'queue', `Call ended with queue_status ${row.queue_status}`);
   }
 
   /**

@@ -1,3 +1,4 @@
+import type { CallEvent } from '../calls/events.js';
 import type { Kysely, Selectable } from 'kysely';
 import type { CallsTable, Database, TranscriptsTable } from './types.js';
 import type { Clock } from '../clock.js';
@@ -421,6 +422,38 @@ export class CallStore {
       .where('id', '=', id)
       .execute();
     this.forget(id);
+  }
+
+  /** Stores one event of a call (its event list). */
+  async addEvent(event: CallEvent): Promise<void> {
+    await this.db
+      .insertInto('call_events')
+      .values({
+        call_id: event.call_id,
+        category: event.category,
+        log_level: event.log_level,
+        message: event.message,
+        at: event.at,
+      })
+      .execute();
+  }
+
+  /** A call's stored events, oldest first. */
+  async events(callId: string): Promise<Array<CallEvent & { id: number }>> {
+    const rows = await this.db
+      .selectFrom('call_events')
+      .selectAll()
+      .where('call_id', '=', callId)
+      .orderBy('id')
+      .execute();
+    return rows.map((row) => ({
+      id: Number(row.id),
+      call_id: row.call_id,
+      category: row.category as CallEvent['category'],
+      log_level: row.log_level,
+      message: row.message,
+      at: row.at,
+    }));
   }
 
   async addTranscript(

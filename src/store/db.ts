@@ -24,6 +24,7 @@ import * as m098 from './migrations/098_agent_tests.js';
 import * as m099 from './migrations/099_knowledge_bases.js';
 import * as m100 from './migrations/100_personas.js';
 import * as m101 from './migrations/101_secrets.js';
+import * as m102 from './migrations/102_call_events_and_publish_history.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -56,6 +57,7 @@ const MIGRATIONS: Record<string, { up: (db: Kysely<any>, dialect: Dialect) => Pr
   '099_knowledge_bases': m099,
   '100_personas': m100,
   '101_secrets': m101,
+  '102_call_events_and_publish_history': m102,
 };
 
 class StaticProvider implements MigrationProvider {

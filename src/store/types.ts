@@ -283,6 +283,18 @@ export interface PathwayVersionsTable {
   /** JSON */
   edges: string;
   created_at: string;
+  /** When it was first published to production; null while it never was. */
+  published_at: string | null;
+}
+
+/** An event of a call (webhook_events' categories), as GET /v1/calls/{id}/events lists them. */
+export interface CallEventsTable {
+  id: Generated<number>;
+  call_id: string;
+  category: string;
+  log_level: string;
+  message: string;
+  at: string;
 }
 
 export interface A2pRegistrationsTable {
@@ -444,6 +456,7 @@ export interface Database {
   carrier_credentials: CarrierCredentialsTable;
   calls: CallsTable;
   transcripts: TranscriptsTable;
+  call_events: CallEventsTable;
   tools: ToolsTable;
   knowledge_bases: KnowledgeBasesTable;
   personas: PersonasTable;

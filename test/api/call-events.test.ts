@@ -33,7 +33,8 @@ describe('GET /v1/calls/{id}/events: server-sent events of a call (sandbox, cloc
     });
     const id = String(sent.body.call_id);
     const body = await new Promise<string>((resolve, reject) => {
-      const req = http.get(`${origin}/v1/calls/${id}/events`, { headers: { authorization: t.key } }, (res) => {
+      const headers = { authorization: t.key, accept: 'text/event-stream' };
+      const req = http.get(`${origin}/v1/calls/${id}/events`, { headers }, (res) => {
         assert.equal(res.statusCode, 200);
         assert.match(String(res.headers['content-type']), /^text\/event-stream/);
         let text = '';
@@ -59,6 +60,33 @@ describe('GET /v1/calls/{id}/events: server-sent events of a call (sandbox, cloc
       body,
     );
     assert.ok(events.some((e) => e.event === 'status' && e.data.queue_status === 'started'));
+
+    // Asked without text/event-stream, the same address lists the stored events as JSON, as the
+    // hosted event stream answers (also under /v1/event_stream/{id}).
+    // The events of the end are recorded once the call's after-call job ran.
+    for (let i = 0; i < 100; i++) {
+      const list = await t.request('GET', `/v1/calls/${id}/events`);
+      if (JSON.stringify(list.body).includes('Call ended with queue_status')) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    for (const url of [`/v1/calls/${id}/events`, `/v1/event_stream/${id}`]) {
+      const list = await t.request('GET', url);
+      assert.equal(list.status, 200);
+      const items = list.body as unknown as Array<Record<string, unknown>>;
+      assert.ok(Array.isArray(items));
+      const connected = items.find((e) => e.message === 'Call connected');
+      assert.deepEqual(
+        { level: connected?.level, category: connected?.category, call_id: connected?.call_id },
+        { level: 'call', category: 'info', call_id: id },
+      );
+      assert.match(String(connected?.timestamp), /^\d{4}-\d\d-\d\dT/);
+      assert.deepEqual(
+        items.map((e) => e.message).slice(0, 3),
+        ['Call allocated', 'Call started', 'Call connected'],
+        'oldest first',
+      );
+      assert.ok(items.some((e) => e.message === 'Call ended with queue_status complete'));
+    }
   });
 
   it('is 404 for a call of another account', async () => {
