@@ -9,7 +9,7 @@ import agents from './agents.js';
 import voices from './voices.js';
 import inbound from './inbound.js';
 import campaigns from './campaigns.js';
-import pathways, { pathwayChatRoutes, registerPathwayUpdateAlias } from './pathways.js';
+import pathways, { pathwayChatRoutes, registerOlderPathwayRoutes } from './pathways.js';
 import sms, { registerA2PAlias } from './sms.js';
 import accounts from './accounts.js';
 import sandbox from './sandbox.js';
@@ -52,5 +52,5 @@ export const API_ROUTES: RouteModule[] = [
 export async function registerTopLevelAliases(app: Api, services: Services): Promise<void> {
   await registerA2PAlias(app, services);
   await registerLogsAlias(app, services);
-  await registerPathwayUpdateAlias(app, services);
+  await registerOlderPathwayRoutes(app, services);
 }

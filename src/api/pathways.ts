@@ -7,10 +7,11 @@ import {
   PathwayCreateBody,
   PathwayDetail,
   PathwayEdgeSchema,
-  PathwayNodeSchema,
+  GraphNodes,
   PathwayUpdateBody,
   PathwayVersionBody,
   PublishBody,
+  type Environment,
   VersionDetail,
   VersionSummary,
 } from '../schemas/pathway.js';
@@ -60,7 +61,7 @@ export default async function routes(app: Api, services: Services): Promise<void
       route.schema = { ...route.schema, hide: true };
     });
     await pathwayRoutes(scope as Api, services, '/convo_pathway');
-    await registerPathwayUpdateAlias(scope as Api, services);
+    await registerOlderPathwayRoutes(scope as Api, services);
   });
 }
 
@@ -70,7 +71,7 @@ const UpdateReply = Type.Object({
   pathway_data: Type.Object({
     name: Type.String(),
     description: Nullable(Type.String()),
-    nodes: Type.Array(PathwayNodeSchema),
+    nodes: GraphNodes,
     edges: Type.Array(PathwayEdgeSchema),
   }),
 });
@@ -103,27 +104,237 @@ async function updateDraft(
   };
 }
 
+/** The pathway a body of the older routes names, by the first of `keys` it carries. */
+function pathwayIdIn(body: unknown, keys: readonly string[]): string {
+  const raw = isRecord(body) ? keys.map((key) => body[key]).find((v) => v !== undefined) : undefined;
+  if (typeof raw !== 'string' || raw.trim() === '')
+    throw validationError([`${keys[0]} is required: the id of the pathway`]);
+  return raw.trim();
+}
+
+/** A version number a body of the older routes gives, if any. */
+function versionNumberIn(body: unknown): number | undefined {
+  const raw = isRecord(body) ? body.version_number : undefined;
+  if (raw === undefined || raw === null) return undefined;
+  const n = typeof raw === 'string' && /^\d+$/.test(raw.trim()) ? Number(raw) : raw;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1)
+    throw validationError(['version_number must be a whole number of 1 or more']);
+  return n;
+}
+
 /**
- * The older update form: `POST /convo_pathway/update` (also under /v1) with the pathway's `id` in
- * the body, as some clients still send it; it changes the draft as `POST /v1/pathway/{id}` does.
+ * Publishes version `versionRef` (an id or a number) of a pathway to an environment; without one,
+ * the draft as it is now is saved as the next version and that is published.
  */
-export async function registerPathwayUpdateAlias(app: Api, services: Services): Promise<void> {
+async function publishVersion(
+  services: Services,
+  accountId: string,
+  pathwayId: string,
+  versionRef: string | number | null | undefined,
+  environment: Environment,
+) {
+  let ref = versionRef;
+  if (ref === undefined || ref === null) {
+    const pathway = await services.pathways.get(accountId, pathwayId);
+    if (!pathway) throw notFound('Pathway');
+    if (pathway.nodes.length === 0)
+      throw validationError(['version_id is required: the draft has no nodes to publish']);
+    const draft = checkPathwayGraph(pathway.nodes, pathway.edges, { requireNodes: true });
+    if (!draft.ok) throw validationError(draft.errors.map((e) => `the draft: ${e}`));
+    const saved = await services.pathways.createVersion(accountId, pathwayId, { name: pathway.name, ...draft.graph });
+    if (!saved) throw notFound('Pathway');
+    ref = saved.version_number;
+  }
+  const result = await services.pathways.publish(accountId, pathwayId, ref, environment);
+  if (!result.ok) {
+    if (result.reason === 'pathway') throw notFound('Pathway');
+    throw new ApiError('NOT_FOUND', `Pathway version ${String(ref)} not found`);
+  }
+  return {
+    status: 'success' as const,
+    message: 'Pathway published successfully',
+    version_number: result.version_number,
+    environment,
+  };
+}
+
+/**
+ * The older routes with the pathway's id in the body, as the hosted API's own CLI and older
+ * clients call them (all under /convo_pathway, also under /v1):
+ * - `update` {id, version_number?}: changes that version, or the draft without one;
+ * - `create-version` {pathway_id, name?, nodes?, edges?}: saves the graph given (or the draft) as
+ *   the next version;
+ * - `publish` {id, version_number | version_id, environment};
+ * - `get_one` {id, version_number?}: that version, or the draft;
+ * - `duplicate` {pathwayID | pathway_id | id, name?}: a new pathway with a copy of the draft.
+ * A graph these routes write to a version also becomes the draft, the working copy that GET
+ * /convo_pathway/{id} shows, when that version is the latest one.
+ */
+export async function registerOlderPathwayRoutes(app: Api, services: Services): Promise<void> {
+  const hidden = { hide: true, tags };
+  const looseBody = Type.Object({}, { additionalProperties: true });
+
+  /** Makes a version's graph the draft too, when it is the pathway's latest version. */
+  async function followLatest(accountId: string, pathwayId: string, n: number): Promise<void> {
+    const version = await services.pathways.getVersion(accountId, pathwayId, n);
+    if (version.ok && version.version.is_latest)
+      await services.pathways.update(accountId, pathwayId, {
+        nodes: version.version.nodes,
+        edges: version.version.edges,
+      });
+  }
+
   app.post(
     '/convo_pathway/update',
     {
       attachValidation: true,
       schema: {
-        hide: true,
-        tags,
-        summary: 'Update the draft of a pathway (older form, id in the body)',
-        body: Type.Intersect([Type.Object({ id: Type.String({ minLength: 1 }) }), PathwayUpdateBody]),
+        ...hidden,
+        summary: 'Update the draft of a pathway, or one of its versions (older form, id in the body)',
+        body: Type.Intersect([
+          Type.Object({ id: Type.String({ minLength: 1 }), version_number: Type.Optional(Type.Unknown()) }),
+          PathwayUpdateBody,
+        ]),
         response: { 200: UpdateReply, ...errorResponses },
       },
     },
     async (request) => {
-      const id = (request.body as { id?: unknown } | undefined)?.id;
-      if (typeof id !== 'string' || id.trim() === '') throw validationError(['id is required: the pathway to update']);
-      return updateDraft(services, request, id.trim());
+      const id = pathwayIdIn(request.body, ['id', 'pathway_id']);
+      const n = versionNumberIn(request.body);
+      if (n === undefined) return updateDraft(services, request, id);
+      const accountId = request.account.id;
+      const current = await services.pathways.getVersion(accountId, id, n);
+      if (!current.ok) {
+        if (current.reason === 'pathway') throw notFound('Pathway');
+        throw new ApiError('NOT_FOUND', `Pathway version ${n} not found`);
+      }
+      const graph = checkBody(request, current.version, false);
+      const name = (request.body as PathwayUpdateBody).name;
+      await services.pathways.updateVersion(accountId, id, n, { ...(name !== undefined && { name }), ...graph });
+      if (graph) await followLatest(accountId, id, n);
+      const pathway = await services.pathways.get(accountId, id);
+      const updated = await services.pathways.getVersion(accountId, id, n);
+      if (!pathway || !updated.ok) throw notFound('Pathway');
+      return {
+        status: 'success' as const,
+        message: 'Pathway version updated',
+        pathway_data: {
+          name: updated.version.name,
+          description: pathway.description,
+          nodes: updated.version.nodes,
+          edges: updated.version.edges,
+        },
+      };
+    },
+  );
+
+  app.post(
+    '/convo_pathway/create-version',
+    {
+      attachValidation: true,
+      schema: {
+        ...hidden,
+        summary: 'Save a pathway version (older form, pathway_id in the body)',
+        body: Type.Intersect([Type.Object({ pathway_id: Type.String({ minLength: 1 }) }), PathwayUpdateBody]),
+      },
+    },
+    async (request) => {
+      const accountId = request.account.id;
+      const id = pathwayIdIn(request.body, ['pathway_id', 'id']);
+      const pathway = await services.pathways.get(accountId, id);
+      if (!pathway) throw notFound('Pathway');
+      const given = checkBody(request, pathway, false);
+      const graph = checkPathwayGraph(given?.nodes ?? pathway.nodes, given?.edges ?? pathway.edges, {
+        requireNodes: true,
+      });
+      if (!graph.ok) throw validationError(given ? graph.errors : graph.errors.map((e) => `the draft: ${e}`));
+      const name = (request.body as PathwayUpdateBody).name ?? pathway.name;
+      const version = await services.pathways.createVersion(accountId, id, { name, ...graph.graph });
+      if (!version) throw notFound('Pathway');
+      if (given) await services.pathways.update(accountId, id, graph.graph);
+      return {
+        status: 'success' as const,
+        message: 'Version created successfully',
+        pathway_id: id,
+        data: { ...version, pathway_id: id },
+        errors: null,
+      };
+    },
+  );
+
+  app.post(
+    '/convo_pathway/publish',
+    { schema: { ...hidden, summary: 'Publish a pathway version (older form, id in the body)', body: looseBody } },
+    async (request) => {
+      const body = request.body as Record<string, unknown>;
+      const id = pathwayIdIn(body, ['id', 'pathway_id']);
+      const environment = body.environment ?? 'production';
+      if (environment !== 'production' && environment !== 'staging')
+        throw validationError(['environment must be production or staging']);
+      const versionId = body.version_id;
+      if (
+        versionId !== undefined &&
+        versionId !== null &&
+        typeof versionId !== 'string' &&
+        typeof versionId !== 'number'
+      )
+        throw validationError(['version_id must be a version id or a version number']);
+      return publishVersion(services, request.account.id, id, versionNumberIn(body) ?? versionId, environment);
+    },
+  );
+
+  app.post(
+    '/convo_pathway/get_one',
+    {
+      schema: {
+        ...hidden,
+        summary: 'Get a pathway or one of its versions (older form, id in the body)',
+        body: looseBody,
+      },
+    },
+    async (request) => {
+      const accountId = request.account.id;
+      const id = pathwayIdIn(request.body, ['id', 'pathway_id']);
+      const n = versionNumberIn(request.body);
+      if (n === undefined) {
+        const pathway = await services.pathways.get(accountId, id);
+        if (!pathway) throw notFound('Pathway');
+        return { status: 'success' as const, data: pathway, errors: null };
+      }
+      const result = await services.pathways.getVersion(accountId, id, n);
+      if (!result.ok) {
+        if (result.reason === 'pathway') throw notFound('Pathway');
+        throw new ApiError('NOT_FOUND', `Pathway version ${n} not found`);
+      }
+      return { status: 'success' as const, data: result.version, errors: null };
+    },
+  );
+
+  app.post(
+    '/convo_pathway/duplicate',
+    { schema: { ...hidden, summary: 'Duplicate a pathway (its draft)', body: looseBody } },
+    async (request) => {
+      const accountId = request.account.id;
+      const body = request.body as Record<string, unknown>;
+      const id = pathwayIdIn(body, ['pathwayID', 'pathway_id', 'id']);
+      if (body.name !== undefined && (typeof body.name !== 'string' || body.name.trim() === ''))
+        throw validationError(['name must be a non-empty string']);
+      const source = await services.pathways.get(accountId, id);
+      if (!source) throw notFound('Pathway');
+      const name = typeof body.name === 'string' ? body.name.trim() : `Copy of ${source.name}`;
+      const copy = await services.pathways.create(accountId, {
+        name,
+        description: source.description,
+        nodes: source.nodes,
+        edges: source.edges,
+      });
+      return {
+        status: 'success' as const,
+        id: copy,
+        pathway_id: copy,
+        data: { id: copy, pathway_id: copy, name },
+        errors: null,
+      };
     },
   );
 }
@@ -383,37 +594,14 @@ async function pathwayRoutes(app: Api, services: Services, base: string): Promis
         },
       },
     },
-    async (request) => {
-      const accountId = request.account.id;
-      const environment = request.body.environment ?? 'production';
-      let versionRef = request.body.version_id;
-      // No version named: the draft as it is now becomes the next version, and that is published.
-      if (versionRef === undefined || versionRef === null) {
-        const pathway = await services.pathways.get(accountId, request.params.id);
-        if (!pathway) throw notFound('Pathway');
-        if (pathway.nodes.length === 0)
-          throw validationError(['version_id is required: the draft has no nodes to publish']);
-        const draft = checkPathwayGraph(pathway.nodes, pathway.edges, { requireNodes: true });
-        if (!draft.ok) throw validationError(draft.errors.map((e) => `the draft: ${e}`));
-        const saved = await services.pathways.createVersion(accountId, request.params.id, {
-          name: pathway.name,
-          ...draft.graph,
-        });
-        if (!saved) throw notFound('Pathway');
-        versionRef = saved.version_number;
-      }
-      const result = await services.pathways.publish(accountId, request.params.id, versionRef, environment);
-      if (!result.ok) {
-        if (result.reason === 'pathway') throw notFound('Pathway');
-        throw new ApiError('NOT_FOUND', `Pathway version ${String(request.body.version_id)} not found`);
-      }
-      return {
-        status: 'success' as const,
-        message: 'Pathway published successfully',
-        version_number: result.version_number,
-        environment,
-      };
-    },
+    async (request) =>
+      publishVersion(
+        services,
+        request.account.id,
+        request.params.id,
+        request.body.version_id,
+        request.body.environment ?? 'production',
+      ),
   );
 }
 

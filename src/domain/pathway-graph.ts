@@ -105,8 +105,34 @@ export function edgeConditionsHold(conditions: unknown, variables: Record<string
   return conditions.every((c: unknown) => isRecord(c) && conditionHolds(c as unknown as EdgeCondition, variables));
 }
 
+/**
+ * The hosted API keeps a pathway's global prompt as one entry of `nodes` that has no id, type or
+ * data: `{"globalConfig": {"globalPrompt": "..."}}` (its own CLI writes and reads it so). Openline
+ * keeps that entry where it was sent and returns it as it is.
+ */
+export interface GlobalConfigEntry {
+  globalConfig: { globalPrompt?: string; [field: string]: unknown };
+}
+
+/** A member of a pathway's `nodes` as stored and sent: a node, or the global config entry. */
+export type GraphNode = PathwayNode | GlobalConfigEntry;
+
+export function isGlobalConfigEntry(value: unknown): value is GlobalConfigEntry {
+  return isRecord(value) && isRecord(value.globalConfig) && value.data === undefined && value.id === undefined;
+}
+
+/** The nodes of a stored graph, without the global config entry, and the global prompt it holds. */
+export function splitGraphNodes(nodes: readonly GraphNode[]): { nodes: PathwayNode[]; globalPrompt?: string } {
+  const entry = nodes.find(isGlobalConfigEntry);
+  const prompt = entry?.globalConfig.globalPrompt;
+  return {
+    nodes: nodes.filter((n): n is PathwayNode => !isGlobalConfigEntry(n)),
+    ...(typeof prompt === 'string' && prompt.trim() !== '' && { globalPrompt: prompt }),
+  };
+}
+
 export interface PathwayGraph {
-  nodes: PathwayNode[];
+  nodes: GraphNode[];
   edges: PathwayEdge[];
 }
 
@@ -314,17 +340,24 @@ function checkCommonData(data: Record<string, unknown>, at: string, errors: stri
   }
 }
 
-function checkNodes(nodes: unknown, requireNodes: boolean, errors: string[]): PathwayNode[] {
+function checkNodes(nodes: unknown, requireNodes: boolean, errors: string[]): GraphNode[] {
   if (!Array.isArray(nodes)) {
     errors.push('nodes must be an array');
     return [];
   }
-  if (requireNodes && nodes.length === 0) errors.push('nodes must have at least 1 item');
-  const result: PathwayNode[] = [];
+  const entries = nodes.flatMap((node: unknown, i) => (isGlobalConfigEntry(node) ? [i] : []));
+  if (requireNodes && nodes.length === entries.length) errors.push('nodes must have at least 1 item');
+  const result: GraphNode[] = [];
   const firstIndex = new Map<string, number>();
   const starts: number[] = [];
   nodes.forEach((node: unknown, i) => {
     const at = `nodes[${i}]`;
+    if (isGlobalConfigEntry(node)) {
+      if (i !== entries[0]) errors.push(`${at}: only one globalConfig entry is allowed (nodes[${entries[0]}] is one)`);
+      optionalString(node.globalConfig, 'globalPrompt', `${at}.globalConfig`, errors);
+      result.push(node);
+      return;
+    }
     if (!isRecord(node)) {
       errors.push(`${at} must be an object`);
       return;
@@ -356,7 +389,7 @@ function checkNodes(nodes: unknown, requireNodes: boolean, errors: string[]): Pa
       result.push({ ...node, id, type: canonical, data: data as PathwayNodeData });
     }
   });
-  if (nodes.length > 0 && starts.length === 0) {
+  if (nodes.length > entries.length && starts.length === 0) {
     errors.push('nodes must have exactly one start node (data.isStart true); none is marked');
   } else if (starts.length > 1) {
     errors.push(
@@ -405,7 +438,11 @@ function checkEdges(edges: unknown, nodeIds: Set<string>, nodesKnown: boolean, e
       errors.push(`${at} must be an object`);
       return;
     }
-    const { id, source, target, label, description } = edge;
+    // The hosted API answers with the label and description under `data` too: either place is read.
+    const inData = isRecord(edge.data) ? edge.data : {};
+    const { id, source, target } = edge;
+    const label = edge.label ?? inData.label;
+    const description = edge.description ?? inData.description;
     if (id === undefined) errors.push(`${at}.id is required`);
     else if (typeof id !== 'string') errors.push(`${at}.id must be a string`);
     else if (id === '') errors.push(`${at}.id must not be empty`);
@@ -433,7 +470,8 @@ function checkEdges(edges: unknown, nodeIds: Set<string>, nodesKnown: boolean, e
       typeof target === 'string' &&
       typeof label === 'string'
     ) {
-      result.push({ ...edge, id, source, target, label } as PathwayEdge);
+      const said = typeof description === 'string' ? { description } : {};
+      result.push({ ...edge, id, source, target, label, ...said, data: { ...inData, label, ...said } } as PathwayEdge);
     }
   });
   return result;

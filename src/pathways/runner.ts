@@ -311,9 +311,13 @@ export class PathwayAgent implements Agent {
     };
   }
 
-  /** globalPrompt: the node's own, else the first one set anywhere in the graph. */
+  /** globalPrompt: the node's own, else the first one set anywhere in the graph, else its global config's. */
   private globalPrompt(node: PathwayNode): string | undefined {
-    return str(node.data.globalPrompt) ?? this.graph!.nodes.map((n) => str(n.data.globalPrompt)).find(Boolean);
+    return (
+      str(node.data.globalPrompt) ??
+      this.graph!.nodes.map((n) => str(n.data.globalPrompt)).find(Boolean) ??
+      this.graph!.globalPrompt
+    );
   }
 
   private systemPrompt(node: PathwayNode, ctx: AgentContext): string {

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, StringEnum } from './common.js';
-import { NODE_TYPES, type PathwayEdge, type PathwayNode } from '../domain/pathway-graph.js';
+import { NODE_TYPES, type GraphNode, type PathwayEdge, type PathwayNode } from '../domain/pathway-graph.js';
 
 /*
  * The schemas type-check the shape of nodes and edges so that the OpenAPI document shows it; the
@@ -56,8 +56,14 @@ export const PathwayEdgeSchema = Type.Unsafe<PathwayEdge>(
       id: Type.String({ minLength: 1 }),
       source: Type.String({ description: 'Node id' }),
       target: Type.String({ description: 'Node id' }),
-      label: Type.String({ minLength: 1, description: 'What the agent reads to choose this path' }),
-      description: Type.Optional(Type.String()),
+      label: Type.Optional(
+        Type.String({
+          minLength: 1,
+          description:
+            'What the agent reads to choose this path; required, here or as data.label (answers carry it in both places)',
+        }),
+      ),
+      description: Type.Optional(Type.String({ description: 'Also read from, and answered in, data.description' })),
     },
     {
       additionalProperties: true,
@@ -68,14 +74,43 @@ export const PathwayEdgeSchema = Type.Unsafe<PathwayEdge>(
   ),
 );
 
-const Nodes = Type.Array(PathwayNodeSchema);
+/**
+ * A member of `nodes`: a node (id, type and data, which the graph check requires of every member
+ * but the global config entry), or the hosted API's place for the global prompt, an entry with no
+ * id, type or data. One object schema, so that a node's problems are named field by field.
+ */
+const GraphNodeSchema = Type.Unsafe<GraphNode>(
+  Type.Object(
+    {
+      id: Type.Optional(Type.String({ minLength: 1 })),
+      type: Type.Optional(
+        Type.String({
+          description: `One of ${NODE_TYPES.join(', ')}; case, spaces, dashes and underscores are ignored`,
+        }),
+      ),
+      data: Type.Optional(NodeData),
+      globalConfig: Type.Optional(
+        Type.Object(
+          { globalPrompt: Type.Optional(Type.String({ description: 'What every node of the pathway follows' })) },
+          { additionalProperties: true, description: 'Only in the global config entry (no id, type or data)' },
+        ),
+      ),
+    },
+    {
+      additionalProperties: true,
+      description: 'A node {id, type, data}, or the global config entry {globalConfig: {globalPrompt}}',
+    },
+  ),
+);
+
+export const GraphNodes = Type.Array(GraphNodeSchema);
 const Edges = Type.Array(PathwayEdgeSchema);
 
 export const PathwayCreateBody = Type.Object(
   {
     name: Type.String({ minLength: 1 }),
     description: Type.Optional(Nullable(Type.String())),
-    nodes: Type.Optional(Nodes),
+    nodes: Type.Optional(GraphNodes),
     edges: Type.Optional(Edges),
   },
   { additionalProperties: true },
@@ -136,7 +171,7 @@ export type PathwaySummary = Static<typeof PathwaySummary>;
 /** A pathway with its draft graph. */
 export const PathwayDetail = Type.Object({
   ...PathwaySummary.properties,
-  nodes: Nodes,
+  nodes: GraphNodes,
   edges: Edges,
 });
 export type PathwayDetail = Static<typeof PathwayDetail>;
@@ -148,13 +183,16 @@ export const VersionSummary = Type.Object({
   created_at: Type.String(),
   is_production: Type.Boolean(),
   is_staging: Type.Boolean(),
+  is_prev_published: Type.Boolean({
+    description: 'It has been published to production (it may since have been replaced): not a draft',
+  }),
 });
 export type VersionSummary = Static<typeof VersionSummary>;
 
 export const VersionDetail = Type.Object({
   ...VersionSummary.properties,
   pathway_id: Type.String(),
-  nodes: Nodes,
+  nodes: GraphNodes,
   edges: Edges,
   is_latest: Type.Boolean(),
 });

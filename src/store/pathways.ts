@@ -3,7 +3,13 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './types.js';
 import type { Clock } from '../clock.js';
 import { fromJson, toJson } from './json.js';
-import type { PathwayEdge, PathwayGraph, PathwayNode } from '../domain/pathway-graph.js';
+import {
+  splitGraphNodes,
+  type GraphNode,
+  type PathwayEdge,
+  type PathwayGraph,
+  type PathwayNode,
+} from '../domain/pathway-graph.js';
 import type { Environment, PathwayDetail, PathwaySummary, VersionDetail, VersionSummary } from '../schemas/pathway.js';
 
 /** The graph a call follows, as resolveVersion() picks it; version_number null is the draft. */
@@ -11,8 +17,11 @@ export interface ResolvedPathway {
   pathway_id: string;
   name: string;
   version_number: number | null;
+  /** The nodes, without the global config entry. */
   nodes: PathwayNode[];
   edges: PathwayEdge[];
+  /** The global config entry's prompt, when the graph has one. */
+  globalPrompt?: string;
 }
 
 export type PublishResult = { ok: true; version_number: number } | { ok: false; reason: 'pathway' | 'version' };
@@ -65,7 +74,7 @@ export class PathwayStore {
 
   async create(
     accountId: string,
-    input: { name: string; description: string | null; nodes: PathwayNode[]; edges: PathwayEdge[] },
+    input: { name: string; description: string | null; nodes: GraphNode[]; edges: PathwayEdge[] },
   ): Promise<string> {
     const now = this.clock.now().toISOString();
     const id = randomUUID();
@@ -119,7 +128,7 @@ export class PathwayStore {
       .execute();
     return rows.map((row) => ({
       ...toSummary(row),
-      nodes: fromJson<PathwayNode[]>(row.nodes, []),
+      nodes: fromJson<GraphNode[]>(row.nodes, []),
       edges: fromJson<PathwayEdge[]>(row.edges, []),
     }));
   }
@@ -133,7 +142,7 @@ export class PathwayStore {
     if (!row) return undefined;
     return {
       ...toSummary(row),
-      nodes: fromJson<PathwayNode[]>(row.nodes, []),
+      nodes: fromJson<GraphNode[]>(row.nodes, []),
       edges: fromJson<PathwayEdge[]>(row.edges, []),
     };
   }
@@ -142,7 +151,7 @@ export class PathwayStore {
   async update(
     accountId: string,
     id: string,
-    patch: { name?: string; description?: string | null; nodes?: PathwayNode[]; edges?: PathwayEdge[] },
+    patch: { name?: string; description?: string | null; nodes?: GraphNode[]; edges?: PathwayEdge[] },
   ): Promise<boolean> {
     const result = await this.db
       .updateTable('pathways')
@@ -201,6 +210,7 @@ export class PathwayStore {
             nodes: toJson(input.nodes),
             edges: toJson(input.edges),
             created_at: this.clock.now().toISOString(),
+            published_at: null,
           };
           await trx.insertInto('pathway_versions').values(version).execute();
           return {
@@ -232,7 +242,7 @@ export class PathwayStore {
     if (!pathway) return undefined;
     const rows = await this.db
       .selectFrom('pathway_versions')
-      .select(['id', 'name', 'version_number', 'created_at'])
+      .select(['id', 'name', 'version_number', 'created_at', 'published_at'])
       .where('pathway_id', '=', pathwayId)
       .orderBy('version_number')
       .execute();
@@ -243,6 +253,7 @@ export class PathwayStore {
       created_at: row.created_at,
       is_production: row.id === pathway.production_version_id,
       is_staging: row.id === pathway.staging_version_id,
+      is_prev_published: row.published_at !== null,
     }));
   }
 
@@ -276,10 +287,11 @@ export class PathwayStore {
         name: row.name,
         version_number: Number(row.version_number),
         created_at: row.created_at,
-        nodes: fromJson<PathwayNode[]>(row.nodes, []),
+        nodes: fromJson<GraphNode[]>(row.nodes, []),
         edges: fromJson<PathwayEdge[]>(row.edges, []),
         is_production: row.id === pathway.production_version_id,
         is_staging: row.id === pathway.staging_version_id,
+        is_prev_published: row.published_at !== null,
         is_latest: Number(row.version_number) === asNumber(top?.n),
       },
     };
@@ -322,7 +334,7 @@ export class PathwayStore {
         typeof versionRef === 'number' ? versionRef : /^\d+$/.test(versionRef) ? Number(versionRef) : null;
       const version = await trx
         .selectFrom('pathway_versions')
-        .select(['id', 'version_number'])
+        .select(['id', 'version_number', 'published_at'])
         .where('pathway_id', '=', pathwayId)
         .where((eb) =>
           asNumberRef === null
@@ -331,6 +343,12 @@ export class PathwayStore {
         )
         .executeTakeFirst();
       if (!version) return { ok: false, reason: 'version' } as const;
+      if (environment === 'production' && version.published_at === null)
+        await trx
+          .updateTable('pathway_versions')
+          .set({ published_at: this.clock.now().toISOString() })
+          .where('id', '=', version.id)
+          .execute();
       await trx
         .updateTable('pathways')
         .set({
@@ -379,7 +397,7 @@ export class PathwayStore {
         pathway_id: pathwayId,
         name: pathway.name,
         version_number: Number(version.version_number),
-        nodes: fromJson<PathwayNode[]>(version.nodes, []),
+        ...splitGraphNodes(fromJson<GraphNode[]>(version.nodes, [])),
         edges: fromJson<PathwayEdge[]>(version.edges, []),
       };
     }
@@ -388,7 +406,7 @@ export class PathwayStore {
       pathway_id: pathwayId,
       name: pathway.name,
       version_number: null,
-      nodes: fromJson<PathwayNode[]>(pathway.nodes, []),
+      ...splitGraphNodes(fromJson<GraphNode[]>(pathway.nodes, [])),
       edges: fromJson<PathwayEdge[]>(pathway.edges, []),
     };
   }

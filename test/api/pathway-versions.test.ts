@@ -53,3 +53,132 @@ describe('POST /v1/pathway/{id}/version/{n}: update a version', () => {
     );
   });
 });
+
+describe('the older pathway routes with the id in the body (/v1/convo_pathway/...)', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await createTestApp();
+  });
+  after(() => t.close());
+
+  const globalEntry = { globalConfig: { globalPrompt: 'Speak briefly and kindly.' } };
+
+  it('saves versions, updates one in place, publishes by number, reads one and duplicates the draft', async () => {
+    const created = await t.request('POST', '/v1/convo_pathway/create', { name: 'Booking' });
+    const id = String(created.body.pathway_id);
+    const nodes = [globalEntry, ...example.nodes];
+
+    const saved = await t.request('POST', '/v1/convo_pathway/create-version', {
+      pathway_id: id,
+      nodes,
+      edges: example.edges,
+    });
+    assert.equal(saved.status, 200, JSON.stringify(saved.body));
+    assert.equal((saved.body.data as Json).version_number, 1);
+    // The graph saved is the working copy too.
+    const draft = (await t.request('GET', `/v1/convo_pathway/${id}`)).body;
+    assert.deepEqual((draft.nodes as Json[])[0], globalEntry);
+    assert.equal((draft.nodes as Json[]).length, nodes.length);
+
+    // A call follows the nodes, with the entry's prompt as the pathway's global prompt.
+    const accountId = String(((await t.request('GET', '/v1/me')).body.account as Json).id);
+    const resolved = await t.services.pathways.resolveVersion(accountId, id, null);
+    assert.equal(resolved?.globalPrompt, 'Speak briefly and kindly.');
+    assert.equal(resolved?.nodes.length, example.nodes.length);
+
+    let versions = (await t.request('GET', `/v1/pathway/${id}/versions`)).body.versions as Json[];
+    assert.deepEqual(
+      versions.map((v) => [v.version_number, v.is_prev_published]),
+      [[1, false]],
+    );
+
+    const renamedNodes = nodes.map((n, i) =>
+      i === 1 ? { ...n, data: { ...((n as Json).data as Json), name: 'Hello' } } : n,
+    );
+    const updated = await t.request('POST', '/v1/convo_pathway/update', {
+      id,
+      version_number: 1,
+      nodes: renamedNodes,
+      edges: example.edges,
+    });
+    assert.equal(updated.status, 200, JSON.stringify(updated.body));
+    const v1 = (await t.request('GET', `/v1/pathway/${id}/version/1`)).body;
+    assert.equal(((v1.nodes as Json[])[1]!.data as Json).name, 'Hello');
+    assert.equal((((await t.request('GET', `/v1/pathway/${id}`)).body.nodes as Json[])[1]!.data as Json).name, 'Hello');
+
+    // No graph given: the draft is saved as the next version.
+    const snapshot = await t.request('POST', '/v1/convo_pathway/create-version', { pathway_id: id });
+    assert.equal((snapshot.body.data as Json).version_number, 2);
+    const published = await t.request('POST', '/v1/convo_pathway/publish', {
+      id,
+      version_number: 2,
+      environment: 'production',
+    });
+    assert.equal(published.status, 200, JSON.stringify(published.body));
+    assert.equal(published.body.version_number, 2);
+    versions = (await t.request('GET', `/v1/pathway/${id}/versions`)).body.versions as Json[];
+    assert.deepEqual(
+      versions.map((v) => [v.version_number, v.is_production, v.is_prev_published]),
+      [
+        [1, false, false],
+        [2, true, true],
+      ],
+    );
+    // Replaced in production, a version stays one that has been published.
+    await t.request('POST', '/v1/convo_pathway/publish', { id, version_number: 1 });
+    versions = (await t.request('GET', `/v1/pathway/${id}/versions`)).body.versions as Json[];
+    assert.deepEqual(
+      versions.map((v) => [v.version_number, v.is_production, v.is_prev_published]),
+      [
+        [1, true, true],
+        [2, false, true],
+      ],
+    );
+
+    const one = await t.request('POST', '/v1/convo_pathway/get_one', { id, version_number: 2 });
+    assert.equal(one.status, 200);
+    assert.equal((one.body.data as Json).version_number, 2);
+    assert.deepEqual(((one.body.data as Json).nodes as Json[])[0], globalEntry);
+
+    const copy = await t.request('POST', '/v1/convo_pathway/duplicate', { pathwayID: id, name: 'Booking copy' });
+    assert.equal(copy.status, 200, JSON.stringify(copy.body));
+    const copied = (await t.request('GET', `/v1/pathway/${String(copy.body.id)}`)).body;
+    assert.equal(copied.name, 'Booking copy');
+    assert.deepEqual(copied.nodes, (await t.request('GET', `/v1/pathway/${id}`)).body.nodes);
+  });
+
+  it('names the field when a body is wrong, and is 404 for another account', async () => {
+    const created = await t.request('POST', '/v1/convo_pathway/create', { name: 'Mine' });
+    const id = String(created.body.pathway_id);
+    const noId = await t.request('POST', '/v1/convo_pathway/create-version', { nodes: example.nodes });
+    assert.equal(noId.status, 400);
+    assert.deepEqual(noId.body.errors, ['pathway_id is required: the id of the pathway']);
+    const badNumber = await t.request('POST', '/v1/convo_pathway/publish', { id, version_number: 'latest' });
+    assert.deepEqual(badNumber.body.errors, ['version_number must be a whole number of 1 or more']);
+    const empty = await t.request('POST', '/v1/convo_pathway/create-version', { pathway_id: id });
+    assert.equal(empty.status, 400);
+    assert.match(JSON.stringify(empty.body.errors), /the draft: nodes must have at least 1 item/);
+    const twoEntries = await t.request('POST', '/v1/convo_pathway/create-version', {
+      pathway_id: id,
+      nodes: [globalEntry, ...example.nodes, { globalConfig: { globalPrompt: 7 } }],
+      edges: example.edges,
+    });
+    assert.equal(twoEntries.status, 400);
+    const at = example.nodes.length + 1;
+    assert.ok(
+      (twoEntries.body.errors as string[]).includes(
+        `nodes[${at}]: only one globalConfig entry is allowed (nodes[0] is one)`,
+      ),
+      JSON.stringify(twoEntries.body.errors),
+    );
+    assert.ok((twoEntries.body.errors as string[]).includes(`nodes[${at}].globalConfig.globalPrompt must be a string`));
+    for (const [path, body] of [
+      ['/v1/convo_pathway/get_one', { id }],
+      ['/v1/convo_pathway/duplicate', { pathway_id: id }],
+      ['/v1/convo_pathway/publish', { id, version_number: 1 }],
+    ] as const) {
+      const r = await t.request('POST', path, body, { as: t.otherKey });
+      assert.equal(r.status, 404, `${path}: ${JSON.stringify(r.body)}`);
+    }
+  });
+});

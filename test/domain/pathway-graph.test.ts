@@ -5,6 +5,7 @@ import {
   canonicalNodeType,
   checkPathwayGraph,
   isKnownNodeType,
+  splitGraphNodes,
   startNodeId,
   type PathwayNode,
 } from '../../src/domain/pathway-graph.js';
@@ -79,7 +80,7 @@ describe('pathway graph: valid graphs', () => {
       { requireNodes: true },
     );
     assert.ok(result.ok);
-    const [node] = result.graph.nodes;
+    const [node] = splitGraphNodes(result.graph.nodes).nodes;
     assert.equal(node?.type, 'End Call');
     assert.deepEqual(node?.position, { x: 1 });
     assert.deepEqual(node?.data.custom, [1]);

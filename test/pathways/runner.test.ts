@@ -145,6 +145,27 @@ describe('PathwayAgent', () => {
     assert.match(system, /Instructions for this step: Answer questions about the shop\./);
   });
 
+  it("follows the global config entry's globalPrompt when no node has one of its own", async () => {
+    const model = new ScriptedModel(() => [{ type: 'text', delta: 'Hello there.' }]);
+    const { say } = harness(
+      { main: { nodes: [n('hi', 'Default', { isStart: true, prompt: 'Greet the caller.' })], edges: [] } },
+      {
+        llm: { provider: model, model: 'm-enhanced' },
+        resolve: async (_account, id) => ({
+          pathway_id: id,
+          name: id,
+          version_number: 1,
+          nodes: [n('hi', 'Default', { isStart: true, prompt: 'Greet the caller.' })],
+          edges: [],
+          globalPrompt: 'You are the front desk of Elm Street Dental.',
+        }),
+      },
+    );
+    await say({ kind: 'start' });
+    const system = String(model.requests[0]!.messages[0]!.content);
+    assert.ok(system.startsWith('You are the front desk of Elm Street Dental.'), system);
+  });
+
   it('a Knowledge Base node with only text answers from it (offline), and says when it does not know', async () => {
     const { say } = harness({
       main: {

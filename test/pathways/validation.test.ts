@@ -1,6 +1,6 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkPathwayGraph, edgeConditionsHold, NODE_TYPES } from '../../src/domain/pathway-graph.js';
+import { checkPathwayGraph, edgeConditionsHold, NODE_TYPES, splitGraphNodes } from '../../src/domain/pathway-graph.js';
 import { createTestApp, type TestApp } from '../../src/testing/harness.js';
 
 type Json = Record<string, unknown>;
@@ -240,7 +240,7 @@ describe('pathway checks on save: every rule, each error naming the node or edge
     g.nodes[1]!.type = 'end_call';
     const r = checkPathwayGraph(g.nodes, g.edges, { requireNodes: true });
     assert.ok(r.ok);
-    assert.equal(r.graph.nodes[1]!.type, 'End Call');
+    assert.equal(splitGraphNodes(r.graph.nodes).nodes[1]!.type, 'End Call');
   });
 
   for (const [title, change, expected] of CASES) {

@@ -17,6 +17,9 @@ import {
   NODE_TYPES,
   checkPathwayGraph,
   type PathwayEdge,
+  isGlobalConfigEntry,
+  type GlobalConfigEntry,
+  type GraphNode,
   type PathwayNode,
 } from '../../../src/domain/pathway-graph.js';
 import type { PathwayDetail, VersionDetail, VersionSummary } from '../../../src/schemas/pathway.js';
@@ -28,6 +31,22 @@ import { PathwaySteps } from '../components/steps';
 interface Graph {
   nodes: PathwayNode[];
   edges: PathwayEdge[];
+  /** The global config entries of `nodes` (the global prompt), kept as they came and saved back. */
+  globals: GlobalConfigEntry[];
+}
+
+/** A pathway's graph as the editor holds it: the nodes apart from the global config entry. */
+function toGraph(graph: { nodes: GraphNode[]; edges: PathwayEdge[] }): Graph {
+  return {
+    nodes: graph.nodes.filter((n): n is PathwayNode => !isGlobalConfigEntry(n)),
+    edges: graph.edges,
+    globals: graph.nodes.filter(isGlobalConfigEntry),
+  };
+}
+
+/** The graph as the API takes it: the global config entry first among the nodes, as it came. */
+function hosted(graph: Graph): { nodes: GraphNode[]; edges: PathwayEdge[] } {
+  return { nodes: [...graph.globals, ...graph.nodes], edges: graph.edges };
 }
 
 type Selection = { kind: 'node'; id: string } | { kind: 'edge'; id: string } | null;
@@ -144,7 +163,7 @@ export function PathwayPage() {
   const [selection, setSelection] = useState<Selection>(null);
   const [currentNode, setCurrentNode] = useState<string | null>(null);
   useEffect(() => {
-    if (pathway.data && !graph) setGraph({ nodes: pathway.data.nodes, edges: pathway.data.edges });
+    if (pathway.data && !graph) setGraph(toGraph(pathway.data));
   }, [pathway.data, graph]);
 
   // The server's own graph rules, run as the user edits: problems show on their nodes before saving.
@@ -156,7 +175,7 @@ export function PathwayPage() {
   }, [graph]);
 
   const save = useMutation({
-    mutationFn: () => api(`/v1/pathway/${id}`, { method: 'POST', body: graph }),
+    mutationFn: () => api(`/v1/pathway/${id}`, { method: 'POST', body: graph && hosted(graph) }),
     onSuccess: () => {
       setDirty(false);
       void queries.invalidateQueries({ queryKey: ['pathway', id] });
@@ -279,6 +298,7 @@ export function PathwayPage() {
               onChange={(node) => change({ ...graph, nodes: graph.nodes.map((n) => (n.id === node.id ? node : n)) })}
               onDelete={() => {
                 change({
+                  ...graph,
                   nodes: graph.nodes.filter((n) => n.id !== selectedNode.id),
                   edges: graph.edges.filter((e) => e.source !== selectedNode.id && e.target !== selectedNode.id),
                 });
@@ -550,7 +570,7 @@ function Versions({ pathwayId, draft }: { pathwayId: string; draft: Graph }) {
     mutationFn: () =>
       api(`/v1/pathway/${pathwayId}/version`, {
         method: 'POST',
-        body: { name: name || `Version ${(versions.data?.length ?? 0) + 1}`, ...draft },
+        body: { name: name || `Version ${(versions.data?.length ?? 0) + 1}`, ...hosted(draft) },
       }),
     onSuccess: () => {
       setName('');
@@ -565,7 +585,7 @@ function Versions({ pathwayId, draft }: { pathwayId: string; draft: Graph }) {
   const compare = useMutation({
     mutationFn: async (n: number) => {
       const version = await api<VersionDetail>(`/v1/pathway/${pathwayId}/version/${n}`);
-      return { n, lines: diff(version, draft) };
+      return { n, lines: diff(toGraph(version), draft) };
     },
     onSuccess: setCompared,
   });
