@@ -10,6 +10,7 @@ import {
   PersonaUpdate,
   PersonaVersionSchema,
   VERSION_KEYS,
+  FLAT_CONFIG_KEYS,
   type Persona,
   type PersonaBehaviour,
   type PersonaNumber,
@@ -22,11 +23,16 @@ import { conflict, notFound, validationError } from '../errors.js';
 import { isRecord } from '../domain/records.js';
 import { assertValid } from './validation.js';
 import { unknownToolErrors } from './agents.js';
-import type { PersonaIdentity, StoredPersona, StoredVersion } from '../store/personas.js';
+import { behaviourOf, type PersonaIdentity, type StoredPersona, type StoredVersion } from '../store/personas.js';
 
 const tags = ['Personas'];
 
 const Reply = Type.Object({ data: PersonaSchema, errors: Type.Null() });
+
+function configString(v: StoredVersion, key: (typeof FLAT_CONFIG_KEYS)[number]): string | null {
+  const value = v.call_config?.[key];
+  return typeof value === 'string' ? value : null;
+}
 
 function versionBody(v: StoredVersion): PersonaVersion {
   return {
@@ -39,6 +45,9 @@ function versionBody(v: StoredVersion): PersonaVersion {
     pathway_conditions: v.pathway_conditions,
     kb_ids: v.kb_ids,
     call_config: v.call_config,
+    voice: configString(v, 'voice'),
+    model: configString(v, 'model'),
+    pathway_id: configString(v, 'pathway_id'),
     default_tools: v.default_tools,
     promoted_from_version_id: v.promoted_from_version_id,
     promoted_at: v.promoted_at,
@@ -69,15 +78,25 @@ function personaBody(p: StoredPersona, numbers: PersonaNumber[]): Persona {
   };
 }
 
-/** The behaviour fields a body sets, normalized; absent ones are left out. */
-function behaviourIn(body: PersonaUpdate): Partial<PersonaBehaviour> {
+/**
+ * The behaviour fields a body sets, normalized; absent ones are left out. The flat names (`prompt`,
+ * `voice`, `model`, `pathway_id`) count as personality_prompt and call_config's, laid over
+ * `config`, the call_config the body or the draft has.
+ */
+function behaviourIn(body: PersonaUpdate, config: PersonaBehaviour['call_config'] = null): Partial<PersonaBehaviour> {
   const out: Partial<PersonaBehaviour> = {};
+  if (body.prompt !== undefined && body.personality_prompt === undefined) out.personality_prompt = body.prompt;
+  const flat = FLAT_CONFIG_KEYS.filter((key) => body[key] !== undefined);
+  if (flat.length > 0) {
+    const base = 'call_config' in body ? (body.call_config ?? {}) : (config ?? {});
+    out.call_config = { ...base, ...Object.fromEntries(flat.map((key) => [key, body[key]])) };
+  }
   for (const key of VERSION_KEYS) {
     if (!(key in body)) continue;
     const value = body[key];
     if (key === 'default_tools') out.default_tools = normalizeTools(body.default_tools ?? []);
     else if (key === 'kb_ids') out.kb_ids = (body.kb_ids ?? []).map((id) => id.trim());
-    else if (key === 'call_config') out.call_config = body.call_config ?? null;
+    else if (key === 'call_config') out.call_config ??= body.call_config ?? null;
     else if (key === 'pathway_conditions') out.pathway_conditions = body.pathway_conditions ?? null;
     else out[key] = typeof value === 'string' ? value : null;
   }
@@ -119,6 +138,13 @@ export default async function routes(app: Api, services: Services): Promise<void
       if (id && !(await services.pathways.get(accountId, id)))
         problems.push(`pathway_conditions[${i}].pathway_id is not a pathway of this account`);
     }
+    const config = isRecord(body.call_config) ? body.call_config : {};
+    for (const [field, id] of [
+      ['pathway_id', body.pathway_id],
+      ['call_config.pathway_id', config.pathway_id],
+    ] as const)
+      if (typeof id === 'string' && id.trim() && !(await services.pathways.get(accountId, id.trim())))
+        problems.push(`${field} is not a pathway of this account`);
     return problems;
   }
 
@@ -237,35 +263,37 @@ export default async function routes(app: Api, services: Services): Promise<void
     },
   );
 
-  app.patch(
-    '/personas/:id',
-    {
-      attachValidation: true,
-      schema: {
-        tags,
-        summary: 'Update a persona',
-        description:
-          'name, role, description, tags and image_url change at once; the behaviour fields change the draft ' +
-          'version, which calls use once promoted.',
-        params: IdParams,
-        body: PersonaUpdate,
-        response: { 200: Reply, ...errorResponses },
-      },
+  // PATCH as documented; POST as the hosted API's CLI sends it.
+  app.route({
+    method: ['PATCH', 'POST'],
+    url: '/personas/:id',
+    attachValidation: true,
+    schema: {
+      tags,
+      summary: 'Update a persona',
+      description:
+        'name, role, description, tags and image_url change at once; the behaviour fields change the draft ' +
+        'version, which calls use once promoted. `prompt`, `voice`, `model` and `pathway_id` are taken as ' +
+        "personality_prompt and call_config's. POST does the same as PATCH.",
+      params: IdParams,
+      body: PersonaUpdate,
+      response: { 200: Reply, ...errorResponses },
     },
-    async (request) => {
+    handler: async (request) => {
       const accountId = request.account.id;
-      if (!(await services.personas.get(accountId, request.params.id))) throw notFound('Persona');
+      const existing = await services.personas.get(accountId, request.params.id);
+      if (!existing) throw notFound('Persona');
       assertValid(request, await referenceProblems(accountId, request.body));
       const persona = await services.personas.update(
         accountId,
         request.params.id,
         identityIn(request.body),
-        behaviourIn(request.body),
+        behaviourIn(request.body, existing.draft.call_config),
       );
       if (!persona) throw notFound('Persona');
       return reply(accountId, persona);
     },
-  );
+  });
 
   app.delete(
     '/personas/:id',
@@ -411,21 +439,51 @@ export default async function routes(app: Api, services: Services): Promise<void
     },
   );
 
-  app.post(
-    '/personas/:id/versions/promote',
-    {
-      schema: {
-        tags,
-        summary: 'Promote the draft to production',
-        description: 'Calls placed from now on use the draft as it is now; the production version it replaces is kept.',
-        params: IdParams,
-        response: { 200: Reply, ...errorResponses },
+  // Under versions/ as documented; the hosted API's CLI posts to /promote.
+  for (const url of ['/personas/:id/versions/promote', '/personas/:id/promote'])
+    app.post(
+      url,
+      {
+        schema: {
+          hide: url === '/personas/:id/promote',
+          tags,
+          summary: 'Promote the draft to production',
+          description:
+            'Calls placed from now on use the draft as it is now; the production version it replaces is kept. ' +
+            'Also served at POST /v1/personas/{id}/promote.',
+          params: IdParams,
+          response: { 200: Reply, ...errorResponses },
+        },
       },
-    },
-    async (request) => {
-      const persona = await services.personas.promote(request.account.id, request.params.id);
-      if (!persona) throw notFound('Persona');
-      return reply(request.account.id, persona);
-    },
-  );
+      async (request) => {
+        const persona = await services.personas.promote(request.account.id, request.params.id);
+        if (!persona) throw notFound('Persona');
+        return reply(request.account.id, persona);
+      },
+    );
+
+  for (const url of ['/personas/:id/versions/reset', '/personas/:id/reset-draft'])
+    app.post(
+      url,
+      {
+        schema: {
+          hide: url === '/personas/:id/reset-draft',
+          tags,
+          summary: 'Reset the draft to the production version',
+          description:
+            "Drops the draft's changes: it holds the production version's behaviour again. Also served at " +
+            'POST /v1/personas/{id}/reset-draft.',
+          params: IdParams,
+          response: { 200: Reply, ...errorResponses },
+        },
+      },
+      async (request) => {
+        const accountId = request.account.id;
+        const current = await services.personas.get(accountId, request.params.id);
+        if (!current) throw notFound('Persona');
+        const persona = await services.personas.update(accountId, current.id, {}, behaviourOf(current.production));
+        if (!persona) throw notFound('Persona');
+        return reply(accountId, persona);
+      },
+    );
 }

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { FreeObject, Nullable, StringEnum, checked } from './common.js';
-import { BACKGROUND_TRACKS, Language, type CallSettings } from './call.js';
+import { BACKGROUND_TRACKS, Language, Model, type CallSettings } from './call.js';
 import { ToolItem } from './agent.js';
 import type { PersonaRoute } from './call-request.js';
 
@@ -14,6 +14,10 @@ export const PersonaCallConfig = Type.Object(
     max_duration: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 1440, description: 'Minutes' }))),
     wait_for_greeting: Type.Optional(Nullable(Type.Boolean())),
     interruption_threshold: Type.Optional(Nullable(Type.Number({ minimum: 0 }))),
+    model: Type.Optional(Nullable(Model)),
+    pathway_id: Type.Optional(
+      Nullable(Type.String({ description: 'A pathway the calls follow (its production version)' })),
+    ),
   },
   { additionalProperties: true },
 );
@@ -46,6 +50,18 @@ const versionFields = {
   ),
 };
 
+/**
+ * The flat names the hosted API's CLI sends a persona's behaviour under: `prompt` is the
+ * personality_prompt, the others are call_config's (laid over the call_config the body gives).
+ */
+const flatFields = {
+  prompt: Type.Optional(Nullable(Type.String({ description: 'The same as personality_prompt' }))),
+  voice: PersonaCallConfig.properties.voice,
+  model: PersonaCallConfig.properties.model,
+  pathway_id: PersonaCallConfig.properties.pathway_id,
+};
+export const FLAT_CONFIG_KEYS = ['voice', 'model', 'pathway_id'] as const;
+
 /** Who the persona is: changed in place, not versioned. */
 const identityFields = {
   name: Type.String({ minLength: 1, maxLength: 200 }),
@@ -55,7 +71,10 @@ const identityFields = {
   image_url: Type.Optional(Nullable(checked(Type.String(), 'http_url'))),
 };
 
-export const PersonaCreate = Type.Object({ ...identityFields, ...versionFields }, { additionalProperties: true });
+export const PersonaCreate = Type.Object(
+  { ...identityFields, ...versionFields, ...flatFields },
+  { additionalProperties: true },
+);
 export type PersonaCreate = Static<typeof PersonaCreate>;
 
 export const PersonaUpdate = Type.Partial(PersonaCreate, { additionalProperties: true });
@@ -87,6 +106,9 @@ export const PersonaVersionSchema = Type.Object({
   pathway_conditions: Nullable(Type.Array(FreeObject())),
   kb_ids: Type.Array(Type.String()),
   call_config: Nullable(FreeObject()),
+  voice: Nullable(Type.String({ description: "call_config's voice, where clients read it" })),
+  model: Nullable(Type.String({ description: "call_config's model" })),
+  pathway_id: Nullable(Type.String({ description: "call_config's pathway_id" })),
   default_tools: Type.Array(Type.Unknown()),
   promoted_from_version_id: Nullable(Type.String()),
   promoted_at: Nullable(Type.String()),
@@ -158,6 +180,8 @@ export function personaSettings(version: PersonaBehaviour): CallSettings & { per
   if (typeof config.wait_for_greeting === 'boolean') settings.wait_for_greeting = config.wait_for_greeting;
   if (typeof config.interruption_threshold === 'number')
     settings.interruption_threshold = config.interruption_threshold;
+  if (typeof config.model === 'string') settings.model = config.model;
+  if (typeof config.pathway_id === 'string' && config.pathway_id.trim()) settings.pathway_id = config.pathway_id.trim();
   const tools = [...version.default_tools, ...version.kb_ids] as NonNullable<CallSettings['tools']>;
   if (tools.length > 0) settings.tools = tools;
   return settings;

@@ -244,4 +244,53 @@ for (const storage of ['sqlite', 'postgres'] as const)
       assert.equal(call.status, 400);
       assert.equal(String(data(await t.request('GET', `/v1/personas/${id}`)).name), 'Private');
     });
+
+    it('takes the flat names clients send (prompt, voice, model, pathway_id), POST as PATCH, and resets the draft', async () => {
+      const pathway = await t.request('POST', '/v1/pathway/create', { name: 'Billing' });
+      const pathwayId = String(pathway.body.pathway_id);
+      const created = data(
+        await t.request('POST', '/v1/personas', {
+          name: 'Rita',
+          prompt: 'You are Rita.',
+          voice: 'maya',
+          model: 'base',
+          call_config: { record: true },
+        }),
+      );
+      const id = String(created.id);
+      const production = version(created, 'production');
+      assert.equal(production.personality_prompt, 'You are Rita.');
+      assert.deepEqual(production.call_config, { record: true, voice: 'maya', model: 'base' });
+      assert.deepEqual([production.voice, production.model, production.pathway_id], ['maya', 'base', null]);
+
+      const updated = await t.request('POST', `/v1/personas/${id}`, {
+        prompt: 'You are Rita, brief.',
+        pathway_id: pathwayId,
+      });
+      assert.equal(updated.status, 200, JSON.stringify(updated.body));
+      const draft = version(data(updated), 'draft');
+      assert.equal(draft.personality_prompt, 'You are Rita, brief.');
+      assert.deepEqual(draft.call_config, { record: true, voice: 'maya', model: 'base', pathway_id: pathwayId });
+      assert.equal(version(data(updated), 'production').personality_prompt, 'You are Rita.');
+
+      const wrong = await t.request('PATCH', `/v1/personas/${id}`, { pathway_id: 'no-such-pathway', model: 'huge' });
+      assert.equal(wrong.status, 400);
+      assert.ok((wrong.body.errors as string[]).includes('pathway_id is not a pathway of this account'));
+      assert.ok(
+        (wrong.body.errors as string[]).some((e) => e.startsWith('model must be one of')),
+        JSON.stringify(wrong.body.errors),
+      );
+
+      const reset = await t.request('POST', `/v1/personas/${id}/reset-draft`, {});
+      assert.equal(reset.status, 200, JSON.stringify(reset.body));
+      assert.equal(version(data(reset), 'draft').personality_prompt, 'You are Rita.');
+      assert.deepEqual(version(data(reset), 'draft').call_config, production.call_config);
+
+      await t.request('POST', `/v1/personas/${id}`, { prompt: 'You are Rita, v3.' });
+      const promoted = await t.request('POST', `/v1/personas/${id}/promote`, {});
+      assert.equal(promoted.status, 200);
+      assert.equal(version(data(promoted), 'production').personality_prompt, 'You are Rita, v3.');
+      for (const path of [`/v1/personas/${id}/promote`, `/v1/personas/${id}/reset-draft`, `/v1/personas/${id}`])
+        assert.equal((await t.request('POST', path, {}, { as: t.otherKey })).status, 404, path);
+    });
   });
