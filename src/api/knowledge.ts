@@ -155,36 +155,39 @@ export default async function routes(app: Api, services: Services): Promise<void
 }
 
 function knowledgeRoutes(app: Api, services: Services): void {
-  app.post(
-    '/knowledge/learn',
-    {
-      bodyLimit: TEXT_BODY_LIMIT,
-      // A multipart upload has no JSON body to check.
-      attachValidation: true,
-      schema: {
-        tags,
-        summary: 'Create a knowledge base from text or a file',
-        description:
-          'A JSON body `{type: "text", name, description, text}` stores the text; multipart/form-data with a ' +
-          '`file` (PDF, Word .docx, or text: .txt, .md, .csv, .json) and optional `name` and `description` ' +
-          'stores the text read from the file. Either way it is searchable at once (status COMPLETED).',
-        body: KnowledgeLearnBody,
-        response: { 200: KnowledgeReply, ...errorResponses, 413: errorResponses[400] },
+  // POST /knowledge too: the hosted API's CLI creates knowledge bases there.
+  for (const url of ['/knowledge/learn', '/knowledge'])
+    app.post(
+      url,
+      {
+        bodyLimit: TEXT_BODY_LIMIT,
+        // A multipart upload has no JSON body to check.
+        attachValidation: true,
+        schema: {
+          hide: url === '/knowledge',
+          tags,
+          summary: 'Create a knowledge base from text or a file',
+          description:
+            'A JSON body `{type: "text", name, description, text}` stores the text; multipart/form-data with a ' +
+            '`file` (PDF, Word .docx, or text: .txt, .md, .csv, .json) and optional `name` and `description` ' +
+            'stores the text read from the file. Either way it is searchable at once (status COMPLETED).',
+          body: KnowledgeLearnBody,
+          response: { 200: KnowledgeReply, ...errorResponses, 413: errorResponses[400] },
+        },
       },
-    },
-    async (request) => {
-      if (request.isMultipart()) return { data: bodyOf(await createFromUpload(request, services)), errors: null };
-      assertValid(request);
-      const body = request.body;
-      if (body.type === 'file') throw validationError(['type "file": upload the file as multipart/form-data']);
-      const kb = await services.knowledge.create(request.account.id, {
-        name: body.name.trim(),
-        description: body.description?.trim() || null,
-        text: textField(body.text),
-      });
-      return { data: bodyOf(kb), errors: null };
-    },
-  );
+      async (request) => {
+        if (request.isMultipart()) return { data: bodyOf(await createFromUpload(request, services)), errors: null };
+        assertValid(request);
+        const body = request.body;
+        if (body.type === 'file') throw validationError(['type "file": upload the file as multipart/form-data']);
+        const kb = await services.knowledge.create(request.account.id, {
+          name: body.name.trim(),
+          description: body.description?.trim() || null,
+          text: textField(body.text),
+        });
+        return { data: bodyOf(kb), errors: null };
+      },
+    );
 
   app.get(
     '/knowledge',

@@ -36,6 +36,9 @@ const SecretBody = Type.Object(
   {
     name: Name,
     secret: Type.Optional(Type.String({ minLength: 1, maxLength: 10_000, description: 'A static value' })),
+    value: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 10_000, description: 'The same as secret, as some clients name it' }),
+    ),
     config: Type.Optional(ConfigBody),
   },
   { additionalProperties: true },
@@ -95,12 +98,13 @@ function view(secret: SecretInfo): Static<typeof SecretView> {
 
 /** What a body sets the secret to hold: its value, or how to fetch one; exactly one of them. */
 function contentOf(
-  body: { secret?: string; config?: Static<typeof ConfigBody> },
+  body: { secret?: string; value?: string; config?: Static<typeof ConfigBody> },
   required: boolean,
 ): { value: string } | { config: RefreshConfig } | undefined {
-  if (body.secret !== undefined && body.config !== undefined)
+  const secret = body.secret ?? body.value;
+  if (secret !== undefined && body.config !== undefined)
     throw validationError(['give either secret (a static value) or config (a value to fetch), not both']);
-  if (body.secret !== undefined) return { value: body.secret };
+  if (secret !== undefined) return { value: secret };
   if (body.config !== undefined) {
     const c = body.config;
     return {
@@ -126,6 +130,10 @@ function contentOf(
  * sealed with the server's master key and never shown again.
  */
 export default async function routes(app: Api, services: Services): Promise<void> {
+  /** The secret a route's `:id` names, by its id or its name (the hosted CLI deletes by name). */
+  const idOf = async (request: { account: { id: string }; params: { id: string } }) =>
+    (await services.vault.idOf(request.account.id, request.params.id)) ?? request.params.id;
+
   app.post(
     '/secrets',
     {
@@ -168,6 +176,7 @@ export default async function routes(app: Api, services: Services): Promise<void
       schema: {
         tags,
         summary: 'Get a secret (without its value)',
+        description: 'The secret is named by its id or its name, here and in PATCH and DELETE.',
         params: IdParams,
         response: {
           200: Type.Object({ data: Type.Object({ secret: SecretView }), errors: Type.Null() }),
@@ -176,7 +185,7 @@ export default async function routes(app: Api, services: Services): Promise<void
       },
     },
     async (request) => {
-      const secret = await services.vault.info(request.account.id, request.params.id);
+      const secret = await services.vault.info(request.account.id, await idOf(request));
       if (!secret) throw notFound('Secret');
       return { data: { secret: view(secret) }, errors: null };
     },
@@ -201,7 +210,7 @@ export default async function routes(app: Api, services: Services): Promise<void
     async (request) => {
       assertValid(request);
       const content = contentOf(request.body, false);
-      const result = await services.vault.update(request.account.id, request.params.id, {
+      const result = await services.vault.update(request.account.id, await idOf(request), {
         ...(request.body.name !== undefined && { name: request.body.name }),
         ...(content && { content }),
       });
@@ -229,8 +238,9 @@ export default async function routes(app: Api, services: Services): Promise<void
       },
     },
     async (request) => {
-      if (!(await services.vault.delete(request.account.id, request.params.id))) throw notFound('Secret');
-      return { data: { secret_id: request.params.id, deleted: true as const }, errors: null };
+      const id = await idOf(request);
+      if (!(await services.vault.delete(request.account.id, id))) throw notFound('Secret');
+      return { data: { secret_id: id, deleted: true as const }, errors: null };
     },
   );
 }

@@ -92,6 +92,17 @@ export class VaultStore {
     return rows.map((row) => withoutValue(this.open(row)));
   }
 
+  /** The id of the account's secret named by its id or its name (clients name it either way). */
+  async idOf(accountId: string, idOrName: string): Promise<string | undefined> {
+    const rows = await this.db
+      .selectFrom('account_secrets')
+      .select(['id'])
+      .where('account_id', '=', accountId)
+      .where((eb) => eb.or([eb('id', '=', idOrName), eb('name', '=', idOrName)]))
+      .execute();
+    return (rows.find((row) => row.id === idOrName) ?? rows[0])?.id;
+  }
+
   async info(accountId: string, id: string): Promise<SecretInfo | undefined> {
     const row = await this.db
       .selectFrom('account_secrets')
