@@ -1,0 +1,150 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { promisify, stripVTControlCharacters } from 'node:util';
+import { ScaledClock } from '../../src/clock.js';
+import { createTestApp, type TestApp } from '../../src/testing/harness.js';
+
+const run = promisify(execFile);
+// The hosted API's own command-line client (npm bland-cli), pointed at Openline.
+const CLI = path.join(path.dirname(createRequire(import.meta.url).resolve('bland-cli/package.json')), 'dist/index.js');
+
+describe("the hosted API's own CLI (bland-cli) against Openline, over HTTP", () => {
+  let t: TestApp;
+  let origin = '';
+  let home = '';
+
+  /** Runs the CLI in `cwd` (the temporary home by default); its output without colours. */
+  async function cli(args: string[], cwd = home): Promise<string> {
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], {
+      cwd,
+      timeout: 60_000,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: home,
+        XDG_CONFIG_HOME: path.join(home, '.config'),
+        BLAND_API_KEY: t.key,
+        BLAND_BASE_URL: origin,
+        NO_COLOR: '1',
+        FORCE_COLOR: '0',
+        CI: '1',
+      },
+    });
+    return stripVTControlCharacters(`${stdout}${stderr}`);
+  }
+
+  before(async () => {
+    t = await createTestApp({ clock: new ScaledClock(50) });
+    await t.services.startWorkers();
+    origin = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    home = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-cli-'));
+  });
+  after(async () => {
+    await t.close();
+    fs.rmSync(home, { recursive: true, force: true });
+  });
+
+  it('pushes a pathway project (global prompt and all), versions it, promotes it and pulls it back unchanged', async () => {
+    await cli(['pathway', 'init', './support', '--name', 'Support']);
+    const project = path.join(home, 'support');
+    const created = await cli(['pathway', 'push', '--create', '.'], project);
+    assert.match(created, /Created "Support" \(([0-9a-f-]{36})\) → v1/, created);
+    const id = /pathway_id: (\S+)/.exec(fs.readFileSync(path.join(project, '.blandrc'), 'utf8'))![1]!;
+
+    // The draft holds what was pushed, the global config entry first as the hosted API keeps it.
+    const stored = (await t.request('GET', `/v1/convo_pathway/${id}`)).body;
+    const nodes = stored.nodes as Array<Record<string, unknown>>;
+    assert.equal(nodes.length, 4);
+    assert.match(String((nodes[0]!.globalConfig as { globalPrompt: string }).globalPrompt), /Sound natural/);
+    const edges = stored.edges as Array<{ label: string; data: { label: string } }>;
+    assert.deepEqual(
+      edges.map((e) => [e.label, e.data.label]),
+      [
+        ['Caller describes what they need', 'Caller describes what they need'],
+        ["Caller's request is resolved", "Caller's request is resolved"],
+      ],
+    );
+
+    // A second push updates the draft version in place; promote saves and publishes the next one.
+    const file = path.join(project, 'bland-pathway.yaml');
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('Help the caller', 'Kindly help the caller'));
+    assert.match(await cli(['pathway', 'push', '.'], project), /Updated "Support" .* v1/);
+    assert.match(await cli(['pathway', 'promote', id, '--yes']), /Published to production \(v2\)/);
+    const versions = await cli(['pathway', 'versions', id]);
+    assert.match(versions, /v1\s+Support\s+draft/);
+    assert.match(versions, /v2\s+Support\s+production/);
+    const live = (await t.request('GET', `/v1/pathway/${id}/version/0`)).body;
+    assert.equal(live.version_number, 2);
+    assert.match(JSON.stringify(live.nodes), /Kindly help the caller/);
+
+    // Pulled back, it is the file pushed: every node the same (the template's global voice and
+    // model are the CLI's own settings, not part of what it sends).
+    const pulled = path.join(home, 'pulled');
+    assert.match(await cli(['pathway', 'pull', id, pulled]), /Pulled "Support"/);
+    const text = fs.readFileSync(path.join(pulled, 'bland-pathway.yaml'), 'utf8');
+    assert.match(text, /global:\n\s+prompt: >-?\n\s+Sound natural/);
+    assert.match(text, /label: Caller describes what they need/);
+    const diff = await cli(['pathway', 'diff', '.'], project);
+    assert.doesNotMatch(diff, /Node "/, diff);
+
+    // Duplicate and chat.
+    assert.match(await cli(['pathway', 'duplicate', id, '--name', 'Support copy']), /Duplicated \([0-9a-f-]{36}\)/);
+    const chat = await cli(['pathway', 'chat', id, '--message', 'Hi, my order is late']);
+    assert.match(chat, /thanks for calling/i);
+  });
+
+  it('places a call and lists its events; keeps and deletes a secret by name; updates a persona', async () => {
+    const sent = await cli(['call', 'send', '+14155550100', '--task', 'Confirm the appointment.', '--json']);
+    const callId = /"call_id": "([0-9a-f-]{36})"/.exec(sent)?.[1];
+    assert.ok(callId, sent);
+    for (let i = 0; i < 100; i++) {
+      const call = (await t.request('GET', `/v1/calls/${callId}`)).body;
+      if (call.completed === true) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const events = await cli(['call', 'events', callId]);
+    assert.match(events, /\[info\] Call connected/);
+    assert.match(events, /\[info\] Call ended with queue_status complete/);
+
+    assert.match(await cli(['secret', 'set', 'CRM_TOKEN', 's3cret-value']), /Secret "CRM_TOKEN" set/);
+    assert.match(await cli(['secret', 'list']), /CRM_TOKEN/);
+    const secrets = (await t.request('GET', '/v1/secrets')).body.data as Array<{ name: string; static: boolean }>;
+    assert.deepEqual(
+      secrets.map((s) => [s.name, s.static]),
+      [['CRM_TOKEN', true]],
+    );
+    const byName = await t.request('GET', '/v1/secrets/CRM_TOKEN');
+    assert.equal((byName.body.data as { secret: { name: string } }).secret.name, 'CRM_TOKEN');
+    assert.equal((await t.request('GET', '/v1/secrets/CRM_TOKEN', undefined, { as: t.otherKey })).status, 404);
+    assert.equal((await t.request('DELETE', '/v1/secrets/CRM_TOKEN')).status, 200);
+    assert.deepEqual((await t.request('GET', '/v1/secrets')).body.data, []);
+
+    const persona = await cli([
+      'persona',
+      'create',
+      '--name',
+      'Rita',
+      '--prompt',
+      'You are Rita.',
+      '--voice',
+      'maya',
+      '--json',
+    ]);
+    const personaId = /"id": "([0-9a-f-]{36})"/.exec(persona)?.[1];
+    assert.ok(personaId, persona);
+    assert.match(await cli(['persona', 'update', personaId, '--prompt', 'You are Rita, brief.']), /Persona updated/);
+    const shown = (await t.request('GET', `/v1/personas/${personaId}`)).body.data as {
+      current_production_version: { personality_prompt: string; voice: string };
+      current_draft_version: { personality_prompt: string; call_config: { voice: string } };
+    };
+    assert.equal(shown.current_production_version.personality_prompt, 'You are Rita.');
+    assert.equal(shown.current_production_version.voice, 'maya');
+    assert.equal(shown.current_draft_version.personality_prompt, 'You are Rita, brief.');
+    assert.equal(shown.current_draft_version.call_config.voice, 'maya');
+    assert.match(await cli(['persona', 'get', personaId]), /Voice\s+maya/);
+  });
+});
