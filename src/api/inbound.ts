@@ -3,7 +3,7 @@ import type { ErrorObject } from 'ajv';
 import type { FastifyRequest } from 'fastify';
 import type { Api } from './types.js';
 import type { Services } from '../services.js';
-import { ErrorResponse, errorResponses } from '../schemas/common.js';
+import { ErrorResponse, errorResponses, Nullable } from '../schemas/common.js';
 import {
   DEFAULT_INBOUND_CONFIG,
   InboundConfig,
@@ -105,6 +105,7 @@ function placementProblems(body: unknown): string[] {
 
 /** Inbound numbers: seed 2.4 and 4.4, CONTRACT.md sections 5 and 9. */
 export default async function routes(app: Api, services: Services): Promise<void> {
+  await registerInboundLabelRoute(app, services);
   app.post(
     '/inbound/purchase',
     {
@@ -279,6 +280,49 @@ export default async function routes(app: Api, services: Services): Promise<void
       if (credential?.provider === 'sip' && key !== undefined)
         await services.inbound.bindCarrier(accountId, phone, 'sip', key);
       return { status: 'success' as const, message: 'Inbound number updated', updates };
+    },
+  );
+}
+
+/**
+ * The older label route, `POST /inbound/update_label` (also under /v1), as the hosted API's CLI
+ * sends it: `{phoneNumber, newLabel}` (or `phone_number`, `label`); an empty label clears it.
+ */
+export async function registerInboundLabelRoute(app: Api, services: Services): Promise<void> {
+  app.post(
+    '/inbound/update_label',
+    {
+      schema: {
+        hide: true,
+        tags,
+        summary: "Set or clear an inbound number's label",
+        body: Type.Object({}, { additionalProperties: true }),
+        response: {
+          200: Type.Object({ status: Type.Literal('success'), label: Nullable(Type.String()) }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const body = request.body as Record<string, unknown>;
+      const phone = body.phoneNumber ?? body.phone_number;
+      const label = body.newLabel !== undefined ? body.newLabel : body.label;
+      const problems: string[] = [];
+      const normalized = normalizePhone(phone);
+      if (phone === undefined) problems.push('phoneNumber is required: the inbound number to label');
+      else if (!normalized.ok) problems.push(`phoneNumber ${normalized.reason}`);
+      if (label !== null && label !== undefined && typeof label !== 'string')
+        problems.push('newLabel must be a string');
+      else if (typeof label === 'string' && label.length > 200)
+        problems.push('newLabel must be at most 200 characters');
+      if (problems.length > 0 || !normalized.ok) throw validationError(problems);
+      const text = typeof label === 'string' && label.trim() !== '' ? label.trim() : null;
+      const saved = await services.inbound.modifyConfig(request.account.id, normalized.e164, (number) => ({
+        ...configOf(number),
+        label: text,
+      }));
+      if (!saved) throw notFound('Inbound number');
+      return { status: 'success' as const, label: saved.label };
     },
   );
 }

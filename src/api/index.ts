@@ -7,7 +7,7 @@ import personas from './personas.js';
 import secrets from './secrets.js';
 import agents from './agents.js';
 import voices from './voices.js';
-import inbound from './inbound.js';
+import inbound, { registerInboundLabelRoute } from './inbound.js';
 import campaigns from './campaigns.js';
 import pathways, { pathwayChatRoutes, registerOlderPathwayRoutes } from './pathways.js';
 import sms, { registerA2PAlias } from './sms.js';
@@ -53,4 +53,5 @@ export async function registerTopLevelAliases(app: Api, services: Services): Pro
   await registerA2PAlias(app, services);
   await registerLogsAlias(app, services);
   await registerOlderPathwayRoutes(app, services);
+  await registerInboundLabelRoute(app, services);
 }

@@ -154,7 +154,7 @@ export default async function routes(app: Api, services: Services): Promise<void
       if (!number.persona_id) continue;
       const entry: PersonaNumber = {
         phone_number: number.phone_number,
-        label: null,
+        label: number.label,
         persona_id: number.persona_id,
         persona_settings: number.persona_settings,
       };

@@ -64,6 +64,7 @@ export const inboundFields = {
   summary_prompt: Nullable(Type.String()),
   analysis_prompt: Nullable(Type.String()),
   record: Nullable(Type.Boolean({ description: 'Default false' })),
+  label: Nullable(Type.String({ maxLength: 200, description: 'A name for the number in lists; null or "" clears it' })),
 };
 
 /** Body of Update Inbound Details (seed 2.4, 4.4). */
@@ -107,6 +108,7 @@ export const InboundConfig = Type.Object({
   summary_prompt: Nullable(Type.String()),
   analysis_prompt: Nullable(Type.String()),
   record: Type.Boolean(),
+  label: Nullable(Type.String()),
 });
 export type InboundConfig = Static<typeof InboundConfig>;
 export type InboundKey = keyof InboundConfig;
@@ -136,6 +138,7 @@ export const DEFAULT_INBOUND_CONFIG: InboundConfig = {
   summary_prompt: null,
   analysis_prompt: null,
   record: false,
+  label: null,
 };
 
 /** The settings an update sets (a persona's per-number settings have their own endpoint). */
@@ -195,6 +198,9 @@ function normalizeSetting<K extends InboundKey>(key: K, value: unknown): Inbound
   switch (key) {
     case 'prompt':
       out = typeof value === 'string' && value.trim() !== '' ? value : null;
+      break;
+    case 'label':
+      out = typeof value === 'string' && value.trim() !== '' ? value.trim() : null;
       break;
     case 'pathway_id':
     case 'persona_id':

@@ -171,6 +171,7 @@ for (const storage of ['sqlite', 'postgres'] as const)
             summary_prompt: null,
             analysis_prompt: null,
             record: false,
+            label: null,
           },
         );
       });

@@ -146,5 +146,16 @@ describe("the hosted API's own CLI (bland-cli) against Openline, over HTTP", () 
     assert.equal(shown.current_draft_version.personality_prompt, 'You are Rita, brief.');
     assert.equal(shown.current_draft_version.call_config.voice, 'maya');
     assert.match(await cli(['persona', 'get', personaId]), /Voice\s+maya/);
+
+    const bought = await t.request('POST', '/v1/inbound/purchase', { area_code: '415' });
+    const number = String(bought.body.phone_number);
+    assert.match(await cli(['number', 'label', number, 'Front desk']), /Label set/);
+    assert.equal((await t.request('GET', `/v1/inbound/${number}`)).body.label, 'Front desk');
+    await cli(['number', 'update', number, '--prompt', 'You answer for Elm Street Dental.', '--voice', 'maya']);
+    const config = (await t.request('GET', `/v1/inbound/${number}`)).body;
+    assert.deepEqual(
+      [config.prompt, config.voice, config.label],
+      ['You answer for Elm Street Dental.', 'maya', 'Front desk'],
+    );
   });
 });
