@@ -53,7 +53,8 @@ import { createSpeech, type Speech } from './providers/speech.js';
 import { FrameScheduler } from './media/pacer.js';
 import { PathwayAgent, type PathwayAgentDeps } from './pathways/runner.js';
 import { PathwayChats } from './pathways/chat.js';
-import type { CallRequest } from './schemas/call-request.js';
+import type { CallRequest, CallTool } from './schemas/call-request.js';
+import { runTool, type ToolResult } from './agent/tools.js';
 import { Metrics } from './observability/metrics.js';
 import { inSpan } from './observability/tracing.js';
 
@@ -73,6 +74,8 @@ export interface Services {
   personas: PersonaStore;
   /** Secrets accounts keep for their tools and webhooks (`{{secrets.NAME}}`). */
   vault: VaultStore;
+  /** Runs one custom tool once, as a call would (its secrets filled in, through the guarded client). */
+  testTool(accountId: string, tool: CallTool, input: unknown, variables: Record<string, unknown>): Promise<ToolResult>;
   agents: AgentStore;
   inbound: InboundStore;
   campaigns: CampaignStore;
@@ -380,6 +383,8 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     knowledge,
     personas,
     vault,
+    testTool: async (accountId, tool, input, variables) =>
+      runTool(tool, input, await secretScope(accountId, tool, variables), pathwayHttp),
     agents,
     inbound,
     campaigns: new CampaignStore(db, clock),

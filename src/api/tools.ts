@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Api } from './types.js';
 import type { Services } from '../services.js';
-import { errorResponses, IdParams, SuccessMessage } from '../schemas/common.js';
+import { errorResponses, IdParams, Nullable, SuccessMessage } from '../schemas/common.js';
 import {
   CustomTool,
   CustomToolUpdate,
@@ -12,6 +12,7 @@ import {
   normalizeTool,
 } from '../schemas/tool.js';
 import { notFound } from '../errors.js';
+import { callToolOf } from '../schemas/call-request.js';
 import { assertValid } from './validation.js';
 
 const tags = ['Tools'];
@@ -96,6 +97,58 @@ export default async function routes(app: Api, services: Services): Promise<void
       const tool = await services.tools.replace(request.account.id, request.params.id, merged);
       if (!tool) throw notFound('Tool');
       return { status: 'success' as const, message: 'Tool updated successfully', tool };
+    },
+  );
+
+  app.post(
+    '/tools/:id/test',
+    {
+      schema: {
+        tags,
+        summary: 'Test a custom tool',
+        description:
+          'Runs the tool once, as a call would: `input` is what the agent would give it (checked against ' +
+          "input_schema), `variables` stand in for the call's variables in its templates, and secrets are " +
+          'filled in. `response` is what the call would get from it (the `response` mapping, else `{data}`).',
+        params: IdParams,
+        body: Type.Object(
+          {
+            input: Type.Optional(Type.Unknown({ description: 'The input, as the agent would give it' })),
+            variables: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+          },
+          { additionalProperties: true },
+        ),
+        response: {
+          200: Type.Object({
+            data: Type.Object({
+              ok: Type.Boolean(),
+              response: Type.Record(Type.String(), Type.Unknown()),
+              spoken_result: Type.String({ description: 'What an agent would be told it returned' }),
+              error: Nullable(Type.String({ description: 'Why it failed or was skipped' })),
+              skipped: Type.Boolean({ description: 'The input did not match input_schema: it was not run' }),
+            }),
+            errors: Type.Null(),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const accountId = request.account.id;
+      const tool = await services.tools.get(accountId, request.params.id);
+      if (!tool) throw notFound('Tool');
+      const body = request.body;
+      const result = await services.testTool(accountId, callToolOf(tool), body.input ?? {}, body.variables ?? {});
+      return {
+        data: {
+          ok: result.ok,
+          response: result.variables,
+          spoken_result: result.spokenResult,
+          error: result.error,
+          skipped: result.skipped === true,
+        },
+        errors: null,
+      };
     },
   );
 

@@ -119,6 +119,12 @@ export interface ResolvedTools {
 /** Looks the ids of a call's `tools` up in the caller's account. */
 export type ToolResolver = (ids: string[]) => Promise<ResolvedTools>;
 
+/** A stored custom tool as a call runs it. */
+export function callToolOf(stored: StoredTool): CallTool {
+  const { tool_id, created_at: _c, updated_at: _u, ...definition } = stored;
+  return { ...normalizeTool(definition as CustomTool), tool_id };
+}
+
 /** For settings that name no tools (a pathway chat, a text conversation): nothing to look up. */
 export const NO_TOOLS: ToolResolver = async () => ({ tools: [], knowledgeBases: [] });
 
@@ -187,8 +193,7 @@ export async function normalizeCallSettings(
           errors.push(`tools[${i}] "${item}" is not a tool or knowledge base of this account`);
           return;
         }
-        const { tool_id, created_at: _c, updated_at: _u, ...definition } = stored;
-        tools.push({ ...normalizeTool(definition as CustomTool), tool_id });
+        tools.push(callToolOf(stored));
       } else if (isRecord(item)) {
         tools.push(normalizeTool(item as CustomTool));
       }

@@ -175,4 +175,33 @@ describe('secrets in requests (dynamic_data, sandbox, clock 50x)', () => {
     );
     assert.equal(tokenFetches, 1, 'fetched once, then kept for its refresh interval');
   });
+
+  it('POST /v1/tools/{id}/test runs a stored tool once, its secret filled in, and answers what a call would get', async () => {
+    await t.request('POST', '/v1/secrets', { name: 'shop_key', value: 'k-12345' });
+    const created = await t.request('POST', '/v1/tools', {
+      name: 'Stock',
+      description: 'Looks up stock',
+      url: `${base}/stock?sku={{input.sku}}`,
+      method: 'GET',
+      headers: { Authorization: 'Bearer {{secrets.shop_key}}' },
+      input_schema: { type: 'object', properties: { sku: { type: 'string' } }, required: ['sku'] },
+      response: { tier: '$.tier' },
+    });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    const id = String(created.body.tool_id);
+    const ran = await t.request('POST', `/v1/tools/${id}/test`, { input: { sku: 'A-7' } });
+    assert.equal(ran.status, 200, JSON.stringify(ran.body));
+    assert.deepEqual(ran.body.data, {
+      ok: true,
+      response: { tier: 'gold' },
+      spoken_result: 'tier: gold',
+      error: null,
+      skipped: false,
+    });
+    assert.deepEqual(seen.at(-1), { path: '/stock?sku=A-7', authorization: 'Bearer k-12345' });
+    const skipped = await t.request('POST', `/v1/tools/${id}/test`, { input: {} });
+    assert.equal((skipped.body.data as Row).skipped, true);
+    assert.match(String((skipped.body.data as Row).error), /input_schema/);
+    assert.equal((await t.request('POST', `/v1/tools/${id}/test`, {}, { as: t.otherKey })).status, 404);
+  });
 });
