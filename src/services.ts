@@ -55,6 +55,7 @@ import { PathwayAgent, type PathwayAgentDeps } from './pathways/runner.js';
 import { PathwayChats } from './pathways/chat.js';
 import type { CallRequest, CallTool } from './schemas/call-request.js';
 import { runTool, type ToolResult } from './agent/tools.js';
+import { readWebPages, type WebPages } from './knowledge/web.js';
 import { Metrics } from './observability/metrics.js';
 import { inSpan } from './observability/tracing.js';
 
@@ -74,6 +75,8 @@ export interface Services {
   personas: PersonaStore;
   /** Secrets accounts keep for their tools and webhooks (`{{secrets.NAME}}`). */
   vault: VaultStore;
+  /** Reads web pages for a knowledge base, through the guarded client. */
+  readWebPages(urls: readonly string[]): Promise<WebPages>;
   /** Runs one custom tool once, as a call would (its secrets filled in, through the guarded client). */
   testTool(accountId: string, tool: CallTool, input: unknown, variables: Record<string, unknown>): Promise<ToolResult>;
   agents: AgentStore;
@@ -383,6 +386,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     knowledge,
     personas,
     vault,
+    readWebPages: (urls) => readWebPages(urls, pathwayHttp),
     testTool: async (accountId, tool, input, variables) =>
       runTool(tool, input, await secretScope(accountId, tool, variables), pathwayHttp),
     agents,

@@ -48,6 +48,7 @@ function bodyOf(kb: KnowledgeBase, text?: string): KnowledgeBaseBody {
     updated_at: kb.updated_at,
     error_message: null,
     ...(kb.file && { file: kb.file }),
+    ...(kb.source_urls && { source_urls: kb.source_urls.join(','), base_url: new URL(kb.source_urls[0]!).origin }),
     ...(text !== undefined && { text }),
   };
 }
@@ -180,11 +181,24 @@ function knowledgeRoutes(app: Api, services: Services): void {
         assertValid(request);
         const body = request.body;
         if (body.type === 'file') throw validationError(['type "file": upload the file as multipart/form-data']);
-        const kb = await services.knowledge.create(request.account.id, {
-          name: body.name.trim(),
-          description: body.description?.trim() || null,
-          text: textField(body.text),
-        });
+        const about = { name: body.name.trim(), description: body.description?.trim() || null };
+        if (body.type === 'web') {
+          if (!body.urls) throw validationError(['urls is required for type "web": the pages to read']);
+          const pages = await services.readWebPages(body.urls);
+          if (pages.problems.length > 0)
+            throw validationError(pages.problems, 'Knowledge base not created: pages could not be read');
+          let text: string;
+          try {
+            text = tidyKnowledgeText(pages.text);
+          } catch (error) {
+            if (error instanceof UnreadableDocument) throw validationError([`urls: the pages ${error.message}`]);
+            throw error;
+          }
+          const kb = await services.knowledge.create(request.account.id, { ...about, text, source_urls: body.urls });
+          return { data: bodyOf(kb), errors: null };
+        }
+        if (body.text === undefined) throw validationError(['text is required: the text the agent searches']);
+        const kb = await services.knowledge.create(request.account.id, { ...about, text: textField(body.text) });
         return { data: bodyOf(kb), errors: null };
       },
     );

@@ -1,13 +1,13 @@
 import { Worker } from 'node:worker_threads';
 
 /** The documents a knowledge base is read from. */
-export type DocumentKind = 'text' | 'pdf' | 'docx';
+export type DocumentKind = 'text' | 'pdf' | 'docx' | 'html';
 
 /** The most text one knowledge base holds, as the hosted API allows (1 MB). */
 export const MAX_KNOWLEDGE_TEXT_BYTES = 1024 * 1024;
 /** The largest file a knowledge base is read from. */
 export const MAX_KNOWLEDGE_FILE_BYTES = 16 * 1024 * 1024;
-/** How long reading one PDF or Word file may take, and the memory its worker may use. */
+/** How long reading one PDF, Word or HTML file may take, and the memory its worker may use. */
 const EXTRACT_TIMEOUT_MS = 30_000;
 const EXTRACT_HEAP_MB = 256;
 
@@ -24,6 +24,7 @@ export function documentKind(filename: string, mimetype: string): DocumentKind |
   const type = mimetype.toLowerCase().split(';')[0]!.trim();
   if (/\.pdf$/i.test(filename) || type === 'application/pdf') return 'pdf';
   if (/\.docx$/i.test(filename) || type === DOCX_TYPE) return 'docx';
+  if (/\.x?html?$/i.test(filename) || type === 'text/html' || type === 'application/xhtml+xml') return 'html';
   if (TEXT_EXTENSIONS.test(filename) || type.startsWith('text/') || type === 'application/json') return 'text';
   return undefined;
 }
@@ -49,7 +50,8 @@ export function tidyKnowledgeText(text: string): string {
 
 /**
  * The text of an uploaded document. Text files are read as UTF-8 here; PDF and Word files in a
- * worker thread with a time and memory limit, so a large or hostile file never holds the event loop.
+ * worker thread with a time and memory limit, so a large or hostile file never holds the event loop
+ * (HTML too: a page's markup made text).
  */
 export async function extractDocumentText(kind: DocumentKind, data: Buffer): Promise<string> {
   if (data.length > MAX_KNOWLEDGE_FILE_BYTES)
@@ -78,7 +80,7 @@ const MAX_READERS = 2;
 let readers = 0;
 const waiting: (() => void)[] = [];
 
-async function inWorker(kind: 'pdf' | 'docx', data: Buffer): Promise<string> {
+async function inWorker(kind: Exclude<DocumentKind, 'text'>, data: Buffer): Promise<string> {
   // A reader that finishes hands its place to the next one waiting.
   if (readers < MAX_READERS) readers++;
   else await new Promise<void>((resolve) => waiting.push(resolve));
@@ -91,7 +93,7 @@ async function inWorker(kind: 'pdf' | 'docx', data: Buffer): Promise<string> {
   }
 }
 
-function readInWorker(kind: 'pdf' | 'docx', data: Buffer): Promise<string> {
+function readInWorker(kind: Exclude<DocumentKind, 'text'>, data: Buffer): Promise<string> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(workerSource(), {
       eval: true,
@@ -100,7 +102,7 @@ function readInWorker(kind: 'pdf' | 'docx', data: Buffer): Promise<string> {
       stdout: true,
       stderr: true,
     });
-    const label = kind === 'pdf' ? 'PDF' : 'Word document';
+    const label = { pdf: 'PDF', docx: 'Word document', html: 'web page' }[kind];
     const timer = setTimeout(() => {
       void worker.terminate();
       reject(new UnreadableDocument(`could not be read as a ${label} within ${EXTRACT_TIMEOUT_MS / 1000} s`));

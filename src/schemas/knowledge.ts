@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Nullable, StringEnum } from './common.js';
+import { checked, Nullable, StringEnum } from './common.js';
+import { MAX_WEB_URLS } from '../knowledge/web.js';
 
 const Name = Type.String({ minLength: 1, maxLength: 200, description: 'A name that says what it holds' });
 const Description = Type.String({
@@ -8,14 +9,26 @@ const Description = Type.String({
 });
 const Text = Type.String({ minLength: 1, description: 'The text the agent searches (at most 1 MB)' });
 
-/** Upload Text: POST /v1/knowledge/learn with a JSON body (a file comes as multipart/form-data). */
+/**
+ * Upload Text or Scrape Web: POST /v1/knowledge/learn with a JSON body (a file comes as
+ * multipart/form-data). `text` is required for type "text" (the default), `urls` for "web".
+ */
 export const KnowledgeLearnBody = Type.Object({
   type: Type.Optional(
-    StringEnum(['text', 'file'] as const, { description: '"text" (this body) or "file" (multipart)' }),
+    StringEnum(['text', 'web', 'file'] as const, {
+      description: '"text" (this body, the default), "web" (urls to read) or "file" (multipart)',
+    }),
   ),
   name: Name,
   description: Type.Optional(Nullable(Description)),
-  text: Text,
+  text: Type.Optional(Text),
+  urls: Type.Optional(
+    Type.Array(checked(Type.String({ description: 'An http(s) address' }), 'http_url'), {
+      minItems: 1,
+      maxItems: MAX_WEB_URLS,
+      description: `The pages to read for type "web" (at most ${MAX_WEB_URLS})`,
+    }),
+  ),
 });
 
 /** Update: name and description (null removes it); the text itself through the older routes. */
@@ -50,7 +63,9 @@ export const KnowledgeBaseSchema = Type.Object({
   status: StringEnum(['PROCESSING', 'COMPLETED', 'FAILED', 'DELETED'] as const, {
     description: 'Openline reads text and files as they are uploaded: COMPLETED once created',
   }),
-  type: StringEnum(['TEXT', 'FILE'] as const),
+  type: StringEnum(['TEXT', 'FILE', 'WEB_SCRAPE'] as const),
+  source_urls: Type.Optional(Type.String({ description: 'WEB_SCRAPE: the pages read, comma-separated' })),
+  base_url: Type.Optional(Type.String({ description: "WEB_SCRAPE: the first page's origin" })),
   created_at: Type.String(),
   updated_at: Type.String(),
   error_message: Nullable(Type.String()),

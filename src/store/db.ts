@@ -25,6 +25,7 @@ import * as m099 from './migrations/099_knowledge_bases.js';
 import * as m100 from './migrations/100_personas.js';
 import * as m101 from './migrations/101_secrets.js';
 import * as m102 from './migrations/102_call_events_and_publish_history.js';
+import * as m103 from './migrations/103_knowledge_sources.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -58,6 +59,7 @@ const MIGRATIONS: Record<string, { up: (db: Kysely<any>, dialect: Dialect) => Pr
   '100_personas': m100,
   '101_secrets': m101,
   '102_call_events_and_publish_history': m102,
+  '103_knowledge_sources': m103,
 };
 
 class StaticProvider implements MigrationProvider {

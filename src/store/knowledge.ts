@@ -15,8 +15,10 @@ export interface KnowledgeBase {
   id: string;
   name: string;
   description: string | null;
-  type: 'TEXT' | 'FILE';
+  type: 'TEXT' | 'FILE' | 'WEB_SCRAPE';
   file: KnowledgeFile | null;
+  /** The pages it was read from (WEB_SCRAPE). */
+  source_urls: string[] | null;
   created_at: string;
   updated_at: string;
 }
@@ -28,6 +30,7 @@ export interface NewKnowledgeBase {
   description: string | null;
   text: string;
   file?: KnowledgeFile;
+  source_urls?: string[];
 }
 
 const LISTED = [
@@ -38,6 +41,7 @@ const LISTED = [
   'file_name',
   'file_size',
   'file_type',
+  'source_urls',
   'created_at',
   'updated_at',
 ] as const;
@@ -49,11 +53,12 @@ function toKnowledgeBase(row: Listed): KnowledgeBase {
     id: row.id,
     name: row.name,
     description: row.description,
-    type: row.type === 'FILE' ? 'FILE' : 'TEXT',
+    type: row.type === 'FILE' || row.type === 'WEB_SCRAPE' ? row.type : 'TEXT',
     file:
       row.file_name === null
         ? null
         : { file_name: row.file_name, file_size: Number(row.file_size ?? 0), file_type: row.file_type ?? '' },
+    source_urls: row.source_urls === null ? null : (JSON.parse(row.source_urls) as string[]),
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
@@ -73,11 +78,12 @@ export class KnowledgeStore {
       account_id: accountId,
       name: kb.name,
       description: kb.description,
-      type: kb.file ? 'FILE' : 'TEXT',
+      type: kb.file ? 'FILE' : kb.source_urls ? 'WEB_SCRAPE' : 'TEXT',
       text: kb.text,
       file_name: kb.file?.file_name ?? null,
       file_size: kb.file?.file_size ?? null,
       file_type: kb.file?.file_type ?? null,
+      source_urls: kb.source_urls ? JSON.stringify(kb.source_urls) : null,
       created_at: now,
       updated_at: now,
     };

@@ -129,12 +129,14 @@ export interface KnowledgeBasesTable {
   account_id: string;
   name: string;
   description: string | null;
-  /** 'TEXT' (typed in) or 'FILE' (read from an upload). */
+  /** 'TEXT' (typed in), 'FILE' (read from an upload) or 'WEB_SCRAPE' (read from web pages). */
   type: string;
   text: string;
   file_name: string | null;
   file_size: number | null;
   file_type: string | null;
+  /** JSON list of the pages of a WEB_SCRAPE knowledge base. */
+  source_urls: string | null;
   created_at: string;
   updated_at: string;
 }

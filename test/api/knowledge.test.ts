@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../../src/testing/harness.js';
@@ -226,3 +228,84 @@ for (const storage of ['sqlite', 'postgres'] as const)
       assert.equal(agent.status, 200, JSON.stringify(agent.body));
     });
   });
+
+describe('knowledge bases read from web pages (type "web")', () => {
+  let t: TestApp;
+  let server: http.Server;
+  let base = '';
+  before(async () => {
+    server = http.createServer((req, res) => {
+      const pages: Record<string, [number, string, string]> = {
+        '/hours': [
+          200,
+          'text/html; charset=utf-8',
+          '<html><head><title>Hours</title><style>p{color:red}</style><script>var x = "hidden";</script></head>' +
+            '<body><nav><a href="/">Home</a></nav><h1>Opening hours</h1><p>We open at <b>8 am</b> on weekdays.</p>' +
+            '<p>See <a href="/parking">parking</a>.</p><img src="x.png" alt="logo"></body></html>',
+        ],
+        '/parking.txt': [200, 'text/plain', 'Parking is free after 6 pm.'],
+        '/menu.pdf': [200, 'application/pdf', '%PDF-1.4'],
+        '/gone': [404, 'text/html', 'Not here'],
+      };
+      const [status, type, body] = pages[req.url ?? ''] ?? [404, 'text/plain', 'no'];
+      res.writeHead(status, { 'content-type': type });
+      res.end(body);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    t = await createTestApp();
+  });
+  after(async () => {
+    await t.close();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it("reads each page's words (not its scripts, styles, navigation or link addresses) into one knowledge base", async () => {
+    const r = await t.request('POST', '/v1/knowledge/learn', {
+      type: 'web',
+      name: 'Clinic site',
+      description: 'Hours and parking',
+      urls: [`${base}/hours`, `${base}/parking.txt`],
+    });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const kb = r.body.data as Record<string, unknown>;
+    assert.equal(kb.type, 'WEB_SCRAPE');
+    assert.equal(kb.status, 'COMPLETED');
+    assert.equal(kb.source_urls, `${base}/hours,${base}/parking.txt`);
+    assert.equal(kb.base_url, base);
+    const text = String(
+      ((await t.request('GET', `/v1/knowledge/${String(kb.id)}?include_text=true`)).body.data as { text: string }).text,
+    );
+    assert.match(text, /Source: http:\/\/127\.0\.0\.1:\d+\/hours\nOpening hours\n\nWe open at 8 am on weekdays\./);
+    assert.match(text, /See parking\./);
+    assert.match(text, /Parking is free after 6 pm\./);
+    for (const hidden of ['hidden', 'color:red', 'Home', 'x.png', '/parking]', 'logo'])
+      assert.ok(!text.includes(hidden), `${hidden} left out: ${text}`);
+  });
+
+  it('names each page that gave nothing, stores nothing, and needs urls', async () => {
+    const r = await t.request('POST', '/v1/knowledge/learn', {
+      type: 'web',
+      name: 'Broken',
+      urls: [`${base}/hours`, `${base}/gone`, `${base}/menu.pdf`, 'http://169.254.169.254/latest'],
+    });
+    assert.equal(r.status, 400, JSON.stringify(r.body));
+    const errors = r.body.errors as string[];
+    assert.equal(errors.length, 3, JSON.stringify(errors));
+    assert.match(errors[0]!, /^urls\[1\] answered HTTP 404/);
+    assert.match(errors[1]!, /^urls\[2\] is application\/pdf, not a web page/);
+    assert.match(errors[2]!, /^urls\[3\] /);
+    assert.equal(((await t.request('GET', '/v1/knowledge')).body.data as { total: number }).total, 1);
+    const none = await t.request('POST', '/v1/knowledge/learn', { type: 'web', name: 'No pages' });
+    assert.deepEqual(none.body.errors, ['urls is required for type "web": the pages to read']);
+    const noText = await t.request('POST', '/v1/knowledge/learn', { name: 'No text' });
+    assert.deepEqual(noText.body.errors, ['text is required: the text the agent searches']);
+    const notHttp = await t.request('POST', '/v1/knowledge/learn', {
+      type: 'web',
+      name: 'x',
+      urls: ['ftp://a.example'],
+    });
+    assert.equal(notHttp.status, 400);
+    assert.match(JSON.stringify(notHttp.body.errors), /urls\[0\]/);
+  });
+});
