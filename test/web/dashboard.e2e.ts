@@ -1,6 +1,8 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -213,7 +215,7 @@ describe('dashboard in Chromium', () => {
     await page.waitForURL(/\/calls\/[0-9a-f-]+$/);
   });
 
-  it("creates knowledge bases from text and from a PDF file, shows one's text and deletes it", async () => {
+  it('creates knowledge bases from text, a PDF file and a web page, shows their text and deletes one', async () => {
     await page.goto(`${origin}/knowledge`);
     await page.getByLabel('Name', { exact: true }).fill('Clinic hours');
     await page.getByLabel('Text', { exact: true }).fill('We open at 8 am on weekdays.');
@@ -238,6 +240,26 @@ describe('dashboard in Chromium', () => {
       (left.data as { kbs: { name: string }[] }).kbs.map((kb) => kb.name),
       ['Clinic hours'],
     );
+
+    // From a web page, served here.
+    const site = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<html><body><h1>Insurance</h1><p>We accept Delta Dental.</p><script>var no = 1;</script></body></html>');
+    });
+    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+    try {
+      const address = `http://127.0.0.1:${(site.address() as AddressInfo).port}/insurance`;
+      await page.getByLabel('Read web pages').check();
+      await page.getByLabel('Name', { exact: true }).fill('Clinic site');
+      await page.getByLabel('Web pages', { exact: true }).fill(address);
+      await page.getByRole('button', { name: 'Create knowledge base' }).click();
+      const webRow = page.getByRole('row', { name: /Clinic site/ });
+      await webRow.getByText(address).waitFor();
+      await webRow.getByRole('button', { name: 'Show text' }).click();
+      await page.getByText('We accept Delta Dental.').waitFor();
+    } finally {
+      await new Promise((resolve) => site.close(resolve));
+    }
   });
 
   it('creates a persona and promotes its draft; keeps a secret without ever showing its value', async () => {

@@ -13,7 +13,7 @@ function size(bytes: number): string {
 }
 
 /**
- * Knowledge bases: text typed in or read from a file (PDF, Word, text), which agents search while
+ * Knowledge bases: text typed in, read from a file (PDF, Word, HTML, text) or from web pages, which agents search while
  * they talk when a call, an agent or a number names the id in its tools.
  */
 export function KnowledgePage() {
@@ -24,8 +24,9 @@ export function KnowledgePage() {
   });
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
-  const [source, setSource] = useState<'text' | 'file'>('text');
+  const [source, setSource] = useState<'text' | 'file' | 'web'>('text');
   const [text, setText] = useState('');
+  const [urls, setUrls] = useState('');
   const [file, setFile] = useState<File | null>(null);
   const [showing, setShowing] = useState<{ name: string; text: string } | null>(null);
   const refresh = () => void queries.invalidateQueries({ queryKey: KEY });
@@ -34,6 +35,13 @@ export function KnowledgePage() {
     mutationFn: async () => {
       if (source === 'text')
         return api('/v1/knowledge/learn', { method: 'POST', body: { type: 'text', name, description, text } });
+      if (source === 'web') {
+        const pages = urls
+          .split(/\s+/)
+          .map((u) => u.trim())
+          .filter(Boolean);
+        return api('/v1/knowledge/learn', { method: 'POST', body: { type: 'web', name, description, urls: pages } });
+      }
       if (!file) throw new Error('Choose a file to read');
       const form = new FormData();
       form.set('type', 'file');
@@ -46,6 +54,7 @@ export function KnowledgePage() {
       setName('');
       setDescription('');
       setText('');
+      setUrls('');
       setFile(null);
       refresh();
     },
@@ -93,16 +102,30 @@ export function KnowledgePage() {
             <input type="radio" name="source" checked={source === 'file'} onChange={() => setSource('file')} /> Upload a
             file
           </label>
+          <label>
+            <input type="radio" name="source" checked={source === 'web'} onChange={() => setSource('web')} /> Read web
+            pages
+          </label>
         </fieldset>
         {source === 'text' ? (
           <Field label="Text">
             <textarea rows={8} value={text} onChange={(e) => setText(e.target.value)} required />
           </Field>
+        ) : source === 'web' ? (
+          <Field label="Web pages" hint="One address per line, up to 20; each page is read once, now">
+            <textarea
+              rows={4}
+              value={urls}
+              onChange={(e) => setUrls(e.target.value)}
+              placeholder="https://example.com/faq"
+              required
+            />
+          </Field>
         ) : (
-          <Field label="File" hint="PDF, Word (.docx) or text (.txt, .md, .csv, .json), up to 16 MB">
+          <Field label="File" hint="PDF, Word (.docx), HTML or text (.txt, .md, .csv, .json), up to 16 MB">
             <input
               type="file"
-              accept=".pdf,.docx,.txt,.md,.markdown,.csv,.tsv,.json,text/*,application/pdf"
+              accept=".pdf,.docx,.html,.htm,.txt,.md,.markdown,.csv,.tsv,.json,text/*,application/pdf"
               onChange={(e) => setFile(e.target.files?.[0] ?? null)}
               required
             />
@@ -137,7 +160,12 @@ export function KnowledgePage() {
           { header: 'Name', cell: (kb) => kb.name },
           {
             header: 'Source',
-            cell: (kb) => (kb.file ? `${kb.file.file_name} (${size(kb.file.file_size)})` : 'Text'),
+            cell: (kb) =>
+              kb.file
+                ? `${kb.file.file_name} (${size(kb.file.file_size)})`
+                : kb.source_urls
+                  ? kb.source_urls.split(',').join(', ')
+                  : 'Text',
           },
           { header: 'ID', cell: (kb) => <code>{kb.id}</code> },
           { header: 'Updated', cell: (kb) => time(kb.updated_at) },
