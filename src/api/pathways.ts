@@ -104,6 +104,33 @@ async function updateDraft(
   };
 }
 
+/** Version n of a pathway (0: the production one), or the 404 that says what is missing. */
+async function versionOf(services: Services, accountId: string, id: string, n: number): Promise<VersionDetail> {
+  const result = await services.pathways.getVersion(accountId, id, n);
+  if (result.ok) return result.version;
+  if (result.reason === 'pathway') throw notFound('Pathway');
+  if (result.reason === 'unpublished')
+    throw new ApiError('NOT_FOUND', 'Pathway has no published version: publish one to production first');
+  throw new ApiError('NOT_FOUND', `Pathway version ${n} not found`);
+}
+
+/**
+ * Changes version n with the fields the body sends (name, nodes, edges); the resulting graph must
+ * be valid. Returns the version as it now is, and whether its graph changed.
+ */
+async function updateVersionFrom(
+  services: Services,
+  request: FastifyRequest,
+  id: string,
+  n: number,
+): Promise<{ version: VersionDetail; graphChanged: boolean }> {
+  const accountId = request.account.id;
+  const graph = checkBody(request, await versionOf(services, accountId, id, n), false);
+  const name = (request.body as PathwayUpdateBody).name;
+  await services.pathways.updateVersion(accountId, id, n, { ...(name !== undefined && { name }), ...graph });
+  return { version: await versionOf(services, accountId, id, n), graphChanged: graph !== undefined };
+}
+
 /** The pathway a body of the older routes names, by the first of `keys` it carries. */
 function pathwayIdIn(body: unknown, keys: readonly string[]): string {
   const raw = isRecord(body) ? keys.map((key) => body[key]).find((v) => v !== undefined) : undefined;
@@ -175,13 +202,9 @@ export async function registerOlderPathwayRoutes(app: Api, services: Services): 
   const looseBody = Type.Object({}, { additionalProperties: true });
 
   /** Makes a version's graph the draft too, when it is the pathway's latest version. */
-  async function followLatest(accountId: string, pathwayId: string, n: number): Promise<void> {
-    const version = await services.pathways.getVersion(accountId, pathwayId, n);
-    if (version.ok && version.version.is_latest)
-      await services.pathways.update(accountId, pathwayId, {
-        nodes: version.version.nodes,
-        edges: version.version.edges,
-      });
+  async function followLatest(accountId: string, pathwayId: string, version: VersionDetail): Promise<void> {
+    if (version.is_latest)
+      await services.pathways.update(accountId, pathwayId, { nodes: version.nodes, edges: version.edges });
   }
 
   app.post(
@@ -203,27 +226,15 @@ export async function registerOlderPathwayRoutes(app: Api, services: Services): 
       const n = versionNumberIn(request.body);
       if (n === undefined) return updateDraft(services, request, id);
       const accountId = request.account.id;
-      const current = await services.pathways.getVersion(accountId, id, n);
-      if (!current.ok) {
-        if (current.reason === 'pathway') throw notFound('Pathway');
-        throw new ApiError('NOT_FOUND', `Pathway version ${n} not found`);
-      }
-      const graph = checkBody(request, current.version, false);
-      const name = (request.body as PathwayUpdateBody).name;
-      await services.pathways.updateVersion(accountId, id, n, { ...(name !== undefined && { name }), ...graph });
-      if (graph) await followLatest(accountId, id, n);
+      const { version, graphChanged } = await updateVersionFrom(services, request, id, n);
+      if (graphChanged) await followLatest(accountId, id, version);
       const pathway = await services.pathways.get(accountId, id);
-      const updated = await services.pathways.getVersion(accountId, id, n);
-      if (!pathway || !updated.ok) throw notFound('Pathway');
+      if (!pathway) throw notFound('Pathway');
+      const { name, nodes, edges } = version;
       return {
         status: 'success' as const,
         message: 'Pathway version updated',
-        pathway_data: {
-          name: updated.version.name,
-          description: pathway.description,
-          nodes: updated.version.nodes,
-          edges: updated.version.edges,
-        },
+        pathway_data: { name, description: pathway.description, nodes, edges },
       };
     },
   );
@@ -301,12 +312,7 @@ export async function registerOlderPathwayRoutes(app: Api, services: Services): 
         if (!pathway) throw notFound('Pathway');
         return { status: 'success' as const, data: pathway, errors: null };
       }
-      const result = await services.pathways.getVersion(accountId, id, n);
-      if (!result.ok) {
-        if (result.reason === 'pathway') throw notFound('Pathway');
-        throw new ApiError('NOT_FOUND', `Pathway version ${n} not found`);
-      }
-      return { status: 'success' as const, data: result.version, errors: null };
+      return { status: 'success' as const, data: await versionOf(services, accountId, id, n), errors: null };
     },
   );
 
@@ -526,13 +532,7 @@ async function pathwayRoutes(app: Api, services: Services, base: string): Promis
     },
     async (request) => {
       const { id, n } = request.params;
-      const result = await services.pathways.getVersion(request.account.id, id, n);
-      if (result.ok) return result.version;
-      if (result.reason === 'pathway') throw notFound('Pathway');
-      if (result.reason === 'unpublished') {
-        throw new ApiError('NOT_FOUND', 'Pathway has no published version: publish one to production first');
-      }
-      throw new ApiError('NOT_FOUND', `Pathway version ${n} not found`);
+      return versionOf(services, request.account.id, id, n);
     },
   );
 
@@ -556,18 +556,8 @@ async function pathwayRoutes(app: Api, services: Services, base: string): Promis
     },
     async (request) => {
       const { id, n } = request.params;
-      const accountId = request.account.id;
-      const current = await services.pathways.getVersion(accountId, id, n);
-      if (!current.ok) {
-        if (current.reason === 'pathway') throw notFound('Pathway');
-        throw new ApiError('NOT_FOUND', `Pathway version ${n} not found`);
-      }
-      const graph = checkBody(request, current.version, false);
-      const name = request.body.name;
-      await services.pathways.updateVersion(accountId, id, n, { ...(name !== undefined && { name }), ...graph });
-      const updated = await services.pathways.getVersion(accountId, id, n);
-      if (!updated.ok) throw new ApiError('NOT_FOUND', `Pathway version ${n} not found`);
-      return { status: 'success' as const, message: 'Pathway version updated', data: updated.version };
+      const { version } = await updateVersionFrom(services, request, id, n);
+      return { status: 'success' as const, message: 'Pathway version updated', data: version };
     },
   );
 
