@@ -133,7 +133,10 @@ async function updateVersionFrom(
 
 /** The pathway a body of the older routes names, by the first of `keys` it carries. */
 function pathwayIdIn(body: unknown, keys: readonly string[]): string {
-  const raw = isRecord(body) ? keys.map((key) => body[key]).find((v) => v !== undefined) : undefined;
+  const key = isRecord(body) ? keys.find((k) => body[k] !== undefined && body[k] !== null) : undefined;
+  const raw = key !== undefined && isRecord(body) ? body[key] : undefined;
+  if (key !== undefined && typeof raw !== 'string')
+    throw validationError([`${key} must be a string: the id of the pathway`]);
   if (typeof raw !== 'string' || raw.trim() === '')
     throw validationError([`${keys[0]} is required: the id of the pathway`]);
   return raw.trim();

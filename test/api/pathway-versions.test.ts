@@ -153,6 +153,8 @@ describe('the older pathway routes with the id in the body (/v1/convo_pathway/..
     const noId = await t.request('POST', '/v1/convo_pathway/create-version', { nodes: example.nodes });
     assert.equal(noId.status, 400);
     assert.deepEqual(noId.body.errors, ['pathway_id is required: the id of the pathway']);
+    const numericId = await t.request('POST', '/v1/convo_pathway/get_one', { id: 5 });
+    assert.deepEqual(numericId.body.errors, ['id must be a string: the id of the pathway']);
     const badNumber = await t.request('POST', '/v1/convo_pathway/publish', { id, version_number: 'latest' });
     assert.deepEqual(badNumber.body.errors, ['version_number must be a whole number of 1 or more']);
     const empty = await t.request('POST', '/v1/convo_pathway/create-version', { pathway_id: id });
