@@ -56,6 +56,7 @@ import { PathwayChats } from './pathways/chat.js';
 import type { CallRequest, CallTool } from './schemas/call-request.js';
 import { runTool, type ToolResult } from './agent/tools.js';
 import { readWebPages, type WebPages } from './knowledge/web.js';
+import { PathwayFolderStore } from './store/pathway-folders.js';
 import { Metrics } from './observability/metrics.js';
 import { inSpan } from './observability/tracing.js';
 
@@ -75,6 +76,7 @@ export interface Services {
   personas: PersonaStore;
   /** Secrets accounts keep for their tools and webhooks (`{{secrets.NAME}}`). */
   vault: VaultStore;
+  pathwayFolders: PathwayFolderStore;
   /** Reads web pages for a knowledge base, through the guarded client. */
   readWebPages(urls: readonly string[]): Promise<WebPages>;
   /** Runs one custom tool once, as a call would (its secrets filled in, through the guarded client). */
@@ -386,6 +388,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     knowledge,
     personas,
     vault,
+    pathwayFolders: new PathwayFolderStore(db, clock),
     readWebPages: (urls) => readWebPages(urls, pathwayHttp),
     testTool: async (accountId, tool, input, variables) =>
       runTool(tool, input, await secretScope(accountId, tool, variables), pathwayHttp),

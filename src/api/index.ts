@@ -8,6 +8,7 @@ import secrets from './secrets.js';
 import agents from './agents.js';
 import voices from './voices.js';
 import inbound, { registerInboundLabelRoute } from './inbound.js';
+import pathwayFolders from './pathway-folders.js';
 import campaigns from './campaigns.js';
 import pathways, { pathwayChatRoutes, registerOlderPathwayRoutes } from './pathways.js';
 import sms, { registerA2PAlias } from './sms.js';
@@ -34,6 +35,7 @@ export const API_ROUTES: RouteModule[] = [
   voices,
   inbound,
   campaigns,
+  pathwayFolders,
   pathways,
   pathwayChatRoutes,
   sms,

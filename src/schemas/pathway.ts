@@ -165,6 +165,9 @@ export const PathwaySummary = Type.Object({
   ),
   staging_version: VersionNumber,
   latest_version: VersionNumber,
+  folder_id: Nullable(
+    Type.String({ description: 'The folder it is filed in (POST /v1/pathway/folders/move); null: the top' }),
+  ),
 });
 export type PathwaySummary = Static<typeof PathwaySummary>;
 

@@ -26,6 +26,7 @@ import * as m100 from './migrations/100_personas.js';
 import * as m101 from './migrations/101_secrets.js';
 import * as m102 from './migrations/102_call_events_and_publish_history.js';
 import * as m103 from './migrations/103_knowledge_sources.js';
+import * as m104 from './migrations/104_pathway_folders.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -60,6 +61,7 @@ const MIGRATIONS: Record<string, { up: (db: Kysely<any>, dialect: Dialect) => Pr
   '101_secrets': m101,
   '102_call_events_and_publish_history': m102,
   '103_knowledge_sources': m103,
+  '104_pathway_folders': m104,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -51,12 +51,14 @@ function toSummary(row: {
   production_version: unknown;
   staging_version: unknown;
   latest_version: unknown;
+  folder_id: string | null;
 }): PathwaySummary {
   return {
     id: row.id,
     pathway_id: row.id,
     name: row.name,
     description: row.description,
+    folder_id: row.folder_id,
     created_at: row.created_at,
     updated_at: row.updated_at,
     production_version: asNumber(row.production_version),
@@ -109,6 +111,7 @@ export class PathwayStore {
         'p.description',
         'p.created_at',
         'p.updated_at',
+        'p.folder_id',
         'prod.version_number as production_version',
         'stg.version_number as staging_version',
         eb

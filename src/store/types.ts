@@ -273,6 +273,17 @@ export interface PathwaysTable {
   edges: string;
   production_version_id: string | null;
   staging_version_id: string | null;
+  /** The folder it is filed in; null: the top level. */
+  folder_id: string | null;
+}
+
+export interface PathwayFoldersTable {
+  id: string;
+  account_id: string;
+  name: string;
+  parent_folder_id: string | null;
+  created_at: string;
+  updated_at: string;
 }
 
 export interface PathwayVersionsTable {
@@ -472,6 +483,7 @@ export interface Database {
   campaign_numbers: CampaignNumbersTable;
   pathways: PathwaysTable;
   pathway_versions: PathwayVersionsTable;
+  pathway_folders: PathwayFoldersTable;
   a2p_registrations: A2pRegistrationsTable;
   jobs: JobsTable;
   rate_limit_windows: RateLimitWindowsTable;
