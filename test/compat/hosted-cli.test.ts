@@ -2,6 +2,8 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
@@ -91,6 +93,13 @@ describe("the hosted API's own CLI (bland-cli) against Openline, over HTTP", () 
     const diff = await cli(['pathway', 'diff', '.'], project);
     assert.doesNotMatch(diff, /Node "/, diff);
 
+    // Folders.
+    assert.match(
+      await cli(['pathway', 'folder', 'create', 'Support flows']),
+      /Folder "Support flows" created \([0-9a-f-]{36}\)/,
+    );
+    assert.match(await cli(['pathway', 'folder', 'list']), /"name": "Support flows"/);
+
     // Duplicate and chat.
     assert.match(await cli(['pathway', 'duplicate', id, '--name', 'Support copy']), /Duplicated \([0-9a-f-]{36}\)/);
     const chat = await cli(['pathway', 'chat', id, '--message', 'Hi, my order is late']);
@@ -146,6 +155,33 @@ describe("the hosted API's own CLI (bland-cli) against Openline, over HTTP", () 
     assert.equal(shown.current_draft_version.personality_prompt, 'You are Rita, brief.');
     assert.equal(shown.current_draft_version.call_config.voice, 'maya');
     assert.match(await cli(['persona', 'get', personaId]), /Voice\s+maya/);
+
+    // A knowledge base scraped from a page served here, and a tool tried once.
+    const site = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<html><body><p>Saturday hours are 10 am to 2 pm.</p></body></html>');
+    });
+    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+    try {
+      const page = `http://127.0.0.1:${(site.address() as AddressInfo).port}/hours`;
+      assert.match(await cli(['kb', 'scrape', 'Clinic site', '--urls', page]), /Scraping started \(KB-/);
+      const kbs = (await t.request('GET', '/v1/knowledge')).body.data as { kbs: Array<{ name: string; type: string }> };
+      assert.deepEqual(
+        kbs.kbs.map((kb) => [kb.name, kb.type]),
+        [['Clinic site', 'WEB_SCRAPE']],
+      );
+      const tool = await t.request('POST', '/v1/tools', {
+        name: 'Hours',
+        description: 'Opening hours',
+        url: page,
+        method: 'GET',
+      });
+      const tried = await cli(['tool', 'test', String(tool.body.tool_id), '--input', '{}']);
+      assert.match(tried, /Saturday hours are 10 am to 2 pm/);
+      assert.match(tried, /Tool test passed/);
+    } finally {
+      await new Promise((resolve) => site.close(resolve));
+    }
 
     const bought = await t.request('POST', '/v1/inbound/purchase', { area_code: '415' });
     const number = String(bought.body.phone_number);
