@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { Api } from './types.js';
 import type { Services } from '../services.js';
-import { errorResponses, IdParams, Nullable, SuccessMessage } from '../schemas/common.js';
+import { ErrorResponse, errorResponses, IdParams, Nullable, SuccessMessage } from '../schemas/common.js';
 import {
   PathwayCreateBody,
   PathwayDetail,
@@ -16,7 +16,7 @@ import {
   VersionSummary,
 } from '../schemas/pathway.js';
 import { checkPathwayGraph, type PathwayGraph } from '../domain/pathway-graph.js';
-import { ApiError, notFound, validationError } from '../errors.js';
+import { ApiError, conflict, notFound, validationError } from '../errors.js';
 import { assertValid } from './validation.js';
 import { isRecord } from '../domain/records.js';
 import { NO_TOOLS, normalizeCallSettings } from '../schemas/call-request.js';
@@ -508,17 +508,40 @@ async function pathwayRoutes(app: Api, services: Services, base: string): Promis
       schema: {
         tags,
         summary: 'List the versions of a pathway',
+        description: 'Oldest first, as a JSON array (the hosted API answers a bare list).',
         params: IdParams,
-        response: {
-          200: Type.Object({ status: Type.Literal('success'), versions: Type.Array(VersionSummary) }),
-          ...errorResponses,
-        },
+        response: { 200: Type.Array(VersionSummary), ...errorResponses },
       },
     },
     async (request) => {
       const versions = await services.pathways.listVersions(request.account.id, request.params.id);
       if (!versions) throw notFound('Pathway');
-      return { status: 'success' as const, versions };
+      return versions;
+    },
+  );
+
+  app.delete(
+    `${base}/:id/version/:n`,
+    {
+      schema: {
+        tags,
+        summary: 'Delete a pathway version',
+        description:
+          'n is a version_number. Refused (409) while production or staging uses it: publish another first. ' +
+          'The other versions keep their numbers.',
+        params: Type.Object({ id: Type.String(), n: Type.Integer({ minimum: 1 }) }),
+        response: { 200: SuccessMessage, 409: ErrorResponse, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { id, n } = request.params;
+      const result = await services.pathways.deleteVersion(request.account.id, id, n);
+      if (result === 'live') throw conflict(`Pathway version ${n} is published: publish another version first`);
+      if (!result) {
+        await versionOf(services, request.account.id, id, n);
+        throw new ApiError('NOT_FOUND', `Pathway version ${n} not found`);
+      }
+      return { status: 'success' as const, message: 'Version deleted successfully' };
     },
   );
 

@@ -189,6 +189,7 @@ export const VersionSummary = Type.Object({
   is_prev_published: Type.Boolean({
     description: 'It has been published to production (it may since have been replaced): not a draft',
   }),
+  is_latest: Type.Boolean({ description: 'The highest version number' }),
 });
 export type VersionSummary = Static<typeof VersionSummary>;
 
@@ -197,6 +198,5 @@ export const VersionDetail = Type.Object({
   pathway_id: Type.String(),
   nodes: GraphNodes,
   edges: Edges,
-  is_latest: Type.Boolean(),
 });
 export type VersionDetail = Static<typeof VersionDetail>;

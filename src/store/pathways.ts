@@ -249,6 +249,7 @@ export class PathwayStore {
       .where('pathway_id', '=', pathwayId)
       .orderBy('version_number')
       .execute();
+    const latest = Math.max(0, ...rows.map((row) => Number(row.version_number)));
     return rows.map((row) => ({
       id: row.id,
       name: row.name,
@@ -257,6 +258,7 @@ export class PathwayStore {
       is_production: row.id === pathway.production_version_id,
       is_staging: row.id === pathway.staging_version_id,
       is_prev_published: row.published_at !== null,
+      is_latest: Number(row.version_number) === latest,
     }));
   }
 
@@ -322,6 +324,27 @@ export class PathwayStore {
       .where('version_number', '=', n)
       .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
+  }
+
+  /**
+   * Deletes version n. 'live': production or staging uses it (publish another first); undefined:
+   * no such pathway or version.
+   */
+  async deleteVersion(accountId: string, pathwayId: string, n: number): Promise<'deleted' | 'live' | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const pathway = await this.owns(trx, accountId, pathwayId);
+      if (!pathway) return undefined;
+      const version = await trx
+        .selectFrom('pathway_versions')
+        .select(['id'])
+        .where('pathway_id', '=', pathwayId)
+        .where('version_number', '=', n)
+        .executeTakeFirst();
+      if (!version) return undefined;
+      if (version.id === pathway.production_version_id || version.id === pathway.staging_version_id) return 'live';
+      await trx.deleteFrom('pathway_versions').where('id', '=', version.id).execute();
+      return 'deleted';
+    });
   }
 
   /** Points an environment at a version, named by its id or its number. */

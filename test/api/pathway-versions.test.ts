@@ -86,7 +86,7 @@ describe('the older pathway routes with the id in the body (/v1/convo_pathway/..
     assert.equal(resolved?.globalPrompt, 'Speak briefly and kindly.');
     assert.equal(resolved?.nodes.length, example.nodes.length);
 
-    let versions = (await t.request('GET', `/v1/pathway/${id}/versions`)).body.versions as Json[];
+    let versions = (await t.request('GET', `/v1/pathway/${id}/versions`)).body as unknown as Json[];
     assert.deepEqual(
       versions.map((v) => [v.version_number, v.is_prev_published]),
       [[1, false]],
@@ -116,7 +116,7 @@ describe('the older pathway routes with the id in the body (/v1/convo_pathway/..
     });
     assert.equal(published.status, 200, JSON.stringify(published.body));
     assert.equal(published.body.version_number, 2);
-    versions = (await t.request('GET', `/v1/pathway/${id}/versions`)).body.versions as Json[];
+    versions = (await t.request('GET', `/v1/pathway/${id}/versions`)).body as unknown as Json[];
     assert.deepEqual(
       versions.map((v) => [v.version_number, v.is_production, v.is_prev_published]),
       [
@@ -126,7 +126,7 @@ describe('the older pathway routes with the id in the body (/v1/convo_pathway/..
     );
     // Replaced in production, a version stays one that has been published.
     await t.request('POST', '/v1/convo_pathway/publish', { id, version_number: 1 });
-    versions = (await t.request('GET', `/v1/pathway/${id}/versions`)).body.versions as Json[];
+    versions = (await t.request('GET', `/v1/pathway/${id}/versions`)).body as unknown as Json[];
     assert.deepEqual(
       versions.map((v) => [v.version_number, v.is_production, v.is_prev_published]),
       [
@@ -182,5 +182,53 @@ describe('the older pathway routes with the id in the body (/v1/convo_pathway/..
       const r = await t.request('POST', path, body, { as: t.otherKey });
       assert.equal(r.status, 404, `${path}: ${JSON.stringify(r.body)}`);
     }
+  });
+});
+
+describe('GET /v1/pathway/{id}/versions and DELETE /v1/pathway/{id}/version/{n}', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await createTestApp();
+  });
+  after(() => t.close());
+
+  it('lists the versions as a bare array with is_latest, and deletes any version not published', async () => {
+    const id = String((await t.request('POST', '/v1/pathway/create', example)).body.pathway_id);
+    for (const name of ['one', 'two', 'three'])
+      await t.request('POST', `/v1/pathway/${id}/version`, { name, nodes: example.nodes, edges: example.edges });
+    await t.request('POST', `/v1/pathway/${id}/publish`, { version_id: 2 });
+    const list = await t.request('GET', `/v1/pathway/${id}/versions`);
+    const versions = list.body as unknown as Json[];
+    assert.ok(Array.isArray(versions));
+    assert.deepEqual(
+      versions.map((v) => [v.version_number, v.name, v.is_latest, v.is_production]),
+      [
+        [1, 'one', false, false],
+        [2, 'two', false, true],
+        [3, 'three', true, false],
+      ],
+    );
+    const live = await t.request('DELETE', `/v1/pathway/${id}/version/2`);
+    assert.equal(live.status, 409);
+    assert.match(String(live.body.message), /published/);
+    const gone = await t.request('DELETE', `/v1/pathway/${id}/version/3`);
+    assert.deepEqual(gone.body, { status: 'success', message: 'Version deleted successfully' });
+    assert.equal((await t.request('DELETE', `/v1/pathway/${id}/version/3`)).status, 404);
+    assert.equal((await t.request('DELETE', `/v1/pathway/${id}/version/1`, undefined, { as: t.otherKey })).status, 404);
+    const after = (await t.request('GET', `/v1/pathway/${id}/versions`)).body as unknown as Json[];
+    assert.deepEqual(
+      after.map((v) => [v.version_number, v.is_latest]),
+      [
+        [1, false],
+        [2, true],
+      ],
+    );
+    // The next version takes the next number after the highest left.
+    const next = await t.request('POST', `/v1/pathway/${id}/version`, {
+      name: 'again',
+      nodes: example.nodes,
+      edges: example.edges,
+    });
+    assert.equal((next.body.data as Json).version_number, 3);
   });
 });

@@ -558,7 +558,7 @@ function Versions({ pathwayId, draft }: { pathwayId: string; draft: Graph }) {
   const queries = useQueryClient();
   const versions = useQuery({
     queryKey: ['versions', pathwayId],
-    queryFn: async () => (await api<{ versions: VersionSummary[] }>(`/v1/pathway/${pathwayId}/versions`)).versions,
+    queryFn: () => api<VersionSummary[]>(`/v1/pathway/${pathwayId}/versions`),
   });
   const [name, setName] = useState('');
   const [compared, setCompared] = useState<{ n: number; lines: string[] } | null>(null);
