@@ -96,9 +96,15 @@ export class CallEventLog {
     });
   }
 
-  /** The `queue` and `call` events of a call's end, from its final record. */
+  /** The `queue` and `call` events of a call's end, from its final record. Never throws. */
   async callEnded(callId: string): Promise<void> {
-    const row = await this.d.calls.byId(callId);
+    let row: Call | undefined;
+    try {
+      row = await this.d.calls.byId(callId);
+    } catch (error) {
+      this.d.log?.error({ err: error, call_id: callId }, 'call end events not recorded');
+      return;
+    }
     if (!row || !isEnded(row.queue_status)) return;
     if (row.answered_by) this.record(row.id, 'call', `Answered by: ${row.answered_by}`);
     if (row.transferred_to) this.record(row.id, 'call', `Transferred to ${row.transferred_to}`);
