@@ -17,10 +17,10 @@ import {
 import { conflict, notFound, validationError } from '../errors.js';
 import { countryOf, normalizePathNumber, normalizePhone } from '../domain/phone.js';
 import { isSandboxPersona } from '../store/inbound.js';
-import { formatValidationErrors } from './validation.js';
+import { assertValid, formatValidationErrors } from './validation.js';
 import { isRecord } from '../domain/records.js';
 import { credentialFromHeader, encryptedKeyHeader } from '../security/credentials.js';
-import { buyTwilioNumber, TwilioPurchaseError } from '../carriers/twilio/numbers.js';
+import { adoptTwilioNumber, buyTwilioNumber, TwilioPurchaseError } from '../carriers/twilio/numbers.js';
 import { unknownToolErrors } from './agents.js';
 
 const tags = ['Inbound'];
@@ -106,6 +106,7 @@ function placementProblems(body: unknown): string[] {
 /** Inbound numbers: seed 2.4 and 4.4, CONTRACT.md sections 5 and 9. */
 export default async function routes(app: Api, services: Services): Promise<void> {
   await registerInboundLabelRoute(app, services);
+  await registerInboundInsertRoute(app, services);
   app.post(
     '/inbound/purchase',
     {
@@ -280,6 +281,103 @@ export default async function routes(app: Api, services: Services): Promise<void
       if (credential?.provider === 'sip' && key !== undefined)
         await services.inbound.bindCarrier(accountId, phone, 'sip', key);
       return { status: 'success' as const, message: 'Inbound number updated', updates };
+    },
+  );
+}
+
+/**
+ * Bring Your Own Twilio: `POST /v1/inbound/insert {numbers}` with the `encrypted_key` of the
+ * account's Twilio credentials (or the server's own Twilio without one) adds numbers that Twilio
+ * account already holds: each is looked up there and its voice and SMS webhooks pointed at
+ * Openline. Numbers that could not be added are listed with why; none added is a 400.
+ */
+export async function registerInboundInsertRoute(app: Api, services: Services): Promise<void> {
+  app.post(
+    '/inbound/insert',
+    {
+      attachValidation: true,
+      schema: {
+        tags,
+        summary: 'Add numbers from your own Twilio account',
+        description:
+          "With the encrypted_key header of Twilio credentials (POST /v1/accounts), or with the server's own " +
+          'Twilio: each number must be one the Twilio account holds; its voice and SMS webhooks are pointed at ' +
+          'Openline and it answers with the default inbound settings (change them with POST /v1/inbound/{number}).',
+        body: Type.Object(
+          {
+            numbers: Type.Array(Type.String({ description: 'E.164, with the leading +' }), {
+              minItems: 1,
+              maxItems: 100,
+            }),
+          },
+          { additionalProperties: true },
+        ),
+        response: {
+          200: Type.Object({
+            status: Type.Literal('success'),
+            message: Type.String(),
+            inserted: Type.Array(Type.String()),
+            failed: Type.Array(Type.Object({ phone_number: Type.String(), reason: Type.String() })),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      assertValid(request);
+      const accountId = request.account.id;
+      const credential = await credentialFromHeader(request, services);
+      if (credential?.provider === 'sip')
+        throw validationError([
+          'encrypted_key names a SIP trunk: add its numbers with POST /v1/inbound/purchase {phone_number}',
+        ]);
+      const twilio = credential
+        ? await services.twilio.account(accountId, credential.encrypted_key)
+        : services.config.twilio;
+      if (!twilio)
+        throw validationError([
+          'encrypted_key is required: the Twilio account that holds the numbers (register it with POST /v1/accounts)',
+        ]);
+      const client = services.twilio.client(twilio);
+      const urls = {
+        voiceUrl: services.twilio.webhookUrl('/twilio/voice'),
+        smsUrl: services.twilio.webhookUrl('/twilio/sms'),
+      };
+      const inserted: string[] = [];
+      const failed: { phone_number: string; reason: string }[] = [];
+      for (const [i, given] of request.body.numbers.entries()) {
+        const phone = normalizePhone(given);
+        if (!phone.ok) {
+          failed.push({ phone_number: given, reason: `numbers[${i}] ${phone.reason}` });
+          continue;
+        }
+        if (isSandboxPersona(phone.e164) || (await services.inbound.isHeld(phone.e164))) {
+          failed.push({ phone_number: phone.e164, reason: `numbers[${i}] is already held` });
+          continue;
+        }
+        const why = await adoptTwilioNumber(client, phone.e164, urls);
+        if (why) {
+          failed.push({ phone_number: phone.e164, reason: `numbers[${i}] ${why}` });
+          continue;
+        }
+        const number = await services.inbound.create(accountId, phone.e164, DEFAULT_INBOUND_CONFIG, {
+          carrier: 'twilio',
+          credentialId: credential?.encrypted_key ?? null,
+        });
+        if (number) inserted.push(number.phone_number);
+        else failed.push({ phone_number: phone.e164, reason: `numbers[${i}] is already held` });
+      }
+      if (inserted.length === 0)
+        throw validationError(
+          failed.map((f) => f.reason),
+          'No number inserted',
+        );
+      return {
+        status: 'success' as const,
+        message: `Inserted ${inserted.length} of ${request.body.numbers.length} numbers`,
+        inserted,
+        failed,
+      };
     },
   );
 }

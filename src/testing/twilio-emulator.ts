@@ -3,7 +3,7 @@
  * webhooks, and Media Streams driven like Twilio drives them.
  *
  * - REST (HTTP basic auth with the account SID and auth token): Calls create / update / fetch,
- *   AvailablePhoneNumbers (Local), IncomingPhoneNumbers create, Messaging v1 BrandRegistrations
+ *   AvailablePhoneNumbers (Local), IncomingPhoneNumbers (create, list by number, update its webhooks), Messaging v1 BrandRegistrations
  *   create / fetch. Errors come back in Twilio's JSON shape ({code, message, status}).
  * - Callbacks (status, async AMD) and inbound voice / SMS webhooks are POSTed as forms signed with
  *   X-Twilio-Signature under the account's auth token, so the receiving side's checks really run.
@@ -215,6 +215,17 @@ class HttpError extends Error {
   ) {
     super(message);
   }
+}
+
+/** An IncomingPhoneNumber as the REST API shows it. */
+function numberResource(number: IncomingNumber) {
+  return {
+    sid: number.sid,
+    account_sid: number.accountSid,
+    phone_number: number.phoneNumber,
+    voice_url: number.voiceUrl,
+    sms_url: number.smsUrl,
+  };
 }
 
 export class TwilioEmulator {
@@ -461,6 +472,32 @@ export class TwilioEmulator {
       };
     }
     m = /^\/2010-04-01\/Accounts\/(\w+)\/IncomingPhoneNumbers\.json$/.exec(path);
+    if (m && method === 'GET') {
+      own(m[1]);
+      const mine = this.numbers.filter(
+        (n) => n.accountSid === account.accountSid && (!params.PhoneNumber || n.phoneNumber === params.PhoneNumber),
+      );
+      return {
+        status: 200,
+        body: {
+          incoming_phone_numbers: mine.map(numberResource),
+          uri: path,
+          page: 0,
+          page_size: 50,
+          next_page_uri: null,
+        },
+      };
+    }
+    m = /^\/2010-04-01\/Accounts\/(\w+)\/IncomingPhoneNumbers\/(\w+)\.json$/.exec(path);
+    if (m && method === 'POST') {
+      own(m[1]);
+      const number = this.numbers.find((n) => n.sid === m![2] && n.accountSid === account.accountSid);
+      if (!number) throw new HttpError(404, 20404, 'The requested resource was not found');
+      if (params.VoiceUrl !== undefined) number.voiceUrl = params.VoiceUrl;
+      if (params.SmsUrl !== undefined) number.smsUrl = params.SmsUrl;
+      return { status: 200, body: numberResource(number) };
+    }
+    m = /^\/2010-04-01\/Accounts\/(\w+)\/IncomingPhoneNumbers\.json$/.exec(path);
     if (m && method === 'POST') {
       own(m[1]);
       const phone = params.PhoneNumber ?? '';
@@ -476,16 +513,7 @@ export class TwilioEmulator {
         smsUrl: params.SmsUrl ?? '',
       };
       this.numbers.push(number);
-      return {
-        status: 201,
-        body: {
-          sid: number.sid,
-          account_sid: number.accountSid,
-          phone_number: number.phoneNumber,
-          voice_url: number.voiceUrl,
-          sms_url: number.smsUrl,
-        },
-      };
+      return { status: 201, body: numberResource(number) };
     }
     if (path === '/v1/a2p/BrandRegistrations' && method === 'POST') {
       if (!params.CustomerProfileBundleSid)

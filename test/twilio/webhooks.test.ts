@@ -106,6 +106,66 @@ describe('Twilio webhooks, inbound calls, numbers and SMS through the emulator',
     assert.equal(listed.status, 200);
   });
 
+  it("inserts numbers the customer's own Twilio account holds (encrypted_key), pointing them at Openline", async () => {
+    const stored = await env.t.request('POST', '/v1/accounts', {
+      provider: 'twilio',
+      account_sid: CUSTOMER.accountSid,
+      auth_token: CUSTOMER.authToken,
+    });
+    const headers = { encrypted_key: String(stored.body.encrypted_key) };
+    // Numbers the customer bought on Twilio before, pointing elsewhere; one held by the server's account.
+    env.emulator.numbers.push(
+      {
+        sid: 'PN01',
+        accountSid: CUSTOMER.accountSid,
+        phoneNumber: '+13125550410',
+        voiceUrl: 'https://old.example/v',
+        smsUrl: '',
+      },
+      { sid: 'PN02', accountSid: CUSTOMER.accountSid, phoneNumber: '+13125550411', voiceUrl: '', smsUrl: '' },
+      { sid: 'PN03', accountSid: SERVER.accountSid, phoneNumber: '+13125550412', voiceUrl: '', smsUrl: '' },
+    );
+    const r = await env.t.request(
+      'POST',
+      '/v1/inbound/insert',
+      { numbers: ['+13125550410', '(312) 555-0411', '+13125550412', 'not a number'] },
+      { headers },
+    );
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.deepEqual(r.body.inserted, ['+13125550410', '+13125550411']);
+    assert.deepEqual(
+      (r.body.failed as { phone_number: string; reason: string }[]).map((f) => f.reason),
+      ['numbers[2] is not a number of this Twilio account', 'numbers[3] must not contain letters or an extension'],
+    );
+    for (const sid of ['PN01', 'PN02']) {
+      const number = env.emulator.numbers.find((n) => n.sid === sid)!;
+      assert.deepEqual(
+        [number.voiceUrl, number.smsUrl],
+        [`${env.publicUrl}/twilio/voice`, `${env.publicUrl}/twilio/sms`],
+      );
+    }
+    assert.equal(
+      env.emulator.numbers.find((n) => n.sid === 'PN03')!.voiceUrl,
+      '',
+      "another account's number untouched",
+    );
+    const listed = await env.t.request('GET', '/v1/inbound/+13125550410');
+    assert.equal(listed.body.carrier, 'twilio');
+
+    const again = await env.t.request('POST', '/v1/inbound/insert', { numbers: ['+13125550410'] }, { headers });
+    assert.equal(again.status, 400);
+    assert.deepEqual(again.body.errors, ['numbers[0] is already held']);
+    const unknownKey = await env.t.request(
+      'POST',
+      '/v1/inbound/insert',
+      { numbers: ['+13125550411'] },
+      { headers: { encrypted_key: 'nope' } },
+    );
+    assert.equal(unknownKey.status, 400);
+    const none = await env.t.request('POST', '/v1/inbound/insert', { numbers: [] }, { headers });
+    assert.equal(none.status, 400);
+  });
+
   it('rejects a call from a number the account blocked', async () => {
     await env.t.request('POST', '/v1/blocked_numbers', { phone_number: '+14155550177' });
     const params = { CallSid: 'CA2', AccountSid: SERVER.accountSid, From: '+14155550177', To: '+12025550300' };

@@ -70,3 +70,31 @@ export async function buyTwilioNumber(client: TwilioClient, purchase: TwilioPurc
     throw new TwilioPurchaseError(`Twilio refused the purchase (error ${code ?? 'network'})`, code);
   }
 }
+
+/**
+ * Takes a number the Twilio account already holds (Bring Your Own Twilio): finds it among the
+ * account's IncomingPhoneNumbers and points its voice and SMS webhooks at Openline. Returns why
+ * not, or null when done.
+ */
+export async function adoptTwilioNumber(
+  client: TwilioClient,
+  phoneNumber: string,
+  urls: { voiceUrl: string; smsUrl: string },
+): Promise<string | null> {
+  let held: { sid: string }[];
+  try {
+    held = await client.incomingPhoneNumbers.list({ phoneNumber, limit: 1 });
+  } catch (error) {
+    return `Twilio refused the lookup (error ${codeOf(error) ?? 'network'})`;
+  }
+  const number = held[0];
+  if (!number) return 'is not a number of this Twilio account';
+  try {
+    await client
+      .incomingPhoneNumbers(number.sid)
+      .update({ voiceUrl: urls.voiceUrl, voiceMethod: 'POST', smsUrl: urls.smsUrl, smsMethod: 'POST' });
+  } catch (error) {
+    return `Twilio refused to point it at Openline (error ${codeOf(error) ?? 'network'})`;
+  }
+  return null;
+}
