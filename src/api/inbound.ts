@@ -3,7 +3,7 @@ import type { ErrorObject } from 'ajv';
 import type { FastifyRequest } from 'fastify';
 import type { Api } from './types.js';
 import type { Services } from '../services.js';
-import { ErrorResponse, errorResponses, Nullable } from '../schemas/common.js';
+import { ErrorResponse, errorResponses, Nullable, SuccessMessage } from '../schemas/common.js';
 import {
   DEFAULT_INBOUND_CONFIG,
   InboundConfig,
@@ -229,6 +229,31 @@ export default async function routes(app: Api, services: Services): Promise<void
       return { status: 'success' as const, ...number };
     },
   );
+
+  // DELETE as clients send it; POST .../delete as the hosted API documents it.
+  for (const [method, url] of [
+    ['DELETE', '/inbound/:phone_number'],
+    ['POST', '/inbound/:phone_number/delete'],
+  ] as const)
+    app.route({
+      method,
+      url,
+      schema: {
+        hide: method === 'POST',
+        tags,
+        summary: 'Remove an inbound number',
+        description:
+          'Openline stops answering it and forgets its settings; the carrier keeps the number (release it ' +
+          'there, e.g. in the Twilio console). Also served as POST /v1/inbound/{phone_number}/delete.',
+        params: PhoneParams,
+        response: { 200: SuccessMessage, ...errorResponses },
+      },
+      handler: async (request) => {
+        const phone = pathNumber(request.params.phone_number);
+        if (!(await services.inbound.remove(request.account.id, phone))) throw notFound('Inbound number');
+        return { status: 'success' as const, message: `Successfully deleted number from database: ${phone}` };
+      },
+    });
 
   app.post(
     '/inbound/:phone_number',

@@ -147,6 +147,27 @@ export class InboundStore {
   }
 
   /**
+   * Removes the account's number from Openline (and its SMS settings): its calls and messages are
+   * no longer answered here. The carrier keeps the number. False: the account does not hold it.
+   */
+  async remove(accountId: string, phone: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const result = await trx
+        .deleteFrom('inbound_numbers')
+        .where('account_id', '=', accountId)
+        .where('phone_number', '=', phone)
+        .executeTakeFirst();
+      if (Number(result.numDeletedRows) === 0) return false;
+      await trx
+        .deleteFrom('sms_configs')
+        .where('account_id', '=', accountId)
+        .where('phone_number', '=', phone)
+        .execute();
+      return true;
+    });
+  }
+
+  /**
    * Puts the account's number on a carrier's credentials (an account's own SIP trunk: the number
    * is one of the trunk's). false when the account does not hold the number.
    */

@@ -164,6 +164,28 @@ describe('Twilio webhooks, inbound calls, numbers and SMS through the emulator',
     assert.equal(unknownKey.status, 400);
     const none = await env.t.request('POST', '/v1/inbound/insert', { numbers: [] }, { headers });
     assert.equal(none.status, 400);
+
+    // Removed from Openline (as the hosted API's Delete Inbound Phone Number, and by DELETE): the
+    // Twilio account keeps it.
+    assert.equal(
+      (await env.t.request('POST', '/v1/inbound/+13125550410/delete', {}, { as: env.t.otherKey })).status,
+      404,
+    );
+    const removed = await env.t.request('POST', '/v1/inbound/+13125550410/delete', {}, { headers });
+    assert.deepEqual(removed.body, {
+      status: 'success',
+      message: 'Successfully deleted number from database: +13125550410',
+    });
+    assert.equal((await env.t.request('GET', '/v1/inbound/+13125550410')).status, 404);
+    assert.equal((await env.t.request('DELETE', '/v1/inbound/13125550411')).status, 200);
+    assert.equal((await env.t.request('DELETE', '/v1/inbound/13125550411')).status, 404);
+    assert.ok(
+      env.emulator.numbers.some((n) => n.sid === 'PN01'),
+      'still on the Twilio account',
+    );
+    // And it can come back.
+    const back = await env.t.request('POST', '/v1/inbound/insert', { numbers: ['+13125550410'] }, { headers });
+    assert.deepEqual(back.body.inserted, ['+13125550410']);
   });
 
   it('rejects a call from a number the account blocked', async () => {
