@@ -551,14 +551,25 @@ async function pathwayRoutes(app: Api, services: Services, base: string): Promis
       schema: {
         tags,
         summary: 'Get a pathway version',
-        description: 'n is a version_number; 0 is the live (production) version.',
-        params: Type.Object({ id: Type.String(), n: Type.Integer({ minimum: 0 }) }),
+        description: "n is a version_number (0: the live, production, version) or a version's id.",
+        params: Type.Object({
+          id: Type.String(),
+          n: Type.Union([Type.Integer({ minimum: 0 }), Type.String({ minLength: 1 })], {
+            'x-message': 'must be a version number or a version id',
+          }),
+        }),
         response: { 200: VersionDetail, ...errorResponses },
       },
     },
     async (request) => {
       const { id, n } = request.params;
-      return versionOf(services, request.account.id, id, n);
+      const accountId = request.account.id;
+      if (typeof n === 'number') return versionOf(services, accountId, id, n);
+      const versions = await services.pathways.listVersions(accountId, id);
+      if (!versions) throw notFound('Pathway');
+      const found = versions.find((v) => v.id === n);
+      if (!found) throw new ApiError('NOT_FOUND', `Pathway version ${n} not found`);
+      return versionOf(services, accountId, id, found.version_number);
     },
   );
 

@@ -208,6 +208,11 @@ describe('GET /v1/pathway/{id}/versions and DELETE /v1/pathway/{id}/version/{n}'
         [3, 'three', true, false],
       ],
     );
+    // A version is also named by its id.
+    const byId = await t.request('GET', `/v1/pathway/${id}/version/${String(versions[2]!.id)}`);
+    assert.equal(byId.status, 200, JSON.stringify(byId.body));
+    assert.equal(byId.body.version_number, 3);
+    assert.equal((await t.request('GET', `/v1/pathway/${id}/version/no-such-version`)).status, 404);
     const live = await t.request('DELETE', `/v1/pathway/${id}/version/2`);
     assert.equal(live.status, 409);
     assert.match(String(live.body.message), /published/);
