@@ -151,9 +151,7 @@ export default async function routes(app: Api, services: Services): Promise<void
         return { status: 'success' as const, ...number };
       }
       // Twilio-backed (the account's own Twilio through encrypted_key, else the server's): a real number.
-      const twilio = credential
-        ? await services.twilio.account(accountId, credential.encrypted_key)
-        : services.config.twilio;
+      const twilio = await services.twilio.account(accountId, credential?.encrypted_key);
       if (twilio) {
         const wanted = body.phone_number === undefined ? undefined : normalizePhone(body.phone_number);
         let phone: string;
@@ -162,8 +160,7 @@ export default async function routes(app: Api, services: Services): Promise<void
             country: body.country_code ?? 'US',
             areaCode: body.area_code,
             phoneNumber: wanted?.ok ? wanted.e164 : undefined,
-            voiceUrl: services.twilio.webhookUrl('/twilio/voice'),
-            smsUrl: services.twilio.webhookUrl('/twilio/sms'),
+            ...services.twilio.numberWebhooks(),
           });
         } catch (error) {
           if (error instanceof TwilioPurchaseError) throw conflict(error.message);
@@ -356,18 +353,13 @@ export async function registerInboundInsertRoute(app: Api, services: Services): 
         throw validationError([
           'encrypted_key names a SIP trunk: add its numbers with POST /v1/inbound/purchase {phone_number}',
         ]);
-      const twilio = credential
-        ? await services.twilio.account(accountId, credential.encrypted_key)
-        : services.config.twilio;
+      const twilio = await services.twilio.account(accountId, credential?.encrypted_key);
       if (!twilio)
         throw validationError([
           'encrypted_key is required: the Twilio account that holds the numbers (register it with POST /v1/accounts)',
         ]);
       const client = services.twilio.client(twilio);
-      const urls = {
-        voiceUrl: services.twilio.webhookUrl('/twilio/voice'),
-        smsUrl: services.twilio.webhookUrl('/twilio/sms'),
-      };
+      const urls = services.twilio.numberWebhooks();
       const inserted: string[] = [];
       const failed: { phone_number: string; reason: string }[] = [];
       for (const [i, given] of request.body.numbers.entries()) {

@@ -69,9 +69,7 @@ function registerHandler(services: Services) {
     // The selection point: Twilio-backed (the account's own Twilio through encrypted_key, else the
     // server's) registers with Twilio; otherwise the sandbox decides.
     const credential = await credentialFromHeader(request, services);
-    const account = credential
-      ? await services.twilio.account(request.account.id, credential.encrypted_key)
-      : services.config.twilio;
+    const account = await services.twilio.account(request.account.id, credential?.encrypted_key);
     const twilio = account ? twilioBundles(request.body) : undefined;
     assertValid(request, [...positionProblems(request.body), ...(twilio?.problems ?? [])]);
     let registration;

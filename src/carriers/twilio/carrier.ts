@@ -230,6 +230,11 @@ export class TwilioCarrier implements Carrier {
     return new URL(path, this.o.publicUrl).toString();
   }
 
+  /** Where a number's calls and messages are sent: Openline's /twilio/voice and /twilio/sms. */
+  numberWebhooks(): { voiceUrl: string; smsUrl: string } {
+    return { voiceUrl: this.webhookUrl('/twilio/voice'), smsUrl: this.webhookUrl('/twilio/sms') };
+  }
+
   /** The Twilio account a stored call or number runs on (its BYO credentials, else the server's). */
   account(accountId: string, credentialId: string | null | undefined): Promise<TwilioAccount | undefined> {
     return twilioAccountFor(this.o.credentials, this.o.server, accountId, credentialId);
