@@ -160,6 +160,58 @@ export function resample(pcm: Int16Array, fromRate: number, toRate: number): Int
 }
 
 /**
+ * resample() for a stream that arrives in chunks of any size (a browser's microphone in 128- or
+ * 2048-sample pieces): the same moving average and linear interpolation, carried across chunk
+ * boundaries, so the chunks joined sound as the whole would, with no click at each boundary and no
+ * drift from rounding each chunk's length. The output lags the input by one input sample.
+ */
+export class StreamResampler {
+  /** Input samples per output sample. */
+  private readonly step: number;
+  /** The moving average's span (1 when raising the rate). */
+  private readonly span: number;
+  /** The last `span` input samples, for the average across a boundary. */
+  private readonly recent: Int16Array;
+  private recentAt = 0;
+  private sum = 0;
+  private seen = 0;
+  /** The last smoothed sample of the previous chunk (position 0 of the next one). */
+  private previous = 0;
+  /** Where the next output sample falls, in input samples after `previous`. */
+  private position = 0;
+
+  constructor(fromRate: number, toRate: number) {
+    this.step = fromRate / toRate;
+    this.span = Math.max(1, Math.round(this.step));
+    this.recent = new Int16Array(this.span);
+  }
+
+  push(pcm: Int16Array): Int16Array {
+    const smoothed = new Float32Array(pcm.length);
+    for (let i = 0; i < pcm.length; i++) {
+      const sample = pcm[i]!;
+      this.sum += sample - this.recent[this.recentAt]!;
+      this.recent[this.recentAt] = sample;
+      this.recentAt = (this.recentAt + 1) % this.span;
+      this.seen++;
+      smoothed[i] = this.sum / Math.min(this.seen, this.span);
+    }
+    const out = new Int16Array(Math.max(0, Math.ceil((pcm.length - this.position) / this.step)));
+    let n = 0;
+    while (this.position < pcm.length && n < out.length) {
+      const left = Math.floor(this.position);
+      const frac = this.position - left;
+      const a = left === 0 ? this.previous : smoothed[left - 1]!;
+      out[n++] = Math.round(a * (1 - frac) + smoothed[left]! * frac);
+      this.position += this.step;
+    }
+    this.position -= pcm.length;
+    if (pcm.length > 0) this.previous = smoothed[pcm.length - 1]!;
+    return n === out.length ? out : out.subarray(0, n);
+  }
+}
+
+/**
  * resample() for a whole ratio (16 or 24 kHz to 8 kHz, what most voices send): every output sample
  * falls on an input sample, so it is the moving average ending there, computed for that sample
  * alone, to the same value (the average rounded to 32 bits as resample's smoothed array holds it),

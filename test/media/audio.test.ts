@@ -14,6 +14,7 @@ import {
   resample,
   seededRandom,
   silence,
+  StreamResampler,
   toFrames,
   tone,
 } from '../../src/media/audio.js';
@@ -87,6 +88,41 @@ test('resampling 22.05 kHz to 8 kHz keeps a speech-band tone and its length', ()
   assert.ok(Math.abs(out.length - 8000) <= 1);
   assert.ok(goertzel(out.subarray(0, 800), 500) > 0.8);
   assert.ok(dbfs(out) > -15 && dbfs(silence(20)) < -80);
+});
+
+test('a stream resampled in pieces of any size gives what the whole gives, with no drift at the joins', () => {
+  const random = seededRandom(11);
+  for (const [from, to] of [
+    [44_100, 8000],
+    [8000, 44_100],
+    [24_000, 8000],
+    [8000, 16_000],
+    [11_025, 8000],
+  ] as const) {
+    const src = tone([440], 2000, 8000, from);
+    const resampler = new StreamResampler(from, to);
+    const pieces: Int16Array[] = [];
+    for (let at = 0; at < src.length;) {
+      const size = 1 + Math.floor(random() * 3000);
+      pieces.push(resampler.push(src.subarray(at, at + size)));
+      at += size;
+    }
+    const out = new Int16Array(pieces.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const p of pieces) {
+      out.set(p, at);
+      at += p.length;
+    }
+    // As many samples as the duration gives at the new rate: nothing lost or added at the joins.
+    assert.ok(Math.abs(out.length - (src.length * to) / from) <= 1, `${from} -> ${to}: ${out.length}`);
+    // The same samples as the whole pushed at once, whatever the pieces (rounding aside).
+    const whole = new StreamResampler(from, to).push(src);
+    assert.ok(Math.abs(whole.length - out.length) <= 1);
+    let worst = 0;
+    for (let i = 0; i < Math.min(out.length, whole.length); i++) worst = Math.max(worst, Math.abs(out[i]! - whole[i]!));
+    assert.ok(worst <= 1, `${from} -> ${to}: differs by ${worst}`);
+    assert.ok(goertzel(out.subarray(to / 10, to / 10 + to / 10), 440, to) > 0.8, `${from} -> ${to}: the tone`);
+  }
 });
 
 test('resampling by a whole ratio (16 and 24 kHz to 8 kHz) gives what smoothing then interpolating gives', () => {
