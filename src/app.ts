@@ -16,7 +16,7 @@ import twilioRoutes from './carriers/twilio/routes.js';
 import { dashboard } from './web.js';
 import { operationsHtml, withListing, type OpenApiDocument } from './api/reference-page.js';
 import { accountOfKey, bearerless } from './api/auth.js';
-import { webCallRoutes } from './api/web-calls.js';
+import { agentSocketRoute, webCallRoutes } from './api/web-calls.js';
 import { listenSocketRoute } from './api/listen.js';
 import websocket from '@fastify/websocket';
 
@@ -185,6 +185,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(twilioRoutes, { services });
   // Live listening's websocket: the token of POST /v1/calls/{id}/listen, not an API key.
   await app.register(listenSocketRoute, { services });
+  // The hosted web-agent SDKs' websocket: a token from authorize, not an API key.
+  await app.register(agentSocketRoute, { services });
   // Web call signalling: the API key or a single-use token from a public page (CORS).
   for (const prefix of ['/v1', '/api/v1'])
     await app.register(async (scope) => webCallRoutes(scope as Api, services), { prefix });

@@ -1,10 +1,16 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { WebSocket } from 'ws';
 import type { Api } from './types.js';
 import type { Services } from '../services.js';
 import { errorResponses, FreeObject, IdParams } from '../schemas/common.js';
 import { ApiError, notFound, validationError } from '../errors.js';
 import type { WebCallTarget } from '../carriers/webrtc/service.js';
+import {
+  DEFAULT_SOCKET_SAMPLE_RATE,
+  MAX_SOCKET_SAMPLE_RATE,
+  MIN_SOCKET_SAMPLE_RATE,
+} from '../carriers/webrtc/agent-socket.js';
 import { refuseOversizedBodies } from './validation.js';
 import { accountOfKey, bearerless } from './auth.js';
 
@@ -128,6 +134,65 @@ export async function webCallRoutes(app: Api, services: Services): Promise<void>
         ...(requestData && { requestData }),
       });
       return { status: 'success' as const, call_id: started.callId, sdp: started.sdp };
+    },
+  );
+}
+
+/** The path the hosted web-agent SDKs connect to (their `customEndpoint` / `endpoint` names this server's). */
+export const AGENT_SOCKET_PATH = '/ws/connect/blandshared';
+
+/** Why a page's websocket was refused, as its close code: the page's fault, or the server's load. */
+function closeCode(error: unknown): number {
+  if (!(error instanceof ApiError)) return 1011;
+  return error.statusCode === 429 || error.statusCode === 503 ? 1013 : 1008;
+}
+
+/** The page's `sampleRate` (or `sample_rate`) query: whole Hz in range; the SDKs' 44,100 when absent. */
+function socketSampleRate(query: Record<string, string | undefined>): number | string {
+  const raw = query.sampleRate ?? query.sample_rate;
+  if (raw === undefined || raw === '') return DEFAULT_SOCKET_SAMPLE_RATE;
+  const rate = Number(raw);
+  if (!Number.isInteger(rate) || rate < MIN_SOCKET_SAMPLE_RATE || rate > MAX_SOCKET_SAMPLE_RATE)
+    return `sampleRate must be a whole number of Hz from ${MIN_SOCKET_SAMPLE_RATE} to ${MAX_SOCKET_SAMPLE_RATE}`;
+  return rate;
+}
+
+/**
+ * The hosted web-agent SDKs' websocket (docs/web-calls.md): `?agent=<agent id>&token=<token from
+ * authorize>[&sampleRate=<Hz>]`, outside the API key (the token is the credential). A refused
+ * socket closes with 1008 (or 1013 at the call limit, or while the server shuts down) and a reason
+ * naming the field.
+ */
+export async function agentSocketRoute(app: FastifyInstance, options: { services: Services }): Promise<void> {
+  const { services } = options;
+  app.get<{ Querystring: Record<string, string | undefined> }>(
+    AGENT_SOCKET_PATH,
+    { schema: { hide: true }, websocket: true },
+    (socket: WebSocket, request) => {
+      const refuse = (code: number, reason: string) => socket.close(code, reason.slice(0, 120));
+      const sampleRate = socketSampleRate(request.query);
+      if (typeof sampleRate === 'string') return refuse(1008, sampleRate);
+      const token = request.query.token;
+      if (!token) return refuse(1008, 'token is required: a token from POST /v1/agents/{id}/authorize');
+      void (async () => {
+        const grant = await services.webCallTokens.redeem(token);
+        if (!grant) return refuse(1008, 'token is unknown, expired or already used');
+        const agent = request.query.agent;
+        if (agent && agent !== grant.agentId) return refuse(1008, 'agent is not the agent the token was issued for');
+        if (socket.readyState !== socket.OPEN) return;
+        await services.webCalls.startSocket(
+          {
+            accountId: grant.accountId,
+            target: { agentId: grant.agentId },
+            ...(grant.requestData && { requestData: grant.requestData }),
+          },
+          socket,
+          sampleRate,
+        );
+      })().catch((error: unknown) => {
+        if (!(error instanceof ApiError)) request.log.warn({ err: error }, 'web-agent socket failed');
+        refuse(closeCode(error), error instanceof Error ? error.message : 'the call could not start');
+      });
     },
   );
 }

@@ -1,6 +1,5 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -8,33 +7,10 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
-import { ensureDashboardBuilt, launchChromium } from '../../src/testing/browser.js';
+import { ensureDashboardBuilt, fakeMicrophoneArgs, launchChromium } from '../../src/testing/browser.js';
 import { FakeDeepgram } from '../../src/testing/fake-deepgram.js';
-import { encodeWav, parseWav } from '../../src/media/wav.js';
 
 type Json = Record<string, unknown>;
-
-/** The caller's microphone: a sentence spoken by espeak-ng, then silence (Chromium loops the file). */
-function microphoneWav(dir: string): string {
-  const speech = path.join(dir, 'speech.wav');
-  const result = spawnSync('espeak-ng', [
-    '-v',
-    'en-us',
-    '-s',
-    '150',
-    '-w',
-    speech,
-    'I would like to book a table for two',
-  ]);
-  assert.equal(result.status, 0, 'espeak-ng must be installed');
-  const { samples, sampleRate } = parseWav(fs.readFileSync(speech));
-  // 4 s of quiet for the agent's greeting, the sentence, then 8 s for its answer (the file loops).
-  const padded = new Int16Array(samples.length + sampleRate * 12);
-  padded.set(samples, sampleRate * 4);
-  const file = path.join(dir, 'microphone.wav');
-  fs.writeFileSync(file, encodeWav(padded, { sampleRate }));
-  return file;
-}
 
 /**
  * Web calls end to end in Debian's Chromium with a fake microphone (a WAV of espeak-ng speech):
@@ -89,12 +65,7 @@ describe('web calls in Chromium', () => {
     await new Promise<void>((resolve) => customer.listen(0, '127.0.0.1', resolve));
     customerOrigin = `http://localhost:${(customer.address() as AddressInfo).port}`;
 
-    browser = await launchChromium([
-      '--use-fake-ui-for-media-stream',
-      '--use-fake-device-for-media-stream',
-      `--use-file-for-fake-audio-capture=${microphoneWav(dir)}`,
-      '--autoplay-policy=no-user-gesture-required',
-    ]);
+    browser = await launchChromium(fakeMicrophoneArgs(dir, 'I would like to book a table for two'));
   });
   after(async () => {
     await browser?.close();

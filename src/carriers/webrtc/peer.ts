@@ -13,6 +13,7 @@ import { mulawToAlaw } from '../../media/audio.js';
 import { RtpFrames } from '../../media/rtp-frames.js';
 import type { MediaEvent, MediaListener, MediaTransport } from '../../media/transport.js';
 import { errorMessage } from '../../domain/records.js';
+import type { WebCallMessage } from './service.js';
 
 /** The label of the data channel the browser opens for the call's events and controls. */
 export const EVENTS_CHANNEL = 'openline';
@@ -62,7 +63,6 @@ export function announce(sdp: string, address: string): string {
  */
 export class WebRtcPeer implements MediaTransport {
   private readonly listeners = new Set<MediaListener>();
-  private readonly messageListeners = new Set<(message: unknown) => void>();
   private readonly frames = new RtpFrames((payload, timestampMs) => this.emit({ type: 'media', payload, timestampMs }));
   private readonly track = new MediaStreamTrack({ kind: 'audio' });
   private channel: RTCDataChannel | undefined;
@@ -175,7 +175,11 @@ export class WebRtcPeer implements MediaTransport {
       } catch {
         return;
       }
-      for (const listener of this.messageListeners) listener(message);
+      // The browser's controls (docs/web-calls.md): hang up, or a key of its keypad.
+      if (typeof message !== 'object' || message === null) return;
+      const { type, digit } = message as { type?: unknown; digit?: unknown };
+      if (type === 'hangup') this.stop('remote');
+      else if (type === 'dtmf' && typeof digit === 'string' && /^[0-9*#]$/.test(digit)) this.dtmf(digit);
     });
     // The browser closed its connection (hang-up, a closed tab): its channel closes with it.
     channel.stateChanged.subscribe((state) => {
@@ -197,14 +201,8 @@ export class WebRtcPeer implements MediaTransport {
     return () => this.listeners.delete(listener);
   }
 
-  /** Subscribes to the browser's JSON messages on the data channel. */
-  onMessage(listener: (message: unknown) => void): () => void {
-    this.messageListeners.add(listener);
-    return () => this.messageListeners.delete(listener);
-  }
-
   /** Sends one JSON message to the browser (queued until its data channel is open). */
-  send(message: object): void {
+  send(message: WebCallMessage): void {
     if (this.closed) return;
     const text = JSON.stringify(message);
     if (this.channel?.readyState === 'open') this.channel.send(text);

@@ -1,3 +1,4 @@
+import type { WebSocket } from 'ws';
 import type { Services } from '../../services.js';
 import { agentSettings, numberSettings } from '../../calls/inbound.js';
 import { normalizeCallSettings, toolResolver, type CallRequest } from '../../schemas/call-request.js';
@@ -6,7 +7,9 @@ import { ApiError, notFound, validationError } from '../../errors.js';
 import type { CallSettings } from '../../schemas/call.js';
 import type { AudioLegFactory, CarrierLogger } from '../audio-legs.js';
 import type { WebRtcConfig } from '../../config.js';
+import type { MediaTransport } from '../../media/transport.js';
 import { OfferError, WebRtcPeer } from './peer.js';
+import { AgentSocketPeer } from './agent-socket.js';
 
 /** Whom a web call talks to: a stored agent, one of the account's inbound numbers, or a pathway. */
 export type WebCallTarget =
@@ -17,8 +20,6 @@ export interface WebCallStart {
   target: WebCallTarget;
   /** Variables of the call ({{name}} in the prompt), as Send Call's request_data. */
   requestData?: Record<string, unknown>;
-  /** The browser's SDP offer. */
-  offer: string;
 }
 
 /** What the browser is told on the data channel (docs/web-calls.md). */
@@ -28,13 +29,18 @@ export type WebCallMessage =
   | { type: 'notice'; code: 'no_speech_recognizer'; message: string }
   | { type: 'ended'; call_id: string };
 
+/** The browser's side of a web call: its audio, and the call's events told to it in its protocol's words. */
+export interface WebCallPeer extends MediaTransport {
+  send(message: WebCallMessage): void;
+}
+
 /** Said (and shown) when the server has no speech recogniser: the caller would otherwise talk to nobody. */
 export const NO_STT_NOTICE =
   'This server has no speech recogniser configured, so I cannot hear you. Set DEEPGRAM_API_KEY to talk to me.';
 
 /**
  * Web calls (docs/web-calls.md): a browser talks to an agent, an inbound number's agent or a
- * pathway over WebRTC. The call is an inbound call on the `web` carrier: the same engine, session,
+ * pathway over WebRTC, or over the hosted web-agent SDKs' websocket. The call is an inbound call on the `web` carrier: the same engine, session,
  * audio leg (VAD, STT, TTS, barge-in, recording), transcripts, limits and post-call as a phone call.
  */
 export class WebCalls {
@@ -58,8 +64,32 @@ export class WebCalls {
     private readonly log?: CarrierLogger,
   ) {}
 
-  /** Sets up the call: answers the browser's offer and starts the agent. Resolves with the answer. */
-  async start(input: WebCallStart): Promise<{ callId: string; sdp: string }> {
+  /** A browser's WebRTC offer becomes a call (POST /v1/web-calls). Resolves with the SDP answer. */
+  async start(input: WebCallStart & { offer: string }): Promise<{ callId: string; sdp: string }> {
+    const { callId, sdp } = await this.begin(input, async () => {
+      try {
+        return await WebRtcPeer.answer(input.offer, this.settings);
+      } catch (error) {
+        if (error instanceof OfferError) throw validationError([error.message]);
+        throw error;
+      }
+    });
+    return { callId, sdp };
+  }
+
+  /** A page's websocket in the hosted web-agent SDKs' protocol becomes a call (AgentSocketPeer). */
+  async startSocket(input: WebCallStart, socket: WebSocket, sampleRate: number): Promise<{ callId: string }> {
+    return this.begin(input, async () => ({ peer: new AgentSocketPeer(socket, sampleRate) }));
+  }
+
+  /**
+   * Sets up a call: the target's settings are checked first, then `connect` makes the browser's
+   * side (its result passed back), then the call is created, admitted and started.
+   */
+  private async begin<T extends { peer: WebCallPeer }>(
+    input: WebCallStart,
+    connect: () => Promise<T>,
+  ): Promise<T & { callId: string }> {
     if (this.services.draining) throw new ApiError('PROVIDER_UNAVAILABLE', 'This server is shutting down');
     const { settings, label } = await this.targetSettings(input.accountId, input.target);
     const errors: string[] = [];
@@ -81,14 +111,8 @@ export class WebCalls {
       }),
     };
 
-    let answered: { peer: WebRtcPeer; sdp: string };
-    try {
-      answered = await WebRtcPeer.answer(input.offer, this.settings);
-    } catch (error) {
-      if (error instanceof OfferError) throw validationError([error.message]);
-      throw error;
-    }
-    const { peer, sdp } = answered;
+    const connected = await connect();
+    const { peer } = connected;
     const call = await this.services.calls.create(input.accountId, {
       request,
       inbound: true,
@@ -101,35 +125,28 @@ export class WebCalls {
       throw new ApiError('RATE_LIMITED', "The account's limit of concurrent calls was reached");
     }
     this.run(call.id, request, peer, noStt);
-    return { callId: call.id, sdp };
+    return { ...connected, callId: call.id };
   }
 
-  private run(callId: string, request: CallRequest, peer: WebRtcPeer, noStt: boolean): void {
+  private run(callId: string, request: CallRequest, peer: WebCallPeer, noStt: boolean): void {
     const unsubscribe = this.services.callEvents.subscribeLines(callId, (line) =>
-      peer.send({ type: 'transcript', role: line.user, text: line.text } satisfies WebCallMessage),
+      peer.send({ type: 'transcript', role: line.user, text: line.text }),
     );
-    peer.onMessage((message) => {
-      if (typeof message !== 'object' || message === null) return;
-      const { type, digit } = message as { type?: unknown; digit?: unknown };
-      if (type === 'hangup') peer.stop('remote');
-      else if (type === 'dtmf' && typeof digit === 'string' && /^[0-9*#]$/.test(digit)) peer.dtmf(digit);
-    });
     let ended = false;
     /** The browser hears that the call is over, then the connection closes. */
     const end = () => {
       if (ended) return;
       ended = true;
       unsubscribe();
-      peer.send({ type: 'ended', call_id: callId } satisfies WebCallMessage);
+      peer.send({ type: 'ended', call_id: callId });
       peer.close();
     };
-    peer.send({ type: 'started', call_id: callId } satisfies WebCallMessage);
+    peer.send({ type: 'started', call_id: callId });
     const leg = this.audioLeg(peer, request, callId, {
       transfer: async () => ({ ok: false, reason: 'a web call cannot be transferred to a phone number' }),
       hangup: async () => end(),
     });
-    if (noStt)
-      peer.send({ type: 'notice', code: 'no_speech_recognizer', message: NO_STT_NOTICE } satisfies WebCallMessage);
+    if (noStt) peer.send({ type: 'notice', code: 'no_speech_recognizer', message: NO_STT_NOTICE });
     this.services.engine
       .answer(callId, leg)
       .catch((error: unknown) => this.log?.warn({ err: error, call_id: callId }, 'web call failed'))
