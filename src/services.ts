@@ -55,7 +55,10 @@ import { PathwayAgent, type PathwayAgentDeps } from './pathways/runner.js';
 import { PathwayChats } from './pathways/chat.js';
 import type { CallRequest, CallTool } from './schemas/call-request.js';
 import { runTool, type ToolResult } from './agent/tools.js';
-import { readWebPages, type WebPages } from './knowledge/web.js';
+import { crawlSite, readWebPages, type CrawledSite, type WebPages } from './knowledge/web.js';
+import { answerFromKnowledge, type KnowledgeAnswer, type KnowledgeChatTurn } from './agent/knowledge.js';
+import { LlmError } from './providers/llm/types.js';
+import { ApiError } from './errors.js';
 import { PathwayFolderStore } from './store/pathway-folders.js';
 import { Metrics } from './observability/metrics.js';
 import { inSpan } from './observability/tracing.js';
@@ -79,6 +82,18 @@ export interface Services {
   pathwayFolders: PathwayFolderStore;
   /** Reads web pages for a knowledge base, through the guarded client. */
   readWebPages(urls: readonly string[]): Promise<WebPages>;
+  /** The pages of a site (its sitemap, or the page's links), through the guarded client. */
+  crawlSite(url: string, limit: number): Promise<CrawledSite>;
+  /**
+   * Answers a question from one of the account's knowledge bases as a call's agent would
+   * (POST /v1/knowledge/answer and /chat); undefined when the account has no such knowledge base.
+   */
+  askKnowledge(
+    accountId: string,
+    id: string,
+    question: string,
+    history: readonly KnowledgeChatTurn[],
+  ): Promise<KnowledgeAnswer | undefined>;
   /** Runs one custom tool once, as a call would (its secrets filled in, through the guarded client). */
   testTool(accountId: string, tool: CallTool, input: unknown, variables: Record<string, unknown>): Promise<ToolResult>;
   agents: AgentStore;
@@ -390,6 +405,22 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     vault,
     pathwayFolders: new PathwayFolderStore(db, clock),
     readWebPages: (urls) => readWebPages(urls, pathwayHttp),
+    crawlSite: (url, limit) => crawlSite(url, limit, pathwayHttp),
+    askKnowledge: async (accountId, id, question, history) => {
+      const lookup = await knowledgeLibrary.lookupFor(accountId, [id]);
+      if (!lookup) return undefined;
+      try {
+        return await answerFromKnowledge({
+          lookup,
+          question,
+          history,
+          ...(llm && provider && { llm: { provider, model: llm.models.base } }),
+        });
+      } catch (error) {
+        if (!(error instanceof LlmError)) throw error;
+        throw new ApiError('PROVIDER_UNAVAILABLE', `The language model failed: ${error.message}`);
+      }
+    },
     testTool: async (accountId, tool, input, variables) =>
       runTool(tool, input, await secretScope(accountId, tool, variables), pathwayHttp),
     agents,

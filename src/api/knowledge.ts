@@ -3,9 +3,10 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { Api } from './types.js';
 import type { Services } from '../services.js';
-import { errorResponses, IdParams, SuccessMessage } from '../schemas/common.js';
+import { checked, errorResponses, IdParams, SuccessMessage } from '../schemas/common.js';
 import {
   KnowledgeBaseSchema,
+  KnowledgeFileSchema,
   KnowledgeLearnBody,
   KnowledgeUpdateBody,
   VectorCreateBody,
@@ -15,6 +16,7 @@ import {
 } from '../schemas/knowledge.js';
 import { ApiError, notFound, validationError } from '../errors.js';
 import { assertValid } from './validation.js';
+import { MAX_CRAWL_URLS } from '../knowledge/web.js';
 import {
   documentKind,
   extractDocumentText,
@@ -81,6 +83,18 @@ function textField(text: string): string {
     return tidy;
   } catch (error) {
     if (error instanceof UnreadableDocument) throw validationError([`text ${error.message}`]);
+    throw error;
+  }
+}
+
+/** The words of web pages, tidied; pages that give nothing are a 400 naming each (`urls[i]`). */
+async function webText(services: Services, urls: string[], failed: string): Promise<string> {
+  const pages = await services.readWebPages(urls);
+  if (pages.problems.length > 0) throw validationError(pages.problems, failed);
+  try {
+    return tidyKnowledgeText(pages.text);
+  } catch (error) {
+    if (error instanceof UnreadableDocument) throw validationError([`urls: the pages ${error.message}`]);
     throw error;
   }
 }
@@ -155,7 +169,68 @@ export default async function routes(app: Api, services: Services): Promise<void
   });
 }
 
+const AskBody = Type.Object(
+  {
+    knowledge_base_id: Type.String({ minLength: 1, description: 'The knowledge base to ask' }),
+    question: Type.String({ minLength: 1, maxLength: 2000 }),
+    conversation_history: Type.Optional(
+      Type.Array(
+        Type.Object({
+          role: Type.Union([Type.Literal('user'), Type.Literal('assistant')]),
+          content: Type.String({ maxLength: 4000 }),
+        }),
+        { maxItems: 50, description: 'Earlier messages of the conversation, oldest first (chat only)' },
+      ),
+    ),
+  },
+  { additionalProperties: true },
+);
+const AnswerReply = Envelope({
+  answer: Type.String(),
+  found: Type.Boolean({ description: 'False when no passage of the knowledge base is about the question' }),
+  sources: Type.Array(
+    Type.Object({
+      knowledge_base: Type.String({ description: "The knowledge base's name" }),
+      text: Type.String(),
+      score: Type.Number({ description: 'How well the passage matches (BM25), best first' }),
+    }),
+  ),
+});
+
 function knowledgeRoutes(app: Api, services: Services): void {
+  for (const [url, summary] of [
+    ['/knowledge/answer', 'Ask a knowledge base a question'],
+    ['/knowledge/chat', 'Chat with a knowledge base'],
+  ] as const)
+    app.post(
+      url,
+      {
+        schema: {
+          tags,
+          summary,
+          description:
+            'Answers `question` from the knowledge base as an agent on a call does: its best passages, read by the ' +
+            'configured language model (or, without one, the sentences that share the most words with the question). ' +
+            '`conversation_history` gives the earlier messages of a chat. The passages used are listed in `sources`.',
+          body: AskBody,
+          response: { 200: AnswerReply, ...errorResponses },
+        },
+      },
+      async (request) => {
+        const { knowledge_base_id: id, question, conversation_history: history = [] } = request.body;
+        const asked = await services.askKnowledge(request.account.id, id, question, history);
+        if (!asked) throw notFound('Knowledge base');
+        return {
+          data: {
+            answer: asked.answer,
+            found: asked.found,
+            sources: asked.sources.map((p) => ({ knowledge_base: p.source, text: p.text, score: p.score })),
+          },
+          errors: null,
+        };
+      },
+    );
+
   // POST /knowledge too: the hosted API's CLI creates knowledge bases there.
   for (const url of ['/knowledge/learn', '/knowledge'])
     app.post(
@@ -184,16 +259,7 @@ function knowledgeRoutes(app: Api, services: Services): void {
         const about = { name: body.name.trim(), description: body.description?.trim() || null };
         if (body.type === 'web') {
           if (!body.urls) throw validationError(['urls is required for type "web": the pages to read']);
-          const pages = await services.readWebPages(body.urls);
-          if (pages.problems.length > 0)
-            throw validationError(pages.problems, 'Knowledge base not created: pages could not be read');
-          let text: string;
-          try {
-            text = tidyKnowledgeText(pages.text);
-          } catch (error) {
-            if (error instanceof UnreadableDocument) throw validationError([`urls: the pages ${error.message}`]);
-            throw error;
-          }
+          const text = await webText(services, body.urls, 'Knowledge base not created: pages could not be read');
           const kb = await services.knowledge.create(request.account.id, { ...about, text, source_urls: body.urls });
           return { data: bodyOf(kb), errors: null };
         }
@@ -242,6 +308,197 @@ function knowledgeRoutes(app: Api, services: Services): void {
       const kb = await services.knowledge.get(request.account.id, request.params.id);
       if (!kb) throw notFound('Knowledge base');
       return { data: bodyOf(kb, wantsText(request) ? kb.text : undefined), errors: null };
+    },
+  );
+
+  app.post(
+    '/knowledge/crawl',
+    {
+      schema: {
+        tags,
+        summary: 'Find the pages of a site',
+        description:
+          "The addresses a site's sitemap lists (`/sitemap.xml`, or those its robots.txt names), else the links of " +
+          'the page that stay on its site: to choose the `urls` of a type "web" knowledge base. Fetched through the ' +
+          'guarded client (no private addresses).',
+        body: Type.Object(
+          {
+            url: checked(Type.String({ description: 'The site, or a page of it' }), 'http_url'),
+            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_CRAWL_URLS, default: 100 })),
+          },
+          { additionalProperties: true },
+        ),
+        response: {
+          200: Envelope({
+            url: Type.String(),
+            source: Type.Union([Type.Literal('sitemap'), Type.Literal('links')]),
+            urls: Type.Array(Type.String()),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const { url, limit = 100 } = request.body;
+      try {
+        const site = await services.crawlSite(url, limit);
+        return { data: { url, ...site }, errors: null };
+      } catch (error) {
+        if (error instanceof UnreadableDocument) throw validationError([`url ${error.message}`]);
+        throw error;
+      }
+    },
+  );
+
+  app.get(
+    '/knowledge/:id/content',
+    {
+      schema: {
+        tags,
+        summary: "A knowledge base's content",
+        description: 'What the agent searches: its text, and the pages or file it was read from.',
+        params: IdParams,
+        response: {
+          200: Envelope({
+            id: Type.String(),
+            type: Type.String(),
+            text: Type.String(),
+            source_urls: Type.Optional(Type.Array(Type.String())),
+            file: Type.Optional(KnowledgeFileSchema),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const kb = await services.knowledge.get(request.account.id, request.params.id);
+      if (!kb) throw notFound('Knowledge base');
+      return {
+        data: {
+          id: kb.id,
+          type: kb.type,
+          text: kb.text,
+          ...(kb.source_urls && { source_urls: kb.source_urls }),
+          ...(kb.file && { file: kb.file }),
+        },
+        errors: null,
+      };
+    },
+  );
+
+  app.post(
+    '/knowledge/:id/content',
+    {
+      bodyLimit: TEXT_BODY_LIMIT,
+      schema: {
+        tags,
+        summary: "Replace a knowledge base's text",
+        description: 'The new text is searched from the next question on; the text it replaces stays as a version.',
+        params: IdParams,
+        body: Type.Object({ text: Type.String({ minLength: 1 }) }, { additionalProperties: true }),
+        response: { 200: KnowledgeReply, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const words = { text: textField(request.body.text), change: 'content' };
+      const kb = await services.knowledge.update(request.account.id, request.params.id, { words });
+      if (!kb) throw notFound('Knowledge base');
+      return { data: bodyOf(kb), errors: null };
+    },
+  );
+
+  app.post(
+    '/knowledge/:id/replace_urls',
+    {
+      schema: {
+        tags,
+        summary: 'Read a knowledge base from other web pages',
+        description:
+          'Reads `urls` as type "web" does and makes their words the knowledge base\'s text (its type becomes ' +
+          'WEB_SCRAPE); nothing changes when a page gives nothing. The text it replaces stays as a version.',
+        params: IdParams,
+        body: Type.Object({ urls: KnowledgeLearnBody.properties.urls }, { additionalProperties: true }),
+        response: { 200: KnowledgeReply, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const urls = request.body.urls;
+      if (!urls) throw validationError(['urls is required: the pages to read']);
+      if (!(await services.knowledge.get(request.account.id, request.params.id))) throw notFound('Knowledge base');
+      const text = await webText(services, urls, 'Knowledge base unchanged: pages could not be read');
+      const kb = await services.knowledge.update(request.account.id, request.params.id, {
+        words: { text, source_urls: urls, change: 'urls' },
+      });
+      if (!kb) throw notFound('Knowledge base');
+      return { data: bodyOf(kb), errors: null };
+    },
+  );
+
+  app.get(
+    '/knowledge/:id/versions',
+    {
+      schema: {
+        tags,
+        summary: "A knowledge base's versions",
+        description:
+          'Every text it has had, oldest first: version 1 when it was made, one more with each change of its text ' +
+          'or pages. The last is the one searched (`is_current`).',
+        params: IdParams,
+        response: {
+          200: Type.Object({
+            data: Type.Array(
+              Type.Object({
+                id: Type.String(),
+                version_number: Type.Integer(),
+                change: Type.String({ description: 'created, content, urls, or "restored from version N"' }),
+                characters: Type.Integer(),
+                source_urls: Type.Union([Type.Array(Type.String()), Type.Null()]),
+                created_at: Type.String(),
+                is_current: Type.Boolean(),
+              }),
+            ),
+            errors: Type.Null(),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const versions = await services.knowledge.versionsOf(request.account.id, request.params.id);
+      if (!versions) throw notFound('Knowledge base');
+      return {
+        data: versions.map((v, i) => ({ ...v, is_current: i === versions.length - 1 })),
+        errors: null,
+      };
+    },
+  );
+
+  app.post(
+    '/knowledge/:id/versions/:version_id/restore',
+    {
+      schema: {
+        tags,
+        summary: 'Restore a version of a knowledge base',
+        description:
+          "Its text (and pages) become the current ones again, as a new version; `version_id` is a version's id or number.",
+        params: Type.Object({ id: Type.String(), version_id: Type.String() }),
+        response: { 200: KnowledgeReply, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { id, version_id: versionId } = request.params;
+      if (!(await services.knowledge.get(request.account.id, id))) throw notFound('Knowledge base');
+      const version = await services.knowledge.version(request.account.id, id, versionId);
+      if (!version) throw notFound('Knowledge base version');
+      const kb = await services.knowledge.update(request.account.id, id, {
+        words: {
+          text: version.text,
+          ...(version.source_urls && { source_urls: version.source_urls }),
+          change: `restored from version ${version.version_number}`,
+        },
+      });
+      if (!kb) throw notFound('Knowledge base');
+      return { data: bodyOf(kb), errors: null };
     },
   );
 
@@ -404,7 +661,7 @@ function vectorRoutes(app: Api, services: Services, base: string, hide: boolean)
         const kb = await services.knowledge.update(request.account.id, request.params.id, {
           ...(name !== undefined && { name: name.trim() }),
           ...(description !== undefined && { description: description?.trim() || null }),
-          ...(text !== undefined && { text: textField(text) }),
+          ...(text !== undefined && { words: { text: textField(text), change: 'content' } }),
         });
         if (!kb) throw notFound('Knowledge base');
         return vectorOf(kb);

@@ -1,5 +1,5 @@
-import type { Kysely, Selectable } from 'kysely';
-import type { Database, KnowledgeBasesTable } from './types.js';
+import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { Database, KnowledgeBasesTable, KnowledgeVersionsTable } from './types.js';
 import type { Clock } from '../clock.js';
 import { newId } from '../security/secrets.js';
 
@@ -24,6 +24,25 @@ export interface KnowledgeBase {
 }
 
 export type KnowledgeBaseWithText = KnowledgeBase & { text: string };
+
+/** One text a knowledge base has had (its versions, oldest first: the last is the current one). */
+export interface KnowledgeVersion {
+  id: string;
+  version_number: number;
+  /** What made it: `created`, `content` (its text replaced), `urls` (its pages replaced), `restored from version N`. */
+  change: string;
+  characters: number;
+  source_urls: string[] | null;
+  created_at: string;
+}
+
+/** A change of a knowledge base's words: its text, and the pages it was read from when they changed. */
+export interface KnowledgeTextChange {
+  text: string;
+  source_urls?: string[];
+  /** Recorded with the version it makes (KnowledgeVersion.change). */
+  change: string;
+}
 
 export interface NewKnowledgeBase {
   name: string;
@@ -64,6 +83,17 @@ function toKnowledgeBase(row: Listed): KnowledgeBase {
   };
 }
 
+/** Records one text of a knowledge base (inside the transaction that changes it). */
+async function addVersion(
+  tx: Kysely<Database>,
+  version: Omit<Insertable<KnowledgeVersionsTable>, 'id'>,
+): Promise<void> {
+  await tx
+    .insertInto('knowledge_versions')
+    .values({ id: newId('KBV-'), ...version })
+    .execute();
+}
+
 /** Knowledge bases of each account: a name, a description and the text the agent searches. */
 export class KnowledgeStore {
   constructor(
@@ -87,7 +117,18 @@ export class KnowledgeStore {
       created_at: now,
       updated_at: now,
     };
-    await this.db.insertInto('knowledge_bases').values(row).execute();
+    await this.db.transaction().execute(async (tx) => {
+      await tx.insertInto('knowledge_bases').values(row).execute();
+      await addVersion(tx, {
+        kb_id: row.id,
+        account_id: accountId,
+        version_number: 1,
+        text: row.text,
+        source_urls: row.source_urls,
+        change: 'created',
+        created_at: now,
+      });
+    });
     return toKnowledgeBase(row);
   }
 
@@ -142,28 +183,110 @@ export class KnowledgeStore {
     return (await this.versions(accountId, ids)).map((row) => row.id);
   }
 
-  /** Changes the fields given; undefined when the account has no such knowledge base. */
+  /**
+   * Changes the fields given; a change of its words (`words`) becomes its next version. Undefined
+   * when the account has no such knowledge base.
+   */
   async update(
     accountId: string,
     id: string,
-    change: { name?: string; description?: string | null; text?: string },
+    change: { name?: string; description?: string | null; words?: KnowledgeTextChange },
   ): Promise<KnowledgeBaseWithText | undefined> {
-    const result = await this.db
-      .updateTable('knowledge_bases')
-      .set({ ...change, updated_at: this.clock.now().toISOString() })
+    const now = this.clock.now().toISOString();
+    const { words, ...about } = change;
+    const updated = await this.db.transaction().execute(async (tx) => {
+      const result = await tx
+        .updateTable('knowledge_bases')
+        .set({
+          ...about,
+          ...(words && { text: words.text }),
+          ...(words?.source_urls && { source_urls: JSON.stringify(words.source_urls), type: 'WEB_SCRAPE' }),
+          updated_at: now,
+        })
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) === 0) return false;
+      if (words) {
+        const last = await tx
+          .selectFrom('knowledge_versions')
+          .select((eb) => eb.fn.max('version_number').as('n'))
+          .where('kb_id', '=', id)
+          .executeTakeFirst();
+        const current = await tx
+          .selectFrom('knowledge_bases')
+          .select('source_urls')
+          .where('id', '=', id)
+          .executeTakeFirstOrThrow();
+        await addVersion(tx, {
+          kb_id: id,
+          account_id: accountId,
+          version_number: Number(last?.n ?? 0) + 1,
+          text: words.text,
+          source_urls: current.source_urls,
+          change: words.change,
+          created_at: now,
+        });
+      }
+      return true;
+    });
+    return updated ? this.get(accountId, id) : undefined;
+  }
+
+  /** The versions of one of the account's knowledge bases, oldest first; undefined when it has none such. */
+  async versionsOf(accountId: string, id: string): Promise<KnowledgeVersion[] | undefined> {
+    const rows = await this.db
+      .selectFrom('knowledge_versions')
+      .select(['id', 'version_number', 'change', 'source_urls', 'created_at'])
+      .select((eb) => eb.fn<number>('length', [eb.ref('text')]).as('characters'))
       .where('account_id', '=', accountId)
-      .where('id', '=', id)
+      .where('kb_id', '=', id)
+      .orderBy('version_number')
+      .execute();
+    if (rows.length === 0) return (await this.get(accountId, id)) ? [] : undefined;
+    return rows.map((row) => ({
+      id: row.id,
+      version_number: Number(row.version_number),
+      change: row.change,
+      characters: Number(row.characters),
+      source_urls: row.source_urls === null ? null : (JSON.parse(row.source_urls) as string[]),
+      created_at: row.created_at,
+    }));
+  }
+
+  /** One version's words, by its id or its number. */
+  async version(
+    accountId: string,
+    id: string,
+    version: string,
+  ): Promise<{ version_number: number; text: string; source_urls: string[] | null } | undefined> {
+    const number = /^\d+$/.test(version) ? Number(version) : undefined;
+    const row = await this.db
+      .selectFrom('knowledge_versions')
+      .select(['version_number', 'text', 'source_urls'])
+      .where('account_id', '=', accountId)
+      .where('kb_id', '=', id)
+      .where((eb) => (number === undefined ? eb('id', '=', version) : eb('version_number', '=', number)))
       .executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 0) return undefined;
-    return this.get(accountId, id);
+    return (
+      row && {
+        version_number: Number(row.version_number),
+        text: row.text,
+        source_urls: row.source_urls === null ? null : (JSON.parse(row.source_urls) as string[]),
+      }
+    );
   }
 
   async delete(accountId: string, id: string): Promise<boolean> {
-    const result = await this.db
-      .deleteFrom('knowledge_bases')
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return Number(result.numDeletedRows) > 0;
+    return this.db.transaction().execute(async (tx) => {
+      const result = await tx
+        .deleteFrom('knowledge_bases')
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .executeTakeFirst();
+      if (Number(result.numDeletedRows) === 0) return false;
+      await tx.deleteFrom('knowledge_versions').where('kb_id', '=', id).execute();
+      return true;
+    });
   }
 }

@@ -124,6 +124,19 @@ export interface ToolsTable {
   definition: string;
 }
 
+/** Every text a knowledge base has had, numbered from 1 (migration 105). */
+export interface KnowledgeVersionsTable {
+  id: string;
+  kb_id: string;
+  account_id: string;
+  version_number: number;
+  text: string;
+  source_urls: string | null;
+  /** What made it: 'created', 'content', 'urls', 'restored from version N'. */
+  change: string;
+  created_at: string;
+}
+
 export interface KnowledgeBasesTable {
   id: string;
   account_id: string;
@@ -472,6 +485,7 @@ export interface Database {
   call_events: CallEventsTable;
   tools: ToolsTable;
   knowledge_bases: KnowledgeBasesTable;
+  knowledge_versions: KnowledgeVersionsTable;
   personas: PersonasTable;
   account_secrets: AccountSecretsTable;
   persona_versions: PersonaVersionsTable;
