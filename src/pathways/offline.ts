@@ -265,18 +265,31 @@ export function lineFromPrompt(prompt: string): string {
 const capital = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
 const sentence = (s: string): string => (/[.!?]$/.test(s) ? capital(s) : `${capital(s)}.`);
 
-/** The sentences of a knowledge text that best answer a question (most shared words), at most two. */
+/**
+ * The sentences of a knowledge text that best answer a question (most shared words), at most two.
+ * A question of the text itself (a FAQ's "Do you open on Saturday?") is not an answer: the
+ * sentences after it, up to the next question, are.
+ */
 export function answerFrom(knowledge: string, question: string): string | undefined {
   const sentences = knowledge
     .replace(/\s+/g, ' ')
     .split(/(?<=[.!?])\s+/)
     .map((s) => s.trim())
     .filter(Boolean);
+  const asked = (i: number) => sentences[i]!.endsWith('?');
   const scored = sentences
     .map((s, i) => ({ s, i, score: sharedWords(question, s).filter((w) => w !== 'yes' && w !== 'no').length }))
     .filter((x) => x.score > 0)
-    .sort((a, b) => b.score - a.score || a.i - b.i)
+    .sort((a, b) => b.score - a.score || a.i - b.i);
+  const best = scored[0];
+  if (best && asked(best.i)) {
+    const after: string[] = [];
+    for (let i = best.i + 1; i < sentences.length && !asked(i) && after.length < 2; i++) after.push(sentences[i]!);
+    if (after.length > 0) return after.join(' ');
+  }
+  const answers = scored
+    .filter((x) => !asked(x.i))
     .slice(0, 2)
     .sort((a, b) => a.i - b.i);
-  return scored.length ? scored.map((x) => x.s).join(' ') : undefined;
+  return answers.length ? answers.map((x) => x.s).join(' ') : undefined;
 }
