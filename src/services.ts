@@ -8,11 +8,12 @@ import { CredentialStore } from './store/credentials.js';
 import { CallStore } from './store/calls.js';
 import { ToolStore } from './store/tools.js';
 import { KnowledgeStore } from './store/knowledge.js';
+import { KnowledgeGapStore } from './store/knowledge-gaps.js';
 import { PersonaStore } from './store/personas.js';
 import { VaultStore } from './store/vault.js';
 import { SecretResolver } from './vault/resolver.js';
 import { PersonaRouter } from './pathways/persona-router.js';
-import { KnowledgeLibrary } from './knowledge/library.js';
+import { KnowledgeLibrary, noticingGaps } from './knowledge/library.js';
 import { AgentStore } from './store/agents.js';
 import { InboundStore } from './store/inbound.js';
 import { CampaignStore } from './store/campaigns.js';
@@ -76,6 +77,8 @@ export interface Services {
   tools: ToolStore;
   /** Knowledge bases: what agents look things up in. */
   knowledge: KnowledgeStore;
+  /** Questions callers asked that a call's knowledge bases had nothing on (GET /v1/knowledge/gaps). */
+  knowledgeGaps: KnowledgeGapStore;
   personas: PersonaStore;
   /** Secrets accounts keep for their tools and webhooks (`{{secrets.NAME}}`). */
   vault: VaultStore;
@@ -310,13 +313,29 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     });
   const knowledge = new KnowledgeStore(db, clock);
   const knowledgeLibrary = new KnowledgeLibrary(knowledge);
+  const knowledgeGaps = new KnowledgeGapStore(db, clock);
   const personas = new PersonaStore(db, clock);
   const engine = new CallEngine({
     calls,
     queue,
     clock,
     carrier,
-    knowledgeFor: (accountId, ids) => knowledgeLibrary.lookupFor(accountId, ids),
+    // Each call's questions its knowledge bases had nothing on are kept as knowledge gaps.
+    knowledgeFor: async (accountId, ids, call) => {
+      const lookup = await knowledgeLibrary.lookupFor(accountId, ids);
+      return (
+        lookup &&
+        noticingGaps(
+          lookup,
+          (question) =>
+            void knowledgeGaps
+              .record(accountId, { ...call, knowledgeBaseIds: ids, question })
+              .catch((error: unknown) =>
+                options.logger?.warn({ err: error, call_id: call.callId }, 'knowledge gap not recorded'),
+              ),
+        )
+      );
+    },
     secretScope,
     // A call with a pathway_id (sent, or from an inbound number's settings) follows the pathway;
     // a persona's call is handed to one of its pathways when the caller's words are about it.
@@ -401,6 +420,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     calls,
     tools,
     knowledge,
+    knowledgeGaps,
     personas,
     vault,
     pathwayFolders: new PathwayFolderStore(db, clock),

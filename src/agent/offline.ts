@@ -14,6 +14,7 @@ import { isScreeningPrompt } from '../domain/screening.js';
 import type { CallTool } from '../schemas/call-request.js';
 import { summarize } from './tools.js';
 import { relevantKnowledge } from './knowledge.js';
+import { isQuestion } from '../domain/words.js';
 import { answerFrom } from '../pathways/offline.js';
 import type { Agent, AgentContext, AgentInput, AgentReply } from './types.js';
 
@@ -22,9 +23,6 @@ const AGREE =
   /\b(yes|yeah|yep|sure|okay|ok|works|sounds good|fine|great|agreed?|correct|absolutely|of course|perfect)\b/i;
 const DECLINE = /\b(no|nope|not interested|don't|do not|stop calling|remove me)\b/i;
 const WHO = /\b(who is (?:this|calling)|who are you|what(?:'s| is) this about|what do you want)\b/i;
-/** A question, or a request to be told something: what a knowledge base may answer. */
-const QUESTION =
-  /\?$|^(?:(?:so|and|but|ok(?:ay)?|um|uh|hi|hello|yes|yeah|well),? )*(?:what|when|where|which|who|why|how|do|does|did|is|are|can|could|will|would|should|may)\b|\b(?:tell me|i'?d like to know|i want to know|i was wondering|wondering)\b/i;
 const ACTION_VERBS =
   /^(ask|tell|confirm|remind|schedule|book|check|let|inform|follow|offer|verify|collect|notify|invite|reschedule|cancel|update|qualify|survey|thank|find|get|see|make|help|discuss|introduce|request|arrange)\b/i;
 /** The task's first instruction, read as what the call is for ("confirm the appointment ..."). */
@@ -168,7 +166,7 @@ export class OfflineAgent implements Agent {
       };
     }
     if (WHO.test(heard)) return { say: `This is an automated assistant. I'm calling to ${purpose}.`, action: null };
-    const answer = QUESTION.test(heard.trim()) ? this.fromKnowledge(heard, ctx) : undefined;
+    const answer = isQuestion(heard) ? this.fromKnowledge(heard, ctx) : undefined;
     if (answer)
       return { say: ctx.inbound ? `${answer} Is there anything else I can help you with?` : answer, action: null };
     if (DECLINE.test(heard) && !AGREE.test(heard)) {

@@ -3,6 +3,7 @@ import type { Services } from '../services.js';
 import calls, { registerLogsAlias } from './calls.js';
 import tools from './tools.js';
 import knowledge from './knowledge.js';
+import knowledgeGaps from './knowledge-gaps.js';
 import personas from './personas.js';
 import secrets from './secrets.js';
 import agents from './agents.js';
@@ -29,6 +30,7 @@ export const API_ROUTES: RouteModule[] = [
   calls,
   tools,
   knowledge,
+  knowledgeGaps,
   personas,
   secrets,
   agents,

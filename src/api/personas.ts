@@ -418,6 +418,29 @@ export default async function routes(app: Api, services: Services): Promise<void
     },
   );
 
+  for (const which of ['draft', 'production'] as const)
+    app.get(
+      `/personas/:id/${which}`,
+      {
+        schema: {
+          tags,
+          summary: which === 'draft' ? 'Get a persona’s draft' : 'Get a persona’s production version',
+          description:
+            which === 'draft' ? 'The version updates change, until it is promoted.' : 'The version calls use.',
+          params: IdParams,
+          response: {
+            200: Type.Object({ data: PersonaVersionSchema, errors: Type.Null() }),
+            ...errorResponses,
+          },
+        },
+      },
+      async (request) => {
+        const persona = await services.personas.get(request.account.id, request.params.id);
+        if (!persona) throw notFound('Persona');
+        return { data: versionBody(persona[which]), errors: null };
+      },
+    );
+
   app.get(
     '/personas/:id/versions',
     {

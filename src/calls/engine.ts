@@ -30,7 +30,11 @@ export interface EngineDeps {
   /** The variables of a tool's or dynamic_data item's request: the call's, plus the secrets it names. */
   secretScope?: SecretScope;
   /** The lookup over knowledge bases a call names (src/knowledge/library.ts); without it calls know none. */
-  knowledgeFor?(accountId: string, ids: readonly string[]): Promise<KnowledgeLookup | undefined>;
+  knowledgeFor?(
+    accountId: string,
+    ids: readonly string[],
+    call: { callId: string; personaId: string | null },
+  ): Promise<KnowledgeLookup | undefined>;
   pricePerMinute: number;
   log?: EngineLogger & { warn(object: object, message: string): void };
   /** The guarded client for custom tools and dynamic_data (CONTRACT.md section 8); without it they fail. */
@@ -354,7 +358,10 @@ export class CallEngine {
     const ids = call.request.knowledge_bases ?? [];
     if (ids.length === 0 || !this.d.knowledgeFor) return undefined;
     try {
-      return await this.d.knowledgeFor(call.account_id, ids);
+      return await this.d.knowledgeFor(call.account_id, ids, {
+        callId: call.id,
+        personaId: call.request.persona_id ?? null,
+      });
     } catch (error) {
       this.d.log?.warn({ call_id: call.id, err: error }, 'knowledge bases could not be loaded');
       return undefined;

@@ -17,3 +17,11 @@ export function stem(word: string): string {
   if (word.length > 3 && word.endsWith('s') && !word.endsWith('ss')) return word.slice(0, -1);
   return word;
 }
+
+const QUESTION =
+  /\?$|^(?:(?:so|and|but|ok(?:ay)?|um|uh|hi|hello|yes|yeah|well),? )*(?:what|when|where|which|who|why|how|do|does|did|is|are|can|could|will|would|should|may)\b|\b(?:tell me|i'?d like to know|i want to know|i was wondering|wondering)\b/i;
+
+/** A question, or a request to be told something: what a knowledge base may answer. */
+export function isQuestion(words: string): boolean {
+  return QUESTION.test(words.trim());
+}

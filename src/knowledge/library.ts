@@ -1,3 +1,4 @@
+import { isQuestion, STOP_WORDS } from '../domain/words.js';
 import { KnowledgeIndex, type KnowledgeSource, type Passage } from './search.js';
 
 /** Where the library reads knowledge bases from (the store). */
@@ -56,4 +57,35 @@ export class KnowledgeLibrary {
     }
     return entry.index;
   }
+}
+
+/** Words of conversation, not of a topic: "Hello?", "Can you hear me?", "Sorry, say again?". */
+const CHATTER = new Set(
+  'hello hi hey hear ok okay yes yeah no sorry say again repeat mean sure right really there calling speaking talking'.split(
+    ' ',
+  ),
+);
+
+/** A question a knowledge base could answer: asked, of three words or more, with a word of a topic. */
+function asksAboutSomething(words: string): boolean {
+  if (!isQuestion(words)) return false;
+  const all = words.toLowerCase().match(/[a-z']+/g) ?? [];
+  return all.length >= 3 && all.some((w) => !STOP_WORDS.has(w) && !CHATTER.has(w));
+}
+
+/**
+ * The lookup of one call, telling `unanswered` about each question that found nothing in its
+ * knowledge bases (a knowledge gap), once per question however often the call looks it up.
+ */
+export function noticingGaps(lookup: KnowledgeLookup, unanswered: (question: string) => void): KnowledgeLookup {
+  const told = new Set<string>();
+  return (query, limit) => {
+    const passages = lookup(query, limit);
+    const question = query.trim();
+    if (passages.length === 0 && asksAboutSomething(question) && !told.has(question.toLowerCase())) {
+      told.add(question.toLowerCase());
+      unanswered(question);
+    }
+    return passages;
+  };
 }

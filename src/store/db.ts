@@ -28,6 +28,7 @@ import * as m102 from './migrations/102_call_events_and_publish_history.js';
 import * as m103 from './migrations/103_knowledge_sources.js';
 import * as m104 from './migrations/104_pathway_folders.js';
 import * as m105 from './migrations/105_knowledge_versions.js';
+import * as m106 from './migrations/106_knowledge_gaps.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -64,6 +65,7 @@ const MIGRATIONS: Record<string, { up: (db: Kysely<any>, dialect: Dialect) => Pr
   '103_knowledge_sources': m103,
   '104_pathway_folders': m104,
   '105_knowledge_versions': m105,
+  '106_knowledge_gaps': m106,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -137,6 +137,22 @@ export interface KnowledgeVersionsTable {
   created_at: string;
 }
 
+/** Questions a call's knowledge bases had nothing on (migration 106). */
+export interface KnowledgeGapsTable {
+  id: string;
+  account_id: string;
+  call_id: string;
+  persona_id: string | null;
+  /** JSON list of the call's knowledge bases. */
+  knowledge_base_ids: string;
+  question: string;
+  /** 'open', 'resolved' or 'dismissed'. */
+  status: string;
+  answer: string | null;
+  created_at: string;
+  resolved_at: string | null;
+}
+
 export interface KnowledgeBasesTable {
   id: string;
   account_id: string;
@@ -486,6 +502,7 @@ export interface Database {
   tools: ToolsTable;
   knowledge_bases: KnowledgeBasesTable;
   knowledge_versions: KnowledgeVersionsTable;
+  knowledge_gaps: KnowledgeGapsTable;
   personas: PersonasTable;
   account_secrets: AccountSecretsTable;
   persona_versions: PersonaVersionsTable;

@@ -105,4 +105,56 @@ describe('calls that look things up in knowledge bases (sandbox, clock 25x)', ()
     assert.equal(call.queue_status, 'complete', transcriptText(call));
     assert.doesNotMatch(transcriptText(call), /10 am/);
   });
+
+  it('a question the knowledge base has nothing on is kept as a gap; answering it teaches the next call', async () => {
+    const r = await offline.request('POST', '/v1/knowledge/learn', {
+      name: 'Parking only',
+      text: 'Parking is free in the lot behind the building.',
+    });
+    const id = String((r.body.data as Record<string, unknown>).id);
+    const placed = await offline.request('POST', '/v1/calls', {
+      phone_number: '+14155550170',
+      task: 'Let the patient know their cleaning is due.',
+      tools: [id],
+    });
+    const call = await waitForCall(offline, String(placed.body.call_id));
+    assert.doesNotMatch(transcriptText(call), /10 am/);
+
+    const listed = await offline.request('GET', `/v1/knowledge/gaps?knowledge_base_id=${id}&status=open`);
+    assert.equal(listed.status, 200, JSON.stringify(listed.body));
+    const { gaps, total } = listed.body.data as { gaps: Record<string, unknown>[]; total: number };
+    assert.equal(total, 1, JSON.stringify(gaps));
+    assert.equal(gaps[0]!.question, 'What time do you open on Saturday?');
+    assert.equal(gaps[0]!.call_id, placed.body.call_id);
+    assert.deepEqual(gaps[0]!.knowledge_base_ids, [id]);
+    // Another account sees none of it.
+    const theirs = await offline.request('GET', '/v1/knowledge/gaps', undefined, { as: offline.otherKey });
+    assert.equal((theirs.body.data as { total: number }).total, 0);
+    assert.equal(
+      (await offline.request('POST', `/v1/knowledge/gaps/${String(gaps[0]!.id)}/resolve`, {}, { as: offline.otherKey }))
+        .status,
+      404,
+    );
+
+    const resolved = await offline.request('POST', `/v1/knowledge/gaps/${String(gaps[0]!.id)}/resolve`, {
+      answer: 'On Saturday we open at 10 am and close at 2 pm.',
+    });
+    assert.equal(resolved.status, 200, JSON.stringify(resolved.body));
+    assert.equal((resolved.body.data as Record<string, unknown>).status, 'resolved');
+    const versions = (await offline.request('GET', `/v1/knowledge/${id}/versions`)).body.data as { change: string }[];
+    assert.deepEqual(
+      versions.map((v) => v.change),
+      ['created', 'gap answered'],
+    );
+    // The next call's agent answers it, and no new gap is kept.
+    const again = await offline.request('POST', '/v1/calls', {
+      phone_number: '+14155550170',
+      task: 'Let the patient know their cleaning is due.',
+      tools: [id],
+    });
+    const said = transcriptText(await waitForCall(offline, String(again.body.call_id)));
+    assert.match(said, /assistant: .*On Saturday we open at 10 am and close at 2 pm\./);
+    const open = await offline.request('GET', `/v1/knowledge/gaps?knowledge_base_id=${id}&status=open`);
+    assert.equal((open.body.data as { total: number }).total, 0);
+  });
 });

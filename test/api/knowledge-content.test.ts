@@ -133,6 +133,93 @@ for (const storage of ['sqlite', 'postgres'] as const)
       assert.match(JSON.stringify(noQuestion.body), /question/);
     });
 
+    it('lists, resolves and dismisses knowledge gaps, by knowledge base, status and persona', async () => {
+      const id = await create();
+      const persona = await t.request('POST', '/v1/personas', {
+        name: 'Front desk',
+        personality_prompt: 'You are Ava.',
+      });
+      const personaId = String((persona.body.data as Json).id);
+      const gaps = t.services.knowledgeGaps;
+      const { account_id: accountId } = await t.services.storage.db
+        .selectFrom('knowledge_bases')
+        .select('account_id')
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
+      // A moment apart: listed newest first.
+      const gap = async (question: string, personaOf: string | null) => {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        await gaps.record(accountId, { callId: 'call-1', personaId: personaOf, knowledgeBaseIds: [id], question });
+      };
+      await gap('Do you take Visa cards?', personaId);
+      await gap('Is there a dentist on call at night?', null);
+      await gap('Can I bring my dog?', personaId);
+
+      const all = await t.request('GET', `/v1/knowledge/gaps?knowledge_base_id=${id}`);
+      assert.equal(all.status, 200, JSON.stringify(all.body));
+      const listed = all.body.data as { gaps: Json[]; total: number };
+      assert.equal(listed.total, 3);
+      assert.deepEqual(
+        listed.gaps.map((g) => g.question),
+        ['Can I bring my dog?', 'Is there a dentist on call at night?', 'Do you take Visa cards?'],
+      );
+      const paged = await t.request('GET', `/v1/knowledge/gaps?knowledge_base_id=${id}&page=2&limit=2`);
+      assert.deepEqual(
+        (paged.body.data as { gaps: Json[] }).gaps.map((g) => g.question),
+        ['Do you take Visa cards?'],
+      );
+      const mine = await t.request('GET', `/v1/personas/${personaId}/gaps`);
+      const personaGaps = (mine.body.data as { gaps: Json[] }).gaps;
+      assert.equal(personaGaps.length, 2);
+
+      // Resolved through the persona, without adding the answer; dismissed through the knowledge routes.
+      const visa = personaGaps.find((g) => g.question === 'Do you take Visa cards?')!;
+      const resolved = await t.request('POST', `/v1/personas/${personaId}/gaps/${String(visa.id)}/resolve`, {
+        answer: 'Yes, and Mastercard.',
+        add_to_knowledge_base: false,
+      });
+      assert.equal(resolved.status, 200, JSON.stringify(resolved.body));
+      assert.equal((resolved.body.data as Json).answer, 'Yes, and Mastercard.');
+      assert.equal(((await t.request('GET', `/v1/knowledge/${id}/content`)).body.data as Json).text, FAQ);
+      const night = listed.gaps.find((g) => g.question === 'Is there a dentist on call at night?')!;
+      assert.equal(
+        (await t.request('POST', `/v1/personas/${personaId}/gaps/${String(night.id)}/resolve`, { answer: 'x' })).status,
+        404,
+        "not one of the persona's gaps",
+      );
+      const dismissed = await t.request('POST', `/v1/knowledge/gaps/${String(night.id)}/dismiss`);
+      assert.equal((dismissed.body.data as Json).status, 'dismissed');
+      const open = await t.request('GET', `/v1/knowledge/gaps?knowledge_base_id=${id}&status=open`);
+      assert.deepEqual(
+        (open.body.data as { gaps: Json[] }).gaps.map((g) => g.question),
+        ['Can I bring my dog?'],
+      );
+      assert.equal((await t.request('GET', '/v1/knowledge/gaps?status=closed')).status, 400);
+      assert.equal((await t.request('GET', '/v1/personas/nope/gaps')).status, 404);
+      assert.equal((await t.request('POST', '/v1/knowledge/gaps/nope/dismiss')).status, 404);
+      const theirs = await t.request('GET', `/v1/knowledge/gaps?knowledge_base_id=${id}`, undefined, {
+        as: t.otherKey,
+      });
+      assert.equal((theirs.body.data as { total: number }).total, 0);
+    });
+
+    it("gives a persona's draft and production versions", async () => {
+      const created = await t.request('POST', '/v1/personas', { name: 'Ava', personality_prompt: 'You are Ava.' });
+      const personaId = String((created.body.data as Json).id);
+      await t.request('PATCH', `/v1/personas/${personaId}`, { personality_prompt: 'You are Ava, and brief.' });
+      const draft = await t.request('GET', `/v1/personas/${personaId}/draft`);
+      assert.equal(draft.status, 200, JSON.stringify(draft.body));
+      assert.equal((draft.body.data as Json).version_type, 'draft');
+      assert.equal((draft.body.data as Json).personality_prompt, 'You are Ava, and brief.');
+      const production = await t.request('GET', `/v1/personas/${personaId}/production`);
+      assert.equal((production.body.data as Json).version_type, 'production');
+      assert.equal((production.body.data as Json).personality_prompt, 'You are Ava.');
+      assert.equal(
+        (await t.request('GET', `/v1/personas/${personaId}/draft`, undefined, { as: t.otherKey })).status,
+        404,
+      );
+    });
+
     it("keeps each account to its own knowledge bases' content, versions and answers", async () => {
       const id = await create();
       const as = { as: t.otherKey };
