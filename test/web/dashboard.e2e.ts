@@ -262,6 +262,43 @@ describe('dashboard in Chromium', () => {
     }
   });
 
+  it('asks a knowledge base a question, and answers a question callers asked that no knowledge base had', async () => {
+    const kbs = (await api('GET', '/v1/knowledge')).data as { kbs: { id: string; name: string }[] };
+    const hours = kbs.kbs.find((kb) => kb.name === 'Clinic hours')!;
+    const { account_id: accountId } = await t.services.storage.db
+      .selectFrom('knowledge_bases')
+      .select('account_id')
+      .where('id', '=', hours.id)
+      .executeTakeFirstOrThrow();
+    await t.services.knowledgeGaps.record(accountId, {
+      callId: 'a-call',
+      personaId: null,
+      knowledgeBaseIds: [hours.id],
+      question: 'Is parking free for patients?',
+    });
+    await page.goto(`${origin}/knowledge`);
+    await page
+      .getByRole('row', { name: /Clinic hours/ })
+      .getByRole('button', { name: 'Ask' })
+      .click();
+    await page.getByLabel('Question', { exact: true }).fill('When do you open?');
+    await page.getByRole('button', { name: 'Ask', exact: true }).first().click();
+    await page.getByText('Answer: We open at 8 am on weekdays.').waitFor();
+
+    const gap = page.getByRole('row', { name: /Is parking free for patients\?/ });
+    await gap.getByLabel('Answer to “Is parking free for patients?”').fill('Yes, parking is free behind the building.');
+    await gap.getByRole('button', { name: 'Add answer' }).click();
+    await page.getByText('No unanswered questions.').waitFor();
+    const content = await api('GET', `/v1/knowledge/${hours.id}/content`);
+    assert.match(
+      String((content.data as Json).text),
+      /Is parking free for patients\?\nYes, parking is free behind the building\./,
+    );
+    await page.getByLabel('Question', { exact: true }).fill('Is parking free?');
+    await page.getByRole('button', { name: 'Ask', exact: true }).first().click();
+    await page.getByText('Answer: Yes, parking is free behind the building.').waitFor();
+  });
+
   it('creates a persona and promotes its draft; keeps a secret without ever showing its value', async () => {
     await page.goto(`${origin}/personas`);
     await page.getByRole('button', { name: 'New persona' }).click();

@@ -1,10 +1,161 @@
 import { useState } from 'react';
+import { Link } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, type KnowledgeBase } from '../api';
 import { Field, ListTable, Problem, time } from '../components/ui';
 import { ToolTabs } from '../layout';
 
 const KEY = ['knowledge'];
+const GAPS = ['knowledge-gaps'];
+
+/** A question a caller asked that the call's knowledge bases had nothing on (GET /v1/knowledge/gaps). */
+interface Gap {
+  id: string;
+  call_id: string;
+  knowledge_base_ids: string[];
+  question: string;
+  created_at: string;
+}
+
+interface Answer {
+  answer: string;
+  found: boolean;
+  sources: { knowledge_base: string; text: string }[];
+}
+
+/** Asks one knowledge base a question, as an agent on a call would look it up. */
+function AskPanel({ kb, onClose }: { kb: KnowledgeBase; onClose(): void }) {
+  const [question, setQuestion] = useState('');
+  const ask = useMutation({
+    mutationFn: async () =>
+      (
+        await api<{ data: Answer }>('/v1/knowledge/answer', {
+          method: 'POST',
+          body: { knowledge_base_id: kb.id, question },
+        })
+      ).data,
+  });
+  return (
+    <form
+      className="editor"
+      onSubmit={(e) => {
+        e.preventDefault();
+        ask.mutate();
+      }}
+    >
+      <h2>Ask {kb.name}</h2>
+      <Field label="Question" hint="What a caller might ask: the answer is what an agent would say from it">
+        <input value={question} onChange={(e) => setQuestion(e.target.value)} required maxLength={2000} />
+      </Field>
+      <Problem error={ask.error} />
+      {ask.data && (
+        <div className="answer" aria-live="polite">
+          <p>
+            <strong>Answer:</strong> {ask.data.answer}
+          </p>
+          {ask.data.sources.length > 0 && (
+            <details>
+              <summary>From {ask.data.sources.length === 1 ? 'this passage' : 'these passages'}</summary>
+              <ul>
+                {ask.data.sources.map((p) => (
+                  <li key={p.text}>{p.text}</li>
+                ))}
+              </ul>
+            </details>
+          )}
+        </div>
+      )}
+      <div className="actions">
+        <button type="submit" disabled={ask.isPending}>
+          {ask.isPending ? 'Asking…' : 'Ask'}
+        </button>
+        <button type="button" className="secondary" onClick={onClose}>
+          Close
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/**
+ * Questions callers asked that their call's knowledge bases had nothing on: answered here, the
+ * question and its answer are added to those knowledge bases, so agents answer it from then on.
+ */
+function Gaps({ names, onAnswered }: { names: Map<string, string>; onAnswered(): void }) {
+  const queries = useQueryClient();
+  const gaps = useQuery({
+    queryKey: GAPS,
+    queryFn: async () => (await api<{ data: { gaps: Gap[] } }>('/v1/knowledge/gaps?status=open&limit=50')).data.gaps,
+  });
+  const [answers, setAnswers] = useState<Record<string, string>>({});
+  const done = () => {
+    void queries.invalidateQueries({ queryKey: GAPS });
+    onAnswered();
+  };
+  const resolve = useMutation({
+    mutationFn: (gap: Gap) =>
+      api(`/v1/knowledge/gaps/${gap.id}/resolve`, { method: 'POST', body: { answer: answers[gap.id] ?? '' } }),
+    onSuccess: done,
+  });
+  const dismiss = useMutation({
+    mutationFn: (gap: Gap) => api(`/v1/knowledge/gaps/${gap.id}/dismiss`, { method: 'POST' }),
+    onSuccess: done,
+  });
+  return (
+    <>
+      <h2>Questions without answers</h2>
+      <p className="muted">
+        Callers asked these, and their call&apos;s knowledge bases had nothing on them. An answer given here is added to
+        those knowledge bases.
+      </p>
+      <Problem error={gaps.error ?? resolve.error ?? dismiss.error} />
+      <ListTable
+        rows={gaps.data}
+        pending={gaps.isPending}
+        what="questions"
+        empty="No unanswered questions."
+        rowKey={(gap) => gap.id}
+        columns={[
+          { header: 'Question', cell: (gap) => gap.question },
+          {
+            header: 'Knowledge bases',
+            cell: (gap) => gap.knowledge_base_ids.map((id) => names.get(id) ?? id).join(', '),
+          },
+          {
+            header: 'Asked',
+            cell: (gap) => <Link to={`/calls/${gap.call_id}`}>{time(gap.created_at)}</Link>,
+          },
+          {
+            header: 'Answer',
+            cell: (gap) => (
+              <form
+                className="row-form"
+                onSubmit={(e) => {
+                  e.preventDefault();
+                  resolve.mutate(gap);
+                }}
+              >
+                <input
+                  aria-label={`Answer to “${gap.question}”`}
+                  value={answers[gap.id] ?? ''}
+                  onChange={(e) => setAnswers({ ...answers, [gap.id]: e.target.value })}
+                  required
+                  maxLength={4000}
+                />
+                <button type="submit" disabled={resolve.isPending}>
+                  Add answer
+                </button>
+                <button type="button" className="secondary" onClick={() => dismiss.mutate(gap)}>
+                  Dismiss
+                </button>
+              </form>
+            ),
+          },
+        ]}
+      />
+    </>
+  );
+}
 
 function size(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
@@ -29,6 +180,7 @@ export function KnowledgePage() {
   const [urls, setUrls] = useState('');
   const [file, setFile] = useState<File | null>(null);
   const [showing, setShowing] = useState<{ name: string; text: string } | null>(null);
+  const [asking, setAsking] = useState<KnowledgeBase | null>(null);
   const refresh = () => void queries.invalidateQueries({ queryKey: KEY });
 
   const create = useMutation({
@@ -150,6 +302,7 @@ export function KnowledgePage() {
           </div>
         </div>
       )}
+      {asking && <AskPanel key={asking.id} kb={asking} onClose={() => setAsking(null)} />}
       <ListTable
         rows={list.data}
         pending={list.isPending}
@@ -178,6 +331,9 @@ export function KnowledgePage() {
                 <button type="button" className="secondary" onClick={() => show.mutate(kb)}>
                   Show text
                 </button>
+                <button type="button" className="secondary" onClick={() => setAsking(kb)}>
+                  Ask
+                </button>
                 <button
                   type="button"
                   className="danger"
@@ -192,6 +348,7 @@ export function KnowledgePage() {
           },
         ]}
       />
+      <Gaps names={new Map((list.data ?? []).map((kb) => [kb.id, kb.name]))} onAnswered={refresh} />
     </section>
   );
 }
