@@ -2,7 +2,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { Api } from './types.js';
 import type { Services } from '../services.js';
-import { ErrorResponse, errorResponses, IdParams, Nullable, SuccessMessage } from '../schemas/common.js';
+import { ErrorResponse, errorResponses, FreeObject, IdParams, Nullable, SuccessMessage } from '../schemas/common.js';
+import type { PathwayLogEntry } from '../pathways/logs.js';
 import {
   PathwayCreateBody,
   PathwayDetail,
@@ -751,6 +752,43 @@ export async function pathwayChatRoutes(app: Api, services: Services): Promise<v
       const data = services.pathwayChats.get(request.account.id, request.params.id);
       if (!data) throw notFound('Pathway chat');
       return { data, errors: null };
+    },
+  );
+
+  app.get(
+    '/pathway_calls/:id',
+    {
+      schema: {
+        tags,
+        summary: "A pathway call's turns",
+        description:
+          "The call's pathway steps as a conversation, in order: one line for what the caller said (`role` user) " +
+          'and one for what the agent said (`role` assistant) at each step, with the step, node and edge taken; a ' +
+          'step with neither has `role` system and `text` null. An empty list for a call without a pathway.',
+        params: IdParams,
+        response: { 200: Type.Array(FreeObject()), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const call = await services.calls.get(request.account.id, request.params.id);
+      if (!call) throw notFound('Call');
+      const steps = call.pathway_logs ? (JSON.parse(call.pathway_logs) as PathwayLogEntry[]) : [];
+      return steps.flatMap((step): { role: string; text: string | null }[] => {
+        const about = {
+          step: step.step,
+          at: step.at,
+          node_id: step.node_id,
+          node_name: step.node_name,
+          event: step.event,
+          chosen_edge: step.chosen_edge,
+          variables: step.variables,
+        };
+        const lines = [
+          ...(step.heard ? [{ role: 'user', text: step.heard, ...about }] : []),
+          ...(step.said ? [{ role: 'assistant', text: step.said, ...about }] : []),
+        ];
+        return lines.length > 0 ? lines : [{ role: 'system', text: null, ...about }];
+      });
     },
   );
 }

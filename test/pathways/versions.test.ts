@@ -49,6 +49,27 @@ describe('which pathway version a call runs (offline model, sandbox person, cloc
     placeCall(t, { phone_number: '+14155550100', pathway_id: id, ...extra });
   const said = (c: FinishedCall) => c.logs.find((l) => l.event === 'entered')!.said;
 
+  it("lists a pathway call's turns as a conversation (GET /v1/pathway_calls/{id})", async () => {
+    const id = await create();
+    const c = await run(id);
+    const r = await t.request('GET', `/v1/pathway_calls/${c.call.call_id as string}`);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const lines = r.body as unknown as { role: string; text: string | null; node_name: string; step: number }[];
+    assert.deepEqual(lines[0], { ...lines[0], role: 'assistant', text: 'This is the draft. Is now a good time?' });
+    assert.equal(lines[0]!.node_name, 'Start');
+    const spoken = lines.filter((l) => l.text !== null).map((l) => `${l.role}: ${l.text!}`);
+    for (const step of c.logs) {
+      if (step.heard) assert.ok(spoken.includes(`user: ${step.heard}`), spoken.join('\n'));
+      if (step.said) assert.ok(spoken.includes(`assistant: ${step.said}`), spoken.join('\n'));
+    }
+    assert.equal(
+      (await t.request('GET', `/v1/pathway_calls/${c.call.call_id as string}`, undefined, { as: t.otherKey })).status,
+      404,
+    );
+    const plain = await placeCall(t, { phone_number: '+14155550100', task: 'Say hello.' });
+    assert.deepEqual((await t.request('GET', `/v1/pathway_calls/${plain.call.call_id as string}`)).body, []);
+  });
+
   it('a pathway with only a draft runs the draft', async () => {
     const id = await create();
     const c = await run(id);
