@@ -135,7 +135,7 @@ async function scenarioOrThrow(services: Services, accountId: string, id: string
  * The simulated caller's lines of a scenario (none: the language model plays the caller from
  * tester_persona_prompt), or why it cannot run (naming the field).
  */
-function linesOrProblem(services: Services, spec: ScenarioSpec, field: string): ScriptedLine[] | string {
+export function linesOrProblem(services: Services, spec: ScenarioSpec, field: string): ScriptedLine[] | string {
   const lines = callerLines(spec.input_messages);
   if (lines.length > 0) return lines;
   if (typeof spec.tester_persona_prompt === 'string' && spec.tester_persona_prompt.trim() !== '') {
@@ -183,7 +183,7 @@ async function runBatch(
   const errors: string[] = [];
   if (body.scenario_ids.length * body.repeat > MAX_BATCH_RUNS)
     errors.push(`scenario_ids: at most ${MAX_BATCH_RUNS} runs per batch (scenarios times repeat)`);
-  const planned: { id: string; spec: ScenarioSpec; lines: ScriptedLine[]; call: Json }[] = [];
+  const planned: PlannedRun[] = [];
   for (const [i, id] of body.scenario_ids.entries()) {
     const row = await services.agentTests.scenario(accountId, id);
     if (!row) {
@@ -199,18 +199,37 @@ async function runBatch(
     if (call && typeof lines !== 'string') planned.push({ id, spec, lines, call });
   }
   assertValid(request, errors);
-  const batch = await services.agentTests.createBatch(accountId, {
+  return startBatch(app, request, services, planned, {
+    repeat: body.repeat,
+    version_number: body.version_number ?? null,
     webhook_url: body.webhook_url ?? null,
-    settings: {
-      scenario_ids: body.scenario_ids,
-      repeat: body.repeat,
-      version_number: body.version_number ?? null,
-      trigger_source: body.trigger_source,
-    },
+    settings: { scenario_ids: body.scenario_ids, trigger_source: body.trigger_source },
+  });
+}
+
+/** A scenario ready to run: its caller's lines (none: the language model plays the caller) and its call. */
+export interface PlannedRun {
+  id: string;
+  spec: ScenarioSpec;
+  lines: ScriptedLine[];
+  call: Json;
+}
+
+/** Starts `repeat` runs of each planned scenario as one batch, placing their calls a few at a time. */
+export async function startBatch(
+  app: Api,
+  request: FastifyRequest,
+  services: Services,
+  planned: PlannedRun[],
+  options: { repeat: number; version_number: number | null; webhook_url: string | null; settings: Json },
+) {
+  const batch = await services.agentTests.createBatch(request.account.id, {
+    webhook_url: options.webhook_url,
+    settings: { ...options.settings, repeat: options.repeat, version_number: options.version_number },
   });
   const place = placeCallAs(app, request);
-  const order = planned.flatMap((scenario) => Array.from({ length: body.repeat }, () => scenario));
-  const runs: { run_id: string; scenario_id: string }[] = new Array(order.length);
+  const order = planned.flatMap((scenario) => Array.from({ length: options.repeat }, () => scenario));
+  const runs: { run_id: string; scenario_id: string; call_id: string | null }[] = new Array(order.length);
   // Calls are placed a few at a time: a large batch answers in a fraction of the serial time.
   let next = 0;
   await Promise.all(
@@ -220,14 +239,14 @@ async function runBatch(
         const scenario = order[i]!;
         const { run } = await startRun(
           services,
-          accountId,
+          request.account.id,
           scenario,
           scenario.call,
           scenario.lines,
-          { batch_id: batch.id, version_number: body.version_number ?? null, webhook_url: null },
+          { batch_id: batch.id, version_number: options.version_number, webhook_url: null },
           place,
         );
-        runs[i] = { run_id: run.id, scenario_id: scenario.id };
+        runs[i] = { run_id: run.id, scenario_id: scenario.id, call_id: run.call_id };
       }
     }),
   );

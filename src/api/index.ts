@@ -22,6 +22,7 @@ import { authorizeRoutes } from './web-calls.js';
 import { listenRoutes } from './listen.js';
 import smsConversations from './sms-conversations.js';
 import agentTesting from './agent-testing.js';
+import simulations from './simulations.js';
 
 export type RouteModule = (app: Api, services: Services) => Promise<void>;
 
@@ -50,6 +51,7 @@ export const API_ROUTES: RouteModule[] = [
   listenRoutes,
   smsConversations,
   agentTesting,
+  simulations,
 ];
 
 /** Routes outside the /v1 prefix. */
