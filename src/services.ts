@@ -9,6 +9,7 @@ import { CallStore } from './store/calls.js';
 import { ToolStore } from './store/tools.js';
 import { KnowledgeStore } from './store/knowledge.js';
 import { KnowledgeGapStore } from './store/knowledge-gaps.js';
+import { CitationSchemaStore } from './store/citation-schemas.js';
 import { PersonaStore } from './store/personas.js';
 import { VaultStore } from './store/vault.js';
 import { SecretResolver } from './vault/resolver.js';
@@ -79,6 +80,8 @@ export interface Services {
   knowledge: KnowledgeStore;
   /** Questions callers asked that a call's knowledge bases had nothing on (GET /v1/knowledge/gaps). */
   knowledgeGaps: KnowledgeGapStore;
+  /** Reusable extraction schemas calls are analyzed with (/v1/citation_schemas). */
+  citationSchemas: CitationSchemaStore;
   personas: PersonaStore;
   /** Secrets accounts keep for their tools and webhooks (`{{secrets.NAME}}`). */
   vault: VaultStore;
@@ -421,6 +424,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     tools,
     knowledge,
     knowledgeGaps,
+    citationSchemas: new CitationSchemaStore(db, clock),
     personas,
     vault,
     pathwayFolders: new PathwayFolderStore(db, clock),

@@ -23,6 +23,7 @@ import { listenRoutes } from './listen.js';
 import smsConversations from './sms-conversations.js';
 import agentTesting from './agent-testing.js';
 import simulations from './simulations.js';
+import citationSchemas from './citation-schemas.js';
 
 export type RouteModule = (app: Api, services: Services) => Promise<void>;
 
@@ -52,6 +53,7 @@ export const API_ROUTES: RouteModule[] = [
   smsConversations,
   agentTesting,
   simulations,
+  citationSchemas,
 ];
 
 /** Routes outside the /v1 prefix. */

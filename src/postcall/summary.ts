@@ -249,6 +249,16 @@ export class PostCallService {
   }
 
   /**
+   * POST /v1/calls/analyze: fills a schema of fields (as analysis_schema: field name to type hint)
+   * from an ended call. Null when the model's answers never fit the schema; throws LlmError or
+   * AnalysisError when no model answers.
+   */
+  async extract(row: Call, hints: Record<string, unknown>): Promise<Record<string, unknown> | null> {
+    if (!this.d.llm) throw new AnalysisError('no language model configured');
+    return this.analyzeSchema(row, await this.d.calls.transcripts(row.id), row.request, hints);
+  }
+
+  /**
    * POST /v1/calls/{id}/analyze: answers the questions about an ended call, in order, each coerced
    * to the type its question asked for. Throws LlmError or AnalysisError when no answer is usable.
    */

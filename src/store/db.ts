@@ -29,6 +29,7 @@ import * as m103 from './migrations/103_knowledge_sources.js';
 import * as m104 from './migrations/104_pathway_folders.js';
 import * as m105 from './migrations/105_knowledge_versions.js';
 import * as m106 from './migrations/106_knowledge_gaps.js';
+import * as m107 from './migrations/107_citation_schemas.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -66,6 +67,7 @@ const MIGRATIONS: Record<string, { up: (db: Kysely<any>, dialect: Dialect) => Pr
   '104_pathway_folders': m104,
   '105_knowledge_versions': m105,
   '106_knowledge_gaps': m106,
+  '107_citation_schemas': m107,
 };
 
 class StaticProvider implements MigrationProvider {

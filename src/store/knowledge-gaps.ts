@@ -2,6 +2,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { Database, KnowledgeGapsTable } from './types.js';
 import type { Clock } from '../clock.js';
 import { newId } from '../security/secrets.js';
+import { ownedRows, type OwnedRows } from './owned.js';
 
 export type KnowledgeGapStatus = 'open' | 'resolved' | 'dismissed';
 
@@ -42,10 +43,14 @@ function toGap(row: Selectable<KnowledgeGapsTable>): KnowledgeGap {
 
 /** Knowledge gaps of each account (GET /v1/knowledge/gaps): what callers asked that went unanswered. */
 export class KnowledgeGapStore {
+  private readonly rows: OwnedRows<'knowledge_gaps'>;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.rows = ownedRows(db, 'knowledge_gaps');
+  }
 
   async record(accountId: string, gap: NewKnowledgeGap): Promise<void> {
     await this.db
@@ -90,12 +95,7 @@ export class KnowledgeGapStore {
   }
 
   async get(accountId: string, id: string): Promise<KnowledgeGap | undefined> {
-    const row = await this.db
-      .selectFrom('knowledge_gaps')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .executeTakeFirst();
+    const row = await this.rows.get(accountId, id);
     return row && toGap(row);
   }
 

@@ -137,6 +137,18 @@ export interface KnowledgeVersionsTable {
   created_at: string;
 }
 
+/** Reusable extraction schemas calls are analyzed with (migration 107). */
+export interface CitationSchemasTable {
+  id: string;
+  account_id: string;
+  name: string;
+  description: string | null;
+  /** JSON object: field name to type hint or description, as a call's analysis_schema. */
+  schema: string;
+  created_at: string;
+  updated_at: string;
+}
+
 /** Questions a call's knowledge bases had nothing on (migration 106). */
 export interface KnowledgeGapsTable {
   id: string;
@@ -503,6 +515,7 @@ export interface Database {
   knowledge_bases: KnowledgeBasesTable;
   knowledge_versions: KnowledgeVersionsTable;
   knowledge_gaps: KnowledgeGapsTable;
+  citation_schemas: CitationSchemasTable;
   personas: PersonasTable;
   account_secrets: AccountSecretsTable;
   persona_versions: PersonaVersionsTable;

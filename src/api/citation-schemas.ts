@@ -1,0 +1,213 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import type { Api } from './types.js';
+import type { Services } from '../services.js';
+import { errorResponses, FreeObject, Nullable } from '../schemas/common.js';
+import { ApiError, conflict, notFound, validationError } from '../errors.js';
+import { OPEN_STATES } from '../store/calls.js';
+import { LlmError } from '../providers/llm/types.js';
+import { errorMessage } from '../domain/records.js';
+import type { CitationSchema } from '../store/citation-schemas.js';
+
+const tags = ['Citation schemas'];
+/** The most fields one schema extracts. */
+const MAX_FIELDS = 50;
+
+const CitationSchemaBody = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  description: Nullable(Type.String()),
+  schema: FreeObject({ description: 'Field name to type hint or description, as a call’s analysis_schema' }),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+});
+const One = Type.Object({ data: CitationSchemaBody, errors: Type.Null() });
+const Many = Type.Object({ data: Type.Array(CitationSchemaBody), errors: Type.Null() });
+const ById = Type.Object({ id: Type.Optional(Type.String({ minLength: 1 })) });
+const Fields = {
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  description: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
+  schema: FreeObject({
+    description:
+      'The fields to extract: name to type hint ("string", "boolean", "number", "date", a list of choices, ...)',
+  }),
+};
+
+/** A schema's fields: 1 to MAX_FIELDS names, each a type hint or a description. */
+function checkedFields(schema: Record<string, unknown>): Record<string, unknown> {
+  const errors: string[] = [];
+  const names = Object.keys(schema);
+  if (names.length === 0) errors.push('schema must name at least one field to extract');
+  if (names.length > MAX_FIELDS) errors.push(`schema has ${names.length} fields: at most ${MAX_FIELDS}`);
+  for (const name of names) {
+    const hint = schema[name];
+    if (name.length > 100) errors.push(`schema.${name.slice(0, 20)}…: a field name is at most 100 characters`);
+    if (typeof hint !== 'string' && (typeof hint !== 'object' || hint === null))
+      errors.push(`schema.${name} must be a type hint (a string) or an object`);
+  }
+  if (errors.length > 0) throw validationError(errors);
+  return schema;
+}
+
+/** The schema named by `?id=`, or the 400 that says it is missing. */
+function idOf(query: { id?: string | undefined }): string {
+  const id = query.id;
+  if (!id) throw validationError(['id is required: the citation schema, as ?id=']);
+  return id;
+}
+
+/**
+ * Citation schemas (the hosted API's name for reusable extraction schemas): a set of fields to pull
+ * out of a call, kept by the account and applied to any ended call with POST /v1/calls/analyze, the
+ * way a call's own analysis_schema is applied after it ends. The hosted API keys them by `?id=`.
+ */
+export default async function routes(app: Api, services: Services): Promise<void> {
+  const list = async (request: FastifyRequest) => ({
+    data: await services.citationSchemas.list(request.account.id),
+    errors: null,
+  });
+  app.get(
+    '/citation_schemas/list',
+    { schema: { tags, summary: 'List citation schemas', response: { 200: Many, ...errorResponses } } },
+    list,
+  );
+
+  app.get(
+    '/citation_schemas',
+    {
+      schema: {
+        tags,
+        summary: 'Get a citation schema',
+        description: 'With `?id=`, that schema; without, the list.',
+        querystring: ById,
+        response: { 200: Type.Union([One, Many]), ...errorResponses },
+      },
+    },
+    async (request) => {
+      if (!request.query.id) return list(request);
+      const found = await services.citationSchemas.get(request.account.id, request.query.id);
+      if (!found) throw notFound('Citation schema');
+      return { data: found, errors: null };
+    },
+  );
+
+  app.post(
+    '/citation_schemas',
+    {
+      schema: {
+        tags,
+        summary: 'Create a citation schema',
+        body: Type.Object(Fields, { additionalProperties: true }),
+        response: { 200: One, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { name, description, schema } = request.body;
+      const created = await services.citationSchemas.create(request.account.id, {
+        name: name.trim(),
+        description: description?.trim() || null,
+        schema: checkedFields(schema),
+      });
+      return { data: created, errors: null };
+    },
+  );
+
+  app.patch(
+    '/citation_schemas',
+    {
+      schema: {
+        tags,
+        summary: 'Update a citation schema',
+        description: 'Fields sent replace the stored ones: `name`, `description`, `schema`.',
+        querystring: ById,
+        body: Type.Partial(Type.Object(Fields), { additionalProperties: true }),
+        response: { 200: One, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { name, description, schema } = request.body;
+      const updated = await services.citationSchemas.update(request.account.id, idOf(request.query), {
+        ...(name !== undefined && { name: name.trim() }),
+        ...(description !== undefined && { description: description?.trim() || null }),
+        ...(schema !== undefined && { schema: checkedFields(schema) }),
+      });
+      if (!updated) throw notFound('Citation schema');
+      return { data: updated, errors: null };
+    },
+  );
+
+  app.delete(
+    '/citation_schemas',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a citation schema',
+        querystring: ById,
+        response: {
+          200: Type.Object({ data: Type.Object({ id: Type.String(), deleted: Type.Boolean() }), errors: Type.Null() }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const id = idOf(request.query);
+      if (!(await services.citationSchemas.delete(request.account.id, id))) throw notFound('Citation schema');
+      return { data: { id, deleted: true }, errors: null };
+    },
+  );
+
+  app.post(
+    '/calls/analyze',
+    {
+      schema: {
+        tags,
+        summary: 'Extract fields from a call',
+        description:
+          'Fills the fields of a citation schema (`schema_id`), or of the call’s own analysis_schema when none is ' +
+          'named, from an ended call, with the configured language model. `analysis` is null when the model’s ' +
+          'answers never fit the fields.',
+        body: Type.Object(
+          { call_id: Type.String({ minLength: 1 }), schema_id: Type.Optional(Type.String({ minLength: 1 })) },
+          { additionalProperties: true },
+        ),
+        response: {
+          200: Type.Object({
+            data: Type.Object({
+              call_id: Type.String(),
+              schema_id: Nullable(Type.String()),
+              analysis: Nullable(FreeObject()),
+            }),
+            errors: Type.Null(),
+          }),
+          409: errorResponses[400],
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const { call_id: callId, schema_id: schemaId } = request.body;
+      const call = await services.calls.get(request.account.id, callId);
+      if (!call) throw notFound('Call');
+      if ((OPEN_STATES as readonly string[]).includes(call.queue_status)) throw conflict('Call has not ended yet');
+      let schema: CitationSchema | undefined;
+      if (schemaId !== undefined) {
+        schema = await services.citationSchemas.get(request.account.id, schemaId);
+        if (!schema) throw validationError(['schema_id is not a citation schema of this account']);
+      }
+      const fields = schema?.schema ?? call.request.analysis_schema;
+      if (!fields) throw validationError(['schema_id is required: the call has no analysis_schema of its own']);
+      if (!services.postCall.hasModel)
+        throw new ApiError(
+          'PROVIDER_UNAVAILABLE',
+          'No language model is configured to analyze calls: set OPENAI_API_KEY or OPENLINE_LLM_BASE_URL',
+        );
+      try {
+        const analysis = await services.postCall.extract(call, fields);
+        return { data: { call_id: call.id, schema_id: schema?.id ?? null, analysis }, errors: null };
+      } catch (error) {
+        if (!(error instanceof LlmError)) throw error;
+        throw new ApiError('PROVIDER_UNAVAILABLE', `The language model failed: ${errorMessage(error)}`);
+      }
+    },
+  );
+}
