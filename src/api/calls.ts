@@ -640,8 +640,9 @@ export default async function routes(app: Api, services: Services): Promise<void
         // Self-hosted: no credits are consumed; the field stays for wire compatibility.
         return { status: 'success', message: 'Call analyzed successfully', answers, credits_used: 0 };
       } catch (error) {
+        // The model failed or gave nothing usable: the provider's failure, not the server's.
         const reason = errorMessage(error);
-        throw new ApiError('INTERNAL_ERROR', `Call analysis failed: ${reason}`);
+        throw new ApiError('PROVIDER_UNAVAILABLE', `Call analysis failed: ${reason}`);
       }
     },
   );

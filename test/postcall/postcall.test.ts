@@ -255,6 +255,11 @@ describe('post-call summary and analysis with a language model (fake OpenAI serv
       },
     );
     assert.equal(other.status, 404);
+    // A model that fails is the provider's trouble, said as such: 503, not a server error.
+    fake.script({ status: 500, message: 'down' }, { status: 500, message: 'down' });
+    const failed = await t.request('POST', `/v1/calls/${id}/analyze`, { goal: 'x', questions: [['q', 'string']] });
+    assert.equal(failed.status, 503, JSON.stringify(failed.body));
+    assert.match(String(failed.body.message), /^Call analysis failed/);
     const running = await place(t, { task: 'Confirm the appointment.' });
     const early = await t.request('POST', `/v1/calls/${running}/analyze`, { goal: 'x', questions: [['q', 'string']] });
     assert.equal(early.status, 409);
