@@ -10,6 +10,7 @@ import {
   DEFAULT_SOCKET_SAMPLE_RATE,
   MAX_SOCKET_SAMPLE_RATE,
   MIN_SOCKET_SAMPLE_RATE,
+  refuseSocket,
 } from '../carriers/webrtc/agent-socket.js';
 import { refuseOversizedBodies } from './validation.js';
 import { accountOfKey, bearerless } from './auth.js';
@@ -141,12 +142,6 @@ export async function webCallRoutes(app: Api, services: Services): Promise<void>
 /** The path the hosted web-agent SDKs connect to (their `customEndpoint` / `endpoint` names this server's). */
 export const AGENT_SOCKET_PATH = '/ws/connect/blandshared';
 
-/** Why a page's websocket was refused, as its close code: the page's fault, or the server's load. */
-function closeCode(error: unknown): number {
-  if (!(error instanceof ApiError)) return 1011;
-  return error.statusCode === 429 || error.statusCode === 503 ? 1013 : 1008;
-}
-
 /** The page's `sampleRate` (or `sample_rate`) query: whole Hz in range; the SDKs' 44,100 when absent. */
 function socketSampleRate(query: Record<string, string | undefined>): number | string {
   const raw = query.sampleRate ?? query.sample_rate;
@@ -169,16 +164,18 @@ export async function agentSocketRoute(app: FastifyInstance, options: { services
     AGENT_SOCKET_PATH,
     { schema: { hide: true }, websocket: true },
     (socket: WebSocket, request) => {
-      const refuse = (code: number, reason: string) => socket.close(code, reason.slice(0, 120));
+      const refuse = (error: ApiError) => refuseSocket(socket, error);
       const sampleRate = socketSampleRate(request.query);
-      if (typeof sampleRate === 'string') return refuse(1008, sampleRate);
+      if (typeof sampleRate === 'string') return refuse(validationError([sampleRate], sampleRate));
       const token = request.query.token;
-      if (!token) return refuse(1008, 'token is required: a token from POST /v1/agents/{id}/authorize');
+      if (!token)
+        return refuse(new ApiError('UNAUTHORIZED', 'token is required: a token from POST /v1/agents/{id}/authorize'));
       void (async () => {
         const grant = await services.webCallTokens.redeem(token);
-        if (!grant) return refuse(1008, 'token is unknown, expired or already used');
+        if (!grant) return refuse(new ApiError('UNAUTHORIZED', 'token is unknown, expired or already used'));
         const agent = request.query.agent;
-        if (agent && agent !== grant.agentId) return refuse(1008, 'agent is not the agent the token was issued for');
+        if (agent && agent !== grant.agentId)
+          return refuse(new ApiError('UNAUTHORIZED', 'agent is not the agent the token was issued for'));
         if (socket.readyState !== socket.OPEN) return;
         await services.webCalls.startSocket(
           {
@@ -191,7 +188,7 @@ export async function agentSocketRoute(app: FastifyInstance, options: { services
         );
       })().catch((error: unknown) => {
         if (!(error instanceof ApiError)) request.log.warn({ err: error }, 'web-agent socket failed');
-        refuse(closeCode(error), error instanceof Error ? error.message : 'the call could not start');
+        refuseSocket(socket, error);
       });
     },
   );

@@ -187,6 +187,28 @@ describe('web calls: the hosted web-agent SDKs’ websocket', () => {
   });
 });
 
+describe('web calls over the socket: the account’s call limit', () => {
+  it('a page over the limit is refused with 1013 and the reason', async () => {
+    const t = await createTestApp({ env: { OPENLINE_MAX_CONCURRENT_CALLS: '1' } });
+    try {
+      await t.services.startWorkers();
+      const origin = await t.app.listen({ port: 0, host: '127.0.0.1' });
+      const agent = await t.request('POST', '/v1/agents', { prompt: 'Hi', first_sentence: 'Hello there.' });
+      const agentId = (agent.body.agent as { agent_id: string }).agent_id;
+      const token = async () => String((await t.request('POST', `/v1/agents/${agentId}/authorize`)).body.token);
+      const first = await connect(origin, `agent=${agentId}&token=${await token()}`);
+      await waitFor('the first call', () => first.texts.find((m) => m.type === 'callID'));
+      const second = await connect(origin, `agent=${agentId}&token=${await token()}`);
+      const refused = await second.closed;
+      assert.equal(refused.code, 1013);
+      assert.match(refused.reason, /limit of concurrent calls/);
+      first.socket.close();
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 function refusedReason(start: string): string {
   return `${start}: a token from POST /v1/agents/{id}/authorize`;
 }

@@ -2,6 +2,7 @@ import type { WebSocket } from 'ws';
 import { decodeMulaw, encodeMulaw, FRAME_MS, FRAME_SAMPLES, SAMPLE_RATE, StreamResampler } from '../../media/audio.js';
 import type { MediaEvent, MediaListener, MediaTransport } from '../../media/transport.js';
 import type { WebCallMessage } from './service.js';
+import { ApiError } from '../../errors.js';
 
 /** The hosted web-agent SDKs' rate when the page names none (`initConversation({sampleRate: 44100})`). */
 export const DEFAULT_SOCKET_SAMPLE_RATE = 44_100;
@@ -11,6 +12,20 @@ export const MAX_SOCKET_SAMPLE_RATE = 48_000;
 const SILENT_TIMEOUT_MS = 4000;
 /** Outbound audio the socket may hold unsent before frames are dropped (a stalled page). */
 const MAX_BUFFERED_BYTES = 512 * 1024;
+
+/**
+ * Closes a page's socket that cannot become a call, with the reason: 1013 ("try again later") at
+ * the account's call limit or while the server shuts down, 1008 for what the page sent, 1011 for
+ * anything else.
+ */
+export function refuseSocket(socket: WebSocket, error: unknown): void {
+  const status = error instanceof ApiError ? error.statusCode : 500;
+  const code = status === 429 || status === 503 ? 1013 : status < 500 ? 1008 : 1011;
+  const reason = error instanceof ApiError ? error.message : 'the call could not start';
+  // A close reason is at most 123 bytes.
+  if (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING)
+    socket.close(code, Buffer.from(reason).subarray(0, 120).toString());
+}
 
 /**
  * A web call over the hosted API's web-agent websocket (docs/web-calls.md, "The hosted web-agent
@@ -118,6 +133,14 @@ export class AgentSocketPeer implements MediaTransport {
   /** The caller talks over the agent: the page drops what it holds but has not played. */
   clear(): void {
     if (!this.closed && this.socket.readyState === this.socket.OPEN) this.socket.send('clear');
+  }
+
+  /** The call could not start: the socket closes with the reason. */
+  refuse(error: unknown): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.watchdog);
+    refuseSocket(this.socket, error);
   }
 
   /** Ends the call from our side: the socket closes, which the SDKs report as the conversation's end. */

@@ -237,6 +237,11 @@ export class WebRtcPeer implements MediaTransport {
     if (!this.closed) this.emit({ type: 'dtmf', digit });
   }
 
+  /** The call was refused: the signalling request's error answer tells the browser why. */
+  refuse(): void {
+    this.close();
+  }
+
   /** Ends the call from our side: the browser is told, then the connection closes. Idempotent. */
   close(): void {
     if (this.closed) return;

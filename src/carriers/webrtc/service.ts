@@ -32,6 +32,8 @@ export type WebCallMessage =
 /** The browser's side of a web call: its audio, and the call's events told to it in its protocol's words. */
 export interface WebCallPeer extends MediaTransport {
   send(message: WebCallMessage): void;
+  /** The call could not start after the browser's side was made: it is told why, if it can be, and let go. */
+  refuse(error: unknown): void;
 }
 
 /** Said (and shown) when the server has no speech recogniser: the caller would otherwise talk to nobody. */
@@ -113,19 +115,24 @@ export class WebCalls {
 
     const connected = await connect();
     const { peer } = connected;
-    const call = await this.services.calls.create(input.accountId, {
-      request,
-      inbound: true,
-      noCaller: true,
-      ourNumber: label,
-      carrier: 'web',
-    });
-    if (!(await this.services.engine.admit(call.id, input.accountId))) {
-      peer.close();
-      throw new ApiError('RATE_LIMITED', "The account's limit of concurrent calls was reached");
+    let callId: string;
+    try {
+      const call = await this.services.calls.create(input.accountId, {
+        request,
+        inbound: true,
+        noCaller: true,
+        ourNumber: label,
+        carrier: 'web',
+      });
+      callId = call.id;
+      if (!(await this.services.engine.admit(call.id, input.accountId)))
+        throw new ApiError('RATE_LIMITED', "The account's limit of concurrent calls was reached");
+    } catch (error) {
+      peer.refuse(error);
+      throw error;
     }
-    this.run(call.id, request, peer, noStt);
-    return { ...connected, callId: call.id };
+    this.run(callId, request, peer, noStt);
+    return { ...connected, callId };
   }
 
   private run(callId: string, request: CallRequest, peer: WebCallPeer, noStt: boolean): void {
