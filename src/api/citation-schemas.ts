@@ -27,10 +27,12 @@ const ById = Type.Object({ id: Type.Optional(Type.String({ minLength: 1 })) });
 const Fields = {
   name: Type.String({ minLength: 1, maxLength: 200 }),
   description: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
-  schema: FreeObject({
-    description:
-      'The fields to extract: name to type hint ("string", "boolean", "number", "date", a list of choices, ...)',
-  }),
+  schema: Type.Optional(
+    FreeObject({
+      description:
+        'The fields to extract: name to type hint ("string", "boolean", "number", "date", a list of choices, ...); none yet when absent',
+    }),
+  ),
 };
 
 /** A schema's fields: 1 to MAX_FIELDS names, each a type hint or a description. */
@@ -106,7 +108,7 @@ export default async function routes(app: Api, services: Services): Promise<void
       const created = await services.citationSchemas.create(request.account.id, {
         name: name.trim(),
         description: description?.trim() || null,
-        schema: checkedFields(schema),
+        schema: schema === undefined ? {} : checkedFields(schema),
       });
       return { data: created, errors: null };
     },
@@ -196,6 +198,8 @@ export default async function routes(app: Api, services: Services): Promise<void
       }
       const fields = schema?.schema ?? call.request.analysis_schema;
       if (!fields) throw validationError(['schema_id is required: the call has no analysis_schema of its own']);
+      if (Object.keys(fields).length === 0)
+        throw validationError(['schema_id names a citation schema with no fields yet']);
       if (!services.postCall.hasModel)
         throw new ApiError(
           'PROVIDER_UNAVAILABLE',

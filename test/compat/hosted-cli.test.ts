@@ -194,4 +194,33 @@ describe("the hosted API's own CLI (bland-cli) against Openline, over HTTP", () 
       ['You answer for Elm Street Dental.', 'maya', 'Front desk'],
     );
   });
+
+  it('keeps citation schemas (create, list, get, update, delete) and lists a persona’s knowledge gaps', async () => {
+    const created = await cli([
+      'citation',
+      'create',
+      '--name',
+      'Appointment',
+      '--description',
+      'What was agreed',
+      '--schema',
+      '{"confirmed": "boolean", "day": "YYYY-MM-DD"}',
+      '--json',
+    ]);
+    const id = /"id": "(CS-[0-9a-f-]+)"/.exec(created)?.[1];
+    assert.ok(id, created);
+    assert.match(await cli(['citation', 'list']), /Appointment\s+What was agreed/);
+    assert.match(await cli(['citation', 'get', id]), /"confirmed": "boolean"/);
+    assert.match(await cli(['citation', 'update', id, '--name', 'Booking']), /Schema updated/);
+    assert.equal(
+      ((await t.request('GET', `/v1/citation_schemas?id=${id}`)).body.data as { name: string }).name,
+      'Booking',
+    );
+    assert.match(await cli(['citation', 'delete', id]), /Schema deleted/);
+    assert.match(await cli(['citation', 'list']), /No citation schemas/);
+
+    const persona = await t.request('POST', '/v1/personas', { name: 'Ava' });
+    const personaId = String((persona.body.data as { id: string }).id);
+    assert.match(await cli(['persona', 'gaps', personaId]), /^\[\]$/m);
+  });
 });
