@@ -10,8 +10,28 @@ import { createRequire } from 'node:module';
 import { promisify, stripVTControlCharacters } from 'node:util';
 import { ScaledClock } from '../../src/clock.js';
 import { createTestApp, type TestApp } from '../../src/testing/harness.js';
+import { FakeOpenAi, fakeLlmConfig, type FakeReply } from '../../src/testing/fake-openai.js';
 
 const run = promisify(execFile);
+
+/** Runs the CLI against `origin` with `key`, in `home`; its output without colours. */
+async function cliIn(env: { home: string; key: string; origin: string }, args: string[], cwd = env.home) {
+  const { stdout, stderr } = await run(process.execPath, [CLI, ...args], {
+    cwd,
+    timeout: 240_000,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: env.home,
+      XDG_CONFIG_HOME: path.join(env.home, '.config'),
+      BLAND_API_KEY: env.key,
+      BLAND_BASE_URL: env.origin,
+      NO_COLOR: '1',
+      FORCE_COLOR: '0',
+      CI: '1',
+    },
+  });
+  return stripVTControlCharacters(`${stdout}${stderr}`);
+}
 // The hosted API's own command-line client (npm bland-cli), pointed at Openline.
 const CLI = path.join(path.dirname(createRequire(import.meta.url).resolve('bland-cli/package.json')), 'dist/index.js');
 
@@ -20,24 +40,8 @@ describe("the hosted API's own CLI (bland-cli) against Openline, over HTTP", () 
   let origin = '';
   let home = '';
 
-  /** Runs the CLI in `cwd` (the temporary home by default); its output without colours. */
-  async function cli(args: string[], cwd = home): Promise<string> {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], {
-      cwd,
-      timeout: 60_000,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: home,
-        XDG_CONFIG_HOME: path.join(home, '.config'),
-        BLAND_API_KEY: t.key,
-        BLAND_BASE_URL: origin,
-        NO_COLOR: '1',
-        FORCE_COLOR: '0',
-        CI: '1',
-      },
-    });
-    return stripVTControlCharacters(`${stdout}${stderr}`);
-  }
+  /** Runs the CLI in `cwd` (the temporary home by default). */
+  const cli = (args: string[], cwd = home): Promise<string> => cliIn({ home, key: t.key, origin }, args, cwd);
 
   before(async () => {
     t = await createTestApp({ clock: new ScaledClock(50) });
@@ -222,5 +226,71 @@ describe("the hosted API's own CLI (bland-cli) against Openline, over HTTP", () 
     const persona = await t.request('POST', '/v1/personas', { name: 'Ava' });
     const personaId = String((persona.body.data as { id: string }).id);
     assert.match(await cli(['persona', 'gaps', personaId]), /^\[\]$/m);
+  });
+});
+
+describe("the hosted API's CLI simulates callers of a pathway (a language model emulated here)", () => {
+  let t: TestApp;
+  let fake: FakeOpenAi;
+  let origin = '';
+  let home = '';
+  before(async () => {
+    fake = await FakeOpenAi.start();
+    fake.handler = (r): FakeReply => {
+      const system = String(r.body.messages[0]?.content ?? '');
+      if (system.startsWith('You play a person on a phone call')) {
+        const said = (String(r.body.messages.at(-1)?.content ?? '').match(/^you: /gm) ?? []).length;
+        const lines = [
+          { say: 'Hello?', hang_up: false },
+          { say: 'I want to book a cleaning.', hang_up: false },
+          { say: 'Thanks, goodbye.', hang_up: true },
+        ];
+        return { text: JSON.stringify(lines[Math.min(said, 2)]) };
+      }
+      return { text: 'Of course.' };
+    };
+    t = await createTestApp({ clock: new ScaledClock(50), config: { llm: fakeLlmConfig(fake, 2000) } });
+    await t.services.startWorkers();
+    origin = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    home = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-cli-'));
+  });
+  after(async () => {
+    await t.close();
+    await fake.close();
+    fs.rmSync(home, { recursive: true, force: true });
+  });
+
+  it('`bland simulate` and `bland pathway simulate run --wait` show each caller and its transcript', async () => {
+    const created = await t.request('POST', '/v1/pathway/create', {
+      name: 'Front desk',
+      nodes: [
+        {
+          id: 'start',
+          type: 'Default',
+          data: { name: 'Greeting', isStart: true, text: 'Bright Smile, how can I help?' },
+        },
+      ],
+      edges: [],
+    });
+    const pathwayId = String(created.body.pathway_id);
+    const env = { home, key: t.key, origin };
+    const started = await cliIn(env, ['simulate', '--pathway-id', pathwayId, '--profile', 'Pat::Book a cleaning']);
+    assert.match(started, /Simulation \S+ started with 1 call\(s\)/, started);
+    assert.match(started, /Pat\s+[0-9a-f-]{36}/);
+
+    const waited = await cliIn(env, [
+      'pathway',
+      'simulate',
+      'run',
+      pathwayId,
+      '--persona',
+      'Wants a cleaning',
+      '--turns',
+      '5',
+      '--wait',
+    ]);
+    assert.match(waited, /Simulation started/, waited);
+    assert.match(waited, /Call [0-9a-f-]{36} \(Caller 1\) — (completed|max turns reached)/, waited);
+    assert.match(waited, /Caller: I want to book a cleaning\./, waited);
   });
 });
