@@ -158,6 +158,21 @@ describe('web calls: the hosted web-agent SDKs’ websocket', () => {
     await waitForCall(t, callId);
   });
 
+  it('drops audio a page sends faster than a microphone could', async () => {
+    const page = await connect(origin, `agent=${agentId}&token=${await token()}&sampleRate=16000`);
+    await waitFor('the call id', () => page.texts.find((m) => m.type === 'callID'));
+    const before = dg.connections.at(-1)?.bytes ?? 0;
+    // Ten seconds of audio at once, as fast as the socket takes it.
+    const flood = new Int16Array(16_000 * 10);
+    for (let i = 0; i < flood.length; i++) flood[i] = Math.round(Math.sin(i / 5) * 3000);
+    for (let at = 0; at < flood.length; at += 1600) page.socket.send(Buffer.from(flood.slice(at, at + 1600).buffer));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const heard = (dg.connections.at(-1)?.bytes ?? 0) - before;
+    // 8 kB of telephone audio a second: at most the two seconds ahead allowed, and the half second waited.
+    assert.ok(heard < 8000 * 3.5, `${heard} bytes reached the recogniser`);
+    page.socket.close();
+  });
+
   it('refuses a bad token, a token of another agent or account, and a sample rate out of range, naming why', async () => {
     const refused = async (query: string) => (await connect(origin, query)).closed;
     assert.deepEqual(await refused(`agent=${agentId}`), { code: 1008, reason: refusedReason('token is required') });

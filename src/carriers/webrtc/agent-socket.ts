@@ -12,6 +12,11 @@ export const MAX_SOCKET_SAMPLE_RATE = 48_000;
 const SILENT_TIMEOUT_MS = 4000;
 /** Outbound audio the socket may hold unsent before frames are dropped (a stalled page). */
 const MAX_BUFFERED_BYTES = 512 * 1024;
+/**
+ * Audio a page may send ahead of the clock: a microphone sends in real time, give or take its
+ * buffering; what comes faster (a flood) is dropped rather than queued for VAD and STT.
+ */
+const MAX_AHEAD_MS = 2000;
 
 /**
  * Closes a page's socket that cannot become a call, with the reason: 1013 ("try again later") at
@@ -45,6 +50,7 @@ export class AgentSocketPeer implements MediaTransport {
   /** Half a sample: a page may split its 16-bit samples across messages. */
   private oddByte: number | undefined;
   private frames = 0;
+  private readonly started = Date.now();
   private lastHeard = Date.now();
   private closed = false;
   private readonly watchdog: NodeJS.Timeout;
@@ -72,6 +78,7 @@ export class AgentSocketPeer implements MediaTransport {
   private hear(bytes: Buffer): void {
     if (this.closed) return;
     this.lastHeard = Date.now();
+    if (this.frames * FRAME_MS > this.lastHeard - this.started + MAX_AHEAD_MS) return;
     let data = bytes;
     if (this.oddByte !== undefined) {
       data = Buffer.concat([Buffer.of(this.oddByte), bytes]);
