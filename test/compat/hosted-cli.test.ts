@@ -80,6 +80,8 @@ describe("the hosted API's own CLI (bland-cli) against Openline, over HTTP", () 
     fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('Help the caller', 'Kindly help the caller'));
     assert.match(await cli(['pathway', 'push', '.'], project), /Updated "Support" .* v1/);
     assert.match(await cli(['pathway', 'promote', id, '--yes']), /Published to production \(v2\)/);
+    // The project's test cases, each a chat with the pathway.
+    assert.match(await cli(['pathway', 'test', id], project), /1\/1 passed/);
     const versions = await cli(['pathway', 'versions', id]);
     assert.match(versions, /v1\s+Support\s+draft/);
     assert.match(versions, /v2\s+Support\s+production/);
