@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { Api } from './types.js';
 import type { Services } from '../services.js';
-import { errorResponses, IdParams, SuccessMessage } from '../schemas/common.js';
+import { errorResponses, FreeObject, IdParams, SuccessMessage } from '../schemas/common.js';
 import {
   BatchRunBody,
   FromCallBody,
@@ -18,6 +18,7 @@ import {
 } from '../schemas/agent-testing.js';
 import { conflict, notFound, validationError } from '../errors.js';
 import { assertValid } from './validation.js';
+import { SCENARIO_TEMPLATES } from '../agent-tests/templates.js';
 import { isRecord } from '../domain/records.js';
 import { OPEN_STATES } from '../store/calls.js';
 import { fromJson } from '../store/json.js';
@@ -69,8 +70,12 @@ async function normalizeScenario(
   } else if (typeof spec.phone_number === 'string') {
     await agentCall(services, accountId, spec, {}, errors);
   } else if (isRecord(spec.call) && Object.keys(spec.call).length > 0) {
-    if (typeof spec.call.task !== 'string' && typeof spec.call.pathway_id !== 'string')
-      errors.push('call.task is required (or call.pathway_id): the agent under test');
+    const { task, pathway_id: pathwayId, persona_id: personaId } = spec.call;
+    if (typeof personaId === 'string') {
+      if (!(await services.personas.get(accountId, personaId)))
+        errors.push('call.persona_id is not a persona of this account');
+    } else if (typeof task !== 'string' && typeof pathwayId !== 'string')
+      errors.push('call.task is required (or call.pathway_id, or call.persona_id): the agent under test');
   } else {
     errors.push(
       'pathway_id is required (or agent_id, phone_number of an inbound number, or call: the agent under test)',
@@ -262,7 +267,11 @@ export default async function routes(app: Api, services: Services): Promise<void
         tags,
         summary: 'List test scenarios',
         response: {
-          200: Type.Object({ status: Type.Literal('success'), scenarios: Type.Array(Scenario) }),
+          200: Type.Object({
+            status: Type.Literal('success'),
+            scenarios: Type.Array(Scenario),
+            data: Type.Array(Scenario, { description: 'The same list, where the hosted API’s CLI reads it' }),
+          }),
           ...errorResponses,
         },
       },
@@ -273,7 +282,8 @@ export default async function routes(app: Api, services: Services): Promise<void
         request.account.id,
         rows.map((r) => r.id),
       );
-      return { status: 'success' as const, scenarios: rows.map((r) => presentScenario(r, latest.get(r.id))) };
+      const scenarios = rows.map((r) => presentScenario(r, latest.get(r.id)));
+      return { status: 'success' as const, scenarios, data: scenarios };
     },
   );
 
@@ -294,6 +304,91 @@ export default async function routes(app: Api, services: Services): Promise<void
     async (request) => {
       const errors: string[] = [];
       const spec = await normalizeScenario(services, request.account.id, (request.body ?? {}) as Json, errors);
+      assertValid(request, errors);
+      const row = await services.agentTests.createScenario(request.account.id, spec);
+      return presentScenario(row, undefined);
+    },
+  );
+
+  app.get(
+    '/agent-testing/templates',
+    {
+      schema: {
+        tags,
+        summary: 'List scenario templates',
+        description:
+          'Callers every agent meets (asks who is calling, wants a person, wrong number, ...), with scripted lines and ' +
+          'assertions, to clone onto a pathway or a persona.',
+        response: {
+          200: Type.Object({
+            data: Type.Array(
+              Type.Object({
+                id: Type.String(),
+                name: Type.String(),
+                category: Type.String(),
+                description: Type.String(),
+                input_messages: Type.Array(Type.Unknown()),
+                assertions: Type.Array(FreeObject()),
+              }),
+            ),
+            errors: Type.Null(),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async () => ({ data: [...SCENARIO_TEMPLATES], errors: null }),
+  );
+
+  app.post(
+    '/agent-testing/templates/:id/clone',
+    {
+      schema: {
+        tags,
+        summary: 'Clone a scenario template',
+        description:
+          'A new scenario from the template, testing `pathway_id`, `persona_id` or (in Openline) `agent_id`; `name` ' +
+          'replaces the template’s.',
+        params: IdParams,
+        body: Type.Object(
+          {
+            pathway_id: Type.Optional(Type.String({ minLength: 1 })),
+            persona_id: Type.Optional(Type.String({ minLength: 1 })),
+            agent_id: Type.Optional(Type.String({ minLength: 1 })),
+            name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+          },
+          { additionalProperties: true },
+        ),
+        response: { 200: Scenario, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const template = SCENARIO_TEMPLATES.find((t) => t.id === request.params.id);
+      if (!template) throw notFound('Scenario template');
+      const { pathway_id: pathwayId, persona_id: personaId, agent_id: agentId, name } = request.body;
+      const agent = pathwayId
+        ? { pathway_id: pathwayId }
+        : personaId
+          ? { call: { persona_id: personaId } }
+          : agentId
+            ? { agent_id: agentId }
+            : {};
+      const errors: string[] = [];
+      const spec = await normalizeScenario(
+        services,
+        request.account.id,
+        {
+          name: name ?? template.name,
+          description: template.description,
+          category: template.category,
+          scenario_type: 'template',
+          input_messages: template.input_messages,
+          assertions: template.assertions,
+          metadata: { template_id: template.id },
+          ...agent,
+        },
+        errors,
+      );
       assertValid(request, errors);
       const row = await services.agentTests.createScenario(request.account.id, spec);
       return presentScenario(row, undefined);

@@ -516,6 +516,61 @@ for (const storage of ['sqlite', 'postgres'] as const)
       assert.equal(sim.status, 200, JSON.stringify(sim.body));
       assert.equal(sim.body.total_runs, 3);
     });
+
+    it('clones built-in templates onto a pathway, an agent or a persona, and runs one without a model', async () => {
+      const templates = await t.request('GET', '/v1/agent-testing/templates');
+      assert.equal(templates.status, 200);
+      const list = templates.body.data as Json[];
+      assert.ok(list.length >= 5);
+      assert.ok(list.some((x) => x.id === 'wrong-number'));
+
+      const onPathway = await t.request('POST', '/v1/agent-testing/templates/wrong-number/clone', {
+        pathway_id: pathwayId,
+        name: 'Wrong number, lead pathway',
+      });
+      assert.equal(onPathway.status, 200, JSON.stringify(onPathway.body));
+      assert.equal(onPathway.body.name, 'Wrong number, lead pathway');
+      assert.equal(onPathway.body.pathway_id, pathwayId);
+      assert.equal(onPathway.body.category, 'edge case');
+
+      const agent = await t.request('POST', '/v1/agents', { prompt: 'You remind patients of their cleaning.' });
+      const agentId = String((agent.body.agent as Json).agent_id);
+      const onAgent = await t.request('POST', '/v1/agent-testing/templates/who-is-calling/clone', {
+        agent_id: agentId,
+      });
+      assert.equal(onAgent.status, 200, JSON.stringify(onAgent.body));
+      const started = await t.request('POST', `/v1/agent-testing/scenarios/${String(onAgent.body.id)}/run`, {});
+      const run = await finished(t, String(started.body.run_id));
+      // The scripted caller runs offline; the judge's rubric, not required, fails for want of a model.
+      assert.equal(run.status, 'PASSED', JSON.stringify(run));
+      const results = run.assertion_results as Json[];
+      assert.equal(results.find((r) => r.name === 'no unfilled variables')?.passed, true);
+      assert.equal(results.find((r) => r.name === 'behaviour')?.passed, false);
+      assert.match(String(run.transcript), /user: Sorry, who is this\? What is this about\?/);
+
+      const persona = await t.request('POST', '/v1/personas', { name: 'Ava', personality_prompt: 'You are Ava.' });
+      const personaId = String((persona.body.data as Json).id);
+      const onPersona = await t.request('POST', '/v1/agent-testing/templates/not-interested/clone', {
+        persona_id: personaId,
+      });
+      assert.equal(onPersona.status, 200, JSON.stringify(onPersona.body));
+      assert.deepEqual(onPersona.body.call, { persona_id: personaId });
+
+      assert.equal(
+        (await t.request('POST', '/v1/agent-testing/templates/nope/clone', { pathway_id: pathwayId })).status,
+        404,
+      );
+      const nobody = await t.request('POST', '/v1/agent-testing/templates/wrong-number/clone', {});
+      assert.equal(nobody.status, 400);
+      assert.match(JSON.stringify(nobody.body.errors), /pathway_id is required/);
+      const foreign = await t.request(
+        'POST',
+        '/v1/agent-testing/templates/wrong-number/clone',
+        { persona_id: personaId },
+        { as: t.otherKey },
+      );
+      assert.match(JSON.stringify(foreign.body.errors), /call\.persona_id is not a persona of this account/);
+    });
   });
 
 async function waitForHook(

@@ -227,6 +227,11 @@ describe("the hosted API's own CLI (bland-cli) against Openline, over HTTP", () 
 
     const persona = await t.request('POST', '/v1/personas', { name: 'Ava' });
     const personaId = String((persona.body.data as { id: string }).id);
+    // The CLI's own first step for tests: the templates, one cloned onto the persona.
+    assert.match(await cli(['scenario', 'templates']), /wrong-number\s+Wrong number\s+edge case/);
+    const cloned = await cli(['scenario', 'clone', 'wrong-number', '--persona-id', personaId]);
+    assert.match(cloned, /"name": "Wrong number"/, cloned);
+    assert.match(await cli(['scenario', 'list']), /Wrong number\s+edge case\s+template/);
     assert.match(await cli(['persona', 'gaps', personaId]), /^\[\]$/m);
   });
 });
