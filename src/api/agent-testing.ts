@@ -395,64 +395,150 @@ export default async function routes(app: Api, services: Services): Promise<void
     },
   );
 
-  app.post(
-    '/agent-testing/scenarios/from-call',
-    {
-      attachValidation: true,
-      schema: {
-        tags,
-        summary: 'Create a test scenario from a finished call',
-        description:
-          "The caller's lines of the call become the scenario's input_messages; the call's pathway (or its " +
-          'settings as an inline Send Call body) is the agent under test. Any scenario field in the body overrides.',
-        body: FromCallBody,
-        response: { 200: Scenario, ...errorResponses },
-      },
-    },
-    async (request) => {
-      assertValid(request);
-      const accountId = request.account.id;
-      const { call_id, ...overrides } = request.body as Json & { call_id: string };
-      const call = await services.calls.get(accountId, call_id);
-      if (!call) throw notFound('Call');
-      if ((OPEN_STATES as readonly string[]).includes(call.queue_status))
-        throw conflict('The call has not ended yet: a scenario is made from a finished call');
-      const lines = userLinesOf(await services.calls.transcripts(call.id));
-      const settings: Json = { ...call.request };
-      const agent =
-        typeof settings.pathway_id === 'string'
-          ? {
-              pathway_id: settings.pathway_id,
-              ...(typeof settings.start_node_id === 'string' && { start_node_id: settings.start_node_id }),
-            }
-          : { call: replayableSettings(settings) };
-      const errors: string[] = [];
-      if (lines.length === 0 && overrides.input_messages === undefined)
-        errors.push('call_id: the call has no words of the caller to replay');
-      const spec = await normalizeScenario(
-        services,
-        accountId,
-        {
-          name: `Replay of call ${call.id}`,
-          description: `The caller of call ${call.id}, replayed`,
-          ...agent,
-          ...(isRecord(settings.request_data) && Object.keys(settings.request_data).length > 0
-            ? { request_data: settings.request_data }
-            : {}),
-          input_messages: lines.map((content) => ({ role: 'user', content })),
-          metadata: {
-            source_call_id: call.id,
-            ...(typeof settings.pathway_version === 'number' && { source_pathway_version: settings.pathway_version }),
-          },
-          ...overrides,
+  /** The most recent runs analytics read (a pathway's testing history). */
+  const ANALYTICS_RUNS = 1000;
+  for (const enhanced of [false, true])
+    app.get(
+      enhanced ? '/agent-testing/analytics/:id/enhanced' : '/agent-testing/analytics/:id',
+      {
+        schema: {
+          tags,
+          summary: enhanced ? "A pathway's testing analytics, with its nodes" : "A pathway's testing analytics",
+          description:
+            'Over the pathway’s latest 1,000 runs: how many passed, failed or could not run, the pass rate and average ' +
+            'score, per scenario and per day' +
+            (enhanced
+              ? '; and how often each node was visited, and the node failing runs most often ended in (the weakest link).'
+              : '.'),
+          params: IdParams,
+          response: { 200: FreeObject(), ...errorResponses },
         },
-        errors,
-      );
-      assertValid(request, errors);
-      const row = await services.agentTests.createScenario(accountId, spec);
-      return presentScenario(row, undefined);
-    },
-  );
+      },
+      async (request) => {
+        const accountId = request.account.id;
+        const pathwayId = request.params.id;
+        if (!(await services.pathways.get(accountId, pathwayId))) throw notFound('Pathway');
+        const { rows } = await services.agentTests.runs(accountId, {
+          pathway_id: pathwayId,
+          limit: ANALYTICS_RUNS,
+          offset: 0,
+        });
+        const runs = rows.map(presentRun).filter((r) => r.pathway_id === pathwayId);
+        const ended = runs.filter((r) => r.status !== 'RUNNING');
+        const count = (status: string) => ended.filter((r) => r.status === status).length;
+        const rate = (list: typeof runs) =>
+          list.length ? list.filter((r) => r.status === 'PASSED').length / list.length : null;
+        const scores = ended.map((r) => r.overall_score).filter((x): x is number => typeof x === 'number');
+        const groups = <K extends string>(key: (r: (typeof runs)[number]) => K) => {
+          const map = new Map<K, typeof runs>();
+          for (const r of ended) map.set(key(r), [...(map.get(key(r)) ?? []), r]);
+          return map;
+        };
+        const byScenario = [...groups((r) => r.scenario_id)].map(([id, own]) => ({
+          scenario_id: id,
+          name: own[0]!.scenario.name,
+          runs: own.length,
+          passed: own.filter((r) => r.status === 'PASSED').length,
+          pass_rate: rate(own),
+          last_run_at: own[0]!.created_at,
+        }));
+        const byDay = [...groups((r) => r.created_at.slice(0, 10))]
+          .map(([day, own]) => ({ day, runs: own.length, pass_rate: rate(own) }))
+          .sort((a, b) => a.day.localeCompare(b.day));
+        const base = {
+          pathway_id: pathwayId,
+          total_runs: runs.length,
+          running: runs.length - ended.length,
+          passed: count('PASSED'),
+          failed: count('FAILED'),
+          errored: count('ERROR'),
+          pass_rate: rate(ended),
+          average_score: scores.length ? scores.reduce((a, b) => a + b, 0) / scores.length : null,
+          scenarios: byScenario,
+          trend: byDay,
+        };
+        if (!enhanced) return base;
+        const visits = new Map<string, number>();
+        const lastOfFailed = new Map<string, number>();
+        for (const r of ended) {
+          for (const node of new Set(r.nodes_visited)) visits.set(node, (visits.get(node) ?? 0) + 1);
+          const last = r.nodes_visited.at(-1);
+          if (r.status === 'FAILED' && last) lastOfFailed.set(last, (lastOfFailed.get(last) ?? 0) + 1);
+        }
+        const weakest = [...lastOfFailed].sort((a, b) => b[1] - a[1])[0];
+        return {
+          ...base,
+          node_visits: [...visits]
+            .sort((a, b) => b[1] - a[1])
+            .map(([node, runsVisiting]) => ({ node, runs: runsVisiting, share: runsVisiting / ended.length })),
+          weakest_link: weakest ? { node: weakest[0], failed_runs_ending_there: weakest[1] } : null,
+        };
+      },
+    );
+
+  // Also under the hosted API's name, /scenarios/generate (its CLI's `bland scenario generate --call-id`).
+  for (const url of ['/agent-testing/scenarios/from-call', '/agent-testing/scenarios/generate'] as const)
+    app.post(
+      url,
+      {
+        attachValidation: true,
+        schema: {
+          tags,
+          hide: url.endsWith('generate'),
+          summary: 'Create a test scenario from a finished call',
+          description:
+            "The caller's lines of the call become the scenario's input_messages; the call's pathway (or its " +
+            'settings as an inline Send Call body) is the agent under test, or `persona_id`. Any scenario field in the body overrides.',
+          body: FromCallBody,
+          response: { 200: Scenario, ...errorResponses },
+        },
+      },
+      async (request) => {
+        assertValid(request);
+        const accountId = request.account.id;
+        const { call_id, persona_id: personaId, ...overrides } = request.body as Json & { call_id: string };
+        const call = await services.calls.get(accountId, call_id);
+        if (!call) throw notFound('Call');
+        if ((OPEN_STATES as readonly string[]).includes(call.queue_status))
+          throw conflict('The call has not ended yet: a scenario is made from a finished call');
+        const lines = userLinesOf(await services.calls.transcripts(call.id));
+        const settings: Json = { ...call.request };
+        const agent =
+          typeof personaId === 'string'
+            ? { call: { persona_id: personaId } }
+            : typeof settings.pathway_id === 'string'
+              ? {
+                  pathway_id: settings.pathway_id,
+                  ...(typeof settings.start_node_id === 'string' && { start_node_id: settings.start_node_id }),
+                }
+              : { call: replayableSettings(settings) };
+        const errors: string[] = [];
+        if (lines.length === 0 && overrides.input_messages === undefined)
+          errors.push('call_id: the call has no words of the caller to replay');
+        const spec = await normalizeScenario(
+          services,
+          accountId,
+          {
+            name: `Replay of call ${call.id}`,
+            description: `The caller of call ${call.id}, replayed`,
+            ...agent,
+            ...(isRecord(settings.request_data) && Object.keys(settings.request_data).length > 0
+              ? { request_data: settings.request_data }
+              : {}),
+            input_messages: lines.map((content) => ({ role: 'user', content })),
+            metadata: {
+              source_call_id: call.id,
+              ...(typeof settings.pathway_version === 'number' && { source_pathway_version: settings.pathway_version }),
+            },
+            ...overrides,
+          },
+          errors,
+        );
+        assertValid(request, errors);
+        const row = await services.agentTests.createScenario(accountId, spec);
+        return presentScenario(row, undefined);
+      },
+    );
 
   app.get(
     '/agent-testing/scenarios/:id',

@@ -571,6 +571,42 @@ for (const storage of ['sqlite', 'postgres'] as const)
       );
       assert.match(JSON.stringify(foreign.body.errors), /call\.persona_id is not a persona of this account/);
     });
+
+    it("gives a pathway's testing analytics from its runs so far, and makes scenarios from calls under the hosted name", async () => {
+      const basic = await t.request('GET', `/v1/agent-testing/analytics/${pathwayId}`);
+      assert.equal(basic.status, 200, JSON.stringify(basic.body));
+      const a = basic.body;
+      assert.ok((a.total_runs as number) >= 4, JSON.stringify(a));
+      assert.equal(
+        a.total_runs,
+        (a.passed as number) + (a.failed as number) + (a.errored as number) + (a.running as number),
+      );
+      const byName = new Map((a.scenarios as Json[]).map((x) => [x.name, x]));
+      assert.equal(byName.get('passes')?.pass_rate, 1);
+      assert.equal(byName.get('fails')?.pass_rate, 0);
+      assert.ok((a.trend as Json[]).length >= 1);
+      const enhanced = (await t.request('GET', `/v1/agent-testing/analytics/${pathwayId}/enhanced`)).body;
+      const visits = new Map((enhanced.node_visits as Json[]).map((x) => [x.node, x.runs]));
+      assert.ok((visits.get('Not a fit') as number) >= 2, JSON.stringify(enhanced.node_visits));
+      assert.ok(enhanced.weakest_link, 'the failing runs ended somewhere');
+      assert.equal((await t.request('GET', '/v1/agent-testing/analytics/nope')).status, 404);
+      assert.equal(
+        (await t.request('GET', `/v1/agent-testing/analytics/${pathwayId}`, undefined, { as: t.otherKey })).status,
+        404,
+      );
+
+      const first = await run(await create(scenario()));
+      const persona = await t.request('POST', '/v1/personas', { name: 'Lee', personality_prompt: 'You are Lee.' });
+      const generated = await t.request('POST', '/v1/agent-testing/scenarios/generate', {
+        call_id: first.call_id,
+        persona_id: String((persona.body.data as Json).id),
+        name: 'The renter, to the persona',
+      });
+      assert.equal(generated.status, 200, JSON.stringify(generated.body));
+      assert.deepEqual(generated.body.call, { persona_id: (persona.body.data as Json).id });
+      assert.equal(generated.body.pathway_id, null);
+      assert.deepEqual((generated.body.input_messages as Json[]).map((m) => m.content).slice(0, 2), RENTER.slice(0, 2));
+    });
   });
 
 async function waitForHook(
