@@ -125,3 +125,78 @@ export async function judgeCall(
   }
   return { failures, scores };
 }
+
+/** A run as its analysis reads it (presentRun's fields). */
+export interface AnalyzedRun {
+  status: string;
+  turn_count: number;
+  error_message: string | null;
+  assertion_results: { name: string | null; type: string; passed: boolean; message: string; is_required: boolean }[];
+  transcript: string;
+  nodes_visited: string[];
+}
+
+/** Why a run failed: the failed assertions and where the call went, and, with a model, its reading. */
+export interface RunAnalysis {
+  analyzed_by: 'rules' | 'llm';
+  summary: string;
+  failed_assertions: { name: string; required: boolean; message: string }[];
+  last_node: string | null;
+  root_cause: string | null;
+  suggested_fix: string | null;
+}
+
+const ANALYSIS_SYSTEM = [
+  'You find why an automated test of an AI voice agent failed, for the team that builds the agent.',
+  'You get the failed checks, the nodes of the conversation pathway the call went through, and the transcript ("assistant" is the agent, "user" the simulated caller).',
+  'Reply with a JSON object only: {"root_cause": "<one or two sentences: what the agent did wrong, and where>", "suggested_fix": "<one or two sentences: what to change in its prompt, pathway or settings>"}.',
+].join('\n');
+
+/**
+ * The analysis of a failed run (POST /v1/agent-testing/runs/{id}/analyze): the failed assertions
+ * with their messages and the node the call ended in, always; with a language model, also its
+ * reading of the root cause and a fix. A model that fails leaves those null (the rest stands).
+ */
+export async function analyzeRun(run: AnalyzedRun, model: TestModel | undefined): Promise<RunAnalysis> {
+  const failed = run.assertion_results
+    .filter((a) => !a.passed)
+    .map((a) => ({ name: a.name ?? a.type, required: a.is_required, message: a.message }));
+  const lastNode = run.nodes_visited.at(-1) ?? null;
+  const where = `${lastNode ? ` The call ended in node "${lastNode}"` : ' The call'} after ${run.turn_count} turns.`;
+  const summary =
+    run.status === 'ERROR'
+      ? `The run could not be made: ${run.error_message ?? 'no reason was recorded'}.`
+      : failed.length === 0
+        ? `The run ${run.status === 'PASSED' ? 'passed' : 'failed'} with no failed assertion.${where}`
+        : `${failed.length} of ${run.assertion_results.length} assertions failed: ${failed
+            .map((f) => `${f.name} (${f.message})`)
+            .join('; ')}.${where}`;
+  const base: RunAnalysis = {
+    analyzed_by: 'rules',
+    summary,
+    failed_assertions: failed,
+    last_node: lastNode,
+    root_cause: null,
+    suggested_fix: null,
+  };
+  if (!model || run.status !== 'FAILED') return base;
+  try {
+    const facts = [
+      `Failed checks:\n${failed.map((f) => `- ${f.name}: ${f.message}`).join('\n') || '(none)'}`,
+      `Pathway nodes, in order: ${run.nodes_visited.join(' > ') || '(no pathway)'}`,
+      `Transcript:\n${run.transcript || '(nothing was said)'}`,
+    ].join('\n\n');
+    const reply = await askJson(model, [
+      { role: 'system', content: ANALYSIS_SYSTEM },
+      { role: 'user', content: facts },
+    ]);
+    const text = (value: unknown) => (typeof value === 'string' && value.trim() ? value.trim() : null);
+    const rootCause = text(reply?.root_cause);
+    return rootCause
+      ? { ...base, analyzed_by: 'llm', root_cause: rootCause, suggested_fix: text(reply?.suggested_fix) }
+      : base;
+  } catch (error) {
+    if (error instanceof LlmError) return base;
+    throw error;
+  }
+}

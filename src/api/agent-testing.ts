@@ -19,13 +19,13 @@ import {
 import { conflict, notFound, validationError } from '../errors.js';
 import { assertValid } from './validation.js';
 import { SCENARIO_TEMPLATES } from '../agent-tests/templates.js';
+import { analyzeRun, testModel } from '../agent-tests/judge.js';
 import { isRecord } from '../domain/records.js';
 import { OPEN_STATES } from '../store/calls.js';
 import { fromJson } from '../store/json.js';
 import type { ScenarioRow, TestRunRow } from '../store/agent-tests.js';
 import { callerLines, inputMessageProblems, normalizeAssertions, userLinesOf } from '../agent-tests/scenarios.js';
 import type { ScriptedLine } from '../agent-tests/suite.js';
-import { testModel } from '../agent-tests/judge.js';
 import {
   agentCall,
   presentBatch,
@@ -713,6 +713,29 @@ export default async function routes(app: Api, services: Services): Promise<void
       const run = await services.agentTests.run(request.account.id, request.params.id);
       if (!run) throw notFound('Test run');
       return presentRun(run);
+    },
+  );
+
+  app.post(
+    '/agent-testing/runs/:id/analyze',
+    {
+      schema: {
+        tags,
+        summary: 'Analyze a failed test run',
+        description:
+          'Which assertions failed and why, and the node the call ended in; with a language model configured, also ' +
+          'its reading of the root cause and a suggested fix (`analyzed_by: "llm"`). A run still going is a 409.',
+        params: IdParams,
+        response: { 200: FreeObject(), 409: errorResponses[400], ...errorResponses },
+      },
+    },
+    async (request) => {
+      const row = await services.agentTests.run(request.account.id, request.params.id);
+      if (!row) throw notFound('Test run');
+      if (row.status === 'RUNNING') throw conflict('The run has not ended yet');
+      const run = presentRun(row);
+      const analysis = await analyzeRun(run, testModel(services.config));
+      return { status: 'success', run_id: run.run_id, run_status: run.status, ...analysis };
     },
   );
 

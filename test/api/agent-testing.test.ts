@@ -607,6 +607,37 @@ for (const storage of ['sqlite', 'postgres'] as const)
       assert.equal(generated.body.pathway_id, null);
       assert.deepEqual((generated.body.input_messages as Json[]).map((m) => m.content).slice(0, 2), RENTER.slice(0, 2));
     });
+
+    it('analyzes a failed run by its assertions and the node it ended in (no model)', async () => {
+      const failing = await run(
+        await create(
+          scenario({ name: 'wants a bill', assertions: [{ type: 'NODE_VISITED', config: { node: 'Monthly bill' } }] }),
+        ),
+      );
+      assert.equal(failing.status, 'FAILED');
+      const r = await t.request('POST', `/v1/agent-testing/runs/${String(failing.run_id)}/analyze`, {});
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.equal(r.body.analyzed_by, 'rules');
+      assert.equal(r.body.run_status, 'FAILED');
+      assert.equal((r.body.failed_assertions as Json[]).length, 1);
+      assert.match(
+        String(r.body.summary),
+        /^1 of 1 assertions failed: NODE_VISITED \(.*Monthly bill.*\)\. The call ended in node "/,
+      );
+      assert.equal(r.body.last_node, (failing.nodes_visited as string[]).at(-1));
+      assert.equal(r.body.root_cause, null);
+      const passing = await run(await create(scenario()));
+      const ok = await t.request('POST', `/v1/agent-testing/runs/${String(passing.run_id)}/analyze`, {});
+      assert.match(String(ok.body.summary), /^The run passed with no failed assertion/);
+      assert.equal((await t.request('POST', '/v1/agent-testing/runs/nope/analyze', {})).status, 404);
+      const foreign = await t.request(
+        'POST',
+        `/v1/agent-testing/runs/${String(failing.run_id)}/analyze`,
+        {},
+        { as: t.otherKey },
+      );
+      assert.equal(foreign.status, 404);
+    });
   });
 
 async function waitForHook(
@@ -709,6 +740,13 @@ describe('LLM_JUDGE with a language model (a local OpenAI-compatible fake, clock
       const system = String(r.body.messages[0]?.content ?? '');
       const asked = String(r.body.messages.at(-1)?.content ?? '');
       // The judge (the same as test files' `judge`): it scores politeness high, speed low.
+      if (system.startsWith('You find why an automated test'))
+        return {
+          text: JSON.stringify({
+            root_cause: 'The agent never asked about the prescription.',
+            suggested_fix: 'Tell it to ask what the caller needs.',
+          }),
+        };
       if (system.startsWith('You grade phone calls'))
         return { text: JSON.stringify({ score: /polite/i.test(asked) ? 0.9 : 0.2, reason: 'as scripted' }) };
       // The caller played from tester_persona_prompt: answers, asks about a refill, says goodbye.
@@ -779,5 +817,30 @@ describe('LLM_JUDGE with a language model (a local OpenAI-compatible fake, clock
     assert.equal(run.status, 'PASSED', JSON.stringify(run));
     assert.match(String(run.transcript), /user: Hi, I would like to refill my prescription\./);
     assert.match(String(run.transcript), /user: Thanks, goodbye\./);
+  });
+  it('a failed run is analyzed by the model too: its root cause and a fix', async () => {
+    const created = await t.request('POST', '/v1/agent-testing/scenarios', {
+      name: 'wants a refund',
+      call: { task: 'Help the patient.' },
+      input_messages: ['Hello?', 'Okay, bye.'],
+      assertions: [{ type: 'CONTAINS', name: 'refund', config: { value: 'refund' } }],
+    });
+    const started = await t.request('POST', `/v1/agent-testing/scenarios/${String(created.body.id)}/run`, {});
+    let run: Json = {};
+    for (let i = 0; i < 1200; i++) {
+      run = (await t.request('GET', `/v1/agent-testing/runs/${String(started.body.run_id)}`)).body;
+      if (run.status !== 'RUNNING') break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.equal(run.status, 'FAILED', JSON.stringify(run));
+    const seen = fake.requests.length;
+    const r = await t.request('POST', `/v1/agent-testing/runs/${String(started.body.run_id)}/analyze`, {});
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.analyzed_by, 'llm');
+    assert.equal(r.body.root_cause, 'The agent never asked about the prescription.');
+    assert.equal(r.body.suggested_fix, 'Tell it to ask what the caller needs.');
+    const asked = fake.requests.slice(seen).find((q) => String(q.body.messages[0]?.content).startsWith('You find why'));
+    assert.match(String(asked?.body.messages[1]?.content), /- refund: /);
+    assert.match(String(asked?.body.messages[1]?.content), /user: Hello\?/);
   });
 });
