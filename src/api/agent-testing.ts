@@ -140,7 +140,7 @@ async function scenarioOrThrow(services: Services, accountId: string, id: string
  * The simulated caller's lines of a scenario (none: the language model plays the caller from
  * tester_persona_prompt), or why it cannot run (naming the field).
  */
-export function linesOrProblem(services: Services, spec: ScenarioSpec, field: string): ScriptedLine[] | string {
+function linesOrProblem(services: Services, spec: ScenarioSpec, field: string): ScriptedLine[] | string {
   const lines = callerLines(spec.input_messages);
   if (lines.length > 0) return lines;
   if (typeof spec.tester_persona_prompt === 'string' && spec.tester_persona_prompt.trim() !== '') {

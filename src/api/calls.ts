@@ -16,7 +16,7 @@ import { assertValid } from './validation.js';
 import { credentialFromHeader } from '../security/credentials.js';
 import { toCallRecord, toCallSummary } from '../calls/record.js';
 import { stopCall } from '../calls/stop.js';
-import { OPEN_STATES, type CallFilter } from '../store/calls.js';
+import { OPEN_STATES, type Call, type CallFilter } from '../store/calls.js';
 import { errorMessage } from '../domain/records.js';
 
 const tags = ['Calls'];
@@ -622,9 +622,7 @@ export default async function routes(app: Api, services: Services): Promise<void
       },
     },
     async (request) => {
-      const call = await services.calls.get(request.account.id, request.params.id);
-      if (!call) throw notFound('Call');
-      if ((OPEN_STATES as readonly string[]).includes(call.queue_status)) throw conflict('Call has not ended yet');
+      const call = await endedCall(services, request.account.id, request.params.id);
       if (!services.postCall.hasModel) {
         // A fresh install has no model: the client's code path goes on, with an answer per question.
         return {
@@ -671,4 +669,12 @@ export async function registerLogsAlias(app: Api, services: Services): Promise<v
       return toCallRecord(call, await services.calls.transcripts(call.id), recordOptions);
     },
   );
+}
+
+/** One of the account's calls that has ended (to be analyzed): 404 for none, 409 while it runs. */
+export async function endedCall(services: Services, accountId: string, id: string): Promise<Call> {
+  const call = await services.calls.get(accountId, id);
+  if (!call) throw notFound('Call');
+  if ((OPEN_STATES as readonly string[]).includes(call.queue_status)) throw conflict('Call has not ended yet');
+  return call;
 }

@@ -3,8 +3,8 @@ import type { FastifyRequest } from 'fastify';
 import type { Api } from './types.js';
 import type { Services } from '../services.js';
 import { errorResponses, FreeObject, Nullable } from '../schemas/common.js';
-import { ApiError, conflict, notFound, validationError } from '../errors.js';
-import { OPEN_STATES } from '../store/calls.js';
+import { ApiError, notFound, validationError } from '../errors.js';
+import { endedCall } from './calls.js';
 import { LlmError } from '../providers/llm/types.js';
 import { errorMessage } from '../domain/records.js';
 import type { CitationSchema } from '../store/citation-schemas.js';
@@ -188,9 +188,7 @@ export default async function routes(app: Api, services: Services): Promise<void
     },
     async (request) => {
       const { call_id: callId, schema_id: schemaId } = request.body;
-      const call = await services.calls.get(request.account.id, callId);
-      if (!call) throw notFound('Call');
-      if ((OPEN_STATES as readonly string[]).includes(call.queue_status)) throw conflict('Call has not ended yet');
+      const call = await endedCall(services, request.account.id, callId);
       let schema: CitationSchema | undefined;
       if (schemaId !== undefined) {
         schema = await services.citationSchemas.get(request.account.id, schemaId);

@@ -5,7 +5,7 @@ import type { Services } from '../services.js';
 import { errorResponses, FreeObject, IdParams } from '../schemas/common.js';
 import { notFound } from '../errors.js';
 import { assertValid } from './validation.js';
-import { linesOrProblem, startBatch, type PlannedRun } from './agent-testing.js';
+import { startBatch, type PlannedRun } from './agent-testing.js';
 import { agentCall, presentRun, type ScenarioSpec } from '../agent-tests/scenario-runs.js';
 import type { TestRunRow } from '../store/agent-tests.js';
 import { fromJson } from '../store/json.js';
@@ -71,16 +71,19 @@ async function simulate(
       max_turns: body.max_turns ?? 10,
       assertions: [],
     };
-    const lines = linesOrProblem(services, spec, `${field}[${i}]: `);
-    if (typeof lines === 'string') {
-      errors.push(lines.replace('tester_persona_prompt', 'objective'));
-      continue;
-    }
     const own: string[] = [];
     const call = await agentCall(services, request.account.id, spec as Json, { version_number: version }, own);
     errors.push(...own);
-    if (call) planned.push({ id: `simulation:${i + 1}`, spec, lines, call });
+    // No scripted lines: the language model plays every caller.
+    if (call) planned.push({ id: `simulation:${i + 1}`, spec, lines: [], call });
   }
+  if (!services.config.llm)
+    errors.push(
+      ...profiles.map(
+        (_p, i) =>
+          `${field}[${i}]: objective needs a language model to play the caller (set OPENAI_API_KEY or OPENLINE_LLM_BASE_URL)`,
+      ),
+    );
   if (!(await services.pathways.get(request.account.id, body.pathway_id)))
     errors.push('pathway_id is not a pathway of this account');
   assertValid(request, [...new Set(errors)]);

@@ -243,7 +243,8 @@ export class KnowledgeStore {
       .where('kb_id', '=', id)
       .orderBy('version_number')
       .execute();
-    if (rows.length === 0) return (await this.get(accountId, id)) ? [] : undefined;
+    // Every knowledge base has its version 1 (made with it, or by migration 105): none, no such base.
+    if (rows.length === 0) return undefined;
     return rows.map((row) => ({
       id: row.id,
       version_number: Number(row.version_number),

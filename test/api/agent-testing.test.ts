@@ -826,12 +826,7 @@ describe('LLM_JUDGE with a language model (a local OpenAI-compatible fake, clock
       assertions: [{ type: 'CONTAINS', name: 'refund', config: { value: 'refund' } }],
     });
     const started = await t.request('POST', `/v1/agent-testing/scenarios/${String(created.body.id)}/run`, {});
-    let run: Json = {};
-    for (let i = 0; i < 1200; i++) {
-      run = (await t.request('GET', `/v1/agent-testing/runs/${String(started.body.run_id)}`)).body;
-      if (run.status !== 'RUNNING') break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const run = await finished(t, String(started.body.run_id));
     assert.equal(run.status, 'FAILED', JSON.stringify(run));
     const seen = fake.requests.length;
     const r = await t.request('POST', `/v1/agent-testing/runs/${String(started.body.run_id)}/analyze`, {});
