@@ -24,7 +24,21 @@ export function crashSuite(storage: 'sqlite' | 'postgres'): void {
     let port: number;
     let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
 
-    const start = (env: Record<string, string> = {}) =>
+    /**
+     * Starts the server on a port free a moment ago; another test's server may take that port
+     * first (EADDRINUSE, the process exits before it is ready): then again on another.
+     */
+    const start = async (env: Record<string, string> = {}): Promise<ServerProcess> => {
+      for (let attempt = 1; ; attempt++) {
+        port = await freeTcpPort();
+        try {
+          return await startOn(env);
+        } catch (error) {
+          if (attempt === 3) throw error;
+        }
+      }
+    };
+    const startOn = (env: Record<string, string>) =>
       startServerProcess({
         PORT: String(port),
         HOST: '127.0.0.1',
@@ -49,7 +63,6 @@ export function crashSuite(storage: 'sqlite' | 'postgres'): void {
 
     before(async () => {
       dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-postcall-crash-'));
-      port = await freeTcpPort();
       fake = await FakeOpenAi.start();
       receiver = await startReceiver();
       if (storage === 'postgres') database = await createTestDatabase();
