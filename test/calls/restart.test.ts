@@ -125,8 +125,11 @@ describe('restart recovery (a real server process killed with SIGKILL)', () => {
     const live = String(
       (await server.request('POST', '/v1/calls', { phone_number: '+14155550190', task: 'Answer questions.' })).call_id,
     );
-    // Ten minutes of the server's clock, which runs 100 times faster: 6 s from now.
-    const soon = new Date(Date.now() + 10 * 60_000).toISOString();
+    // Ten minutes of the server's clock, which runs 100 times faster: 6 s from now. Counted from
+    // the server's own time (the live call's created_at), which is ahead of this process's by 99
+    // times how long the server has run.
+    const createdAt = String((await server.request('GET', `/v1/calls/${live}`)).created_at);
+    const soon = new Date(Date.parse(createdAt) + 10 * 60_000).toISOString();
     const scheduled = String(
       (await server.request('POST', '/v1/calls', { phone_number: '+14155550107', task: 'Say hi.', start_time: soon }))
         .call_id,

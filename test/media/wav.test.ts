@@ -160,13 +160,13 @@ test('jittered frames keep their order and the file is readable before close', a
     for (let k = 0; k < 5; k++) recorder.inbound(flat(burst * 5 + k + 1));
   }
   // Streamed header: readable as it grows (the file is opened and written asynchronously: on a
-  // loaded machine it may not even exist yet).
+  // loaded machine it may not even exist yet, or exist with its header still to be written).
   const durationSoFar = async () => {
     const bytes = await readFile(file).catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') return null;
       throw error;
     });
-    return bytes ? parseWav(bytes).durationMs : 0;
+    return bytes && bytes.length >= 44 ? parseWav(bytes).durationMs : 0;
   };
   let partialMs = await durationSoFar();
   for (let waited = 0; partialMs < 1000 && waited < 5000; waited += 50) {

@@ -129,7 +129,12 @@ describe('the hosted web-agent SDK against Openline, in Chromium', () => {
         return lines.includes('human: I would like to book a table.') && lines.length >= 3 && s;
       },
       40_000,
-    );
+    ).catch(async (error: Error) => {
+      // What the page saw, and the call's own record, say why.
+      const s = await seen();
+      const calls = await t.request('GET', '/v1/calls');
+      throw new Error(`${error.message}: page saw ${JSON.stringify(s)}; calls ${JSON.stringify(calls.body)}`);
+    });
     await page.evaluate('window.client.stopConversation()');
     await waitFor('the SDK’s end of the conversation', async () => (await seen()).ended);
     const s = await seen();
