@@ -4,7 +4,9 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from './services.js';
 import { ApiError, frameworkError, installErrorHandling } from './errors.js';
+import fastJson, { type Schema as FastJsonSchema } from 'fast-json-stringify';
 import { buildValidatorCompiler, refuseOversizedBodies } from './api/validation.js';
+import { once } from './domain/once.js';
 import { parseJsonBody } from './api/json-body.js';
 import type { Api } from './api/types.js';
 import { API_ROUTES, registerTopLevelAliases } from './api/index.js';
@@ -117,6 +119,12 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       voiceAliases: services.config.voiceAliases,
     }),
   );
+  // Response schemas become serializers when their route first answers, as validators are compiled
+  // when first used (buildValidatorCompiler): compiling hundreds at start cost seconds.
+  app.setSerializerCompiler(({ schema }) => {
+    const stringify = once(() => fastJson(schema as FastJsonSchema));
+    return (data: unknown) => stringify()(data);
+  });
   const site = dashboard(options.dashboardDir);
   installErrorHandling(app, { page: site.deepLink });
 

@@ -53,7 +53,7 @@ async function main(): Promise<void> {
     );
     process.exit(1);
   }
-  const tracing = startTracing();
+  const tracing = await startTracing();
   // Log lines written inside a traced call carry its trace id.
   const log = pino({
     level: config.logLevel,

@@ -106,91 +106,95 @@ describe('openline CLI (SQLite in DATA_DIR)', () => {
     }
   });
 
+  /**
+   * The same entry point in-process: what the spawned command does, without starting a process
+   * for each command line (the tests above and below show the command itself works).
+   */
+  async function inProcess(args: string[]): Promise<Run> {
+    let stdout = '';
+    let stderr = '';
+    const code = await main(args, { out: (l) => (stdout += `${l}\n`), err: (l) => (stderr += `${l}\n`) }, env);
+    const lines = stdout.trimEnd().split('\n');
+    return { code, stdout, stderr, lines, last: lines[lines.length - 1] ?? '' };
+  }
+
   it("accounts limit sets an account's own rate limit, and back to the server's", async () => {
     const accountStore = await store();
     const [first] = await accountStore.list();
     assert.ok(first);
-    const set = await openline(['accounts', 'limit', '--rate', '120'], env);
+    const set = await inProcess(['accounts', 'limit', '--rate', '120']);
     assert.equal(set.code, 0, set.stderr);
     assert.match(set.stdout, /requests a minute per API key: 120/);
     assert.equal((await (await store()).get(first.id))?.rate_limit_per_minute, 120);
-    const back = await openline(['accounts', 'limit', '--rate', 'default', '--account', first.id], env);
+    const back = await inProcess(['accounts', 'limit', '--rate', 'default', '--account', first.id]);
     assert.equal(back.code, 0, back.stderr);
     assert.equal((await (await store()).get(first.id))?.rate_limit_per_minute, null);
-    const bad = await openline(['accounts', 'limit', '--rate', 'fast'], env);
+    const bad = await inProcess(['accounts', 'limit', '--rate', 'fast']);
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /--rate must be a whole number/);
-    const concurrent = await openline(['accounts', 'limit', '--concurrent', '3'], env);
+    const concurrent = await inProcess(['accounts', 'limit', '--concurrent', '3']);
     assert.equal(concurrent.code, 0, concurrent.stderr);
     assert.equal((await (await store()).get(first.id))?.max_concurrent_calls, 3);
-    assert.equal((await openline(['accounts', 'limit'], env)).code, 2);
+    assert.equal((await inProcess(['accounts', 'limit'])).code, 2);
   });
 
   it('keys create, list and revoke act on the first account by default', async () => {
     const accountStore = await store();
     const [first] = await accountStore.list();
     assert.ok(first);
-    const created = await openline(['keys', 'create'], env);
+    const created = await inProcess(['keys', 'create']);
     assert.equal(created.code, 0, created.stderr);
     const key = created.last;
     assert.equal((await accountStore.authenticate(key))?.id, first.id);
     const keyId = (await accountStore.listKeys(first.id)).at(-1)?.id ?? '';
     assert.ok(created.stdout.includes(keyId));
 
-    const list = await openline(['keys', 'list'], env);
+    const list = await inProcess(['keys', 'list']);
     assert.equal(list.code, 0);
     assert.ok(list.stdout.includes(keyId));
     assert.ok(list.stdout.includes(key.slice(0, 7)), 'the prefix is shown');
     assert.ok(!list.stdout.includes(key), 'the key itself is not');
 
-    const revoked = await openline(['keys', 'revoke', keyId], env);
+    const revoked = await inProcess(['keys', 'revoke', keyId]);
     assert.equal(revoked.code, 0, revoked.stderr);
     const fresh = new AccountStore(storage!.db, new SecretBox(loadMasterKey({ dataDir: dir })), systemClock);
     assert.equal(await fresh.authenticate(key), undefined, 'a revoked key no longer authenticates');
     // A process that verified the key moments before trusts it for at most KEY_CACHE_MS more.
     await new Promise((resolve) => setTimeout(resolve, KEY_CACHE_MS + 50));
     assert.equal(await accountStore.authenticate(key), undefined, 'nor in a process that verified it before');
-    const again = await openline(['keys', 'revoke', keyId], env);
+    const again = await inProcess(['keys', 'revoke', keyId]);
     assert.equal(again.code, 1);
     assert.match(again.stderr, /already revoked/);
-    assert.match((await openline(['keys', 'list'], env)).stdout, /revoked \d{4}-/);
+    assert.match((await inProcess(['keys', 'list'])).stdout, /revoked \d{4}-/);
   });
 
   it('--account selects another account', async () => {
-    const { last: key } = await openline(['accounts', 'create', '--name', 'Second'], env);
+    const { last: key } = await inProcess(['accounts', 'create', '--name', 'Second']);
     const second = await (await store()).authenticate(key);
     assert.ok(second);
-    const created = await openline(['keys', 'create', '--account', second.id], env);
+    const created = await inProcess(['keys', 'create', '--account', second.id]);
     assert.equal(created.code, 0, created.stderr);
     assert.equal((await accounts.authenticate(created.last))?.id, second.id);
-    const list = await openline(['keys', 'list', '--account', second.id], env);
+    const list = await inProcess(['keys', 'list', '--account', second.id]);
     assert.equal(list.stdout.split('\n').filter((l) => l.includes('active')).length, 2);
     const firstKeyId = (await accounts.listKeys(second.id))[0]?.id ?? '';
-    const wrongAccount = await openline(['keys', 'revoke', firstKeyId], env);
+    const wrongAccount = await inProcess(['keys', 'revoke', firstKeyId]);
     assert.equal(wrongAccount.code, 1, 'a key of another account is not revoked');
     assert.ok(await accounts.authenticate(key));
-    const unknown = await openline(['keys', 'list', '--account', 'nope'], env);
+    const unknown = await inProcess(['keys', 'list', '--account', 'nope']);
     assert.equal(unknown.code, 1);
     assert.match(unknown.stderr, /No account with id nope/);
   });
 
   it('warns when an account is left without an active key', async () => {
-    const { last: key } = await openline(['accounts', 'create', '--name', 'Lonely'], env);
+    const { last: key } = await inProcess(['accounts', 'create', '--name', 'Lonely']);
     const account = await (await store()).authenticate(key);
     assert.ok(account);
     const [only] = await accounts.listKeys(account.id);
-    const r = await openline(['keys', 'revoke', only?.id ?? '', '--account', account.id], env);
+    const r = await inProcess(['keys', 'revoke', only?.id ?? '', '--account', account.id]);
     assert.equal(r.code, 0);
     assert.match(r.stderr, /no active key left/);
   });
-
-  /** The same entry point in-process, for the cases that need no storage. */
-  async function inProcess(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    let stdout = '';
-    let stderr = '';
-    const code = await main(args, { out: (l) => (stdout += `${l}\n`), err: (l) => (stderr += `${l}\n`) }, env);
-    return { code, stdout, stderr };
-  }
 
   it('exits 2 with the usage when run without a command', async () => {
     const r = await openline([], env);

@@ -156,7 +156,7 @@ export default async function routes(app: Api, services: Services): Promise<void
         const wanted = body.phone_number === undefined ? undefined : normalizePhone(body.phone_number);
         let phone: string;
         try {
-          phone = await buyTwilioNumber(services.twilio.client(twilio), {
+          phone = await buyTwilioNumber(await services.twilio.client(twilio), {
             country: body.country_code ?? 'US',
             areaCode: body.area_code,
             phoneNumber: wanted?.ok ? wanted.e164 : undefined,
@@ -358,7 +358,7 @@ export async function registerInboundInsertRoute(app: Api, services: Services): 
         throw validationError([
           'encrypted_key is required: the Twilio account that holds the numbers (register it with POST /v1/accounts)',
         ]);
-      const client = services.twilio.client(twilio);
+      const client = await services.twilio.client(twilio);
       const urls = services.twilio.numberWebhooks();
       const inserted: string[] = [];
       const failed: { phone_number: string; reason: string }[] = [];

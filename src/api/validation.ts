@@ -1,4 +1,5 @@
 import { isRecord } from '../domain/records.js';
+import { once } from '../domain/once.js';
 import { Ajv, type ErrorObject, type Options } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
@@ -9,7 +10,9 @@ import { applyLeniency, missingUpdateFields, type Leniency } from './leniency.js
 
 /**
  * Builds the Ajv instances behind every route: bodies are validated strictly (no coercion, every
- * problem reported), query strings and path parameters with type coercion.
+ * problem reported), query strings and path parameters with type coercion. Each route's validator
+ * is compiled when it first validates: the API has hundreds of schemas and a process answers few
+ * of them soon, so compiling them all made every start (and every test's app) seconds slower.
  */
 export function buildValidatorCompiler(context: CheckContext): FastifySchemaCompiler<unknown> {
   const common: Options = { allErrors: true, strict: false, verbose: true, removeAdditional: false };
@@ -17,8 +20,13 @@ export function buildValidatorCompiler(context: CheckContext): FastifySchemaComp
   const paramAjv = withKeywords(new Ajv({ ...common, coerceTypes: 'array', useDefaults: true }), context);
   const lenient: Leniency = { accepts: acceptsWith(bodyAjv), voiceAliases: context.voiceAliases };
   return ({ schema, httpPart }) => {
-    if (httpPart !== 'body') return paramAjv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
-    return boundedValidator(bodyAjv.compile(withoutRouteItems(schema)), schema, lenient);
+    if (httpPart !== 'body')
+      return whenUsed(() => paramAjv.compile(schema as object)) as ReturnType<FastifySchemaCompiler<unknown>>;
+    return boundedValidator(
+      whenUsed(() => bodyAjv.compile(withoutRouteItems(schema))),
+      schema,
+      lenient,
+    );
   };
 }
 
@@ -33,6 +41,25 @@ function acceptsWith(ajv: Ajv): Leniency['accepts'] {
 }
 
 type AjvValidate = ReturnType<Ajv['compile']>;
+
+/** A validator as Fastify calls it: true or false, with the errors of the last call. */
+interface Validator {
+  (data: unknown): boolean;
+  errors: ErrorObject[] | null;
+}
+
+/** A validator compiled by its first call. */
+function whenUsed(compile: () => AjvValidate): Validator {
+  const compiled = once(compile);
+  const run = (data: unknown): boolean => {
+    const validate = compiled();
+    const ok = validate(data) as boolean;
+    run.errors = validate.errors ?? null;
+    return ok;
+  };
+  run.errors = null as ErrorObject[] | null;
+  return run;
+}
 
 /** The schema path of a body array refused for its length before any item was looked at. */
 const OVERSIZED = '#/x-bounds';
@@ -54,7 +81,7 @@ export function refuseOversizedBodies(request: FastifyRequest, _reply: unknown, 
  * body-bounds.ts), so that the work of validating a body stays small whatever its length.
  */
 function boundedValidator(
-  validate: AjvValidate,
+  validate: Validator,
   schema: unknown,
   lenient: Leniency,
 ): ReturnType<FastifySchemaCompiler<unknown>> {
@@ -77,8 +104,8 @@ function boundedValidator(
       bounded.errors = [{ keyword: 'x-update', instancePath: '', schemaPath: '#/x-update', params: { expected } }];
       return false;
     }
-    const ok = validate(data) as boolean;
-    bounded.errors = validate.errors ?? null;
+    const ok = validate(data);
+    bounded.errors = validate.errors;
     return ok;
   };
   bounded.errors = null as ErrorObject[] | null;

@@ -2,9 +2,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from '../config.js';
-import { migrate, openStorage } from '../store/db.js';
-import { loadMasterKey, SecretBox } from '../security/secrets.js';
-import { AccountStore } from '../store/accounts.js';
 import { systemClock } from '../clock.js';
 import {
   CliError,
@@ -16,11 +13,16 @@ import {
   keysRevoke,
   type Output,
 } from './commands.js';
-import { CAMPAIGN_USAGE, CampaignUsageError, campaignMain, type CampaignIo } from './campaign.js';
-import { TEST_USAGE, testMain } from './test.js';
+import type { CampaignIo } from './campaign.js';
 import { errorMessage } from '../domain/records.js';
 
-export const USAGE = `Usage: openline <command> [options]
+// Each command loads what it needs when it runs (storage for accounts and keys, the campaign and
+// test clients for theirs): a command line starts in a fraction of the time of loading them all.
+
+/** The whole usage text (each command group's own part from its module). */
+async function usage(): Promise<string> {
+  const [{ CAMPAIGN_USAGE }, { TEST_USAGE }] = await Promise.all([import('./campaign.js'), import('./test.js')]);
+  return `Usage: openline <command> [options]
 
 Manages the accounts and API keys of an Openline server. Works directly on the server's storage
 (DATA_DIR, default ./data, or OPENLINE_DATABASE_URL), so run it with the server's environment.
@@ -43,6 +45,7 @@ Commands:
 ${CAMPAIGN_USAGE}
 
 ${TEST_USAGE}`;
+}
 
 /** Wrong command line: the usage is shown and the exit code is 2. */
 class UsageError extends Error {}
@@ -141,6 +144,11 @@ async function execute(p: Parsed, config: Config, io: Output): Promise<void> {
     }
     io.err(`openline: no database at ${describeStorage(config)} yet: creating one`);
   }
+  const [{ migrate, openStorage }, { loadMasterKey, SecretBox }, { AccountStore }] = await Promise.all([
+    import('../store/db.js'),
+    import('../security/secrets.js'),
+    import('../store/accounts.js'),
+  ]);
   const storage = await openStorage(config);
   try {
     await migrate(storage);
@@ -178,23 +186,24 @@ export async function main(
 ): Promise<number> {
   if (argv[0] === 'campaign' && !argv.includes('--help') && !argv.includes('-h'))
     return campaign(argv.slice(1), io, env);
-  if (argv[0] === 'test' && !argv.includes('--help') && !argv.includes('-h')) return testMain(argv.slice(1), io, env);
+  if (argv[0] === 'test' && !argv.includes('--help') && !argv.includes('-h'))
+    return (await import('./test.js')).testMain(argv.slice(1), io, env);
   let parsed: Parsed;
   try {
     parsed = parse(argv);
     if (argv.length === 0) {
-      io.err(USAGE);
+      io.err(await usage());
       return 2;
     }
     if (parsed.help || parsed.command.split(' ')[0] === 'help') {
-      io.out(USAGE);
+      io.out(await usage());
       return 0;
     }
     checkUsage(parsed);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     io.err(`openline: ${error.message}\n`);
-    io.err(USAGE);
+    io.err(await usage());
     return 2;
   }
   try {
@@ -216,6 +225,7 @@ export async function main(
 
 /** `openline campaign ...`: a client of the running server (src/cli/campaign.ts). */
 async function campaign(argv: string[], io: CampaignIo, env: Record<string, string | undefined>): Promise<number> {
+  const { CAMPAIGN_USAGE, CampaignUsageError, campaignMain } = await import('./campaign.js');
   try {
     await campaignMain(argv, io, env);
     return 0;

@@ -1,8 +1,4 @@
 import { SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
-import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 
 /** The tracing of this process, once started. */
 export interface Tracing {
@@ -14,10 +10,24 @@ export interface Tracing {
 /**
  * OpenTelemetry traces to an OTLP/HTTP collector when `OTEL_EXPORTER_OTLP_ENDPOINT` (or
  * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) is set; nothing at all when not (the API's spans are then
- * no-ops). The exporter reads the standard OTEL_* variables itself (headers, timeout).
+ * no-ops, and the SDK is never loaded). The exporter reads the standard OTEL_* variables itself
+ * (headers, timeout).
  */
-export function startTracing(env: Record<string, string | undefined> = process.env): Tracing | undefined {
+export async function startTracing(
+  env: Record<string, string | undefined> = process.env,
+): Promise<Tracing | undefined> {
   if (!env.OTEL_EXPORTER_OTLP_ENDPOINT && !env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return undefined;
+  const [
+    { BatchSpanProcessor, NodeTracerProvider },
+    { OTLPTraceExporter },
+    { resourceFromAttributes },
+    { ATTR_SERVICE_NAME },
+  ] = await Promise.all([
+    import('@opentelemetry/sdk-trace-node'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/semantic-conventions'),
+  ]);
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME || 'openline' }),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],

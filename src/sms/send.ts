@@ -39,9 +39,9 @@ export async function sendSms(
     const account = await services.twilio.account(accountId, number.credential_id);
     if (!account) throw new ApiError('PROVIDER_UNAVAILABLE', 'No Twilio credentials for this number');
     try {
-      const sent = await services.twilio
-        .client(account)
-        .messages.create({ to: message.to, from: number.phone_number, body: message.body });
+      const sent = await (
+        await services.twilio.client(account)
+      ).messages.create({ to: message.to, from: number.phone_number, body: message.body });
       carrierMessageId = sent.sid;
     } catch (error) {
       const code = (error as { code?: unknown }).code;

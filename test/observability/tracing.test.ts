@@ -51,7 +51,7 @@ describe('OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
   before(async () => {
     receiver = await otlpReceiver();
     process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url;
-    tracing = startTracing();
+    tracing = await startTracing();
     t = await createTestApp({ clock: new ScaledClock(20) });
     await t.services.startWorkers();
   });
@@ -62,8 +62,8 @@ describe('OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
     delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
   });
 
-  it('is off without the endpoint', () => {
-    assert.equal(startTracing({}), undefined);
+  it('is off without the endpoint', async () => {
+    assert.equal(await startTracing({}), undefined);
   });
 
   it('sends a span per call, whose trace id is on the call record', async () => {

@@ -71,7 +71,7 @@ function codeOf(error: unknown): string | undefined {
 
 export interface TwilioA2pDeps {
   a2p: Pick<A2pStore, 'createExternal' | 'external' | 'decide' | 'get'>;
-  client(account: TwilioAccount): TwilioClient;
+  client(account: TwilioAccount): Promise<TwilioClient>;
   account(accountId: string, credentialId: string | null): Promise<TwilioAccount | undefined>;
 }
 
@@ -85,7 +85,9 @@ export async function registerTwilioBrand(
 ): Promise<A2pRegistration> {
   let brandSid: string;
   try {
-    const brand = await deps.client(twilio.account).messaging.v1.brandRegistrations.create({
+    const brand = await (
+      await deps.client(twilio.account)
+    ).messaging.v1.brandRegistrations.create({
       customerProfileBundleSid: bundles.customerProfileBundleSid,
       a2PProfileBundleSid: bundles.a2pProfileBundleSid,
       brandType: 'STANDARD',
@@ -118,7 +120,7 @@ export async function refreshTwilioBrand(
   const account = await deps.account(accountId, external.credential_id);
   if (!account) return stored;
   try {
-    const brand = await deps.client(account).messaging.v1.brandRegistrations(external.brand_id).fetch();
+    const brand = await (await deps.client(account)).messaging.v1.brandRegistrations(external.brand_id).fetch();
     const status = a2pStatusOf(brand.status);
     const reason = status === 'failed' ? brand.failureReason || `Twilio reports the brand as ${brand.status}` : null;
     await deps.a2p.decide(id, status, reason);

@@ -94,7 +94,8 @@ function restCode(error: unknown): string {
 interface LiveCall {
   callId: string;
   callSid: string | undefined;
-  client: TwilioClient;
+  /** The account's REST client (made once the SDK is loaded). */
+  client: Promise<TwilioClient>;
   /** Latest CallStatus reported. */
   status: string | undefined;
   /** Settles the dial when a final status arrives before the stream. */
@@ -210,7 +211,7 @@ export class TwilioCarrier implements Carrier {
   readonly name = 'twilio';
   private readonly live = new Map<string, LiveCall>();
   private readonly streams = new Map<string, ExpectedStream>();
-  private readonly clients = new Map<string, TwilioClient>();
+  private readonly clients = new Map<string, Promise<TwilioClient>>();
 
   constructor(private readonly o: TwilioCarrierOptions) {
     this.audioLeg = o.audioLeg;
@@ -247,7 +248,7 @@ export class TwilioCarrier implements Carrier {
   }
 
   /** One REST client (and its connection pool) per Twilio account, reused by its calls. */
-  client(account: TwilioAccount): TwilioClient {
+  client(account: TwilioAccount): Promise<TwilioClient> {
     const key = `${account.accountSid}:${createHash('sha256').update(account.authToken).digest('base64url')}`;
     let client = this.clients.get(key);
     if (!client) {
@@ -312,7 +313,7 @@ export class TwilioCarrier implements Carrier {
     const from = row.inbound ? row.to_number : (row.from_number ?? this.o.defaultFrom);
     if (!from) return { ok: false, reason: 'no number to send the message from' };
     try {
-      await this.client(account).messages.create({ to: message.to, from, body: message.body });
+      await (await this.client(account)).messages.create({ to: message.to, from, body: message.body });
       return { ok: true };
     } catch (error) {
       const code = (error as { code?: unknown }).code;
@@ -339,16 +340,16 @@ export class TwilioCarrier implements Carrier {
     if (!this.audioLeg)
       return { status: 'failed', reason: 'Twilio calls need the audio pipeline, which is not available' };
     const settings = request.request;
-    const client = this.client(account);
     const live: LiveCall = {
       callId: request.callId,
       callSid: undefined,
-      client,
+      client: this.client(account),
       status: undefined,
       leg: undefined,
       stream: undefined,
       amd: undefined,
     };
+    const client = await live.client;
     this.live.set(request.callId, live);
 
     let onStream!: (stream: TwilioMediaStream) => void;
@@ -435,7 +436,7 @@ export class TwilioCarrier implements Carrier {
     const control: LegControl = {
       transfer: async (to) => {
         try {
-          await live.client.calls(sid).update({ twiml: dialTwiml(to, callerId) });
+          await (await live.client).calls(sid).update({ twiml: dialTwiml(to, callerId) });
           return { ok: true };
         } catch (error) {
           const code = restCode(error);
@@ -446,7 +447,7 @@ export class TwilioCarrier implements Carrier {
       hangup: async () => {
         if (live.status && FINAL_STATUSES.has(live.status)) return;
         try {
-          await live.client.calls(sid).update({ status: 'completed' });
+          await (await live.client).calls(sid).update({ status: 'completed' });
         } catch (error) {
           // Already over at Twilio's end: nothing to end.
           this.o.log?.info({ call_id: live.callId, twilio_error: restCode(error) }, 'Twilio hang-up not applied');

@@ -1,4 +1,4 @@
-import twilio from 'twilio';
+import type twilio from 'twilio';
 import type { CredentialStore } from '../../store/credentials.js';
 
 /** A Twilio account's API credentials (never logged). */
@@ -20,26 +20,30 @@ type RequestOptions = Parameters<InstanceType<typeof twilio.RequestClient>['requ
  * on separate hosts (api.twilio.com/2010-04-01/..., messaging.twilio.com/v1/...) whose paths do not
  * overlap, so one origin (the local emulator, a recording proxy) can serve all of them.
  */
-class RedirectingRequestClient extends twilio.RequestClient {
-  constructor(private readonly origin: URL) {
-    super({ timeout: 15_000 });
+function redirectingRequestClient(sdk: typeof twilio, origin: URL): InstanceType<typeof twilio.RequestClient> {
+  class RedirectingRequestClient extends sdk.RequestClient {
+    override request<TData>(options: RequestOptions & { data?: TData }) {
+      const target = new URL(options.uri);
+      const moved = new URL(`${target.pathname}${target.search}`, origin);
+      return super.request<TData>({ ...options, uri: moved.toString() });
+    }
   }
-
-  override request<TData>(options: RequestOptions & { data?: TData }) {
-    const target = new URL(options.uri);
-    const moved = new URL(`${target.pathname}${target.search}`, this.origin);
-    return super.request<TData>({ ...options, uri: moved.toString() });
-  }
+  return new RedirectingRequestClient({ timeout: 15_000 });
 }
 
 /**
  * A REST client for one Twilio account. `apiUrl` (OPENLINE_TWILIO_API_URL) other than Twilio's
- * own sends every request there instead (tests point it at the emulator).
+ * own sends every request there instead (tests point it at the emulator). The SDK is loaded by
+ * the first client: a server that never talks to Twilio does without it.
  */
-export function createTwilioClient(account: TwilioAccount, apiUrl: string = DEFAULT_TWILIO_API_URL): TwilioClient {
+export async function createTwilioClient(
+  account: TwilioAccount,
+  apiUrl: string = DEFAULT_TWILIO_API_URL,
+): Promise<TwilioClient> {
+  const { default: sdk } = await import('twilio');
   const redirected = apiUrl.replace(/\/+$/, '') !== DEFAULT_TWILIO_API_URL;
-  return twilio(account.accountSid, account.authToken, {
-    ...(redirected ? { httpClient: new RedirectingRequestClient(new URL(apiUrl)) } : { timeout: 15_000 }),
+  return sdk(account.accountSid, account.authToken, {
+    ...(redirected ? { httpClient: redirectingRequestClient(sdk, new URL(apiUrl)) } : { timeout: 15_000 }),
     autoRetry: true,
     maxRetries: 3,
   });

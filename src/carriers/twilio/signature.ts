@@ -1,4 +1,5 @@
-import twilio from 'twilio';
+// The SDK's webhook signatures alone: its index loads its whole REST client.
+import { getExpectedTwilioSignature, validateRequest } from 'twilio/lib/webhooks/webhooks.js';
 
 /** Form parameters of a webhook, as Twilio signed them (repeated keys keep every value). */
 export type TwilioParams = Record<string, string | string[]>;
@@ -24,7 +25,7 @@ export function isValidTwilioSignature(
 ): boolean {
   if (!signature) return false;
   try {
-    return twilio.validateRequest(authToken, signature, url, params);
+    return validateRequest(authToken, signature, url, params);
   } catch {
     return false;
   }
@@ -32,5 +33,5 @@ export function isValidTwilioSignature(
 
 /** The X-Twilio-Signature Twilio would send for this request (the emulator signs with it). */
 export function twilioSignature(authToken: string, url: string, params: TwilioParams): string {
-  return twilio.getExpectedTwilioSignature(authToken, url, params);
+  return getExpectedTwilioSignature(authToken, url, params);
 }

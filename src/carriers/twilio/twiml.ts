@@ -1,4 +1,6 @@
-import twilio from 'twilio';
+// The TwiML builders alone: the SDK's index loads its whole REST client.
+import VoiceResponse from 'twilio/lib/twiml/VoiceResponse.js';
+import MessagingResponse from 'twilio/lib/twiml/MessagingResponse.js';
 
 /** The largest TwiML document Twilio accepts inline (the Calls resource's Twiml parameter). */
 export const MAX_INLINE_TWIML = 4000;
@@ -16,7 +18,7 @@ export function mediaStreamUrl(publicUrl: string): string {
  * message (customParameters); the SDK escapes every attribute value.
  */
 export function connectStreamTwiml(streamUrl: string, parameters: Record<string, string>): string {
-  const response = new twilio.twiml.VoiceResponse();
+  const response = new VoiceResponse();
   const stream = response.connect().stream({ url: streamUrl });
   for (const [name, value] of Object.entries(parameters)) stream.parameter({ name, value });
   return response.toString();
@@ -24,19 +26,19 @@ export function connectStreamTwiml(streamUrl: string, parameters: Record<string,
 
 /** `<Response><Dial callerId="...">number</Dial></Response>`: hands the caller over (transfer). */
 export function dialTwiml(number: string, callerId: string | null): string {
-  const response = new twilio.twiml.VoiceResponse();
+  const response = new VoiceResponse();
   response.dial(callerId ? { callerId } : {}, number);
   return response.toString();
 }
 
 /** `<Response><Reject/></Response>`: an inbound call on a number nobody holds. */
 export function rejectTwiml(): string {
-  const response = new twilio.twiml.VoiceResponse();
+  const response = new VoiceResponse();
   response.reject();
   return response.toString();
 }
 
 /** An empty `<Response/>`: acknowledges a messaging webhook without replying to the sender. */
 export function emptyMessagingResponse(): string {
-  return new twilio.twiml.MessagingResponse().toString();
+  return new MessagingResponse().toString();
 }

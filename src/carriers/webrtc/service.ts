@@ -8,7 +8,6 @@ import type { CallSettings } from '../../schemas/call.js';
 import type { AudioLegFactory, CarrierLogger } from '../audio-legs.js';
 import type { WebRtcConfig } from '../../config.js';
 import type { MediaTransport } from '../../media/transport.js';
-import { OfferError, WebRtcPeer } from './peer.js';
 import { AgentSocketPeer } from './agent-socket.js';
 
 /** Whom a web call talks to: a stored agent, one of the account's inbound numbers, or a pathway. */
@@ -69,6 +68,8 @@ export class WebCalls {
   /** A browser's WebRTC offer becomes a call (POST /v1/web-calls). Resolves with the SDP answer. */
   async start(input: WebCallStart & { offer: string }): Promise<{ callId: string; sdp: string }> {
     const { callId, sdp } = await this.begin(input, async () => {
+      // WebRTC's stack (werift, with its DTLS and certificate code) is loaded by the first web call.
+      const { OfferError, WebRtcPeer } = await import('./peer.js');
       try {
         return await WebRtcPeer.answer(input.offer, this.settings);
       } catch (error) {
