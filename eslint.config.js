@@ -75,6 +75,22 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    files: ['src/mcp/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../*', '!../domain'],
+              message: 'src/mcp acts through the REST API only (its ApiRequest): no calls, store or carriers.',
+            },
+          ],
+        },
+      ],
+    },
+  },
   // The dashboard: the rules of hooks.
   {
     files: ['web/**/*.{ts,tsx}'],

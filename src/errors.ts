@@ -12,6 +12,7 @@ export const ERROR_STATUS = {
   FORBIDDEN: 403,
   BAD_URL: 400,
   NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
   ROUTE_NOT_FOUND: 404,
   CALL_RECORDING_NOT_FOUND: 404,
   CONFLICT: 409,
@@ -126,6 +127,8 @@ export function installErrorHandling(
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const known = error instanceof ApiError ? error : fromFastify(error);
     if (known) {
+      // A 401 says how to authenticate (RFC 9110): the API key as a bearer token.
+      if (known.statusCode === 401) void reply.header('www-authenticate', 'Bearer realm="openline"');
       return reply.status(known.statusCode).send(body(known));
     }
     const requestId = String(request.id ?? randomUUID());

@@ -24,6 +24,7 @@ import smsConversations from './sms-conversations.js';
 import agentTesting from './agent-testing.js';
 import simulations from './simulations.js';
 import citationSchemas from './citation-schemas.js';
+import mcp from './mcp.js';
 
 export type RouteModule = (app: Api, services: Services) => Promise<void>;
 
@@ -54,6 +55,7 @@ export const API_ROUTES: RouteModule[] = [
   agentTesting,
   simulations,
   citationSchemas,
+  mcp,
 ];
 
 /** Routes outside the /v1 prefix. */

@@ -29,6 +29,7 @@ const KEY = 'ol_QS5abjBXuXIMuEFC8TCtpVYN0KZZHcuc';
 /** The blocks that do not run here, by page, and why: a change to this list is a deliberate one. */
 const NOT_RUN: Record<string, string[]> = {
   'configuration.md': ["the test's own server stands in for it", 'runs the test suite, this test among it'],
+  'mcp.md': ['needs Claude Code'],
   'providers.md': [
     'starts a second server, and needs provider accounts (or a local model server)',
     'starts a second server, and needs provider accounts (or a local speech server)',
@@ -92,6 +93,9 @@ const CHECKS: Record<string, (run: BlocksRun, server: DocsServer) => void> = {
     assert.match(stdout, /"current_node_id":"sales"/, 'the pathway chat follows "yes" to the transfer');
     assert.match(stdout, /"status":"pending","registration_id":"A2P-/);
     assert.match(stdout, /<li><code>POST \/v1\/calls<\/code>: Send Call<\/li>/, '/docs lists the operations');
+  },
+  'mcp.md': ({ stdout }) => {
+    assert.match(stdout, /^\d+\n21$/m, 'a tool called over JSON-RPC answers, and the tools are listed');
   },
   'cli.md': ({ stdout }) => {
     assert.match(stdout, /^Created account .* \(acme\)/m);

@@ -319,6 +319,16 @@ describe('dashboard in Chromium', () => {
     assert.ok(!JSON.stringify(listed).includes('paste the value here'));
   });
 
+  it('shows how to connect an MCP client to this server on the Settings page', async () => {
+    await page.goto(`${origin}/settings`);
+    const snippet = page.getByLabel('MCP connection command');
+    await snippet.waitFor();
+    assert.equal(
+      await snippet.textContent(),
+      `claude mcp add --transport http openline ${origin}/v1/mcp \\\n  --header "Authorization: Bearer $OPENLINE_API_KEY"`,
+    );
+  });
+
   it('signs out: the key is gone and the sign-in form is back', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('API key').waitFor();

@@ -12,7 +12,7 @@ interface Blocked {
   created_at: string;
 }
 
-/** Settings: the account, its API keys (prefixes only), the webhook signing secret, blocked numbers. */
+/** Settings: the account, its API keys (prefixes only), connecting an MCP client, the webhook signing secret, blocked numbers. */
 export function SettingsPage() {
   const queries = useQueryClient();
   const me = useQuery({ queryKey: ['me'], queryFn: () => api<Me>('/v1/me') });
@@ -81,6 +81,14 @@ export function SettingsPage() {
           </table>
         </>
       )}
+      <h2>AI agents (MCP)</h2>
+      <p className="muted">
+        Claude Code, Cursor and other MCP clients place calls, wait for them and read their transcripts through this
+        server&apos;s MCP endpoint, with an API key:
+      </p>
+      <pre className="snippet" aria-label="MCP connection command">
+        <code>{`claude mcp add --transport http openline ${window.location.origin}/v1/mcp \\\n  --header "Authorization: Bearer $OPENLINE_API_KEY"`}</code>
+      </pre>
       <h2>Webhook signing secret</h2>
       <p className="muted">Webhooks are signed with this secret. A new one is shown once, here.</p>
       <button type="button" className="secondary" onClick={() => rotate.mutate()} disabled={rotate.isPending}>
