@@ -21,6 +21,7 @@ import { accountOfKey, bearerless } from './api/auth.js';
 import { agentSocketRoute, webCallRoutes } from './api/web-calls.js';
 import { listenSocketRoute } from './api/listen.js';
 import websocket from '@fastify/websocket';
+import { ttsV2 } from './api/tts.js';
 
 /** Fields whose values never reach the logs. */
 export const REDACT = ['req.headers.authorization', 'req.headers.encrypted_key', 'req.headers["x-twilio-signature"]'];
@@ -200,12 +201,13 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     await app.register(async (scope) => webCallRoutes(scope as Api, services), { prefix });
   await app.register(async (scope) => api(scope as Api, services), { prefix: '/v1' });
   await app.register(async (scope) => api(scope as Api, services), { prefix: '/api/v1' });
-  // The hosted API's /v2 endpoints that clients call (batches).
+  // The hosted API's /v2 endpoints that clients call (batches, text to speech).
   await app.register(
     async (scope) => {
       requireApiKey(scope as Api, services);
       scope.addHook('preHandler', refuseOversizedBodies);
       await batchesV2(scope as Api, services);
+      await ttsV2(scope as Api, services);
     },
     { prefix: '/v2' },
   );

@@ -10,6 +10,7 @@ import { ToolStore } from './store/tools.js';
 import { KnowledgeStore } from './store/knowledge.js';
 import { KnowledgeGapStore } from './store/knowledge-gaps.js';
 import { CitationSchemaStore } from './store/citation-schemas.js';
+import { SpeechSampleStore } from './store/speech-samples.js';
 import { PersonaStore } from './store/personas.js';
 import { VaultStore } from './store/vault.js';
 import { SecretResolver } from './vault/resolver.js';
@@ -82,6 +83,7 @@ export interface Services {
   knowledgeGaps: KnowledgeGapStore;
   /** Reusable extraction schemas calls are analyzed with (/v1/citation_schemas). */
   citationSchemas: CitationSchemaStore;
+  speechSamples: SpeechSampleStore;
   personas: PersonaStore;
   /** Secrets accounts keep for their tools and webhooks (`{{secrets.NAME}}`). */
   vault: VaultStore;
@@ -425,6 +427,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     knowledge,
     knowledgeGaps,
     citationSchemas: new CitationSchemaStore(db, clock),
+    speechSamples: new SpeechSampleStore(db, clock),
     personas,
     vault,
     pathwayFolders: new PathwayFolderStore(db, clock),

@@ -1,13 +1,14 @@
 import { Type } from '@sinclair/typebox';
 import type { Api } from './types.js';
 import type { Services } from '../services.js';
-import { errorResponses, IdParams } from '../schemas/common.js';
+import { errorResponses, IdParams, StringEnum } from '../schemas/common.js';
+import { SAMPLES_KEPT } from '../store/speech-samples.js';
+import { speechFailed } from './tts.js';
 import { DEFAULT_VOICE, VOICES, voiceByName, type Voice as CatalogueVoice } from '../domain/voices.js';
 import { DEFAULT_LANGUAGE, Language } from '../schemas/call.js';
 import { concatPcm } from '../media/audio.js';
 import { encodeWav } from '../media/wav.js';
 import { ApiError, notFound } from '../errors.js';
-import { errorMessage } from '../domain/records.js';
 
 const tags = ['Voices'];
 
@@ -54,8 +55,13 @@ const SpeechBody = Type.Object(
 
 const Audio = Type.Unsafe<Buffer>({ type: 'string', format: 'binary', description: 'audio/wav, 16-bit mono PCM' });
 
-/** Says `text` in `voice` with the configured text-to-speech provider: one WAV file. */
-async function synthesizeWav(services: Services, text: string, voice: string, language: string): Promise<Buffer> {
+/** Says `text` in `voice` with the configured text-to-speech provider: one WAV file, and its rate. */
+async function synthesizeWav(
+  services: Services,
+  text: string,
+  voice: string,
+  language: string,
+): Promise<{ wav: Buffer; sampleRate: number }> {
   const chunks: Int16Array[] = [];
   let sampleRate = 16000;
   const { tts } = services.speech;
@@ -69,10 +75,17 @@ async function synthesizeWav(services: Services, text: string, voice: string, la
       sampleRate = chunk.sampleRate;
     }
   } catch (error) {
-    const reason = errorMessage(error);
-    throw new ApiError('PROVIDER_UNAVAILABLE', `The text-to-speech provider (${tts.name}) failed: ${reason}`);
+    throw speechFailed(services, error);
   }
-  return encodeWav(concatPcm(chunks), { sampleRate });
+  return { wav: encodeWav(concatPcm(chunks), { sampleRate }), sampleRate };
+}
+
+/** The voice a path names, by id, name (any case) or alias; 404 when none. */
+function catalogueVoice(services: Services, id: string): CatalogueVoice {
+  const key = id.trim().toLowerCase();
+  const voice = voiceByName(services.config.voiceAliases.get(key) ?? key);
+  if (!voice) throw notFound('Voice');
+  return voice;
 }
 
 /** List Voices (seed 4.12); the wrapper key follows the hosted service's documentation. */
@@ -101,13 +114,31 @@ export default async function routes(app: Api, services: Services): Promise<void
         response: { 200: Type.Object({ voice: Voice }), ...errorResponses },
       },
     },
-    async (request) => {
-      const key = request.params.id.trim().toLowerCase();
-      const voice = voiceByName(services.config.voiceAliases.get(key) ?? key);
-      if (!voice) throw notFound('Voice');
-      return { voice: present(voice, services.config.voiceAliases) };
-    },
+    async (request) => ({ voice: present(catalogueVoice(services, request.params.id), services.config.voiceAliases) }),
   );
+
+  // The hosted API renames and deletes its cloned voices; every voice here is built in.
+  for (const method of ['PATCH', 'DELETE'] as const)
+    app.route({
+      method,
+      url: '/voices/:id',
+      schema: {
+        tags,
+        summary: method === 'PATCH' ? 'Rename a voice' : 'Delete a voice',
+        description:
+          'Every voice of this server is one of its built-in voices (there is no voice cloning): they cannot be ' +
+          'renamed or deleted. 403 for a voice of the catalogue, 404 for none.',
+        params: IdParams,
+        response: errorResponses,
+      },
+      handler: async (request) => {
+        const voice = catalogueVoice(services, request.params.id);
+        throw new ApiError(
+          'FORBIDDEN',
+          `${voice.name} is one of this server's built-in voices: they cannot be ${method === 'PATCH' ? 'renamed' : 'deleted'} (there is no voice cloning here)`,
+        );
+      },
+    });
 
   app.post(
     '/voices/:id/sample',
@@ -122,9 +153,8 @@ export default async function routes(app: Api, services: Services): Promise<void
       },
     },
     async (request, reply) => {
-      const voice = voiceByName(request.params.id);
-      if (!voice) throw notFound('Voice');
-      const wav = await synthesizeWav(
+      const voice = catalogueVoice(services, request.params.id);
+      const { wav } = await synthesizeWav(
         services,
         request.body.text,
         voice.name,
@@ -151,8 +181,87 @@ export default async function routes(app: Api, services: Services): Promise<void
     },
     async (request, reply) => {
       const { text, voice, language } = request.body;
-      const wav = await synthesizeWav(services, text, voice ?? DEFAULT_VOICE, language ?? DEFAULT_LANGUAGE);
-      return reply.type('audio/wav').send(wav);
+      const started = performance.now();
+      const { wav, sampleRate } = await synthesizeWav(
+        services,
+        text,
+        voice ?? DEFAULT_VOICE,
+        language ?? DEFAULT_LANGUAGE,
+      );
+      // Kept, as the hosted API keeps every generation (GET /v1/speak/samples).
+      const sample = await services.speechSamples.add(request.account.id, {
+        text,
+        voiceId: (voiceByName(voice ?? DEFAULT_VOICE) ?? voiceByName(DEFAULT_VOICE)!).id,
+        sampleRate,
+        wav,
+        latencyMs: performance.now() - started,
+      });
+      return reply.type('audio/wav').header('x-sample-id', sample.id).send(wav);
+    },
+  );
+
+  const Sample = Type.Object({
+    id: Type.String(),
+    text: Type.String(),
+    voice_id: Type.String({ description: 'The voice, by its id in GET /v1/voices' }),
+    output_format: Type.String({ description: 'pcm_<rate>: 16-bit mono PCM at that rate' }),
+    latency_ms: Type.Integer({ description: 'From the request to the whole audio' }),
+    cost: Type.Number({ description: '0: speech here costs nothing per use' }),
+    created_at: Type.String(),
+  });
+  app.get(
+    '/speak/samples',
+    {
+      schema: {
+        tags,
+        summary: 'List speech samples',
+        description: `What POST /v1/speak said, newest first (the newest ${SAMPLES_KEPT} are kept), without the audio.`,
+        querystring: Type.Object({
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: SAMPLES_KEPT, default: 20 })),
+          offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+          voice_id: Type.Optional(Type.String({ description: 'One voice’s, by name or id' })),
+        }),
+        response: { 200: Type.Object({ data: Type.Array(Sample), errors: Type.Null() }), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { limit = 20, offset = 0, voice_id: voiceId } = request.query;
+      const voice = voiceId === undefined ? undefined : (voiceByName(voiceId)?.id ?? voiceId);
+      const samples = await services.speechSamples.list(request.account.id, { limit, offset, voiceId: voice });
+      return { data: samples.map((s) => ({ ...s, cost: 0 })), errors: null };
+    },
+  );
+  app.get(
+    '/speak/samples/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Get a speech sample',
+        description:
+          'One thing POST /v1/speak said, its WAV file as base64 in `audio_data`; with `?format=audio`, the WAV file itself.',
+        params: IdParams,
+        querystring: Type.Object({ format: Type.Optional(StringEnum(['json', 'audio'] as const)) }),
+        response: {
+          200: Type.Union([
+            Type.Object({
+              data: Type.Object({
+                ...Sample.properties,
+                audio_data: Type.String({ description: 'The WAV file, base64' }),
+              }),
+              errors: Type.Null(),
+            }),
+            Audio,
+          ]),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request, reply) => {
+      const sample = await services.speechSamples.get(request.account.id, request.params.id);
+      if (!sample) throw notFound('Speech sample');
+      const { wav, ...rest } = sample;
+      if (request.query.format === 'audio') return reply.type('audio/wav').send(wav);
+      return { data: { ...rest, cost: 0, audio_data: wav.toString('base64') }, errors: null };
     },
   );
 }

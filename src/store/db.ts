@@ -30,6 +30,7 @@ import * as m104 from './migrations/104_pathway_folders.js';
 import * as m105 from './migrations/105_knowledge_versions.js';
 import * as m106 from './migrations/106_knowledge_gaps.js';
 import * as m107 from './migrations/107_citation_schemas.js';
+import * as m108 from './migrations/108_speech_samples.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -68,6 +69,7 @@ const MIGRATIONS: Record<string, { up: (db: Kysely<any>, dialect: Dialect) => Pr
   '105_knowledge_versions': m105,
   '106_knowledge_gaps': m106,
   '107_citation_schemas': m107,
+  '108_speech_samples': m108,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -137,6 +137,21 @@ export interface KnowledgeVersionsTable {
   created_at: string;
 }
 
+/** What POST /v1/speak said (migration 108): the hosted API's speech samples. */
+export interface SpeechSamplesTable {
+  id: string;
+  account_id: string;
+  text: string;
+  /** The voice asked for, as the catalogue names it (its id). */
+  voice_id: string;
+  /** pcm_<rate>: 16-bit mono PCM at that rate, in a WAV file. */
+  output_format: string;
+  /** The WAV file, base64. */
+  audio: string;
+  latency_ms: number;
+  created_at: string;
+}
+
 /** Reusable extraction schemas calls are analyzed with (migration 107). */
 export interface CitationSchemasTable {
   id: string;
@@ -516,6 +531,7 @@ export interface Database {
   knowledge_versions: KnowledgeVersionsTable;
   knowledge_gaps: KnowledgeGapsTable;
   citation_schemas: CitationSchemasTable;
+  speech_samples: SpeechSamplesTable;
   personas: PersonasTable;
   account_secrets: AccountSecretsTable;
   persona_versions: PersonaVersionsTable;

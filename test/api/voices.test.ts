@@ -39,6 +39,16 @@ describe('voices', () => {
     }
   });
 
+  it('answers a rename or a delete with 403 (every voice is built in) and 404 for no voice', async () => {
+    for (const method of ['PATCH', 'DELETE'] as const) {
+      const r = await t.request(method, '/v1/voices/maya', method === 'PATCH' ? { name: 'Maya 2' } : undefined);
+      assert.equal(r.status, 403);
+      assert.match(String(r.body.message), /maya is one of this server's built-in voices/);
+      assert.equal((await t.request(method, '/v1/voices/no-such-voice')).status, 404);
+    }
+    assert.equal((await t.request('GET', '/v1/voices/maya')).status, 200, 'still there');
+  });
+
   it('gets one voice by id or by name, case-insensitively', async () => {
     for (const voice of VOICES) {
       for (const key of [voice.id, voice.name, voice.name.toUpperCase()]) {
