@@ -2,10 +2,13 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ScaledClock } from '../../src/clock.js';
 import { SandboxNetwork } from '../../src/carriers/sandbox/network.js';
-import { InProcessMedia, LineCaptions } from '../../src/carriers/sandbox/audio-line.js';
+import { InProcessMedia, LineCaptions, SpokenCaptions } from '../../src/carriers/sandbox/audio-line.js';
+import { PersonaAudioEnd } from '../../src/carriers/sandbox/audio-persona.js';
+import { runPersona } from '../../src/carriers/sandbox/persona.js';
+import type { TtsProvider } from '../../src/providers/tts/types.js';
 import { wantsSandboxAudio } from '../../src/carriers/sandbox/audio.js';
 import { hasInboundAudio, watchAnsweringMachine, type AmdResult } from '../../src/amd/acoustic.js';
-import { FRAME_SAMPLES, MULAW_SILENCE, encodeMulaw, tone } from '../../src/media/audio.js';
+import { FRAME_SAMPLES, MULAW_SILENCE, decodeMulaw, encodeMulaw, tone } from '../../src/media/audio.js';
 import type { MediaEvent } from '../../src/media/transport.js';
 import { SandboxStt } from '../../src/carriers/sandbox/stt.js';
 import type { SttEvent } from '../../src/providers/stt/types.js';
@@ -269,5 +272,74 @@ describe('the sandbox network in audio mode, without the engine', () => {
     } finally {
       network.close();
     }
+  });
+});
+
+describe('a persona in audio mode', () => {
+  it("says a script's lines with only their scripted pauses between, however slow synthesis is", async () => {
+    // Synthesis takes 250 ms of real time, a second of call time on a 4x clock: more than the
+    // pause, as on a busy machine. Lines after the first are synthesised while the one before plays.
+    const clock = new ScaledClock(4);
+    const slowTts: TtsProvider = {
+      name: 'slow',
+      async *synthesize() {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        yield { pcm: tone([440], 400, 8000), sampleRate: 8000 };
+      },
+    };
+    const [ours, theirs] = InProcessMedia.pair();
+    const voicedFrames: boolean[] = [];
+    ours.on((e) => {
+      if (e.type === 'media') voicedFrames.push(decodeMulaw(e.payload).some((v) => Math.abs(v) > 100));
+    });
+    const end = new PersonaAudioEnd('persona', theirs, {
+      clock,
+      tts: slowTts,
+      voice: 'en-us',
+      language: 'en-US',
+      lines: new LineCaptions(),
+      spoken: new SpokenCaptions(),
+    });
+    const session = runPersona(
+      end,
+      {
+        id: 'menu',
+        name: 'a menu',
+        description: 'three prompts',
+        ring: { kind: 'answer', afterMs: 0 },
+        start: 'menu',
+        states: {
+          menu: [
+            { say: 'For sales, press 1.' },
+            { pause: 600 },
+            { repeat: { times: 1, steps: [{ pause: 200 }, { say: 'For support, press 2.' }] } },
+            { pause: 600 },
+            { say: 'For billing, press 3.' },
+            { hangup: true },
+          ],
+        },
+      },
+      { clock, resolve: () => undefined },
+    );
+    await session.done;
+    await end.closed;
+    const runs: Array<{ voiced: boolean; frames: number }> = [];
+    for (const voiced of voicedFrames) {
+      const last = runs.at(-1);
+      if (last?.voiced === voiced) last.frames++;
+      else runs.push({ voiced, frames: 1 });
+    }
+    const lines = runs.filter((r) => r.voiced);
+    const gaps = runs.slice(1, -1).filter((r) => !r.voiced);
+    assert.deepEqual(
+      lines.map((r) => r.frames),
+      [20, 20, 20],
+      'three lines of 400 ms',
+    );
+    // 800 ms and 600 ms of call time between them (40 and 30 frames), give or take the timers'
+    // slack on a busy machine; synthesised only when due, each would be a second longer.
+    assert.equal(gaps.length, 2, JSON.stringify(runs));
+    assert.ok(Math.abs(gaps[0]!.frames - 40) <= 4, `first pause ${gaps[0]!.frames} frames`);
+    assert.ok(Math.abs(gaps[1]!.frames - 30) <= 4, `second pause ${gaps[1]!.frames} frames`);
   });
 });

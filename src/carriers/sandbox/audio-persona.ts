@@ -93,6 +93,8 @@ export class PersonaAudioEnd {
   private cancelTimer: (() => void) | null = null;
   private isFinished = false;
   private readonly stopped = new AbortController();
+  /** Lines synthesised ahead of being said, by voice and words. */
+  private readonly prepared = new Map<string, Promise<Int16Array>>();
   private hearing = false;
   /** The agent's audio as heard, for the line's echo: a ring of samples, `echoWritten` written so far. */
   private readonly echoRing: Int16Array | undefined;
@@ -139,27 +141,54 @@ export class PersonaAudioEnd {
     return () => this.listeners.delete(listener);
   }
 
-  /** Says `text`: synthesises it, then sends its frames; resolves once they have all gone out. */
+  /**
+   * Starts synthesising a line the persona says next, while it is still saying the one before: a
+   * script's lines then follow each other with only their scripted pauses between, as a recorded
+   * menu's prompts do, however long synthesis takes on a busy machine.
+   */
+  prepare(text: string): void {
+    const words = text.trim();
+    const key = this.lineKey(words);
+    if (words === '' || this.isFinished || this.prepared.has(key)) return;
+    const pcm = this.synthesize(words, this.stopped.signal);
+    pcm.catch(() => undefined);
+    this.prepared.set(key, pcm);
+  }
+
+  /** Says `text`: synthesises it (or takes it prepared), then sends its frames; resolves once they have all gone out. */
   async speak(text: string, options: { signal?: AbortSignal } = {}): Promise<SpeakResult> {
     const words = text.trim();
     if (this.isFinished || options.signal?.aborted) return { played: '', interrupted: true };
     if (words === '') return { played: '', interrupted: false };
-    const chunks: Int16Array[] = [];
-    for await (const chunk of this.options.tts.synthesize({
-      text: words,
-      voice: this.voice,
-      language: this.options.language,
-      ...(options.signal ? { signal: options.signal } : {}),
-    })) {
-      chunks.push(resample(chunk.pcm, chunk.sampleRate, SAMPLE_RATE));
-    }
-    if (this.isFinished) return { played: '', interrupted: true };
-    const frames = toFrames(concatPcm(chunks));
+    const key = this.lineKey(words);
+    const ready = this.prepared.get(key);
+    this.prepared.delete(key);
+    const pcm = await (ready ?? this.synthesize(words, options.signal));
+    if (this.isFinished || options.signal?.aborted) return { played: '', interrupted: true };
+    const frames = toFrames(pcm);
     const line = this.options.lines.add(words, frames.length);
     const completed = await this.play(frames, line, options.signal);
     const played = completed ? words : heardWords(line.words, line.sent, line.planned, false).join(' ');
     this.options.note?.('persona', 'speech', played);
     return { played, interrupted: !completed };
+  }
+
+  private lineKey(words: string): string {
+    return `${this.voice}\n${words}`;
+  }
+
+  /** The persona's voice saying `words`, at the line's sample rate. */
+  private async synthesize(words: string, signal?: AbortSignal): Promise<Int16Array> {
+    const chunks: Int16Array[] = [];
+    for await (const chunk of this.options.tts.synthesize({
+      text: words,
+      voice: this.voice,
+      language: this.options.language,
+      ...(signal ? { signal } : {}),
+    })) {
+      chunks.push(resample(chunk.pcm, chunk.sampleRate, SAMPLE_RATE));
+    }
+    return concatPcm(chunks);
   }
 
   /** Plays one tone (a beep) and resolves when it has gone out. */
@@ -361,6 +390,7 @@ export class PersonaAudioEnd {
     if (this.isFinished) return;
     this.isFinished = true;
     this.stopped.abort();
+    this.prepared.clear();
     this.cancelTimer?.();
     this.unsubscribe();
     this.outgoing.length = 0;

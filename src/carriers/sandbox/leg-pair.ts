@@ -275,6 +275,8 @@ export class SandboxLegEnd implements CallLeg {
 export interface PersonaLine {
   on(listener: LegListener): () => void;
   speak(text: string, options?: { signal?: AbortSignal }): Promise<SpeakResult>;
+  /** A line it says next, given while it says the one before (audio mode synthesises it meanwhile). */
+  prepare?(text: string): void;
   playTone(frequencyHz: number, durationMs: number): Promise<void>;
   hangup(): Promise<void>;
   /** Settles when the line is over for this end. */

@@ -192,18 +192,22 @@ class PersonaRunner implements PersonaSession {
     });
   }
 
-  private async runSteps(steps: Step[]): Promise<Flow> {
-    for (const step of steps) {
-      const flow = await this.runStep(step);
+  /** Runs `steps`; `after` are the lists that follow them when they run out (a repeat's, its parent's). */
+  private async runSteps(steps: Step[], after: readonly Step[][] = []): Promise<Flow> {
+    for (const [i, step] of steps.entries()) {
+      const flow = await this.runStep(step, [steps.slice(i + 1), ...after]);
       if (flow.kind !== 'next') return flow;
     }
     return NEXT;
   }
 
-  private async runStep(step: Step): Promise<Flow> {
+  private async runStep(step: Step, rest: readonly Step[][]): Promise<Flow> {
     this.checkStopped();
     if ('say' in step) {
-      await this.speak(this.line(step, step.say));
+      const text = this.line(step, step.say);
+      const next = this.upcoming(rest);
+      if (next !== undefined) this.leg.prepare?.(next);
+      await this.speak(text);
       return this.waited();
     }
     if ('improvise' in step) return this.improvise();
@@ -215,14 +219,15 @@ class PersonaRunner implements PersonaSession {
       await this.leg.playTone(step.tone.frequencyHz, step.tone.durationMs);
       return this.waited();
     }
-    if ('listen' in step) return this.listen(step.listen);
+    if ('listen' in step) return this.listen(step.listen, rest);
     if ('record' in step) {
       await this.record(step.record.silenceTimeoutMs, step.record.maxMs);
       return this.waited();
     }
     if ('repeat' in step) {
       for (let i = 0; i < step.repeat.times; i++) {
-        const flow = await this.runSteps(step.repeat.steps);
+        const again = i + 1 < step.repeat.times ? [step.repeat.steps] : [];
+        const flow = await this.runSteps(step.repeat.steps, [...again, ...rest]);
         if (flow.kind !== 'next') return flow;
       }
       return NEXT;
@@ -256,10 +261,33 @@ class PersonaRunner implements PersonaSession {
   }
 
   private line(step: Step, say: string | string[]): string {
+    const text = this.peekLine(step, say);
+    if (typeof say !== 'string') this.lineIndex.set(step, (this.lineIndex.get(step) ?? 0) + 1);
+    return text;
+  }
+
+  /** The words `step` says the next time it runs. */
+  private peekLine(step: Step, say: string | string[]): string {
     if (typeof say === 'string') return say;
-    const index = this.lineIndex.get(step) ?? 0;
-    this.lineIndex.set(step, index + 1);
-    return say[index % say.length] as string;
+    return say[(this.lineIndex.get(step) ?? 0) % say.length] as string;
+  }
+
+  /**
+   * The line the script says next, when only pauses and tones come before it in `lists` (the rest
+   * of a list, then the lists that follow it); a listen or a branch makes what comes next unknown.
+   */
+  private upcoming(lists: readonly Step[][]): string | undefined {
+    const [steps, ...later] = lists;
+    if (steps === undefined) return undefined;
+    for (const [i, step] of steps.entries()) {
+      if ('say' in step) return this.peekLine(step, step.say);
+      if ('repeat' in step) {
+        if (step.repeat.times > 0) return this.upcoming([step.repeat.steps, steps.slice(i + 1), ...later]);
+        continue;
+      }
+      if (!('pause' in step) && !('tone' in step)) return undefined;
+    }
+    return this.upcoming(later);
   }
 
   /** After a step that took time: the loop guard resets, and a hangup meanwhile ends the run. */
@@ -269,19 +297,19 @@ class PersonaRunner implements PersonaSession {
     return NEXT;
   }
 
-  private async listen(listen: Listen): Promise<Flow> {
+  private async listen(listen: Listen, rest: readonly Step[][]): Promise<Flow> {
     const deadline = listen.timeoutMs === undefined ? undefined : this.now() + listen.timeoutMs;
     if (listen.fresh) this.inbox.length = 0;
     for (;;) {
       const event = await this.next(deadline);
       this.transitions = 0;
-      if (!event) return this.runSteps(listen.timeout ?? []);
+      if (!event) return this.runSteps(listen.timeout ?? [], rest);
       if (event.type === 'speech') this.exchanges += 1;
       const rule = (listen.on ?? []).find((r) => ruleMatches(r, event, this.exchanges));
       const reaction = rule?.do ?? (event.type === 'speech' ? listen.otherwise : undefined);
       if (!reaction) continue;
       await this.sleep(this.persona.replyDelayMs ?? 500);
-      return this.runSteps(reaction);
+      return this.runSteps(reaction, rest);
     }
   }
 
