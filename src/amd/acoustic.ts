@@ -12,9 +12,11 @@
  * - first stage (AmdFrameAnalyser): each frame's level against an adaptive noise floor (the
  *   12th quietest frame of the last 5 s, digital silence counted as -65 dBFS, so a room of voices
  *   behind the speaker is floor, not words, but never 12 dB above the quietest frame, so a
- *   "Hello?" said the moment the call is answered is words) says loud or not; a loud frame is
- *   voiced within 0.3 s of one that repeats itself at a voice's pitch (a vowel: a room of voices,
- *   hiss and line noise have no pitch); and the beep detector looks for a steady tone;
+ *   "Hello?" said the moment the call is answered is words; frames from the very first, when a
+ *   voice was already under way, are judged again once quieter frames show the line's floor) says
+ *   loud or not; a loud frame is voiced within 0.3 s of one that repeats itself at a voice's pitch
+ *   (a vowel: a room of voices, hiss and line noise have no pitch); and the beep detector looks for
+ *   a steady tone;
  * - second stage (AmdDecider): voiced runs bridged over short gaps (under 160 ms) are the
  *   greeting's "words";
  * - a beep (one steady tone of 300-3400 Hz lasting 0.1-2 s, or one of two or three short ones in
@@ -211,10 +213,31 @@ const DIGITAL_SILENCE_DBFS = -88;
 /** Digital silence this long (200 ms) is the line's; shorter runs are lost packets. */
 const DIGITAL_SILENCE_RUN_FRAMES = 10;
 
+/**
+ * Frames from the start that the line's floor can be inside of (voice from the very first frame,
+ * before any of the line's own noise was heard): they are judged again once it is (2 s).
+ */
+export const OPENING_FRAMES = 100;
+
 /** What one 20 ms frame of the far end's audio says: voiced or not, and a beep that just ended. */
 export interface AmdFrame {
   voiced: boolean;
   beep: Beep | undefined;
+  /**
+   * The voicing of the frames before this one, from the first, judged again: set when the floor
+   * known now shows that the call's audio began with a voice, and changes what was said of them
+   * (AmdFrameAnalyser.reviseOpening).
+   */
+  revised?: boolean[];
+}
+
+/** A frame of the opening (OPENING_FRAMES): its level, whether it had a voice's pitch, and how it was judged. */
+interface OpeningFrame {
+  level: number;
+  /** The quietest frame heard up to this one, itself included. */
+  quietestSoFar: number;
+  periodic: boolean;
+  voiced: boolean;
 }
 
 /**
@@ -235,6 +258,8 @@ export class AmdFrameAnalyser {
   /** The last two frames (40 ms), for `periodicity`, and the last frame that was periodic enough. */
   private readonly window = new Float64Array(2 * FRAME_SAMPLES);
   private lastPeriodic = -Infinity;
+  /** The first OPENING_FRAMES frames, while they may still be judged again (`reviseOpening`); then null. */
+  private opening: OpeningFrame[] | null = [];
 
   constructor(private readonly settings: Readonly<AmdSettings>) {
     // The one beep detector (src/amd/tone-detector.ts), also the audio leg's.
@@ -279,13 +304,70 @@ export class AmdFrameAnalyser {
     this.window.set(frame, FRAME_SAMPLES);
     // Voices in the room behind the speaker are far quieter than the speaker: frames that far
     // below the loudest of the last 5 s are background, not the greeting.
-    const loud =
-      level >= s.minimumVoicedDbfs && level >= floor + s.voicedAboveFloorDb && level >= loudest - s.voicedBelowPeakDb;
-    // Without the pitch test every loud frame counts as one with a pitch.
-    if (loud && (s.minimumPeriodicity <= 0 || periodicity(this.window, s.minimumPeriodicity) >= s.minimumPeriodicity))
-      this.lastPeriodic = index;
+    const loud = this.isLoud(level, floor, loudest);
+    // The pitch test, for a loud frame (and every frame of the opening, which may be judged again);
+    // without it every loud frame counts as one with a pitch.
+    const periodic =
+      (loud || this.opening !== null) &&
+      (s.minimumPeriodicity <= 0 || periodicity(this.window, s.minimumPeriodicity) >= s.minimumPeriodicity);
+    if (loud && periodic) this.lastPeriodic = index;
     const voiced = loud && (index - this.lastPeriodic) * FRAME_MS < s.periodicHoldMs;
-    return { voiced, beep };
+    const revised = this.opening && this.reviseOpening(level, periodic, voiced, floor, loudest);
+    return revised ? { voiced, beep, revised } : { voiced, beep };
+  }
+
+  /** Loud enough to be voice: above the floor, the absolute minimum, and near the loudest of the last 5 s. */
+  private isLoud(level: number, floor: number, loudest: number): boolean {
+    const s = this.settings;
+    return (
+      level >= s.minimumVoicedDbfs && level >= floor + s.voicedAboveFloorDb && level >= loudest - s.voicedBelowPeakDb
+    );
+  }
+
+  /**
+   * The floor is learnt from the quietest frames heard, so a voice in the very first frame (a media
+   * stream that starts after the callee began to talk) is taken for the line's level, and its
+   * words for no voice. The first OPENING_FRAMES are kept; once the floor rests on `floorRank`
+   * frames, those heard before any frame near it (the quietest so far `voicedAboveFloorDb` above
+   * it: only voice had been heard) are judged again against it. Frames judged after the line's own
+   * level was heard keep their judgement, so a line that starts with its noise (or a room of voices
+   * that dips to it) is judged as before. Returns the opening's new voicing when it changed.
+   */
+  private reviseOpening(
+    level: number,
+    periodic: boolean,
+    voiced: boolean,
+    floor: number,
+    loudest: number,
+  ): boolean[] | undefined {
+    const opening = this.opening!;
+    const s = this.settings;
+    if (opening.length >= OPENING_FRAMES) {
+      this.opening = null;
+      return undefined;
+    }
+    let changed = false;
+    let revised: boolean[] | undefined;
+    if (
+      this.levelCount > s.floorRank &&
+      opening.length > 0 &&
+      opening[0]!.quietestSoFar >= floor + s.voicedAboveFloorDb
+    ) {
+      let lastPeriodic = -Infinity;
+      revised = opening.map((f, i) => {
+        if (f.quietestSoFar < floor + s.voicedAboveFloorDb) return f.voiced;
+        const loud = this.isLoud(f.level, floor, loudest);
+        if (loud && f.periodic) lastPeriodic = i;
+        const now = loud && (i - lastPeriodic) * FRAME_MS < s.periodicHoldMs;
+        changed ||= now !== f.voiced;
+        f.voiced = now;
+        return now;
+      });
+      if (changed) this.lastPeriodic = Math.max(this.lastPeriodic, lastPeriodic);
+    }
+    const quietestSoFar = Math.min(level, opening.at(-1)?.quietestSoFar ?? Infinity);
+    opening.push({ level, quietestSoFar, periodic, voiced });
+    return changed ? revised : undefined;
   }
 
   /**
@@ -659,10 +741,13 @@ type AmdCue = 'none' | 'opener' | 'awaiting-reply';
 export class AnsweringMachineDetector {
   readonly settings: Readonly<AmdSettings>;
   private readonly analyser: AmdFrameAnalyser;
-  private readonly decider: AmdDecider;
+  private decider: AmdDecider;
   /** The agent's voice in the frames sent since the last frame heard. */
   private agentVoice = false;
-  private readonly opener = new OpenerMoment();
+  private opener = new OpenerMoment();
+  private openerCalled = false;
+  /** The opening's frames as the second stage took them (beep, agent's voice), to replay when revised. */
+  private readonly opening: Array<{ beep: Beep | undefined; agent: boolean }> = [];
 
   /** `openerDue`: called once, on the frame at which the agent's opener is due (OpenerMoment). */
   constructor(
@@ -711,8 +796,29 @@ export class AnsweringMachineDetector {
     const agent = this.agentVoice;
     this.agentVoice = false;
     const heard = this.analyser.push(frame);
-    if (this.opener.push(heard.voiced)) this.openerDue?.();
-    return this.decider.step(heard, agent);
+    const replayed = heard.revised && !this.decider.result ? this.replay(heard.revised) : undefined;
+    if (this.opening.length < OPENING_FRAMES) this.opening.push({ beep: heard.beep, agent });
+    if (this.opener.push(heard.voiced)) this.callOpener();
+    return this.decider.step(heard, agent) ?? replayed;
+  }
+
+  /** The first stage judged the opening again: the second starts over from the first frame with it. */
+  private replay(voicing: boolean[]): AmdResult | undefined {
+    this.decider = new AmdDecider(this.settings);
+    this.opener = new OpenerMoment();
+    let result: AmdResult | undefined;
+    voicing.forEach((voiced, i) => {
+      const { beep, agent } = this.opening[i]!;
+      if (this.opener.push(voiced)) this.callOpener();
+      result ??= this.decider.step({ voiced, beep }, agent);
+    });
+    return result;
+  }
+
+  private callOpener(): void {
+    if (this.openerCalled) return;
+    this.openerCalled = true;
+    this.openerDue?.();
   }
 
   /** The input ended (hang-up, end of a clip): decides on what was heard. */
@@ -803,6 +909,7 @@ export function traceOf(pcm: Int16Array, agent?: Uint8Array, settings: Partial<A
   for (let i = 0; i < frames; i++) {
     const f = analyser.push(pcm.subarray(i * FRAME_SAMPLES, (i + 1) * FRAME_SAMPLES));
     voiced[i] = f.voiced ? 1 : 0;
+    f.revised?.forEach((v, k) => (voiced[k] = v ? 1 : 0));
     if (f.beep) beeps.set(i, f.beep);
   }
   return { voiced, beeps, end: analyser.flush(), agent };

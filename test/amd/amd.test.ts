@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  AmdFrameAnalyser,
   AnsweringMachineDetector,
   DEFAULT_AMD_SETTINGS,
   LATE_BEEP_MS,
@@ -350,4 +351,30 @@ test('"Hello?" at once on answer, then silence: a person, with or without the ag
   result ??= detector.finish();
   assert.ok(openerFrom > 0, 'the opener was due');
   assert.equal(result.decision, 'human', JSON.stringify(result));
+});
+
+test('a voice in the very first frame (audio that starts once the callee is talking) is heard once the line shows its floor', () => {
+  // No frame of the line before the word: the floor learnt from the first frames is the voice's own
+  // level until the pause after it shows the line's; the word is then judged again and heard.
+  for (const after of [silence(6000), hiss(6000, 60)]) {
+    const pcm = concatPcm([syllables(420), after]);
+    const alone = detectAnsweringMachine(pcm, { cue: false });
+    assert.equal(alone.decision, 'human', JSON.stringify(alone));
+    assert.equal(alone.features.words, 1, JSON.stringify(alone));
+    assert.ok(alone.atMs <= 1500, `decided at ${alone.atMs} ms`);
+    let due = 0;
+    const detector = new AnsweringMachineDetector({}, () => due++);
+    for (let at = 0; at + FRAME_SAMPLES <= pcm.length && !detector.result; at += FRAME_SAMPLES)
+      detector.push(pcm.subarray(at, at + FRAME_SAMPLES));
+    assert.equal(due, 1, "the agent's opener is due once, after the word");
+  }
+  // A line whose audio starts with its own noise, then a voice: nothing is judged again.
+  const analyser = new AmdFrameAnalyser(DEFAULT_AMD_SETTINGS);
+  const quiet = concatPcm([hiss(300, 60), syllables(420), hiss(2000, 60)]);
+  for (let at = 0; at + FRAME_SAMPLES <= quiet.length; at += FRAME_SAMPLES)
+    assert.equal(
+      analyser.push(quiet.subarray(at, at + FRAME_SAMPLES)).revised,
+      undefined,
+      `frame ${at / FRAME_SAMPLES}`,
+    );
 });

@@ -17,7 +17,7 @@ describe('answered_by through the public API on audio (OPENLINE_SANDBOX_AUDIO=1)
 
   before(async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-amd-api-'));
-    t = await createTestApp({ clock: new ScaledClock(4), env: { OPENLINE_SANDBOX_AUDIO: '1', DATA_DIR: dataDir } });
+    t = await createTestApp({ clock: new ScaledClock(2), env: { OPENLINE_SANDBOX_AUDIO: '1', DATA_DIR: dataDir } });
     await t.services.startWorkers();
     for (const number of ['0180', '0182', '0185', '0186', '0109', '0188', '0191']) {
       const placed = t
