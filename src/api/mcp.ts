@@ -6,6 +6,7 @@
  * is checked like every /v1 route's; the tools (src/mcp/tools.ts) act through the REST API with it.
  * GET and DELETE (a server's stream, a session's end) answer 405: a stateless server has neither.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -26,9 +27,8 @@ interface OpenApi {
 
 /** The API's /v1 endpoints from its OpenAPI document, read once. */
 function endpointsOf(app: Api): () => Endpoint[] {
-  let listed: Endpoint[] | undefined;
-  return () =>
-    (listed ??= Object.entries((app.swagger() as OpenApi).paths ?? {})
+  return once(() =>
+    Object.entries((app.swagger() as OpenApi).paths ?? {})
       .filter(([path]) => path.startsWith('/v1/') && !path.startsWith('/v1/mcp'))
       .flatMap(([path, operations]) =>
         Object.entries(operations).map(([method, op]) => ({
@@ -36,7 +36,8 @@ function endpointsOf(app: Api): () => Endpoint[] {
           path,
           summary: op.summary ?? '',
         })),
-      ));
+      ),
+  );
 }
 
 /** Requests to this server's own API with the caller's key (and BYOT header), as a client would send them. */
@@ -63,22 +64,6 @@ function apiFor(app: Api, request: FastifyRequest): ApiRequest {
     return { status: reply.statusCode, body };
   };
 }
-
-const sleeper =
-  (signal: AbortSignal) =>
-  (ms: number): Promise<void> =>
-    new Promise((resolve, reject) => {
-      if (signal.aborted) return reject(new Error('The client went away'));
-      const timer = setTimeout(() => {
-        signal.removeEventListener('abort', stop);
-        resolve();
-      }, ms);
-      const stop = () => {
-        clearTimeout(timer);
-        reject(new Error('The client went away'));
-      };
-      signal.addEventListener('abort', stop, { once: true });
-    });
 
 /** The parts of the MCP SDK this server uses. */
 async function importSdk() {
@@ -122,7 +107,12 @@ function serverFor(sdk: Sdk, app: Api, request: FastifyRequest, endpoints: () =>
     const args = call.params.arguments ?? {};
     const errors = argumentErrors(tool, args);
     if (errors.length > 0) return { content: [{ type: 'text', text: errors.join('; ') }], isError: true };
-    return tool.run(args, { api, endpoints, sleep: sleeper(extra.signal), signal: extra.signal });
+    return tool.run(args, {
+      api,
+      endpoints,
+      sleep: (ms) => delay(ms, undefined, { signal: extra.signal }),
+      signal: extra.signal,
+    });
   });
   return server;
 }

@@ -24,7 +24,7 @@ import type { WebSocket } from 'ws';
 import type { Api } from './types.js';
 import type { Services } from '../services.js';
 import { errorResponses, StringEnum } from '../schemas/common.js';
-import { encodeWav } from '../media/wav.js';
+import { encodeWav, pcmBytes } from '../media/wav.js';
 import { DEFAULT_LANGUAGE } from '../schemas/call.js';
 import { DEFAULT_VOICE } from '../domain/voices.js';
 import { StreamResampler, concatPcm } from '../media/audio.js';
@@ -50,7 +50,7 @@ interface SpeechFormat {
 
 /**
  * `text` said in `format.voice` by the configured provider, as PCM pieces at `format.sampleRate`
- * (littleEndian() makes each the bytes that go out). Ends early, without error, when `signal` aborts.
+ * (sent() makes each the bytes that go out). Ends early, without error, when `signal` aborts.
  */
 async function* spoken(services: Services, text: string, format: SpeechFormat, signal?: AbortSignal) {
   const { tts } = services.speech;
@@ -69,18 +69,15 @@ async function* spoken(services: Services, text: string, format: SpeechFormat, s
   }
 }
 
+/** A piece of PCM as it goes out: its little-endian bytes, copied (the socket or stream holds them until sent). */
+const sent = (pcm: Int16Array): Buffer => Buffer.from(pcmBytes(pcm));
+
 /** The 503 of a request the text-to-speech provider could not say, naming it and why. */
 export function speechFailed(services: Services, error: unknown): ApiError {
   return new ApiError(
     'PROVIDER_UNAVAILABLE',
     `The text-to-speech provider (${services.speech.tts.name}) failed: ${errorMessage(error)}`,
   );
-}
-
-function littleEndian(pcm: Int16Array): Buffer {
-  const out = Buffer.alloc(pcm.length * 2);
-  for (let i = 0; i < pcm.length; i++) out.writeInt16LE(pcm[i]!, i * 2);
-  return out;
 }
 
 /** What is wrong with an audio format and voice, as the hosted API's codes name it; none when right. */
@@ -270,7 +267,7 @@ class TtsSession {
       try {
         for await (const piece of spoken(this.services, sentence, format, turn.abort.signal)) {
           if (turn.abort.signal.aborted || this.socket.readyState !== this.socket.OPEN) return;
-          this.socket.send(littleEndian(piece));
+          this.socket.send(sent(piece));
         }
       } catch (error) {
         if (turn.abort.signal.aborted) return;
@@ -334,9 +331,9 @@ export async function ttsV2(app: Api, services: Services): Promise<void> {
         return reply.type('audio/wav').send(encodeWav(concatPcm(all), { sampleRate: format.sampleRate }));
       }
       async function* all() {
-        if (!first.done) yield littleEndian(first.value);
+        if (!first.done) yield sent(first.value);
         try {
-          for await (const piece of pieces) yield littleEndian(piece);
+          for await (const piece of pieces) yield sent(piece);
         } catch (error) {
           request.log.warn({ err: error }, 'text to speech failed mid-stream');
         }

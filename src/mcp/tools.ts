@@ -11,6 +11,7 @@
  */
 import { Ajv, type ValidateFunction } from 'ajv';
 import { isEnded } from '../domain/call-state.js';
+import { once } from '../domain/once.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
@@ -32,7 +33,7 @@ export interface ToolContext {
   api: ApiRequest;
   /** The API's endpoints (for list_api_endpoints). */
   endpoints: () => Endpoint[];
-  /** Waits `ms`, or rejects when the client went away (`signal`). */
+  /** Waits `ms`, or rejects when the client went away (`signal` aborted). */
   sleep: (ms: number) => Promise<void>;
   signal: AbortSignal;
 }
@@ -439,12 +440,15 @@ export const MCP_TOOLS: readonly McpTool[] = [
   },
 ];
 
-const ajv = new Ajv({ allErrors: true, strict: false });
-const validators = new Map<string, ValidateFunction>(MCP_TOOLS.map((t) => [t.name, ajv.compile(t.inputSchema)]));
+/** The tools' argument validators, compiled by the first call of a tool (not when the server starts). */
+const validators = once(() => {
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  return new Map<string, ValidateFunction>(MCP_TOOLS.map((t) => [t.name, ajv.compile(t.inputSchema)]));
+});
 
 /** The arguments' mistakes, each naming its field ("phone_number is required"); none when they are right. */
 export function argumentErrors(tool: McpTool, args: unknown): string[] {
-  const validate = validators.get(tool.name)!;
+  const validate = validators().get(tool.name)!;
   if (validate(args)) return [];
   return (validate.errors ?? []).map((e) => {
     const field = e.instancePath.replace(/^\//, '').replaceAll('/', '.');

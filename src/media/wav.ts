@@ -163,8 +163,11 @@ export function wavToPcm8k(file: Buffer | ParsedWav): Int16Array {
   return resample(mono, wav.sampleRate, SAMPLE_RATE);
 }
 
-/** The bytes of 16-bit PCM, little-endian as WAV stores it (the host order on every supported CPU). */
-function pcmBytes(samples: Int16Array): Buffer {
+/**
+ * The bytes of 16-bit PCM, little-endian as WAV and raw PCM streams carry it (the host order on
+ * every supported CPU): a view of `samples`, to be copied (Buffer.from) where it is kept or sent.
+ */
+export function pcmBytes(samples: Int16Array): Buffer {
   return Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
 }
 

@@ -1,5 +1,6 @@
 import type { WebSocket } from 'ws';
 import { decodeMulaw, encodeMulaw, FRAME_MS, FRAME_SAMPLES, SAMPLE_RATE, StreamResampler } from '../../media/audio.js';
+import { pcmBytes } from '../../media/wav.js';
 import type { MediaEvent, MediaListener, MediaTransport } from '../../media/transport.js';
 import type { WebCallMessage } from './service.js';
 import { ApiError } from '../../errors.js';
@@ -127,9 +128,8 @@ export class AgentSocketPeer implements MediaTransport {
     if (this.closed || this.socket.readyState !== this.socket.OPEN) return;
     if (this.socket.bufferedAmount > MAX_BUFFERED_BYTES) return;
     const pcm = this.outbound.push(decodeMulaw(payload));
-    const bytes = Buffer.allocUnsafe(pcm.length * 2);
-    for (let i = 0; i < pcm.length; i++) bytes.writeInt16LE(pcm[i]!, i * 2);
-    this.socket.send(bytes);
+    // A copy: the socket holds the bytes until they are sent.
+    this.socket.send(Buffer.from(pcmBytes(pcm)));
   }
 
   /** The page plays what it is sent as it arrives (frames are paced here at 20 ms): played means sent. */
