@@ -1,11 +1,12 @@
 /**
- * Runs in a worker thread (src/knowledge/extract.ts): reads the text of one PDF, Word or HTML
- * document, work that can take seconds on a large file and must not hold the event loop calls share.
+ * Runs in a child process (src/knowledge/extract.ts): reads the text of one PDF, Word or HTML
+ * document, work that can take seconds and much memory on a large or hostile file, and must
+ * neither hold the event loop calls share nor take the server down when it runs out of memory.
  */
-import { parentPort, workerData } from 'node:worker_threads';
 import { convert } from 'html-to-text';
 import mammoth from 'mammoth';
 import { extractText, getDocumentProxy } from 'unpdf';
+import { MAX_EXTRACTED_CHARS, type ReaderAnswer } from './extract.js';
 
 interface Job {
   kind: 'pdf' | 'docx' | 'html';
@@ -35,7 +36,14 @@ async function read({ kind, data }: Job): Promise<string> {
   return pages.text.join('\n\n');
 }
 
-read(workerData as Job).then(
-  (text) => parentPort?.postMessage({ text }),
-  (error: unknown) => parentPort?.postMessage({ error: error instanceof Error ? error.message : String(error) }),
-);
+const answer = (message: ReaderAnswer): void => {
+  process.send?.(message, () => process.exit(0));
+};
+
+process.once('message', (job: Job) => {
+  read(job).then(
+    // Its length is known without copying it: a text too long is refused here, never sent.
+    (text) => answer(text.length > MAX_EXTRACTED_CHARS ? { error: 'too-much-text' } : { text }),
+    () => answer({ error: 'unreadable' }),
+  );
+});

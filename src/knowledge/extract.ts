@@ -1,4 +1,5 @@
-import { Worker } from 'node:worker_threads';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 
 /** The documents a knowledge base is read from. */
 export type DocumentKind = 'text' | 'pdf' | 'docx' | 'html';
@@ -7,9 +8,15 @@ export type DocumentKind = 'text' | 'pdf' | 'docx' | 'html';
 export const MAX_KNOWLEDGE_TEXT_BYTES = 1024 * 1024;
 /** The largest file a knowledge base is read from. */
 export const MAX_KNOWLEDGE_FILE_BYTES = 16 * 1024 * 1024;
-/** How long reading one PDF, Word or HTML file may take, and the memory its worker may use. */
+/** How long reading one PDF, Word or HTML file may take, and the memory its reader may use. */
 const EXTRACT_TIMEOUT_MS = 30_000;
 const EXTRACT_HEAP_MB = 256;
+/**
+ * The most characters a reader sends back: text beyond it could never be tidied under
+ * MAX_KNOWLEDGE_TEXT_BYTES (tidying only folds runs of spaces and blank lines), and a file that
+ * unpacks to hundreds of megabytes of text ("a zip bomb") is refused where it was read.
+ */
+export const MAX_EXTRACTED_CHARS = 8 * MAX_KNOWLEDGE_TEXT_BYTES;
 
 const TEXT_EXTENSIONS = /\.(txt|text|md|markdown|csv|tsv|json|jsonl|log|ya?ml|xml)$/i;
 const DOCX_TYPE = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
@@ -49,9 +56,10 @@ export function tidyKnowledgeText(text: string): string {
 }
 
 /**
- * The text of an uploaded document. Text files are read as UTF-8 here; PDF and Word files in a
- * worker thread with a time and memory limit, so a large or hostile file never holds the event loop
- * (HTML too: a page's markup made text).
+ * The text of an uploaded document. Text files are read as UTF-8 here; PDF and Word files (HTML
+ * too: a page's markup made text) in a child process with a time and memory limit, so a large or
+ * hostile file never holds the event loop, and one that exhausts its reader's memory ends that
+ * process, never the server and its calls.
  */
 export async function extractDocumentText(kind: DocumentKind, data: Buffer): Promise<string> {
   if (data.length > MAX_KNOWLEDGE_FILE_BYTES)
@@ -61,18 +69,11 @@ export async function extractDocumentText(kind: DocumentKind, data: Buffer): Pro
     if (data.includes(0)) throw new UnreadableDocument('is not text (it holds binary data)');
     text = data.toString('utf8');
   } else {
-    text = await inWorker(kind, data);
+    text = await inReader(kind, data);
   }
   const tidy = tidyKnowledgeText(text);
   if (tidy === '') throw new UnreadableDocument('holds no text');
   return tidy;
-}
-
-/** The worker's entry, loaded through tsx as the server's own modules are. */
-function workerSource(): string {
-  const loader = import.meta.resolve('tsx/esm/api');
-  const entry = new URL('./extract-worker.ts', import.meta.url).href;
-  return `import(${JSON.stringify(loader)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`;
 }
 
 /** PDF and Word files read at once; more wait their turn, so uploads never take all the memory. */
@@ -80,12 +81,12 @@ const MAX_READERS = 2;
 let readers = 0;
 const waiting: (() => void)[] = [];
 
-async function inWorker(kind: Exclude<DocumentKind, 'text'>, data: Buffer): Promise<string> {
+async function inReader(kind: Exclude<DocumentKind, 'text'>, data: Buffer): Promise<string> {
   // A reader that finishes hands its place to the next one waiting.
   if (readers < MAX_READERS) readers++;
   else await new Promise<void>((resolve) => waiting.push(resolve));
   try {
-    return await readInWorker(kind, data);
+    return await readInChild(kind, data);
   } finally {
     const next = waiting.shift();
     if (next) next();
@@ -93,34 +94,51 @@ async function inWorker(kind: Exclude<DocumentKind, 'text'>, data: Buffer): Prom
   }
 }
 
-function readInWorker(kind: Exclude<DocumentKind, 'text'>, data: Buffer): Promise<string> {
+/** What the reader (src/knowledge/extract-worker.ts) answers. */
+export type ReaderAnswer = { text: string } | { error: 'too-much-text' | 'unreadable' };
+
+function readInChild(kind: Exclude<DocumentKind, 'text'>, data: Buffer): Promise<string> {
+  const label = { pdf: 'PDF', docx: 'Word document', html: 'web page' }[kind];
+  const unreadable = () => new UnreadableDocument(`could not be read as a ${label}`);
   return new Promise((resolve, reject) => {
-    const worker = new Worker(workerSource(), {
-      eval: true,
-      workerData: { kind, data: new Uint8Array(data) },
-      resourceLimits: { maxOldGenerationSizeMb: EXTRACT_HEAP_MB },
-      stdout: true,
-      stderr: true,
-    });
-    const label = { pdf: 'PDF', docx: 'Word document', html: 'web page' }[kind];
-    const timer = setTimeout(() => {
-      void worker.terminate();
-      reject(new UnreadableDocument(`could not be read as a ${label} within ${EXTRACT_TIMEOUT_MS / 1000} s`));
-    }, EXTRACT_TIMEOUT_MS);
-    const settle = (): void => clearTimeout(timer);
-    worker.once('message', (message: { text?: string; error?: string }) => {
-      settle();
-      void worker.terminate();
-      if (typeof message.text === 'string') resolve(message.text);
-      else reject(new UnreadableDocument(`could not be read as a ${label}`));
-    });
-    worker.once('error', () => {
-      settle();
-      reject(new UnreadableDocument(`could not be read as a ${label}`));
-    });
-    worker.once('exit', () => {
-      settle();
-      reject(new UnreadableDocument(`could not be read as a ${label}`));
+    // The server's own modules run through tsx; its loader, given as a file URL, serves the reader too.
+    const child = spawn(
+      process.execPath,
+      [
+        `--max-old-space-size=${EXTRACT_HEAP_MB}`,
+        '--import',
+        import.meta.resolve('tsx'),
+        fileURLToPath(new URL('./extract-worker.ts', import.meta.url)),
+      ],
+      { stdio: ['ignore', 'ignore', 'ignore', 'ipc'], serialization: 'advanced' },
+    );
+    let settled = false;
+    const settle = (outcome: () => void): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      outcome();
+    };
+    const timer = setTimeout(
+      () =>
+        settle(() =>
+          reject(new UnreadableDocument(`could not be read as a ${label} within ${EXTRACT_TIMEOUT_MS / 1000} s`)),
+        ),
+      EXTRACT_TIMEOUT_MS,
+    );
+    child.once('message', (answer: ReaderAnswer) =>
+      settle(() => {
+        if ('text' in answer && typeof answer.text === 'string') resolve(answer.text);
+        else if ('error' in answer && answer.error === 'too-much-text')
+          reject(new UnreadableDocument(`holds more than ${MAX_KNOWLEDGE_TEXT_BYTES / 1024 / 1024} MB of text`));
+        else reject(unreadable());
+      }),
+    );
+    child.once('error', () => settle(() => reject(unreadable())));
+    child.once('exit', () => settle(() => reject(unreadable())));
+    child.send({ kind, data: new Uint8Array(data) }, (error) => {
+      if (error) settle(() => reject(unreadable()));
     });
   });
 }

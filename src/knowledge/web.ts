@@ -17,7 +17,7 @@ export interface WebPages {
 /**
  * Reads web pages for a knowledge base (the hosted API's `type: "web"`): each fetched through the
  * guarded client (no private addresses unless allowed, a time and size limit), HTML made text in a
- * worker thread, plain text kept as it is.
+ * child process, plain text kept as it is.
  */
 export async function readWebPages(urls: readonly string[], http: Pick<OutboundClient, 'request'>): Promise<WebPages> {
   const texts: string[] = [];

@@ -30,8 +30,11 @@ export function pdfDocument(lines: readonly string[]): Buffer {
 
 const xmlText = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
-/** A Word document (.docx) of one paragraph per item of `paragraphs`. */
-export async function docxDocument(paragraphs: readonly string[]): Promise<Buffer> {
+/** A Word document (.docx) of one paragraph per item of `paragraphs`, its parts stored or deflated. */
+export async function docxDocument(
+  paragraphs: readonly string[],
+  compression: 'STORE' | 'DEFLATE' = 'STORE',
+): Promise<Buffer> {
   const zip = new JSZip();
   zip.file(
     '[Content_Types].xml',
@@ -56,5 +59,5 @@ export async function docxDocument(paragraphs: readonly string[]): Promise<Buffe
       paragraphs.map((p) => `<w:p><w:r><w:t xml:space="preserve">${xmlText(p)}</w:t></w:r></w:p>`).join('') +
       '</w:body></w:document>',
   );
-  return zip.generateAsync({ type: 'nodebuffer' });
+  return zip.generateAsync({ type: 'nodebuffer', compression });
 }

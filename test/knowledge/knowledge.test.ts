@@ -9,7 +9,7 @@ import {
   tidyKnowledgeText,
   UnreadableDocument,
 } from '../../src/knowledge/extract.js';
-import { pdfDocument } from '../../src/testing/documents.js';
+import { docxDocument, pdfDocument } from '../../src/testing/documents.js';
 
 const FAQ = [
   'We are open Monday to Friday from 8 am to 6 pm.',
@@ -90,7 +90,19 @@ describe('knowledge base documents', () => {
     assert.throws(() => tidyKnowledgeText('x'.repeat(MAX_KNOWLEDGE_TEXT_BYTES + 1)), UnreadableDocument);
   });
 
-  it('reads PDFs in worker threads, a few at a time, each in full', async () => {
+  it('refuses a small Word file that unpacks to more text than a knowledge base holds, or more than its reader can hold, and lives on', async () => {
+    // Half a megabyte deflated; 40 MB of text unpacked.
+    const wordy = await docxDocument(['word '.repeat(8_000_000)], 'DEFLATE');
+    assert.ok(wordy.length < 1024 * 1024, `${wordy.length} bytes`);
+    await assert.rejects(extractDocumentText('docx', wordy), /holds more than 1 MB of text/);
+    // Millions of paragraphs: the reader runs out of memory in its own process.
+    const bomb = await docxDocument(Array<string>(4_000_000).fill('AAAA'), 'DEFLATE');
+    await assert.rejects(extractDocumentText('docx', bomb), /could not be read as a Word document/);
+    // And the next document is read as ever.
+    assert.equal(await extractDocumentText('docx', await docxDocument(['Still here.'])), 'Still here.');
+  });
+
+  it('reads PDFs in child processes, a few at a time, each in full', async () => {
     const files = Array.from({ length: 5 }, (_, i) => pdfDocument([`Document ${i} says hello.`]));
     const texts = await Promise.all(files.map((file) => extractDocumentText('pdf', file)));
     assert.deepEqual(
