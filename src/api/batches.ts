@@ -8,6 +8,7 @@ import { CallSummary } from '../schemas/call-record.js';
 import { normalizeCallSettings, toolResolver, type CallRequest } from '../schemas/call-request.js';
 import { notFound } from '../errors.js';
 import { assertValid } from './validation.js';
+import { CallReferenceChecker } from './call-references.js';
 import { isRecord } from '../domain/records.js';
 import { toCallSummary } from '../calls/record.js';
 import { stopCall } from '../calls/stop.js';
@@ -49,6 +50,7 @@ async function createBatch(
   errors: string[],
 ): Promise<BatchRow> {
   const slice = slicer();
+  const references = new CallReferenceChecker(services, accountId, { ownCarrier: false });
   const requests: CallRequest[] = [];
   for (let i = 0; i < calls.length; i++) {
     if (i % 100 === 0) await slice();
@@ -59,6 +61,7 @@ async function createBatch(
       own,
       { requirePhone: true, requireTask: true },
     );
+    await references.check(normalized, own);
     errors.push(...own.map((e) => `${field}[${i}]: ${e}`));
     if (own.length === 0) requests.push(normalized as CallRequest);
   }

@@ -13,7 +13,8 @@ import { overlaySettings, personaSettings } from '../schemas/persona.js';
 import { normalizePhone } from '../domain/phone.js';
 import { ApiError, conflict, notFound, validationError } from '../errors.js';
 import { assertValid } from './validation.js';
-import { credentialFromHeader } from '../security/credentials.js';
+import { credentialFromHeader, encryptedKeyHeader } from '../security/credentials.js';
+import { CallReferenceChecker } from './call-references.js';
 import { toCallRecord, toCallSummary } from '../calls/record.js';
 import { stopCall } from '../calls/stop.js';
 import { OPEN_STATES, type Call, type CallFilter } from '../store/calls.js';
@@ -167,30 +168,8 @@ export default async function routes(app: Api, services: Services): Promise<void
         // A persona gives the task; one that is not the account's is its own problem.
         requireTask: !(typeof body.persona_id === 'string' && body.persona_id.trim() !== ''),
       });
-      if (normalized.pathway_id) {
-        const found = await services.pathways.resolveVersion(
-          accountId,
-          normalized.pathway_id,
-          normalized.pathway_version,
-        );
-        if (!found) {
-          const exists = await services.pathways.get(accountId, normalized.pathway_id);
-          errors.push(
-            exists
-              ? `pathway_version ${normalized.pathway_version ?? ''} is not a version of this pathway`.replace(
-                  '  ',
-                  ' ',
-                )
-              : 'pathway_id is not a pathway of this account',
-          );
-        } else if (found.nodes.length === 0) {
-          errors.push('pathway_id names a pathway with no nodes yet: add nodes to its draft or save a version');
-        } else if (normalized.start_node_id && !found.nodes.some((n) => n.id === normalized.start_node_id)) {
-          errors.push(
-            `start_node_id ${JSON.stringify(normalized.start_node_id)} is not a node of the pathway version the call uses`,
-          );
-        }
-      }
+      const ownCarrier = encryptedKeyHeader(request) !== undefined;
+      await new CallReferenceChecker(services, accountId, { ownCarrier }).check(normalized, errors);
       if (normalized.phone_number && (await services.blocked.get(accountId, normalized.phone_number))) {
         errors.push(
           `phone_number ${normalized.phone_number} is on this account's blocked list (DELETE /v1/blocked_numbers/{number} unblocks it)`,

@@ -21,6 +21,7 @@ import { normalizePhone } from '../domain/phone.js';
 import { parseStartTime } from '../domain/start-time.js';
 import { conflict, notFound } from '../errors.js';
 import { assertValid, formatValidationErrors } from './validation.js';
+import { CallReferenceChecker } from './call-references.js';
 import { isRecord } from '../domain/records.js';
 import type { CampaignNumberInput } from '../store/campaigns.js';
 import { slicer } from '../slices.js';
@@ -181,6 +182,8 @@ export default async function routes(app: Api, services: Services): Promise<void
         if (pathway) labels.set(step.pathwayId, pathway.name);
         else errors.push(`${step.field} "${step.pathwayId}" is not a pathway of this account`);
       }
+
+      await new CallReferenceChecker(services, accountId, { ownCarrier: false }).check({ from: settings.from }, errors);
 
       const window = isRecord(raw.calling_window) ? raw.calling_window : undefined;
       if (window && typeof window.start === 'string' && window.start === window.end) {

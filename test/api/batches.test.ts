@@ -79,6 +79,17 @@ for (const storage of ['sqlite', 'postgres'] as const)
         (noTask.body.errors as string[]).some((e) => e.startsWith('call_objects[0]: task')),
         JSON.stringify(noTask.body),
       );
+      // What the calls name must be the account's own: a pathway, a number to call from.
+      const foreign = await t.request('POST', '/v2/batches/create', {
+        global: { task: 'Hi', pathway_id: 'not-a-pathway' },
+        call_objects: [{ phone_number: '+14155550100' }, { phone_number: '+14155550101', from: '+14155550999' }],
+      });
+      assert.equal(foreign.status, 400);
+      assert.deepEqual(foreign.body.errors, [
+        'call_objects[0]: pathway_id is not a pathway of this account',
+        'call_objects[1]: pathway_id is not a pathway of this account',
+        'call_objects[1]: from +14155550999 is not a number of this account (buy one with POST /v1/inbound/purchase, or leave from out)',
+      ]);
       assert.equal(((await t.request('GET', '/v1/batches')).body.batches as Json[]).length, before);
     });
 

@@ -168,6 +168,16 @@ for (const storage of ['sqlite', 'postgres'] as const)
       assert.deepEqual(errorsOf(version.body), ['pathway_version 7 is not a version of this pathway']);
     });
 
+    it("calls from one of the account's own numbers only", async () => {
+      const mine = String((await t.request('POST', '/v1/inbound/purchase', { area_code: '415' })).body.phone_number);
+      assert.equal((await send({ ...base, from: mine })).status, 200);
+      const notOurs = `from ${mine} is not a number of this account (buy one with POST /v1/inbound/purchase, or leave from out)`;
+      const theirs = await t.request('POST', '/v1/calls', { ...base, from: mine }, { as: t.otherKey });
+      assert.deepEqual(errorsOf(theirs.body), [notOurs]);
+      const madeUp = await send({ ...base, from: '+14155550999' });
+      assert.deepEqual(errorsOf(madeUp.body), [notOurs.replace(mine, '+14155550999')]);
+    });
+
     it('reports every invalid field in one reply, each naming its field', async () => {
       const r = await send({
         phone_number: '123',

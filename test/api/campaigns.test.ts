@@ -60,6 +60,7 @@ for (const storage of ['sqlite', 'postgres'] as const)
     }
 
     it('creates an active campaign and shows its details (POST and GET, /v1 and /api/v1)', async () => {
+      const from = String((await t.request('POST', '/v1/inbound/purchase', { area_code: '415' })).body.phone_number);
       const id = await create({
         ...base,
         numbers: ['+14155550100'],
@@ -68,7 +69,7 @@ for (const storage of ['sqlite', 'postgres'] as const)
         interruption_threshold: 80,
         voice: 'maya',
         record: true,
-        from: '+14155550999',
+        from,
       });
       const item = await details(id, 'POST');
       assert.deepEqual(await details(id, 'GET'), item);
@@ -78,7 +79,7 @@ for (const storage of ['sqlite', 'postgres'] as const)
       assert.equal(item.campaign_id, id);
       assert.equal(item.campaign_name, 'Spring outreach');
       assert.equal(item.campaign_state, 'active');
-      assert.equal(item.phone_number, '+14155550999');
+      assert.equal(item.phone_number, from);
       assert.equal(typeof item.created_at, 'string');
       const requestData = item.request_data as Json;
       assert.equal(requestData.temperature, 0.3);
@@ -189,6 +190,15 @@ for (const storage of ['sqlite', 'postgres'] as const)
         );
       }
       assert.equal(errors.length, 7, JSON.stringify(errors));
+
+      const notOurs = await t.request('POST', '/v1/campaigns', {
+        ...base,
+        numbers: ['+14155550100'],
+        from: '+14155550999',
+      });
+      assert.deepEqual(errorsOf(notOurs), [
+        'from +14155550999 is not a number of this account (buy one with POST /v1/inbound/purchase, or leave from out)',
+      ]);
 
       const object = await t.request('POST', '/v1/campaigns', { ...base, numbers: [{ request_data: {} }] });
       assert.deepEqual(errorsOf(object), ['numbers[0].phone_number is required']);
