@@ -37,19 +37,6 @@ const NodeData = Type.Object(
   },
 );
 
-export const PathwayNodeSchema = Type.Unsafe<PathwayNode>(
-  Type.Object(
-    {
-      id: Type.String({ minLength: 1 }),
-      type: Type.String({
-        description: `One of ${NODE_TYPES.join(', ')}; case, spaces, dashes and underscores are ignored`,
-      }),
-      data: NodeData,
-    },
-    { additionalProperties: true },
-  ),
-);
-
 export const PathwayEdgeSchema = Type.Unsafe<PathwayEdge>(
   Type.Object(
     {
@@ -120,11 +107,11 @@ export type PathwayCreateBody = Static<typeof PathwayCreateBody>;
 export const PathwayUpdateBody = Type.Partial(PathwayCreateBody, { additionalProperties: true, 'x-update': true });
 export type PathwayUpdateBody = Static<typeof PathwayUpdateBody>;
 
-/** Seed 2.8. */
+/** Seed 2.8; `nodes` as GET returns them, the global config entry among them. */
 export const PathwayVersionBody = Type.Object(
   {
     name: Type.String({ minLength: 1 }),
-    nodes: Type.Array(PathwayNodeSchema, { minItems: 1 }),
+    nodes: Type.Array(GraphNodeSchema, { minItems: 1 }),
     edges: Edges,
   },
   { additionalProperties: true },

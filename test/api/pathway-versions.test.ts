@@ -85,6 +85,19 @@ describe('the older pathway routes with the id in the body (/v1/convo_pathway/..
     const resolved = await t.services.pathways.resolveVersion(accountId, id, null);
     assert.equal(resolved?.globalPrompt, 'Speak briefly and kindly.');
     assert.equal(resolved?.nodes.length, example.nodes.length);
+    // The graph as GET returns it, global config entry and all, saved as a version (seed 4.9).
+    const again = await t.request('POST', `/v1/pathway/${id}/version`, {
+      name: 'Again',
+      nodes: draft.nodes,
+      edges: draft.edges,
+    });
+    assert.equal(again.status, 200, JSON.stringify(again.body));
+    const number = (again.body.data as Json).version_number as number;
+    assert.equal(
+      (await t.services.pathways.resolveVersion(accountId, id, number))?.globalPrompt,
+      globalEntry.globalConfig.globalPrompt,
+    );
+    await t.request('DELETE', `/v1/pathway/${id}/version/${number}`);
 
     let versions = (await t.request('GET', `/v1/pathway/${id}/versions`)).body as unknown as Json[];
     assert.deepEqual(
