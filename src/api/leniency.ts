@@ -13,8 +13,12 @@ export interface Leniency {
  * The leniency rule of every request body (CONTRACT.md section 4): real clients of the hosted API
  * send what it accepts, so before a body is validated, an optional field whose value is `null`,
  * `""`, `{}`, `[]` or `[{}]` and which the field's schema would refuse is removed, as if it had
- * not been given; and values the schema marks for normalisation (`x-normalize`: language codes)
- * are put in their canonical form. A value the field accepts keeps its meaning (an update's
+ * not been given; a number or a boolean sent as a string (`"150"`, `"true"`, as forms, no-code
+ * tools and the hosted API's own examples send them), or a number where a string is due
+ * (`"area_code": 415`), takes the type its field's schema accepts, when that value passes it
+ * (`"fast"` stays a string, and an error naming the field; a number becomes a string only for a
+ * field of a set form, a pattern or a check, never free text); and values the schema marks for
+ * normalisation (`x-normalize`: language codes) are put in their canonical form. A value the field accepts keeps its meaning (an update's
  * `null` or `""` that clears a field, as the seed has it); required fields are left alone, so
  * their absence stays an error.
  *
@@ -32,6 +36,11 @@ export function applyLeniency(schema: unknown, data: unknown, lenient: Leniency)
       const value = data[key];
       if (!required.has(key) && emptyLike(value) && !lenient.accepts(property, value)) {
         delete data[key];
+        continue;
+      }
+      const retyped = retypedScalar(value, property);
+      if (retyped !== undefined && !lenient.accepts(property, value) && lenient.accepts(property, retyped)) {
+        data[key] = retyped;
         continue;
       }
       const normalizer = normalizerOf(property);
@@ -100,6 +109,27 @@ function normalizerOf(schema: Record<string, unknown>): unknown {
   return Array.isArray(branches)
     ? branches.map((b) => (isRecord(b) ? b['x-normalize'] : undefined)).find(Boolean)
     : undefined;
+}
+
+/** A decimal number written as a JSON number. */
+const NUMERIC = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
+/** A string of a set form (an area code, a postal code, a phone number), not free text. */
+const formedString = (schema: Record<string, unknown>): boolean =>
+  schema.type === 'string' &&
+  (schema.pattern !== undefined || schema.format !== undefined || schema['x-check'] !== undefined);
+
+/**
+ * The other type a scalar may have been meant as for its field: a string's number or boolean,
+ * a number's string; undefined for anything else.
+ */
+function retypedScalar(value: unknown, schema: Record<string, unknown>): number | boolean | string | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) && formedString(schema) ? String(value) : undefined;
+  if (typeof value !== 'string') return undefined;
+  const text = value.trim();
+  if (NUMERIC.test(text)) return Number(text);
+  const lower = text.toLowerCase();
+  return lower === 'true' ? true : lower === 'false' ? false : undefined;
 }
 
 const isEmptyObject = (value: unknown): boolean => isRecord(value) && Object.keys(value).length === 0;

@@ -116,7 +116,7 @@ export const A2pRegistrationRequest = Type.Object(
     address: NonEmpty('Street address'),
     city: NonEmpty(),
     state: checked(Type.String({ description: 'US state code, e.g. CA' }), 'us_state'),
-    postalCode: NonEmpty(),
+    postalCode: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9 -]{1,9}$', 'x-message': 'must be a postal code' }),
     country: NonEmpty(),
     email: Type.String({ format: 'email', description: 'Business e-mail address' }),
     type: StringEnum(A2P_BUSINESS_TYPES),

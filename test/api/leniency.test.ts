@@ -89,6 +89,44 @@ describe('real clients of the hosted API: the leniency rule', () => {
     assert.equal(known.body.warnings, undefined);
   });
 
+  it("numbers and booleans sent as strings, and codes sent as numbers, take their field's type", async () => {
+    const r = await t.request('POST', '/v1/calls', {
+      phone_number: '+14155550100',
+      task: 'Confirm the appointment.',
+      interruption_threshold: '150',
+      temperature: ' 0.5 ',
+      max_duration: '5',
+      record: 'true',
+      wait_for_greeting: 'FALSE',
+      retry: { wait: '10', voicemail_action: 'hangup' },
+    });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const request = (await t.request('GET', `/v1/calls/${String(r.body.call_id)}`)).body.request_data as Json;
+    assert.deepEqual(
+      [request.interruption_threshold, request.temperature, request.max_duration, request.record],
+      [150, 0.5, 5, true],
+    );
+    assert.equal(request.wait_for_greeting, false);
+    assert.equal((request.retry as Json).wait, 10);
+    const bought = await t.request('POST', '/v1/inbound/purchase', { area_code: 415 });
+    assert.equal(bought.status, 200, JSON.stringify(bought.body));
+    assert.match(String(bought.body.phone_number), /^\+1415/);
+    // Not a number, out of range, or free text: the field's own error, as ever.
+    const wrong = await t.request('POST', '/v1/calls', {
+      phone_number: '+14155550100',
+      task: 12,
+      interruption_threshold: 'fast',
+      temperature: '1.5',
+      record: 'yes',
+    });
+    assert.deepEqual((wrong.body.errors as string[]).map((e) => e.split(' ')[0]).sort(), [
+      'interruption_threshold',
+      'record',
+      'task',
+      'temperature',
+    ]);
+  });
+
   it('hard rules stay errors: an empty-like required field, a value out of range, a wrong type', async () => {
     const missing = await t.request('POST', '/v1/calls', { phone_number: null, task: 'x' });
     assert.equal(missing.status, 400);
