@@ -10,7 +10,7 @@ import { CallRecord, CallSummary, QUEUE_STATUSES } from '../schemas/call-record.
 import { ANSWERED_BY } from '../amd/answered-by.js';
 import { normalizeCallSettings, toolResolver, type CallRequest, type PersonaRoute } from '../schemas/call-request.js';
 import { overlaySettings, personaSettings } from '../schemas/persona.js';
-import { normalizePhone } from '../domain/phone.js';
+import { normalizeQueryPhone } from '../domain/phone.js';
 import { ApiError, conflict, notFound, validationError } from '../errors.js';
 import { assertValid } from './validation.js';
 import { credentialFromHeader, encryptedKeyHeader } from '../security/credentials.js';
@@ -28,7 +28,12 @@ const ListQuery = Type.Object({
   batch_id: Type.Optional(Type.String()),
   campaign_id: Type.Optional(Type.String()),
   answered_by: Type.Optional(StringEnum(ANSWERED_BY)),
-  queue_status: Type.Optional(StringEnum(QUEUE_STATUSES)),
+  queue_status: Type.Optional(
+    StringEnum([...QUEUE_STATUSES, 'completed'], {
+      description: '`completed` (the status of a call that ended well) is `complete`',
+    }),
+  ),
+  completed: Type.Optional(Type.Boolean({ description: 'Ended (true) or still queued, ringing or live (false)' })),
   created_after: Type.Optional(Type.String({ description: 'ISO 8601 date or time' })),
   created_before: Type.Optional(Type.String({ description: 'ISO 8601 date or time' })),
   // The hosted API's names for the same window, both ends included.
@@ -222,7 +227,7 @@ export default async function routes(app: Api, services: Services): Promise<void
       const phone = (field: 'to_number' | 'from_number'): string | undefined => {
         const value = q[field];
         if (value === undefined) return undefined;
-        const r = normalizePhone(value);
+        const r = normalizeQueryPhone(value);
         if (!r.ok) errors.push(`${field} ${r.reason}`);
         return r.ok ? r.e164 : undefined;
       };
@@ -232,7 +237,8 @@ export default async function routes(app: Api, services: Services): Promise<void
         batch_id: q.batch_id,
         campaign_id: q.campaign_id,
         answered_by: q.answered_by,
-        queue_status: q.queue_status,
+        queue_status: q.queue_status === 'completed' ? 'complete' : q.queue_status,
+        completed: q.completed,
         // Exclusive bounds: start_date's time is included (one ms before it), and so is end_date's
         // (one ms after it), or its whole day when it is a date alone.
         created_after: later(

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { Api } from './types.js';
 import type { Services } from '../services.js';
 import { checked, errorResponses, FreeObject, IdParams, Nullable, StringEnum } from '../schemas/common.js';
-import { normalizePathNumber, normalizePhone } from '../domain/phone.js';
+import { normalizePathNumber, normalizeQueryPhone } from '../domain/phone.js';
 import { notFound, validationError } from '../errors.js';
 import { MAX_SMS_BODY } from '../sms/inbound.js';
 import { CONVERSATION_FIELDS, type ConversationFilter, type SmsConfig } from '../sms/conversations.js';
@@ -240,7 +240,7 @@ export default async function routes(app: Api, services: Services): Promise<void
       const errors: string[] = [];
       let phone: string | undefined;
       if (q.phone_number !== undefined) {
-        const parsed = normalizePhone(q.phone_number);
+        const parsed = normalizeQueryPhone(q.phone_number);
         if (parsed.ok) phone = parsed.e164;
         else errors.push(`phone_number ${parsed.reason}`);
       }

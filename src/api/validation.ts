@@ -20,6 +20,11 @@ export function buildValidatorCompiler(context: CheckContext): FastifySchemaComp
   const paramAjv = withKeywords(new Ajv({ ...common, coerceTypes: 'array', useDefaults: true }), context);
   const lenient: Leniency = { accepts: acceptsWith(bodyAjv), voiceAliases: context.voiceAliases };
   return ({ schema, httpPart }) => {
+    if (httpPart === 'querystring')
+      return withQueryBooleans(
+        schema,
+        whenUsed(() => paramAjv.compile(schema as object)),
+      );
     if (httpPart !== 'body')
       return whenUsed(() => paramAjv.compile(schema as object)) as ReturnType<FastifySchemaCompiler<unknown>>;
     return boundedValidator(
@@ -28,6 +33,43 @@ export function buildValidatorCompiler(context: CheckContext): FastifySchemaComp
       lenient,
     );
   };
+}
+
+/** How people write yes and no in a query string (`?ascending=1`, `?inbound=TRUE`, `?completed=no`). */
+const QUERY_BOOLEANS: Readonly<Record<string, string>> = {
+  true: 'true',
+  '1': 'true',
+  yes: 'true',
+  on: 'true',
+  false: 'false',
+  '0': 'false',
+  no: 'false',
+  off: 'false',
+};
+
+/**
+ * A query string's validator that first reads its boolean parameters' yes and no the ways people
+ * write them; the parameter coercion then makes them booleans. Anything else stays as sent, for
+ * the error that names the parameter.
+ */
+function withQueryBooleans(schema: unknown, validate: Validator): ReturnType<FastifySchemaCompiler<unknown>> {
+  const properties = isRecord(schema) && isRecord(schema.properties) ? schema.properties : {};
+  const booleans = Object.keys(properties).filter((key) => {
+    const property = properties[key];
+    return isRecord(property) && property.type === 'boolean';
+  });
+  const run = (data: unknown): boolean => {
+    if (isRecord(data))
+      for (const key of booleans) {
+        const value = data[key];
+        if (typeof value === 'string') data[key] = QUERY_BOOLEANS[value.trim().toLowerCase()] ?? value;
+      }
+    const ok = validate(data);
+    run.errors = validate.errors;
+    return ok;
+  };
+  run.errors = null as ErrorObject[] | null;
+  return run as ReturnType<FastifySchemaCompiler<unknown>>;
 }
 
 /** Accepts for the leniency rule: a field's own schema, compiled once and kept with it. */

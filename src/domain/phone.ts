@@ -51,6 +51,14 @@ export function normalizeFromNumber(input: unknown): PhoneResult {
 }
 
 /**
+ * A number in a query string (`?to_number=+14155550100`): a `+` sent unencoded arrives as a space,
+ * which is read as the `+` it was; otherwise as in a body (normalizePhone).
+ */
+export function normalizeQueryPhone(input: string): PhoneResult {
+  return normalizePhone(input.replace(/^ (?=\d)/, '+'));
+}
+
+/**
  * A number in a path (inbound configuration): `+` (or `%2B`, already decoded), the country code
  * without `+`, or 10 national US digits all name the same number.
  */

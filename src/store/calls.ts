@@ -97,6 +97,7 @@ export interface CallMatch {
   /** Created before this time (exclusive). */
   created_before?: string;
   inbound?: boolean;
+  completed?: boolean;
 }
 
 export interface CallFilter extends CallMatch {
@@ -303,6 +304,7 @@ export class CallStore {
     if (filter.created_after) query = query.where('created_at', '>', filter.created_after);
     if (filter.created_before) query = query.where('created_at', '<', filter.created_before);
     if (filter.inbound !== undefined) query = query.where('inbound', '=', bool(filter.inbound));
+    if (filter.completed !== undefined) query = query.where('completed', '=', bool(filter.completed));
     return query;
   }
 

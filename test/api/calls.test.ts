@@ -413,6 +413,19 @@ for (const storage of ['sqlite', 'postgres'] as const)
         assert.equal((asc.body.calls as { call_id: string }[])[0]?.call_id, ids[0]);
         const queued = await t2.request('GET', '/v1/calls?queue_status=queued&created_after=2000-01-01');
         assert.equal(queued.body.count, 5);
+        // As clients write them: an unencoded +, yes and no as 1, TRUE, no; `completed` as a status.
+        const counts = async (query: string) => (await t2.request('GET', `/v1/calls?${query}`)).body.count;
+        assert.equal(await counts('to_number=+14155550101'), 2);
+        assert.deepEqual(
+          [await counts('completed=false'), await counts('completed=0'), await counts('completed=TRUE')],
+          [5, 5, 0],
+        );
+        assert.equal(await counts('queue_status=completed'), 0);
+        const asc1 = await t2.request('GET', '/v1/calls?ascending=1&limit=1');
+        assert.equal((asc1.body.calls as { call_id: string }[])[0]?.call_id, ids[0]);
+        assert.deepEqual(errorsOf((await t2.request('GET', '/v1/calls?ascending=maybe')).body), [
+          'ascending must be a boolean',
+        ]);
         const bad = await t2.request('GET', '/v1/calls?limit=0&queue_status=nope&to_number=abc');
         assert.equal(bad.status, 400);
         const errors = errorsOf(bad.body);
