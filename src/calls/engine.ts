@@ -222,11 +222,15 @@ export class CallEngine {
       this.admitted.add(callId);
       return true;
     }
-    // Refused while queued: it never connected (the lifecycle's error while queued).
+    // Refused while queued: it never connected (the lifecycle's error while queued), so it lasted
+    // and cost nothing, as a call that was not answered.
     await this.d.calls.transition(callId, ['queued'], {
       queue_status: 'queue_error',
       status: 'queue_error',
       completed: true,
+      call_length: 0,
+      corrected_duration: 0,
+      price: 0,
       error_message: AT_LIMIT,
       ended_at: this.now(),
     });
@@ -330,11 +334,10 @@ export class CallEngine {
     const ended = { completed: true, call_length: 0, corrected_duration: 0, price: 0, ended_at: this.now() };
     if (result.status === 'failed') {
       await this.end(call.id, ['allocated'], {
+        ...ended,
         queue_status: 'queue_error',
         status: 'queue_error',
-        completed: true,
         error_message: result.reason,
-        ended_at: this.now(),
       });
       return;
     }

@@ -166,6 +166,11 @@ for (const storage of ['sqlite', 'postgres'] as const)
         if (row.expect.transferred) assert.equal(call.transferred_to, row.expect.transferred);
         if (row.says) assert.match(lines, row.says);
         assert.equal(call.completed, true);
+        // Ended: a length, a duration and a price, of the seed's types, whether it connected or not.
+        assert.deepEqual(
+          [typeof call.call_length, typeof call.corrected_duration, typeof call.price],
+          ['number', 'string', 'number'],
+        );
         report.push(
           `${row.number}${row.body ? '*' : ' '} ${String(call.queue_status).padEnd(11)} answered_by=${String(call.answered_by).padEnd(9)} ended_by=${String(call.call_ended_by).padEnd(9)} transcript=${(call.transcripts as unknown[]).length} ${call.error_message ?? ''}`,
         );
