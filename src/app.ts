@@ -3,7 +3,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from './services.js';
-import { ApiError, frameworkError, installErrorHandling } from './errors.js';
+import { ApiError, clientErrorResponse, frameworkError, installErrorHandling } from './errors.js';
 import fastJson, { type Schema as FastJsonSchema } from 'fast-json-stringify';
 import { buildValidatorCompiler, refuseOversizedBodies } from './api/validation.js';
 import { once } from './domain/once.js';
@@ -81,6 +81,16 @@ class QuietRequests extends LogController {
   }
 }
 
+/** A compressed body (`Content-Encoding: gzip`) is refused by name: it is not JSON that went wrong. */
+function refuseEncoded(request: FastifyRequest): void {
+  const encoding = request.headers['content-encoding']?.trim().toLowerCase();
+  if (encoding && encoding !== 'identity')
+    throw new ApiError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      `Content-Encoding ${encoding} is not supported: send the request body uncompressed`,
+    );
+}
+
 /** A Fastify instance with every route, without listen(): tests call inject() on it. */
 export async function buildApp(services: Services, options: AppOptions = {}): Promise<Api> {
   const app = Fastify({
@@ -94,6 +104,10 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       const { statusCode, body } = frameworkError(error);
       void (reply as FastifyReply).status(statusCode).send(body);
     },
+    clientErrorHandler: (error: Error & { code?: string }, socket) => {
+      if (socket.writable) socket.end(clientErrorResponse(error));
+      else socket.destroy(error);
+    },
     ajv: { customOptions: {} },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -103,13 +117,17 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   app.addContentTypeParser(
     'application/json',
     { parseAs: 'string' },
-    async (_request: unknown, body: string | Buffer) => parseJsonBody(String(body)),
+    async (request: FastifyRequest, body: string | Buffer) => {
+      refuseEncoded(request);
+      return parseJsonBody(String(body));
+    },
   );
   // Bodies sent with another content type, or none: an empty one is no body (clients POST an empty
   // form to stop a call), and JSON text is read as JSON (fetch sends a string body as text/plain).
   // Anything else is refused (415).
   app.removeContentTypeParser('text/plain');
-  app.addContentTypeParser('*', { parseAs: 'string' }, async (_request: unknown, body: string | Buffer) => {
+  app.addContentTypeParser('*', { parseAs: 'string' }, async (request: FastifyRequest, body: string | Buffer) => {
+    refuseEncoded(request);
     const text = String(body);
     if (text.trim() === '' || /^\s*[[{]/.test(text)) return parseJsonBody(text);
     throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json');

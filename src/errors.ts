@@ -19,6 +19,7 @@ export const ERROR_STATUS = {
   PAYLOAD_TOO_LARGE: 413,
   URI_TOO_LONG: 414,
   UNSUPPORTED_MEDIA_TYPE: 415,
+  HEADERS_TOO_LARGE: 431,
   RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,
   PROVIDER_UNAVAILABLE: 503,
@@ -98,6 +99,24 @@ function fromFastify(error: FastifyError): ApiError | undefined {
   if (error.statusCode === 413) return new ApiError('PAYLOAD_TOO_LARGE', 'Request body is too large');
   if (error.statusCode === 429) return new ApiError('RATE_LIMITED', 'Too many requests');
   return undefined;
+}
+
+/**
+ * A request Node's HTTP parser refused before Fastify saw it (Fastify's `clientErrorHandler`):
+ * headers over the server's limit are a 431, anything else a 400, both in the contract's shape,
+ * written to the socket, which then closes.
+ */
+export function clientErrorResponse(error: { code?: string }): string {
+  const known =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? new ApiError('HEADERS_TOO_LARGE', 'Request headers are too large (the query string among them)')
+      : new ApiError('BAD_REQUEST', 'The request is not valid HTTP');
+  const json = JSON.stringify(body(known));
+  const reason = known.statusCode === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
+  return (
+    `HTTP/1.1 ${known.statusCode} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+    `Content-Length: ${Buffer.byteLength(json)}\r\nConnection: close\r\n\r\n${json}`
+  );
 }
 
 /**

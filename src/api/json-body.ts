@@ -74,7 +74,8 @@ export async function parseJsonBody(text: string): Promise<unknown> {
   if (text.length <= SLICED_PARSE_BYTES) {
     if (!scanner.feed(text)) throw tooDeep();
     try {
-      return sjson.parse(text, null, { protoAction: 'error', constructorAction: 'error' });
+      // Such keys are dropped, as every field a route does not know is ignored (CONTRACT.md 4).
+      return sjson.parse(text, null, { protoAction: 'remove', constructorAction: 'remove' });
     } catch {
       throw invalid();
     }

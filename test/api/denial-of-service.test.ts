@@ -127,4 +127,33 @@ describe("Fastify's own errors in the contract's shape", () => {
       assert.equal(typeof r.body.message, 'string');
     });
   }
+
+  it('drops a __proto__ key as any unknown field, and names a compressed body instead of calling it bad JSON', async () => {
+    const raw = (payload: string, headers: Record<string, string> = {}) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/v1/calls',
+        headers: { authorization: t.key, 'content-type': 'application/json', ...headers },
+        payload,
+      });
+    const r = await raw(
+      '{"phone_number":"+14155550100","task":"Hi","metadata":{"__proto__":{"admin":true},"crm":"7"}}',
+    );
+    assert.equal(r.statusCode, 200, r.body);
+    const record = (await t.request('GET', `/v1/calls/${String(r.json<{ call_id: string }>().call_id)}`)).body;
+    assert.deepEqual(record.metadata, { crm: '7' });
+    assert.equal(({} as Record<string, unknown>).admin, undefined);
+    const gz = await raw('\u001f\u008b', { 'content-encoding': 'gzip' });
+    assert.equal(gz.statusCode, 415);
+    const gzBody = gz.json<{ message: string }>();
+    assert.match(gzBody.message, /Content-Encoding gzip is not supported/);
+  });
+
+  it('answers headers over the limit with a 431 in the error shape, from a real socket', async () => {
+    const origin = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const r = await fetch(`${origin}/v1/calls?to_number=${'1'.repeat(70_000)}`, { headers: { authorization: t.key } });
+    assert.equal(r.status, 431);
+    const body = (await r.json()) as Record<string, unknown>;
+    assert.deepEqual([body.status, body.code], ['error', 'HEADERS_TOO_LARGE']);
+  });
 });
