@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, StringEnum } from './common.js';
-import { NODE_TYPES, type GraphNode, type PathwayEdge, type PathwayNode } from '../domain/pathway-graph.js';
+import { NODE_TYPES, type GraphNode, type PathwayEdge } from '../domain/pathway-graph.js';
 
 /*
  * The schemas type-check the shape of nodes and edges so that the OpenAPI document shows it; the
