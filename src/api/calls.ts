@@ -185,6 +185,8 @@ export default async function routes(app: Api, services: Services): Promise<void
       const call = await services.calls.create(accountId, {
         request: normalized as CallRequest,
         credential_id: credential?.encrypted_key ?? null,
+        // The account's own carrier from the start, even when the call never reaches it.
+        ...(credential && { carrier: credential.provider }),
       });
       await services.queue.enqueue(
         'dial',

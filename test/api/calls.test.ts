@@ -332,6 +332,7 @@ for (const storage of ['sqlite', 'postgres'] as const)
         String(ok.body.call_id),
       );
       assert.equal(row?.credential_id, encryptedKey);
+      assert.equal(row?.carrier, 'twilio', "the account's own carrier from the start");
       const foreign = await t.request('POST', '/v1/calls', base, {
         as: t.otherKey,
         headers: { encrypted_key: encryptedKey },
