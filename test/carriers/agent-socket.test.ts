@@ -224,6 +224,35 @@ describe('web calls over the socket: the account’s call limit', () => {
   });
 });
 
+describe('web calls on a server without a speech recogniser', () => {
+  it('a caller talking over the agent does not cut its notice or its greeting short', async () => {
+    const t = await createTestApp();
+    try {
+      assert.equal(t.services.speech.stt, null);
+      await t.services.startWorkers();
+      const origin = await t.app.listen({ port: 0, host: '127.0.0.1' });
+      const agent = await t.request('POST', '/v1/agents', { prompt: 'Hi', first_sentence: 'Hello there.' });
+      const agentId = (agent.body.agent as { agent_id: string }).agent_id;
+      const token = String((await t.request('POST', `/v1/agents/${agentId}/authorize`)).body.token);
+      const page = await connect(origin, `agent=${agentId}&token=${token}`);
+      // Words nobody can recognise here, once the agent is well into its notice.
+      await speak(page, new Int16Array(32_000), 16_000, 320);
+      const words = spoken('Hello? Hello, can you hear me? I am talking to you right now.', 16_000);
+      const said = () =>
+        page.texts
+          .filter((m) => m.event === 'update' && (m.payload as Json).type === 'assistant')
+          .map((m) => (m.payload as Json).text as string);
+      for (let i = 0; i < 4 && !said().some((text) => text.endsWith('Hello there.')); i++)
+        await speak(page, words, 16_000, 320);
+      await waitFor('the whole greeting', () => said().some((text) => text.endsWith('Hello there.')), 15_000);
+      assert.match(said().join(' '), /no speech recogniser configured, so I cannot hear you\. .*Hello there\./);
+      page.socket.close();
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 function refusedReason(start: string): string {
   return `${start}: a token from POST /v1/agents/{id}/authorize`;
 }

@@ -108,9 +108,11 @@ export class WebCalls {
       ...normalized,
       phone_number: '',
       from: null,
-      // Without a recogniser the caller would talk to nobody: the agent says so first.
+      // Without a recogniser the caller would talk to nobody: the agent says so first, and words
+      // it cannot recognise never cut that short (a voice alone would stop it mid-notice for good).
       ...(noStt && {
         first_sentence: [NO_STT_NOTICE, normalized.first_sentence].filter(Boolean).join(' '),
+        block_interruptions: true,
       }),
     };
 
