@@ -88,6 +88,30 @@ export interface CampaignProgress {
   };
 }
 
+/**
+ * How many of the calls a person answered, as the dialer reads it (outcomeOf): answered_by human,
+ * or, without detection, a call that connected (someone ended it) and completed. The campaign
+ * list's `human_answered` and its progress's `answered` both count this.
+ */
+function countAnsweredByPerson(eb: ExpressionBuilder<Database, 'calls'>) {
+  return eb.fn.count(
+    eb
+      .case()
+      .when(
+        eb.or([
+          eb('answered_by', '=', 'human'),
+          eb.and([
+            eb('answered_by', 'is', null),
+            eb('queue_status', 'in', ['complete', 'complete_error']),
+            eb('call_ended_by', 'is not', null),
+          ]),
+        ]),
+      )
+      .then(1)
+      .end(),
+  );
+}
+
 /** Campaigns (seed 2.7, CONTRACT.md section 9) and their numbers. */
 export class CampaignStore {
   constructor(
@@ -159,7 +183,7 @@ export class CampaignStore {
         'campaign_id',
         countWhen(eb, 'call_ended_by', 'USER').as('human_ended'),
         countWhen(eb, 'call_ended_by', 'ASSISTANT').as('assistant_ended'),
-        countWhen(eb, 'answered_by', 'human').as('human_answered'),
+        countAnsweredByPerson(eb).as('human_answered'),
         countWhen(eb, 'answered_by', 'voicemail').as('voicemail_answered'),
         countWhen(eb, 'answered_by', 'unknown').as('unknown_answered'),
         eb.fn.count(eb.case().when('transferred_to', 'is not', null).then(1).end()).as('transferred_count'),
@@ -295,26 +319,7 @@ export class CampaignStore {
         countWhen(eb, 'queue_status', ['new', 'queued', 'allocated', 'started']).as('live'),
         countWhen(eb, 'queue_status', ['complete', 'complete_error']).as('completed'),
         countWhen(eb, 'queue_status', ['pre_queue_error', 'queue_error', 'call_error']).as('failed'),
-        // A person, as the dialer reads it (outcomeOf): answered_by human, or, without detection,
-        // a call that connected (someone ended it) and completed.
-        eb.fn
-          .count(
-            eb
-              .case()
-              .when(
-                eb.or([
-                  eb('answered_by', '=', 'human'),
-                  eb.and([
-                    eb('answered_by', 'is', null),
-                    eb('queue_status', 'in', ['complete', 'complete_error']),
-                    eb('call_ended_by', 'is not', null),
-                  ]),
-                ]),
-              )
-              .then(1)
-              .end(),
-          )
-          .as('answered'),
+        countAnsweredByPerson(eb).as('answered'),
         countWhen(eb, 'answered_by', ['voicemail']).as('voicemail'),
         countWhen(eb, 'answered_by', ['unknown']).as('unknown'),
         countWhen(eb, 'answered_by', ['no-answer']).as('no_answer'),

@@ -416,6 +416,8 @@ for (const storage of ['sqlite', 'postgres'] as const)
           call(id, { call_ended_by: 'ASSISTANT', answered_by: 'voicemail' }),
           call(id, { call_ended_by: 'ASSISTANT', answered_by: 'unknown' }),
           call(id, { answered_by: 'no-answer' }),
+          // Detection off: connected and completed, a person as the dialer (and the progress) reads it.
+          call(id, { call_ended_by: 'ASSISTANT' }),
           call(other, { call_ended_by: 'USER', answered_by: 'human' }),
           call(null, { call_ended_by: 'USER', answered_by: 'human' }),
         ])
@@ -423,8 +425,8 @@ for (const storage of ['sqlite', 'postgres'] as const)
       const expected = {
         count: 2,
         human_ended: 2,
-        assistant_ended: 2,
-        human_answered: 2,
+        assistant_ended: 3,
+        human_answered: 3,
         voicemail_answered: 1,
         unknown_answered: 1,
         transferred_count: 1,
@@ -447,6 +449,8 @@ for (const storage of ['sqlite', 'postgres'] as const)
           ...expected,
         },
       );
+      const progress = (await t.request('GET', `/v1/campaigns/${id}/progress`)).body;
+      assert.equal(((progress.data ?? progress) as { calls: Json }).calls.answered, expected.human_answered);
       const otherSummary = summaries.find((c) => c.campaign_id === other)!;
       assert.equal(otherSummary.human_ended, 1);
       assert.equal(otherSummary.count, 1);
