@@ -53,6 +53,8 @@ function apiFor(app: Api, request: FastifyRequest): ApiRequest {
       method,
       url: query ? `${path}?${query}` : path,
       headers,
+      // From the MCP client's own address: loopback-only answers (GET /metrics) stay its own.
+      remoteAddress: request.ip,
       ...(options.body !== undefined && { payload: JSON.stringify(options.body) }),
     });
     let body: unknown = reply.body;

@@ -15,6 +15,15 @@ import { once } from '../domain/once.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
+/** A path with its percent-escapes decoded, as the router matches it; undefined when they are not valid. */
+function decodedPath(path: string): string | undefined {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return undefined;
+  }
+}
+
 /** An API request made with the connected key; `path` starts with /v1/. */
 export type ApiRequest = (
   method: HttpMethod,
@@ -429,9 +438,14 @@ export const MCP_TOOLS: readonly McpTool[] = [
     run: async (args, { api }) => {
       const method = args.method as HttpMethod;
       const path = String(args.path);
-      if (path.split('/').some((segment) => segment === '.' || segment === '..'))
+      // Checked as the router reads it, percent-escapes decoded ("/v1/%2e%2e/metrics" is "/v1/../metrics").
+      const routed = decodedPath(path);
+      if (routed === undefined) return text('path is not valid percent-encoding', true);
+      if (routed.split('/').some((segment) => segment === '.' || segment === '..' || segment.includes('\\')))
         return text('path must not hold . or .. segments', true);
-      if (/^\/v1\/mcp(?:[/?]|$)/.test(path)) return text('path: /v1/mcp is this server; name another endpoint.', true);
+      if (!routed.startsWith('/v1/')) return text('path must start with /v1/', true);
+      if (/^\/v1\/mcp(?:[/?]|$)/i.test(routed))
+        return text('path: /v1/mcp is this server; name another endpoint.', true);
       if (method !== 'GET' && args.confirm !== true)
         return text(`Not sent. ${method} ${path} changes things: call call_api again with confirm: true.`);
       const query = queryOf((args.query ?? {}) as Record<string, unknown>, Object.keys((args.query ?? {}) as object));

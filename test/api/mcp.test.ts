@@ -149,7 +149,18 @@ describe('the MCP server at /v1/mcp (Streamable HTTP, the official SDK as client
     );
     assert.match(got.text, /Front desk/);
 
-    for (const path of ['/v1/mcp', '/v1/../metrics', '/health', '/v1/calls?limit=1']) {
+    for (const path of [
+      '/v1/mcp',
+      '/v1/../metrics',
+      '/health',
+      '/v1/calls?limit=1',
+      // Escapes the router decodes: still outside /v1, or this server again.
+      '/v1/%2e%2e/metrics',
+      '/v1/%2E%2e/',
+      '/v1/%6dcp',
+      '/v1/%2e%2e/api/v1/mcp',
+      '/v1/%zz',
+    ]) {
       const refused = textOf(await client.callTool({ name: 'call_api', arguments: { method: 'GET', path } }));
       assert.equal(refused.isError, true, `${path}: ${refused.text}`);
     }
