@@ -53,8 +53,9 @@ function apiFor(app: Api, request: FastifyRequest): ApiRequest {
       method,
       url: query ? `${path}?${query}` : path,
       headers,
-      // From the MCP client's own address: loopback-only answers (GET /metrics) stay its own.
-      remoteAddress: request.ip,
+      // From the MCP client's own socket address (never a forwarded header): loopback-only answers
+      // (GET /metrics) stay loopback's.
+      ...(request.socket.remoteAddress !== undefined && { remoteAddress: request.socket.remoteAddress }),
       ...(options.body !== undefined && { payload: JSON.stringify(options.body) }),
     });
     let body: unknown = reply.body;
