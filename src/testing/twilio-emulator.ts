@@ -40,6 +40,8 @@ export interface CalleeScript {
   answeredBy?: string;
   /** When the AMD verdict is posted, ms after the answer. Default 300. */
   amdDelayMs?: number;
+  /** How long after the answer the TwiML runs and the media stream opens, ms. Default 0. */
+  streamDelayMs?: number;
   /**
    * What the far end says, starting `atMs` after its stream started: 8 kHz PCM, or a WAV file's
    * bytes (any rate, e.g. `espeak-ng --stdout` output), resampled to 8 kHz.
@@ -659,7 +661,9 @@ export class TwilioEmulator {
           });
         });
       }
-      this.runTwiml(call, call.twiml[0] ?? '');
+      const run = () => this.runTwiml(call, call.twiml[0] ?? '');
+      if (script.streamDelayMs) this.later(call, script.streamDelayMs, () => call.status === 'in-progress' && run());
+      else run();
     });
   }
 

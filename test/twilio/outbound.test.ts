@@ -233,6 +233,18 @@ describe('Twilio outbound calls through the emulator', () => {
     assert.equal(call.call_ended_by, 'USER');
   });
 
+  it('keeps an AMD verdict that comes before the media stream starts', async () => {
+    const to = '+12025550322';
+    env.emulator.scripts.set(to, { answeredBy: 'human', amdDelayMs: 50, streamDelayMs: 600, hangupAfterMs: 2500 });
+    const sent = await env.t.request('POST', '/v1/calls', {
+      phone_number: to,
+      task: 'Say hello.',
+      answered_by_enabled: true,
+    });
+    const call = await waitForCall(env.t, String(sent.body.call_id));
+    assert.equal(call.answered_by, 'human');
+  });
+
   it('presses an IVR menu key as in-band DTMF tones on the stream (never TwiML Play)', async () => {
     const to = '+12025550325';
     env.hear(['For sales press 1. For billing press 2.']);

@@ -122,6 +122,8 @@ interface ExpectedStream {
 export class TwilioCallLeg implements AudioLeg {
   readonly mode = 'audio' as const;
   private readonly extra = new Set<LegListener>();
+  /** The carrier's events that came before anyone listened (an AMD verdict before the stream's start). */
+  private early: LegEvent[] = [];
   private ended = false;
 
   constructor(
@@ -166,15 +168,25 @@ export class TwilioCallLeg implements AudioLeg {
   on(listener: LegListener): () => void {
     this.extra.add(listener);
     const off = this.inner.on(listener);
+    if (this.early.length > 0) {
+      // Told once the listener's caller has finished attaching, as a live event would be.
+      const events = this.early;
+      this.early = [];
+      queueMicrotask(() => events.forEach((event) => this.emit(event)));
+    }
     return () => {
       this.extra.delete(listener);
       off();
     };
   }
 
-  /** Adds an event of the carrier's own (AMD) to what listeners hear; nothing after the hang-up. */
+  /**
+   * Adds an event of the carrier's own (AMD) to what listeners hear; nothing after the hang-up.
+   * One that comes before any listener is kept for the first.
+   */
   emit(event: LegEvent): void {
     if (this.ended) return;
+    if (this.extra.size === 0) this.early.push(event);
     for (const listener of this.extra) listener(event);
   }
 
