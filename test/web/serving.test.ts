@@ -44,7 +44,7 @@ describe('the dashboard is served at / with its deep links, and the API keeps it
   });
 
   it('leaves the API, docs and probes as they are: unknown API paths are JSON 404s', async () => {
-    for (const url of ['/v1/nothing', '/api/v1/nothing', '/v2/nothing']) {
+    for (const url of ['/v1/nothing', '/api/v1/nothing', '/v2/nothing', '/.well-known/oauth-protected-resource']) {
       const r = await get(url);
       assert.equal(r.statusCode, 404, url);
       assert.equal(r.json().code, 'ROUTE_NOT_FOUND');
