@@ -207,7 +207,17 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   metricsRoute(app, services.metrics, services.config.metricsToken);
   await app.register(healthRoutes, { services });
   // Websockets: Twilio's media streams and live listening.
-  await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
+  await app.register(websocket, {
+    options: { maxPayload: 64 * 1024 },
+    // What a peer got wrong (a frame over the limit, bad UTF-8, a reset) is its problem, logged as
+    // a warning without a stack; an error of Openline's own handler stays an error.
+    errorHandler: (error: Error & { code?: string }, socket, request) => {
+      if (error.code?.startsWith('WS_ERR_') || error.code === 'ECONNRESET' || error.code === 'EPIPE')
+        request.log.warn({ code: error.code, reason: error.message }, 'websocket peer error');
+      else request.log.error(error);
+      socket.terminate();
+    },
+  });
   // Twilio's webhooks and media stream: signed by Twilio (or a one-time stream token), not an API key.
   await app.register(twilioRoutes, { services });
   // Live listening's websocket: the token of POST /v1/calls/{id}/listen, not an API key.
