@@ -134,6 +134,22 @@ describe('dashboard in Chromium', () => {
     await canvas.getByText(/must not be empty|is required/).waitFor();
     await node.getByLabel('Name', { exact: true }).fill('Pick a day');
     await node.getByLabel('Text', { exact: true }).fill('Wonderful. Which day suits you best?');
+    // Unsaved edits: a link asks before leaving (staying keeps them), and so does a reload.
+    const asked = new Promise<string>((resolve) =>
+      page.once('dialog', (dialog) => {
+        resolve(dialog.message());
+        void dialog.dismiss();
+      }),
+    );
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Calls' }).click();
+    assert.match(await asked, /unsaved changes/);
+    assert.match(page.url(), /\/pathways\//);
+    assert.equal(
+      await page.evaluate<boolean>(
+        "(() => { const e = new Event('beforeunload', { cancelable: true }); dispatchEvent(e); return e.defaultPrevented; })()",
+      ),
+      true,
+    );
     await page.getByRole('button', { name: 'Save draft' }).click();
     await page.getByRole('button', { name: 'Draft saved' }).waitFor();
     const draft = await api('GET', `/v1/pathway/${id}`);

@@ -1,7 +1,7 @@
 import { StrictMode, Suspense, lazy } from 'react';
 import { createRoot } from 'react-dom/client';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { BrowserRouter, Navigate, Route, Routes } from 'react-router';
+import { Navigate, Route, RouterProvider, createBrowserRouter, createRoutesFromElements } from 'react-router';
 import { AuthGate } from './auth';
 import { Layout } from './layout';
 import { CallsPage } from './pages/calls';
@@ -37,45 +37,52 @@ function NotFound() {
   );
 }
 
+// A data router: the pathway editor can hold a navigation while it has unsaved edits (useBlocker).
+const router = createBrowserRouter(
+  createRoutesFromElements(
+    <Route
+      element={
+        <AuthGate>
+          <Layout />
+        </AuthGate>
+      }
+    >
+      <Route index element={<Navigate to="/calls" replace />} />
+      <Route path="calls" element={<CallsPage />} />
+      <Route path="calls/new" element={<NewCallPage />} />
+      <Route path="calls/:id" element={<CallPage />} />
+      <Route path="agents" element={<AgentsPage />} />
+      <Route path="tools" element={<ToolsPage />} />
+      <Route path="knowledge" element={<KnowledgePage />} />
+      <Route path="personas" element={<PersonasPage />} />
+      <Route path="secrets" element={<SecretsPage />} />
+      <Route path="numbers" element={<NumbersPage />} />
+      <Route path="voices" element={<VoicesPage />} />
+      <Route path="campaigns" element={<CampaignsPage />} />
+      <Route path="campaigns/:id" element={<CampaignPage />} />
+      <Route path="batches" element={<BatchesPage />} />
+      <Route path="tests" element={<TestsPage />} />
+      <Route path="tests/runs/:id" element={<TestRunPage />} />
+      <Route path="pathways" element={<PathwaysPage />} />
+      <Route
+        path="pathways/:id"
+        element={
+          <Suspense fallback={<p aria-busy="true">Loading the editor…</p>}>
+            <PathwayPage />
+          </Suspense>
+        }
+      />
+      <Route path="sms" element={<SmsPage />} />
+      <Route path="settings" element={<SettingsPage />} />
+      <Route path="*" element={<NotFound />} />
+    </Route>,
+  ),
+);
+
 createRoot(document.getElementById('root')!).render(
   <StrictMode>
     <QueryClientProvider client={client}>
-      <BrowserRouter>
-        <AuthGate>
-          <Routes>
-            <Route element={<Layout />}>
-              <Route index element={<Navigate to="/calls" replace />} />
-              <Route path="calls" element={<CallsPage />} />
-              <Route path="calls/new" element={<NewCallPage />} />
-              <Route path="calls/:id" element={<CallPage />} />
-              <Route path="agents" element={<AgentsPage />} />
-              <Route path="tools" element={<ToolsPage />} />
-              <Route path="knowledge" element={<KnowledgePage />} />
-              <Route path="personas" element={<PersonasPage />} />
-              <Route path="secrets" element={<SecretsPage />} />
-              <Route path="numbers" element={<NumbersPage />} />
-              <Route path="voices" element={<VoicesPage />} />
-              <Route path="campaigns" element={<CampaignsPage />} />
-              <Route path="campaigns/:id" element={<CampaignPage />} />
-              <Route path="batches" element={<BatchesPage />} />
-              <Route path="tests" element={<TestsPage />} />
-              <Route path="tests/runs/:id" element={<TestRunPage />} />
-              <Route path="pathways" element={<PathwaysPage />} />
-              <Route
-                path="pathways/:id"
-                element={
-                  <Suspense fallback={<p aria-busy="true">Loading the editor…</p>}>
-                    <PathwayPage />
-                  </Suspense>
-                }
-              />
-              <Route path="sms" element={<SmsPage />} />
-              <Route path="settings" element={<SettingsPage />} />
-              <Route path="*" element={<NotFound />} />
-            </Route>
-          </Routes>
-        </AuthGate>
-      </BrowserRouter>
+      <RouterProvider router={router} />
     </QueryClientProvider>
   </StrictMode>,
 );

@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useState, type FormEvent } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useParams } from 'react-router';
+import { useBlocker, useParams } from 'react-router';
 import {
   Background,
   Controls,
@@ -153,6 +153,29 @@ function diff(before: Graph, after: Graph): string[] {
   return lines;
 }
 
+const UNSAVED = 'This pathway has unsaved changes. Leave the page and lose them?';
+
+/**
+ * Asks before the user leaves the page while `unsaved`: a link or Back within the dashboard (a
+ * confirm), a reload or closing the tab (the browser's own prompt).
+ */
+function useLeaveWarning(unsaved: boolean) {
+  const blocker = useBlocker(
+    ({ currentLocation, nextLocation }) => unsaved && currentLocation.pathname !== nextLocation.pathname,
+  );
+  useEffect(() => {
+    if (blocker.state !== 'blocked') return;
+    if (window.confirm(UNSAVED)) blocker.proceed();
+    else blocker.reset();
+  }, [blocker]);
+  useEffect(() => {
+    if (!unsaved) return;
+    const warn = (event: BeforeUnloadEvent) => event.preventDefault();
+    window.addEventListener('beforeunload', warn);
+    return () => window.removeEventListener('beforeunload', warn);
+  }, [unsaved]);
+}
+
 /** The pathway editor: canvas, the selected node's or edge's fields, versions, and a chat that runs it. */
 export function PathwayPage() {
   const { id = '' } = useParams();
@@ -162,6 +185,7 @@ export function PathwayPage() {
   const [dirty, setDirty] = useState(false);
   const [selection, setSelection] = useState<Selection>(null);
   const [currentNode, setCurrentNode] = useState<string | null>(null);
+  useLeaveWarning(dirty);
   useEffect(() => {
     if (pathway.data && !graph) setGraph(toGraph(pathway.data));
   }, [pathway.data, graph]);
