@@ -188,6 +188,20 @@ describe('dashboard in Chromium', () => {
     await page.getByText('3 of 3 numbers finished').waitFor({ timeout: 120_000 });
     await page.locator('h1 .badge', { hasText: 'completed' }).waitFor({ timeout: 30_000 });
     await page.getByRole('img', { name: 'Calls by outcome' }).waitFor();
+
+    // A name of one long word wraps: the page is no wider than the window, on a laptop or a phone.
+    await api('POST', '/v1/campaigns', {
+      name: `Reminders${'x'.repeat(200)}`,
+      task: 'Remind them of the appointment.',
+      numbers: [{ phone_number: '+14155550100' }],
+    });
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      await page.goto(`${origin}/campaigns`);
+      await page.getByRole('link', { name: /^Remindersx+$/ }).waitFor();
+      assert.equal(await page.evaluate<number>('document.documentElement.scrollWidth'), width);
+    }
+    await page.setViewportSize({ width: 1366, height: 900 });
   });
 
   it('creates an agent test scenario from the Tests page (a refusal shown by field), runs it and shows its assertions, transcript and call', async () => {

@@ -75,7 +75,11 @@ export function BatchesPage() {
         empty="No batches yet."
         rowKey={(b) => b.batch_id}
         columns={[
-          { header: 'Batch', cell: (b) => <Link to={`/calls?batch_id=${b.batch_id}`}>{b.label ?? b.batch_id}</Link> },
+          {
+            header: 'Batch',
+            className: 'text',
+            cell: (b) => <Link to={`/calls?batch_id=${b.batch_id}`}>{b.label ?? b.batch_id}</Link>,
+          },
           { header: 'Created', cell: (b) => time(b.created_at) },
           { header: 'Status', cell: (b) => <Badge value={b.status} /> },
           { header: 'Calls', cell: (b) => b.call_count },

@@ -284,7 +284,7 @@ function Webhooks({ callId }: { callId: string }) {
               <td>{d.send_type}</td>
               <td>{d.response_code ?? '—'}</td>
               <td>{d.response_time === null ? '—' : `${d.response_time} ms`}</td>
-              <td>{d.error ?? ''}</td>
+              <td className="text">{d.error ?? ''}</td>
             </tr>
           ))}
         </tbody>

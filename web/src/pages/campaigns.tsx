@@ -100,7 +100,7 @@ export function CampaignsPage() {
           <tbody>
             {campaigns.data?.map((c) => (
               <tr key={c.campaign_id}>
-                <td>
+                <td className="text">
                   <Link to={`/campaigns/${c.campaign_id}`}>{c.campaign_name}</Link>
                 </td>
                 <td>

@@ -116,7 +116,7 @@ function Gaps({ names, onAnswered }: { names: Map<string, string>; onAnswered():
         empty="No unanswered questions."
         rowKey={(gap) => gap.id}
         columns={[
-          { header: 'Question', cell: (gap) => gap.question },
+          { header: 'Question', className: 'text', cell: (gap) => gap.question },
           {
             header: 'Knowledge bases',
             cell: (gap) => gap.knowledge_base_ids.map((id) => names.get(id) ?? id).join(', '),
@@ -310,7 +310,7 @@ export function KnowledgePage() {
         empty="No knowledge bases yet."
         rowKey={(kb) => kb.id}
         columns={[
-          { header: 'Name', cell: (kb) => kb.name },
+          { header: 'Name', className: 'text', cell: (kb) => kb.name },
           {
             header: 'Source',
             cell: (kb) =>

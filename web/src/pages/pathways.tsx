@@ -85,7 +85,7 @@ export function PathwaysPage() {
           <tbody>
             {pathways.data?.pathways.map((p) => (
               <tr key={p.id}>
-                <td>
+                <td className="text">
                   <Link to={`/pathways/${p.id}`}>{p.name}</Link>
                   {p.description && <div className="muted">{p.description}</div>}
                 </td>

@@ -106,7 +106,7 @@ function ResourcePage<T>({ kind }: { kind: Kind<T> }) {
           <tbody>
             {items.data?.map((item) => (
               <tr key={kind.id(item)}>
-                <td>{kind.name(item)}</td>
+                <td className="text">{kind.name(item)}</td>
                 <td>
                   <code>{kind.id(item)}</code>
                 </td>

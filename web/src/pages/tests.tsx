@@ -213,7 +213,7 @@ export function TestsPage() {
         empty="No scenarios yet."
         rowKey={(s) => s.id}
         columns={[
-          { header: 'Scenario', cell: (s) => s.name },
+          { header: 'Scenario', className: 'text', cell: (s) => s.name },
           { header: 'Agent under test', cell: agentOf },
           { header: 'Assertions', cell: (s) => s.assertions.length },
           {
@@ -249,7 +249,7 @@ export function TestsPage() {
         rowKey={(r) => r.id}
         columns={[
           { header: 'Run', cell: (r) => <Link to={`/tests/runs/${r.id}`}>{time(r.created_at)}</Link> },
-          { header: 'Scenario', cell: (r) => r.scenario.name },
+          { header: 'Scenario', className: 'text', cell: (r) => r.scenario.name },
           { header: 'Status', cell: (r) => <Badge value={r.status} /> },
           { header: 'Score', cell: (r) => score(r.overall_score) },
         ]}
