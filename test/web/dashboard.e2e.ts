@@ -134,6 +134,19 @@ describe('dashboard in Chromium', () => {
     await canvas.getByText(/must not be empty|is required/).waitFor();
     await node.getByLabel('Name', { exact: true }).fill('Pick a day');
     await node.getByLabel('Text', { exact: true }).fill('Wonderful. Which day suits you best?');
+    // A new node appears within the canvas's visible part.
+    await page.getByRole('button', { name: 'Add node' }).click();
+    const added = (await canvas.locator('.react-flow__node').filter({ hasText: 'Node 4' }).boundingBox())!;
+    const shown = (await canvas.boundingBox())!;
+    assert.ok(
+      added.x >= shown.x &&
+        added.y >= shown.y &&
+        added.x + added.width <= shown.x + shown.width &&
+        added.y + added.height <= shown.y + shown.height,
+      `the new node (${JSON.stringify(added)}) is on the visible canvas (${JSON.stringify(shown)})`,
+    );
+    await node.getByRole('button', { name: 'Delete node' }).click();
+    await canvas.getByText('Node 4').waitFor({ state: 'detached' });
     // Unsaved edits: a link asks before leaving (staying keeps them), and so does a reload.
     const asked = new Promise<string>((resolve) =>
       page.once('dialog', (dialog) => {

@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useState, type FormEvent } from 'react';
+import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useBlocker, useParams } from 'react-router';
 import {
@@ -11,6 +11,7 @@ import {
   type Node,
   type NodeChange,
   type NodeProps,
+  type ReactFlowInstance,
 } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
 import {
@@ -53,6 +54,35 @@ type Selection = { kind: 'node'; id: string } | { kind: 'edge'; id: string } | n
 
 const COLUMN = 240;
 const ROW = 150;
+/** About the room a new node's card takes on the canvas (.node-card is at most 220 px wide). */
+const CARD = { width: 220, height: 120 };
+const GAP = 20;
+
+type Point = { x: number; y: number };
+type Box = Point & { width: number; height: number };
+
+/**
+ * Where a new node goes: the free place nearest the middle of what the canvas shows (`view`, in
+ * canvas coordinates), clear of the cards already there, so it appears where the user is looking;
+ * null when the view has no room.
+ */
+function freePlace(view: { left: number; top: number; right: number; bottom: number }, taken: Box[]): Point | null {
+  const middle = { x: (view.left + view.right - CARD.width) / 2, y: (view.top + view.bottom - CARD.height) / 2 };
+  const clear = (p: Point) =>
+    taken.every(
+      (t) =>
+        p.x + CARD.width + GAP <= t.x ||
+        t.x + t.width + GAP <= p.x ||
+        p.y + CARD.height + GAP <= t.y ||
+        t.y + t.height + GAP <= p.y,
+    );
+  const places: Point[] = [];
+  for (let y = view.top + GAP; y + CARD.height <= view.bottom; y += GAP)
+    for (let x = view.left + GAP; x + CARD.width <= view.right; x += GAP) places.push({ x, y });
+  // Below the middle before above it: a pathway reads from the top down.
+  const distance = (p: Point) => Math.hypot(p.x - middle.x, p.y - middle.y) + (p.y < middle.y ? CARD.height : 0);
+  return places.filter(clear).sort((a, b) => distance(a) - distance(b))[0] ?? null;
+}
 
 /**
  * Where nodes without a stored position go: layered from the start node (a row per step away
@@ -185,6 +215,8 @@ export function PathwayPage() {
   const [dirty, setDirty] = useState(false);
   const [selection, setSelection] = useState<Selection>(null);
   const [currentNode, setCurrentNode] = useState<string | null>(null);
+  const canvas = useRef<HTMLDivElement>(null);
+  const flow = useRef<ReactFlowInstance<Node<CardData>> | null>(null);
   useLeaveWarning(dirty);
   useEffect(() => {
     if (pathway.data && !graph) setGraph(toGraph(pathway.data));
@@ -246,11 +278,32 @@ export function PathwayPage() {
       type: 'Default',
       // A pathway's first node is its start node, where calls begin.
       data: { name: `Node ${n}`, text: '', ...(graph.nodes.length === 0 && { isStart: true }) },
-      // Below everything on the canvas.
-      position: { x: 0, y: Math.max(-ROW, ...flowNodes.map((f) => f.position.y)) + ROW },
+      position: placeForNewNode(),
     };
     change({ ...graph, nodes: [...graph.nodes, node] });
     setSelection({ kind: 'node', id: node.id });
+  };
+  // In the part of the canvas on screen; when it has no room, below everything, and the canvas
+  // moves to show it.
+  const placeForNewNode = (): Point => {
+    const box = canvas.current?.getBoundingClientRect();
+    const instance = flow.current;
+    const taken = flowNodes.map((f) => {
+      const measured = instance?.getNode(f.id)?.measured;
+      return { ...f.position, width: measured?.width ?? CARD.width, height: measured?.height ?? CARD.height };
+    });
+    if (box && instance) {
+      const topLeft = instance.screenToFlowPosition({ x: box.left, y: box.top });
+      const bottomRight = instance.screenToFlowPosition({ x: box.right, y: box.bottom });
+      const place = freePlace({ left: topLeft.x, top: topLeft.y, right: bottomRight.x, bottom: bottomRight.y }, taken);
+      if (place) return place;
+    }
+    const below = { x: 0, y: Math.max(-ROW, ...taken.map((p) => p.y)) + ROW };
+    void instance?.setCenter(below.x + CARD.width / 2, below.y + CARD.height / 2, {
+      zoom: instance.getZoom(),
+      duration: 200,
+    });
+    return below;
   };
   const selectedNode = selection?.kind === 'node' ? graph.nodes.find((n) => n.id === selection.id) : undefined;
   const selectedEdge = selection?.kind === 'edge' ? graph.edges.find((e) => e.id === selection.id) : undefined;
@@ -286,7 +339,7 @@ export function PathwayPage() {
         )
       )}
       <div className="editor-body">
-        <div className="canvas" aria-label="Pathway canvas">
+        <div className="canvas" aria-label="Pathway canvas" ref={canvas}>
           <ReactFlow
             nodes={flowNodes}
             edges={flowEdges}
@@ -306,7 +359,10 @@ export function PathwayPage() {
               change({ ...graph, edges: [...graph.edges, edge] });
               setSelection({ kind: 'edge', id: edge.id });
             }}
+            onInit={(instance) => (flow.current = instance)}
+            // A small pathway is shown at its size, not blown up to fill the canvas.
             fitView
+            fitViewOptions={{ maxZoom: 1 }}
             deleteKeyCode={null}
           >
             <Background />
