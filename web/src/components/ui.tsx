@@ -13,9 +13,10 @@ export function counted(n: number, noun: string): string {
   return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
-export function Problem({ error }: { error: unknown }) {
+/** A refused request's problems; `describe` words each line for the page (e.g. names for paths). */
+export function Problem({ error, describe }: { error: unknown; describe?(line: string): string }) {
   if (!error) return null;
-  const lines = problemText(error);
+  const lines = describe ? problemText(error).map(describe) : problemText(error);
   return (
     <div role="alert" className="problem">
       {lines.length === 1 ? (

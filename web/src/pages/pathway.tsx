@@ -121,7 +121,52 @@ function positionOf(node: PathwayNode, auto: Map<string, { x: number; y: number 
     : (auto.get(node.id) ?? { x: 0, y: 0 });
 }
 
-/** Problems per node and edge id, from messages such as `nodes[2].data.name is required`. */
+/**
+ * A graph problem in the words of the editor: `nodes[1].data.text or nodes[1].data.prompt is
+ * required for a Default node` becomes `Node 2: text or prompt is required for a Default node`,
+ * naming the node by its name and a path by its label, as the canvas shows them. `offset` is the
+ * number of entries before the editor's nodes in the list the message counts (the global prompt
+ * entry, in the server's answer to a save).
+ */
+function describeProblem(problem: string, graph: Graph, offset = 0): string {
+  const nodeName = (node: PathwayNode | undefined, i: number): string => {
+    if (!node) return `node ${i + 1}`;
+    const name = typeof node.data.name === 'string' ? node.data.name.trim() : '';
+    return name || `Unnamed ${node.type} node`;
+  };
+  const name = (kind: string, i: number): string => {
+    if (kind === 'nodes') return nodeName(graph.nodes[i - offset], i - offset);
+    const edge = graph.edges[i];
+    if (!edge) return `path ${i + 1}`;
+    if (edge.label?.trim()) return `Path “${edge.label.trim()}”`;
+    const end = (id: string) =>
+      nodeName(
+        graph.nodes.find((n) => n.id === id),
+        graph.nodes.length,
+      );
+    return `Path from ${end(edge.source)} to ${end(edge.target)}`;
+  };
+  const subject = /^(nodes|edges)\[(\d+)\](?:\.data)?/.exec(problem);
+  let rest = problem;
+  let head = '';
+  if (subject) {
+    head = `${name(subject[1]!, Number(subject[2]))}: `;
+    // The subject's own fields by their names alone.
+    rest = problem
+      .slice(subject[0].length)
+      .replaceAll(`${subject[0]}.`, '')
+      .replace(/^[.:]?\s*/, '');
+  }
+  rest = rest
+    .replace(/(nodes|edges)\[(\d+)\](?:\.data)?(?:\.(\w+))?/g, (_all, kind: string, i: string, field?: string) =>
+      field ? `${field} of ${name(kind, Number(i))}` : name(kind, Number(i)),
+    )
+    .replace(/^nodes must/, 'The pathway must')
+    .replace('(data.isStart true)', '(Start node ticked)');
+  return head + rest;
+}
+
+/** Problems per node and edge id, from messages such as `nodes[2].data.name is required`, as the editor words them. */
 function problemsById(graph: Graph, problems: string[]): Map<string, string[]> {
   const byId = new Map<string, string[]>();
   for (const problem of problems) {
@@ -129,7 +174,7 @@ function problemsById(graph: Graph, problems: string[]): Map<string, string[]> {
     if (!match) continue;
     const item = (match[1] === 'nodes' ? graph.nodes : graph.edges)[Number(match[2])];
     if (!item) continue;
-    byId.set(item.id, [...(byId.get(item.id) ?? []), problem]);
+    byId.set(item.id, [...(byId.get(item.id) ?? []), describeProblem(problem, graph)]);
   }
   return byId;
 }
@@ -227,7 +272,7 @@ export function PathwayPage() {
     if (!graph) return { problems: [], marked: new Map<string, string[]>() };
     const check = checkPathwayGraph(graph.nodes, graph.edges, { requireNodes: true });
     const list = check.ok ? [] : check.errors;
-    return { problems: list, marked: problemsById(graph, list) };
+    return { problems: list.map((p) => describeProblem(p, graph)), marked: problemsById(graph, list) };
   }, [graph]);
 
   const save = useMutation({
@@ -321,7 +366,7 @@ export function PathwayPage() {
           </button>
         </div>
       </div>
-      <Problem error={save.error} />
+      <Problem error={save.error} describe={(line) => describeProblem(line, graph, graph.globals.length)} />
       {graph?.nodes.length === 0 ? (
         <p className="empty">No nodes yet: add one with Add node. The first is the start node, where calls begin.</p>
       ) : (
