@@ -98,6 +98,16 @@ describe('dashboard in Chromium', () => {
 
     // The list shows it, and its link leads back.
     await page.goto(`${origin}/calls`);
+    // The filters follow the address: Back to the unfiltered list empties them, Forward fills them again.
+    await page.getByLabel('To number').fill('+14155550100');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL(/to_number=/);
+    await page.goBack();
+    await page.waitForURL(`${origin}/calls`);
+    assert.equal(await page.getByLabel('To number').inputValue(), '');
+    await page.goForward();
+    await page.waitForURL(/to_number=/);
+    assert.equal(await page.getByLabel('To number').inputValue(), '+14155550100');
     await page.getByRole('link', { name: /\d/ }).first().click();
     assert.equal(page.url().split('/').pop(), callId);
   });

@@ -41,6 +41,14 @@ export function CallsPage() {
   const [draft, setDraft] = useState(filters);
   // Cursors of the pages before this one, for "Previous page".
   const [back, setBack] = useState<string[]>([]);
+  // The form follows the address: Back, Forward or a link to other filters shows those filters.
+  const shownKey = JSON.stringify(filters);
+  const [formKey, setFormKey] = useState(shownKey);
+  if (formKey !== shownKey) {
+    setFormKey(shownKey);
+    setDraft(filters);
+    setBack([]);
+  }
 
   const calls = useQuery({
     queryKey: ['calls', filters, cursor],
