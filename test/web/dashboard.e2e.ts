@@ -210,6 +210,8 @@ describe('dashboard in Chromium', () => {
     await page.getByText('3 numbers read from numbers.csv').waitFor();
     await page.getByRole('button', { name: 'Create campaign' }).click();
     await page.waitForURL(/\/campaigns\/[0-9a-f-]+$/);
+    await page.getByRole('heading', { name: /^Reminders/ }).waitFor();
+    await page.getByText('Task: Remind {{name}} of the appointment tomorrow.').waitFor();
     await page.getByText('3 of 3 numbers finished').waitFor({ timeout: 120_000 });
     await page.locator('h1 .badge', { hasText: 'completed' }).waitFor({ timeout: 30_000 });
     await page.getByRole('img', { name: 'Calls by outcome' }).waitFor();

@@ -13,6 +13,18 @@ export function counted(n: number, noun: string): string {
   return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
+/**
+ * The start of a long text, for a heading or a list: cut at a word boundary before `max`
+ * characters, with an ellipsis when anything was cut.
+ */
+export function brief(text: string, max = 80): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  if (flat.length <= max) return flat;
+  const cut = flat.slice(0, max - 1);
+  const space = cut.lastIndexOf(' ');
+  return `${(space > max / 2 ? cut.slice(0, space) : cut).replace(/[\s,.;:!?-]+$/, '')}…`;
+}
+
 /** A refused request's problems; `describe` words each line for the page (e.g. names for paths). */
 export function Problem({ error, describe }: { error: unknown; describe?(line: string): string }) {
   if (!error) return null;

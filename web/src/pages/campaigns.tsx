@@ -3,10 +3,10 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams } from 'react-router';
 import { nextCampaignState } from '../../../src/schemas/campaign.js';
 import type { CampaignProgress as Progress } from '../../../src/store/campaigns.js';
-import { api, type CampaignSummary, type Json } from '../api';
+import { api, type CampaignDetail, type CampaignSummary, type Json } from '../api';
 import { CsvInput } from '../components/csv';
 import { StackedBars } from '../components/bars';
-import { Badge, Field, Loading, Problem, time } from '../components/ui';
+import { Badge, Field, Loading, Problem, brief, time } from '../components/ui';
 
 /** Campaigns: the list and a new campaign from a CSV of numbers. */
 export function CampaignsPage() {
@@ -134,6 +134,15 @@ export function CampaignPage() {
     queryFn: () => api<Progress>(`/v1/campaigns/${id}/progress`),
     refetchInterval: (q) => (q.state.data?.campaign_state === 'active' ? 1_500 : false),
   });
+  const detail = useQuery({
+    queryKey: ['campaign-detail', id],
+    queryFn: async () => (await api<{ campaigns: CampaignDetail[] }>(`/v1/campaigns/${id}`)).campaigns[0],
+  });
+  const pathways = useQuery({
+    queryKey: ['pathways'],
+    queryFn: () => api<{ pathways: { id: string; name: string }[] }>('/v1/pathway'),
+    enabled: Boolean(detail.data?.sequences[0]?.pathway_id),
+  });
   const act = useMutation({
     mutationFn: (action: string) => api(`/v1/campaigns/${id}/${action}`, { method: 'POST' }),
     onSuccess: () => queries.invalidateQueries({ queryKey: ['campaign', id] }),
@@ -142,11 +151,14 @@ export function CampaignPage() {
   if (!progress.data) return <Problem error={progress.error} />;
   const { numbers, calls, campaign_state: state } = progress.data;
   const share = numbers.total === 0 ? 0 : Math.round((numbers.finished / numbers.total) * 100);
+  const campaign = detail.data;
+  const first = campaign?.sequences[0];
+  const pathwayName = pathways.data?.pathways.find((p) => p.id === first?.pathway_id)?.name;
   return (
     <section>
       <div className="page-head">
         <h1>
-          Campaign <Badge value={state} />
+          {campaign?.campaign_name ?? 'Campaign'} <Badge value={state} />
         </h1>
         <div className="actions">
           {ACTIONS.filter(([action]) => nextCampaignState(state, action)).map(([action, label]) => (
@@ -162,7 +174,21 @@ export function CampaignPage() {
           ))}
         </div>
       </div>
-      <Problem error={act.error ?? progress.error} />
+      <Problem error={act.error ?? progress.error ?? detail.error} />
+      {campaign && (
+        <p className="muted">
+          {first?.pathway_id ? (
+            <>
+              Pathway <Link to={`/pathways/${first.pathway_id}`}>{pathwayName ?? first.pathway_id}</Link>
+            </>
+          ) : (
+            first?.task && <>Task: {brief(first.task)}</>
+          )}
+          {' · '}
+          {campaign.campaign_config.retries} {campaign.campaign_config.retries === 1 ? 'retry' : 'retries'} per number,
+          up to {campaign.campaign_config.pacing.max_concurrent} calls at once · created {time(campaign.created_at)}
+        </p>
+      )}
       <p>
         <progress max={numbers.total} value={numbers.finished} aria-label="Numbers finished" /> {numbers.finished} of{' '}
         {numbers.total} numbers finished ({share} %), {numbers.dialing} being called, {numbers.pending} waiting
