@@ -202,6 +202,14 @@ describe('dashboard in Chromium', () => {
     await page.goto(`${origin}/campaigns`);
     await page.getByLabel('Campaign name').fill('Reminders');
     await page.getByLabel('Task', { exact: true }).fill('Remind {{name}} of the appointment tomorrow.');
+    // A row the server would refuse is named by its row and line of the file as soon as it is chosen.
+    await page.getByLabel('Numbers (CSV)').setInputFiles({
+      name: 'numbers.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from('phone_number,name\n+14155550100,Sam\nnot-a-number,Ana\n'),
+    });
+    await page.getByText('row 2 (line 3): phone_number must not contain letters or an extension').waitFor();
+    assert.ok(await page.getByRole('button', { name: 'Create campaign' }).isDisabled());
     await page.getByLabel('Numbers (CSV)').setInputFiles({
       name: 'numbers.csv',
       mimeType: 'text/csv',

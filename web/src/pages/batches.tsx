@@ -1,8 +1,8 @@
 import { useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link } from 'react-router';
-import { api, type Json } from '../api';
-import { CsvInput } from '../components/csv';
+import { api } from '../api';
+import { CsvInput, describeRows, type CsvRows } from '../components/csv';
 import { Badge, Field, ListTable, Problem, time } from '../components/ui';
 
 interface Batch {
@@ -27,15 +27,15 @@ export function BatchesPage() {
   });
   const [label, setLabel] = useState('');
   const [prompt, setPrompt] = useState('');
-  const [rows, setRows] = useState<Json[] | null>(null);
+  const [file, setFile] = useState<CsvRows | null>(null);
   const create = useMutation({
     mutationFn: () =>
       api('/v1/batches', {
         method: 'POST',
-        body: { ...(label && { label }), base_prompt: prompt, call_data: rows ?? [] },
+        body: { ...(label && { label }), base_prompt: prompt, call_data: file?.rows ?? [] },
       }),
     onSuccess: () => {
-      setRows(null);
+      setFile(null);
       void queries.invalidateQueries({ queryKey: ['batches'] });
     },
   });
@@ -61,9 +61,9 @@ export function BatchesPage() {
         <Field label="Task" hint="{{variables}} come from the CSV's columns">
           <textarea rows={4} required value={prompt} onChange={(e) => setPrompt(e.target.value)} />
         </Field>
-        <CsvInput label="Numbers (CSV)" onRows={setRows} />
-        <Problem error={create.error} />
-        <button type="submit" disabled={!rows || create.isPending}>
+        <CsvInput label="Numbers (CSV)" onRows={setFile} />
+        <Problem error={create.error} describe={describeRows('call_data', file)} />
+        <button type="submit" disabled={!file || create.isPending}>
           Start batch
         </button>
       </form>

@@ -3,8 +3,8 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams } from 'react-router';
 import { nextCampaignState } from '../../../src/schemas/campaign.js';
 import type { CampaignProgress as Progress } from '../../../src/store/campaigns.js';
-import { api, type CampaignDetail, type CampaignSummary, type Json } from '../api';
-import { CsvInput } from '../components/csv';
+import { api, type CampaignDetail, type CampaignSummary } from '../api';
+import { CsvInput, describeRows, type CsvRows } from '../components/csv';
 import { StackedBars } from '../components/bars';
 import { Badge, Field, Loading, Problem, brief, time } from '../components/ui';
 
@@ -21,14 +21,14 @@ export function CampaignsPage() {
     queryFn: () => api<{ pathways: { id: string; name: string }[] }>('/v1/pathway'),
   });
   const [form, setForm] = useState({ name: '', task: '', pathway_id: '', retries: '0', max_concurrent: '10' });
-  const [rows, setRows] = useState<Json[] | null>(null);
+  const [file, setFile] = useState<CsvRows | null>(null);
   const create = useMutation({
     mutationFn: () =>
       api<{ campaign_id: string }>('/v1/campaigns', {
         method: 'POST',
         body: {
           name: form.name,
-          numbers: rows ?? [],
+          numbers: file?.rows ?? [],
           ...(form.pathway_id ? { pathway_id: form.pathway_id } : { task: form.task }),
           sequence: { retries: Number(form.retries) || 0 },
           pacing: { max_concurrent: Number(form.max_concurrent) || 10 },
@@ -73,10 +73,10 @@ export function CampaignsPage() {
           <Field label="Calls at once">
             <input inputMode="numeric" value={form.max_concurrent} onChange={set('max_concurrent')} />
           </Field>
-          <CsvInput label="Numbers (CSV)" onRows={setRows} />
+          <CsvInput label="Numbers (CSV)" onRows={setFile} />
         </div>
-        <Problem error={create.error} />
-        <button type="submit" disabled={!rows || create.isPending}>
+        <Problem error={create.error} describe={describeRows('numbers', file)} />
+        <button type="submit" disabled={!file || create.isPending}>
           Create campaign
         </button>
       </form>
