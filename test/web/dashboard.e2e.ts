@@ -392,6 +392,17 @@ describe('dashboard in Chromium', () => {
       await snippet.textContent(),
       `claude mcp add --transport http openline ${origin}/v1/mcp \\\n  --header "Authorization: Bearer $OPENLINE_API_KEY"`,
     );
+
+    // Rotating the webhook secret asks first, saying receivers must be updated; No keeps the secret.
+    const asked = new Promise<string>((resolve) =>
+      page.once('dialog', (dialog) => {
+        resolve(dialog.message());
+        void dialog.dismiss();
+      }),
+    );
+    await page.getByRole('button', { name: 'Rotate webhook secret' }).click();
+    assert.match(await asked, /receiver/);
+    assert.equal(await page.getByText('New secret:').count(), 0);
   });
 
   it('signs out: the key is gone and the sign-in form is back', async () => {

@@ -12,6 +12,9 @@ interface Blocked {
   created_at: string;
 }
 
+const ROTATE =
+  'Rotate the webhook signing secret? Webhooks are signed with the new secret at once: every receiver that checks signatures rejects them until it is given the new secret.';
+
 /** Settings: the account, its API keys (prefixes only), connecting an MCP client, the webhook signing secret, blocked numbers. */
 export function SettingsPage() {
   const queries = useQueryClient();
@@ -91,7 +94,14 @@ export function SettingsPage() {
       </pre>
       <h2>Webhook signing secret</h2>
       <p className="muted">Webhooks are signed with this secret. A new one is shown once, here.</p>
-      <button type="button" className="secondary" onClick={() => rotate.mutate()} disabled={rotate.isPending}>
+      <button
+        type="button"
+        className="secondary"
+        onClick={() => {
+          if (window.confirm(ROTATE)) rotate.mutate();
+        }}
+        disabled={rotate.isPending}
+      >
         Rotate webhook secret
       </button>
       <Problem error={rotate.error} />
