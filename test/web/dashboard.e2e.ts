@@ -411,6 +411,10 @@ describe('dashboard in Chromium', () => {
     assert.equal(await page.evaluate<number>('window.sessionStorage.length'), 0);
     await page.reload();
     await page.getByLabel('API key').waitFor();
+    // A kept key the server no longer accepts (revoked) brings the form back, saying so.
+    await page.evaluate("sessionStorage.setItem('openline.apiKey', 'ol_revoked_key')");
+    await page.goto(`${origin}/calls`);
+    await page.getByRole('alert').filter({ hasText: 'Your API key was not accepted; sign in again.' }).waitFor();
     assert.deepEqual(pageErrors, []);
   });
 });

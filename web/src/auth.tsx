@@ -15,11 +15,14 @@ export const useAuth = (): Auth => useContext(AuthContext);
  */
 export function AuthGate({ children }: { children: ReactNode }) {
   const [signedIn, setSignedIn] = useState(() => session.key() !== null);
+  // Why the sign-in form is back when the user did not sign out: the server refused the key.
+  const [refused, setRefused] = useState(false);
   const queries = useQueryClient();
   useEffect(
     () =>
       whenSignedOut(() => {
         queries.clear();
+        setRefused(true);
         setSignedIn(false);
       }),
     [queries],
@@ -27,15 +30,25 @@ export function AuthGate({ children }: { children: ReactNode }) {
   const signOut = () => {
     session.signOut();
     queries.clear();
+    setRefused(false);
     setSignedIn(false);
   };
-  if (!signedIn) return <SignIn onSignedIn={() => setSignedIn(true)} />;
+  if (!signedIn)
+    return (
+      <SignIn
+        notice={refused ? 'Your API key was not accepted; sign in again.' : null}
+        onSignedIn={() => {
+          setRefused(false);
+          setSignedIn(true);
+        }}
+      />
+    );
   return <AuthContext.Provider value={{ signOut }}>{children}</AuthContext.Provider>;
 }
 
-function SignIn({ onSignedIn }: { onSignedIn(): void }) {
+function SignIn({ notice, onSignedIn }: { notice: string | null; onSignedIn(): void }) {
   const [key, setKey] = useState('');
-  const [problem, setProblem] = useState<string | null>(null);
+  const [problem, setProblem] = useState<string | null>(notice);
   const [busy, setBusy] = useState(false);
   const submit = async (event: FormEvent) => {
     event.preventDefault();
