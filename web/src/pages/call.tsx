@@ -150,7 +150,21 @@ export function CallPage() {
         </ol>
       )}
 
-      {c.record && <RecordingSection callId={c.call_id} completed={c.completed} />}
+      {c.record &&
+        (c.completed && c.recording_url === null ? (
+          <>
+            <h2>Recording</h2>
+            <p className="muted">
+              No recording was made of this call
+              {c.carrier === 'sandbox' &&
+                c.metadata.openline_sandbox_audio !== true &&
+                ': a sandbox call is recorded only in audio mode ("openline_sandbox_audio": true in its metadata)'}
+              .
+            </p>
+          </>
+        ) : (
+          <RecordingSection callId={c.call_id} completed={c.completed} />
+        ))}
 
       {c.latency && c.latency.turns.length > 0 && (
         <>

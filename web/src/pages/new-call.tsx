@@ -26,6 +26,7 @@ const EMPTY = {
   interruption_threshold: '',
   max_duration: '',
   record: false,
+  sandbox_audio: false,
   answered_by_enabled: false,
   voicemail_action: '',
   voicemail_message: '',
@@ -90,6 +91,12 @@ function toBody(form: Form): SendCallBody {
   for (const name of ['request_data', 'metadata', 'tools', 'dynamic_data'] as const) {
     const value = parseJsonField(name, form[name]);
     if (value !== undefined) body[name] = value;
+  }
+  if (form.sandbox_audio) {
+    const metadata = body.metadata ?? {};
+    if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata))
+      throw new Error('Metadata must be a JSON object');
+    body.metadata = { ...metadata, openline_sandbox_audio: true };
   }
   const other = parseJsonField('Other settings', form.other);
   if (other !== undefined) {
@@ -189,9 +196,18 @@ export function NewCallPage() {
           <label className="check">
             <input type="checkbox" {...flag('block_interruptions')} /> Block interruptions
           </label>
-          <label className="check">
-            <input type="checkbox" {...flag('record')} /> Record the call
-          </label>
+          <div className="check-group">
+            <label className="check">
+              <input type="checkbox" aria-describedby="record-hint" {...flag('record')} /> Record the call
+            </label>
+            <label className="check">
+              <input type="checkbox" aria-describedby="record-hint" {...flag('sandbox_audio')} /> Sandbox call in audio
+              mode
+            </label>
+            <small id="record-hint" className="muted">
+              Sandbox numbers (555-01XX) are recorded only in audio mode, with real voices and tones.
+            </small>
+          </div>
           <label className="check">
             <input type="checkbox" {...flag('answered_by_enabled')} /> Detect answering machines
           </label>
