@@ -58,6 +58,7 @@ describe('dashboard in Chromium', () => {
     await page.getByLabel('API key').fill(t.key);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Calls' }).waitFor();
+    assert.equal(await page.title(), 'Calls · Openline');
     assert.equal(new URL(page.url()).pathname, '/calls');
     assert.equal(new URL(page.url()).searchParams.get('answered_by'), 'human');
     // The key is in session storage only: not in the URL, not in local storage.
@@ -67,6 +68,13 @@ describe('dashboard in Chromium', () => {
 
   it('places a call from the New call form and watches it complete with its transcript and recording', async () => {
     await page.goto(`${origin}/calls/new`);
+    // A JSON field's problem describes the field (it is not part of its name) and marks it invalid.
+    const metadata = page.getByLabel('Metadata', { exact: true });
+    await metadata.fill('{not json');
+    assert.equal(await metadata.getAttribute('aria-invalid'), 'true');
+    const described = page.locator(`[id="${await metadata.getAttribute('aria-describedby')}"]`);
+    assert.match(String(await described.textContent()), /^Not JSON/);
+    await metadata.fill('');
     await page.getByLabel('Phone number', { exact: true }).fill('+14155550100');
     await page.getByLabel('Task', { exact: true }).fill('Confirm the dentist appointment for tomorrow at 3 pm.');
     await page.getByLabel('Record the call').check();
@@ -76,6 +84,7 @@ describe('dashboard in Chromium', () => {
 
     // Live: the page follows the call until it ends, without a reload.
     await page.locator('h1 .badge', { hasText: 'completed' }).waitFor({ timeout: 90_000 });
+    assert.equal(await page.title(), 'Call to +14155550100 · Openline');
     const lines = page.getByRole('list', { name: 'Transcript' }).getByRole('listitem');
     assert.ok((await lines.count()) >= 2, 'the transcript shows both sides');
     await lines.filter({ hasText: 'Agent' }).first().waitFor();
@@ -370,6 +379,8 @@ describe('dashboard in Chromium', () => {
     await page.getByRole('button', { name: 'Save persona' }).click();
     const row = page.getByRole('row', { name: /Ava \(live: version 1, draft: 2\)/ });
     await row.waitFor();
+    // Each row's buttons name the persona they act on.
+    await row.getByRole('button', { name: /^Edit persona Ava/ }).waitFor();
     await row.getByRole('button', { name: 'Promote draft' }).click();
     await page.getByRole('row', { name: /Ava \(live: version 3, draft: 2\)/ }).waitFor();
 

@@ -1,6 +1,7 @@
 import { createContext, useContext, useEffect, useState, type FormEvent, type ReactNode } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { api, problemText, session, whenSignedOut } from './api';
+import { useTitle } from './components/ui';
 
 interface Auth {
   signOut(): void;
@@ -50,6 +51,7 @@ function SignIn({ notice, onSignedIn }: { notice: string | null; onSignedIn(): v
   const [key, setKey] = useState('');
   const [problem, setProblem] = useState<string | null>(notice);
   const [busy, setBusy] = useState(false);
+  useTitle('Sign in');
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     const trimmed = key.trim();

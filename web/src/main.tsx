@@ -4,6 +4,7 @@ import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { Navigate, Route, RouterProvider, createBrowserRouter, createRoutesFromElements } from 'react-router';
 import { AuthGate } from './auth';
 import { Layout } from './layout';
+import { useTitle } from './components/ui';
 import { CallsPage } from './pages/calls';
 import { CallPage } from './pages/call';
 import { NewCallPage } from './pages/new-call';
@@ -29,6 +30,7 @@ const client = new QueryClient({
 });
 
 function NotFound() {
+  useTitle('Page not found');
   return (
     <section>
       <h1>Page not found</h1>

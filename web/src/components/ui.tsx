@@ -1,5 +1,12 @@
-import { cloneElement, useId, useState, type ReactElement, type ReactNode } from 'react';
+import { cloneElement, useEffect, useId, useState, type ReactElement, type ReactNode } from 'react';
 import { problemText } from '../api';
+
+/** The browser tab's title for a page: "Calls · Openline"; just "Openline" until `title` is known. */
+export function useTitle(title: string | null | undefined): void {
+  useEffect(() => {
+    document.title = title ? `${title} · Openline` : 'Openline';
+  }, [title]);
+}
 
 /** When something happened, in the reader's locale. */
 export function time(iso: string | null | undefined): string {
@@ -81,7 +88,10 @@ export function Field({ label, children, hint }: { label: string; children: Reac
   );
 }
 
-/** A JSON editor: a textarea that says where its text stops being JSON. */
+/**
+ * A JSON editor: a textarea that says where its text stops being JSON. The message is the
+ * textarea's description (not part of its label), read out politely as it changes.
+ */
 export function JsonArea({
   label,
   value,
@@ -94,6 +104,7 @@ export function JsonArea({
   rows?: number;
 }) {
   const [touched, setTouched] = useState(false);
+  const id = useId();
   let problem: string | null = null;
   if (touched && value.trim() !== '') {
     try {
@@ -103,9 +114,10 @@ export function JsonArea({
     }
   }
   return (
-    <label className="field">
-      <span>{label}</span>
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
       <textarea
+        id={id}
         className="code"
         rows={rows}
         value={value}
@@ -115,9 +127,12 @@ export function JsonArea({
           onChange(e.target.value);
         }}
         aria-invalid={problem !== null}
+        aria-describedby={`${id}-problem`}
       />
-      {problem && <small className="problem-text">Not JSON: {problem}</small>}
-    </label>
+      <small id={`${id}-problem`} className="problem-text" aria-live="polite">
+        {problem && `Not JSON: ${problem}`}
+      </small>
+    </div>
   );
 }
 

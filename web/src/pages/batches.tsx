@@ -3,7 +3,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { api } from '../api';
 import { CsvInput, describeRows, type CsvRows } from '../components/csv';
-import { Badge, Field, ListTable, Problem, time } from '../components/ui';
+import { Badge, Field, ListTable, Problem, time, useTitle } from '../components/ui';
 
 interface Batch {
   batch_id: string;
@@ -19,6 +19,7 @@ interface Batch {
 
 /** Batches: one task to many numbers from a CSV, with progress; calls open in the calls list. */
 export function BatchesPage() {
+  useTitle('Batches');
   const queries = useQueryClient();
   const batches = useQuery({
     queryKey: ['batches'],
@@ -90,7 +91,12 @@ export function BatchesPage() {
             hiddenHeader: true,
             cell: (b) =>
               b.status === 'in_progress' && (
-                <button type="button" className="danger" onClick={() => stop.mutate(b.batch_id)}>
+                <button
+                  type="button"
+                  className="danger"
+                  onClick={() => stop.mutate(b.batch_id)}
+                  aria-label={`Stop batch ${b.label ?? b.batch_id}`}
+                >
                   Stop
                 </button>
               ),

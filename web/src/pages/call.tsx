@@ -4,7 +4,7 @@ import { Link, useParams } from 'react-router';
 import type { PathwayLogEntry } from '../../../src/pathways/logs.js';
 import { api, blobUrl, type CallRecord } from '../api';
 import { PathwaySteps } from '../components/steps';
-import { Badge, counted, Json as JsonView, Loading, Problem, time } from '../components/ui';
+import { Badge, counted, Json as JsonView, Loading, Problem, time, useTitle } from '../components/ui';
 import { Recording } from '../components/waveform';
 import { ListenButton } from '../components/listen';
 import { StackedBars } from '../components/bars';
@@ -49,6 +49,8 @@ export function CallPage() {
     // Live while the call runs.
     refetchInterval: (q) => (q.state.data && !q.state.data.completed ? 1_500 : false),
   });
+  const title = call.data ? `Call to ${call.data.to}` : call.error ? 'Call' : null;
+  useTitle(title);
   const stop = useMutation({
     mutationFn: () => api(`/v1/calls/${id}/stop`, { method: 'POST' }),
     onSuccess: () => queries.invalidateQueries({ queryKey: ['call', id] }),
@@ -68,7 +70,7 @@ export function CallPage() {
     <section className="call">
       <div className="page-head">
         <h1>
-          Call to {c.to} <Badge value={c.completed ? c.status : c.queue_status} />
+          {title} <Badge value={c.completed ? c.status : c.queue_status} />
         </h1>
         {!c.completed && (
           <div className="actions">

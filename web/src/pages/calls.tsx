@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link, useSearchParams } from 'react-router';
 import { api, query, type CallSummary } from '../api';
-import { Badge, Loading, Problem, time } from '../components/ui';
+import { Badge, Loading, Problem, time, useTitle } from '../components/ui';
 
 const PAGE_SIZE = 50;
 const FILTERS = [
@@ -35,6 +35,7 @@ export function duration(minutes: number | null): string {
 
 /** The calls list: the filters of GET /v1/calls, kept in the URL; live while calls run. */
 export function CallsPage() {
+  useTitle('Calls');
   const [params, setParams] = useSearchParams();
   const filters = Object.fromEntries(FILTERS.map((f) => [f, params.get(f) ?? ''])) as Record<Filter, string>;
   const cursor = params.get('cursor') ?? undefined;

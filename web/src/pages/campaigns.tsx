@@ -6,10 +6,11 @@ import type { CampaignProgress as Progress } from '../../../src/store/campaigns.
 import { api, type CampaignDetail, type CampaignSummary } from '../api';
 import { CsvInput, describeRows, type CsvRows } from '../components/csv';
 import { StackedBars } from '../components/bars';
-import { Badge, Field, Loading, Problem, brief, time } from '../components/ui';
+import { Badge, Field, Loading, Problem, brief, time, useTitle } from '../components/ui';
 
 /** Campaigns: the list and a new campaign from a CSV of numbers. */
 export function CampaignsPage() {
+  useTitle('Campaigns');
   const navigate = useNavigate();
   const campaigns = useQuery({
     queryKey: ['campaigns'],
@@ -143,6 +144,7 @@ export function CampaignPage() {
     queryFn: () => api<{ pathways: { id: string; name: string }[] }>('/v1/pathway'),
     enabled: Boolean(detail.data?.sequences[0]?.pathway_id),
   });
+  useTitle(detail.data && `Campaign ${detail.data.campaign_name}`);
   const act = useMutation({
     mutationFn: (action: string) => api(`/v1/campaigns/${id}/${action}`, { method: 'POST' }),
     onSuccess: () => queries.invalidateQueries({ queryKey: ['campaign', id] }),

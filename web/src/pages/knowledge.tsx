@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { Link } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, type KnowledgeBase } from '../api';
-import { Field, ListTable, Problem, time } from '../components/ui';
+import { Field, ListTable, Problem, time, useTitle } from '../components/ui';
 import { ToolTabs } from '../layout';
 
 const KEY = ['knowledge'];
@@ -142,10 +142,15 @@ function Gaps({ names, onAnswered }: { names: Map<string, string>; onAnswered():
                   required
                   maxLength={4000}
                 />
-                <button type="submit" disabled={resolve.isPending}>
+                <button type="submit" disabled={resolve.isPending} aria-label={`Add answer for “${gap.question}”`}>
                   Add answer
                 </button>
-                <button type="button" className="secondary" onClick={() => dismiss.mutate(gap)}>
+                <button
+                  type="button"
+                  className="secondary"
+                  onClick={() => dismiss.mutate(gap)}
+                  aria-label={`Dismiss “${gap.question}”`}
+                >
                   Dismiss
                 </button>
               </form>
@@ -168,6 +173,7 @@ function size(bytes: number): string {
  * they talk when a call, an agent or a number names the id in its tools.
  */
 export function KnowledgePage() {
+  useTitle('Knowledge bases');
   const queries = useQueryClient();
   const list = useQuery({
     queryKey: KEY,
@@ -328,10 +334,15 @@ export function KnowledgePage() {
             className: 'actions',
             cell: (kb) => (
               <>
-                <button type="button" className="secondary" onClick={() => show.mutate(kb)}>
+                <button
+                  type="button"
+                  className="secondary"
+                  onClick={() => show.mutate(kb)}
+                  aria-label={`Show text of ${kb.name}`}
+                >
                   Show text
                 </button>
-                <button type="button" className="secondary" onClick={() => setAsking(kb)}>
+                <button type="button" className="secondary" onClick={() => setAsking(kb)} aria-label={`Ask ${kb.name}`}>
                   Ask
                 </button>
                 <button
@@ -340,6 +351,7 @@ export function KnowledgePage() {
                   onClick={() => {
                     if (window.confirm(`Delete knowledge base ${kb.name}?`)) remove.mutate(kb.id);
                   }}
+                  aria-label={`Delete knowledge base ${kb.name}`}
                 >
                   Delete
                 </button>

@@ -2,7 +2,7 @@ import { useState, type FormEvent, type ReactNode } from 'react';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
 import { api, type Json, type SendCallBody } from '../api';
-import { Field, JsonArea, Problem, parseJsonField } from '../components/ui';
+import { Field, JsonArea, Problem, parseJsonField, useTitle } from '../components/ui';
 
 interface Voice {
   id: string;
@@ -109,6 +109,7 @@ function toBody(form: Form): SendCallBody {
 
 /** "New call": every Send Call field, grouped, the defaults shown; places the call and opens it. */
 export function NewCallPage() {
+  useTitle('New call');
   const navigate = useNavigate();
   const [form, setForm] = useState<Form>(EMPTY);
   const voices = useQuery({ queryKey: ['voices'], queryFn: () => api<{ voices: Voice[] }>('/v1/voices') });

@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
 import { api, type InboundNumber, type Json } from '../api';
-import { Field, JsonArea, ListTable, Problem, parseJsonField, time } from '../components/ui';
+import { Field, JsonArea, ListTable, Problem, parseJsonField, time, useTitle } from '../components/ui';
 import { WebCallPanel } from '../components/web-call';
 
 const SETTINGS = [
@@ -23,6 +23,7 @@ const path = (number: string) => `/v1/inbound/${encodeURIComponent(number)}`;
 
 /** Inbound numbers: buy one (on the sandbox without a carrier), set its agent, ring it from a sandbox caller. */
 export function NumbersPage() {
+  useTitle('Numbers');
   const queries = useQueryClient();
   const navigate = useNavigate();
   const numbers = useQuery({
@@ -148,14 +149,25 @@ export function NumbersPage() {
                       text: JSON.stringify(Object.fromEntries(SETTINGS.map((k) => [k, n[k]])), null, 2),
                     })
                   }
+                  aria-label={`Configure ${n.phone_number}`}
                 >
                   Configure
                 </button>
-                <button type="button" disabled={talking !== null} onClick={() => setTalking(n.phone_number)}>
+                <button
+                  type="button"
+                  disabled={talking !== null}
+                  onClick={() => setTalking(n.phone_number)}
+                  aria-label={`Talk from the browser to ${n.phone_number}`}
+                >
                   Talk from the browser
                 </button>
                 {n.carrier === 'sandbox' && (
-                  <button type="button" onClick={() => ring.mutate(n.phone_number)} disabled={ring.isPending}>
+                  <button
+                    type="button"
+                    onClick={() => ring.mutate(n.phone_number)}
+                    disabled={ring.isPending}
+                    aria-label={`Ring ${n.phone_number}`}
+                  >
                     Ring
                   </button>
                 )}

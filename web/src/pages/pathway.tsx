@@ -26,7 +26,7 @@ import {
 import type { PathwayDetail, VersionDetail, VersionSummary } from '../../../src/schemas/pathway.js';
 import type { ChatTurnResult } from '../../../src/pathways/chat.js';
 import { api, type Json } from '../api';
-import { Field, JsonArea, Loading, Problem, parseJsonField } from '../components/ui';
+import { Field, JsonArea, Loading, Problem, parseJsonField, useTitle } from '../components/ui';
 import { PathwaySteps } from '../components/steps';
 
 interface Graph {
@@ -256,6 +256,7 @@ export function PathwayPage() {
   const { id = '' } = useParams();
   const queries = useQueryClient();
   const pathway = useQuery({ queryKey: ['pathway', id], queryFn: () => api<PathwayDetail>(`/v1/pathway/${id}`) });
+  useTitle(pathway.data && `Pathway ${pathway.data.name}`);
   const [graph, setGraph] = useState<Graph | null>(null);
   const [dirty, setDirty] = useState(false);
   const [selection, setSelection] = useState<Selection>(null);

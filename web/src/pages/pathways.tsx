@@ -3,11 +3,12 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate } from 'react-router';
 import type { PathwaySummary } from '../../../src/schemas/pathway.js';
 import { api } from '../api';
-import { Field, Loading, Problem, time } from '../components/ui';
+import { Field, Loading, Problem, time, useTitle } from '../components/ui';
 import { WebCallPanel } from '../components/web-call';
 
 /** Pathways: the list, and a new one opened in the editor. */
 export function PathwaysPage() {
+  useTitle('Pathways');
   const navigate = useNavigate();
   const queries = useQueryClient();
   const pathways = useQuery({
@@ -98,6 +99,7 @@ export function PathwaysPage() {
                     type="button"
                     disabled={talking !== null}
                     onClick={() => setTalking({ id: p.id, name: p.name })}
+                    aria-label={`Talk to this pathway: ${p.name}`}
                   >
                     Talk to this pathway
                   </button>

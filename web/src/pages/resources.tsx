@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, type Agent, type Json } from '../api';
-import { JsonArea, Loading, Problem, parseJsonField, time } from '../components/ui';
+import { JsonArea, Loading, Problem, parseJsonField, time, useTitle } from '../components/ui';
 import { WebCallPanel, type TalkTarget } from '../components/web-call';
 import { ToolTabs } from '../layout';
 
@@ -26,6 +26,7 @@ interface Kind<T> {
 }
 
 function ResourcePage<T>({ kind }: { kind: Kind<T> }) {
+  useTitle(kind.title);
   const queries = useQueryClient();
   const key = [kind.title];
   const items = useQuery({ queryKey: key, queryFn: kind.list });
@@ -117,6 +118,7 @@ function ResourcePage<T>({ kind }: { kind: Kind<T> }) {
                       type="button"
                       disabled={talking !== null}
                       onClick={() => setTalking({ target: kind.talk!(item), title: kind.name(item) })}
+                      aria-label={`Talk to this ${kind.one}: ${kind.name(item)}`}
                     >
                       Talk to this {kind.one}
                     </button>
@@ -128,6 +130,7 @@ function ResourcePage<T>({ kind }: { kind: Kind<T> }) {
                       className="secondary"
                       disabled={act.isPending}
                       onClick={() => act.mutate({ run: action.run, item })}
+                      aria-label={`${action.label}: ${kind.one} ${kind.name(item)}`}
                     >
                       {action.label}
                     </button>
@@ -138,6 +141,7 @@ function ResourcePage<T>({ kind }: { kind: Kind<T> }) {
                     onClick={() =>
                       setEditing({ id: kind.id(item), text: JSON.stringify(kind.editable(item), null, 2) })
                     }
+                    aria-label={`Edit ${kind.one} ${kind.name(item)}`}
                   >
                     Edit
                   </button>
@@ -147,6 +151,7 @@ function ResourcePage<T>({ kind }: { kind: Kind<T> }) {
                     onClick={() => {
                       if (window.confirm(`Delete ${kind.one} ${kind.name(item)}?`)) remove.mutate(kind.id(item));
                     }}
+                    aria-label={`Delete ${kind.one} ${kind.name(item)}`}
                   >
                     Delete
                   </button>

@@ -3,7 +3,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { Static } from '@sinclair/typebox';
 import type { MeResponse } from '../../../src/schemas/account.js';
 import { api } from '../api';
-import { Field, Loading, Problem, time } from '../components/ui';
+import { Field, Loading, Problem, time, useTitle } from '../components/ui';
 
 type Me = Static<typeof MeResponse>;
 interface Blocked {
@@ -17,6 +17,7 @@ const ROTATE =
 
 /** Settings: the account, its API keys (prefixes only), connecting an MCP client, the webhook signing secret, blocked numbers. */
 export function SettingsPage() {
+  useTitle('Settings');
   const queries = useQueryClient();
   const me = useQuery({ queryKey: ['me'], queryFn: () => api<Me>('/v1/me') });
   const blocked = useQuery({
@@ -130,7 +131,12 @@ export function SettingsPage() {
         {blocked.data?.map((b) => (
           <li key={b.phone_number}>
             {b.phone_number} <span className="muted">{b.reason ?? ''}</span>{' '}
-            <button type="button" className="secondary" onClick={() => unblock.mutate(b.phone_number)}>
+            <button
+              type="button"
+              className="secondary"
+              onClick={() => unblock.mutate(b.phone_number)}
+              aria-label={`Unblock ${b.phone_number}`}
+            >
               Unblock
             </button>
           </li>

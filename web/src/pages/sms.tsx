@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api } from '../api';
-import { Field, Loading, Problem, time } from '../components/ui';
+import { Field, Loading, Problem, time, useTitle } from '../components/ui';
 
 interface Message {
   message_id: string;
@@ -24,6 +24,7 @@ async function allMessages(): Promise<Directed[]> {
 
 /** SMS: conversations by the other party's number, and sending a text from one of your numbers. */
 export function SmsPage() {
+  useTitle('SMS');
   const queries = useQueryClient();
   const messages = useQuery({
     queryKey: ['sms'],

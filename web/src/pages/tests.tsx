@@ -13,6 +13,7 @@ import {
   parseJsonField,
   problemsByField,
   time,
+  useTitle,
 } from '../components/ui';
 
 interface Scenario {
@@ -175,6 +176,7 @@ function NewScenario({ onCreated }: { onCreated(): void }) {
 
 /** Tests: the account's agent test scenarios, a Run button each, a form for a new one, and the latest runs. */
 export function TestsPage() {
+  useTitle('Tests');
   const queries = useQueryClient();
   const navigate = useNavigate();
   const scenarios = useQuery({
@@ -232,7 +234,12 @@ export function TestsPage() {
             header: 'Actions',
             hiddenHeader: true,
             cell: (s) => (
-              <button type="button" disabled={run.isPending} onClick={() => run.mutate(s.id)}>
+              <button
+                type="button"
+                disabled={run.isPending}
+                onClick={() => run.mutate(s.id)}
+                aria-label={`Run ${s.name}`}
+              >
                 Run
               </button>
             ),
@@ -266,6 +273,7 @@ export function TestRunPage() {
     queryFn: () => api<TestRun>(`/v1/agent-testing/runs/${id}`),
     refetchInterval: (q) => (q.state.data?.status === 'RUNNING' ? 1_000 : false),
   });
+  useTitle(run.data && `Test run: ${run.data.scenario.name}`);
   if (run.isPending) return <Loading what="the run" />;
   if (!run.data) return <Problem error={run.error} />;
   const r = run.data;

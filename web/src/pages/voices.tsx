@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { api, blobUrl } from '../api';
-import { Loading, Problem } from '../components/ui';
+import { Loading, Problem, useTitle } from '../components/ui';
 
 interface Voice {
   id: string;
@@ -13,6 +13,7 @@ interface Voice {
 
 /** Voices: the catalogue, each with a sample spoken by the configured speech provider. */
 export function VoicesPage() {
+  useTitle('Voices');
   const voices = useQuery({ queryKey: ['voices'], queryFn: () => api<{ voices: Voice[] }>('/v1/voices') });
   const [playing, setPlaying] = useState<{ name: string; url: string } | null>(null);
   const [problem, setProblem] = useState<unknown>(null);
