@@ -240,6 +240,9 @@ describe('web calls in Chromium', () => {
     await listener.goto(`${origin}${callPath}`);
     await listener.getByLabel('API key').fill(t.key);
     await listener.getByRole('button', { name: 'Sign in' }).click();
+    // The page names the agent the browser talks to, not its id.
+    await listener.getByRole('heading', { name: /^Web call with agent “/ }).waitFor();
+    assert.match(await listener.title(), /^Web call with agent “.+” · Openline$/);
     await listener.getByRole('button', { name: 'Listen live' }).click();
     await listener.getByRole('button', { name: /Listening · [2-9] s/ }).waitFor({ timeout: 10_000 });
     assert.equal(t.services.listening.listenerCount, 1);

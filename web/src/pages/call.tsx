@@ -2,7 +2,9 @@ import { useEffect, useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
 import type { PathwayLogEntry } from '../../../src/pathways/logs.js';
-import { api, blobUrl, type CallRecord } from '../api';
+import type { PathwayDetail } from '../../../src/schemas/pathway.js';
+import { api, blobUrl, type Agent, type CallRecord } from '../api';
+import { agentName } from './resources';
 import { PathwaySteps } from '../components/steps';
 import { Badge, counted, Json as JsonView, Loading, Problem, time, useTitle } from '../components/ui';
 import { Recording } from '../components/waveform';
@@ -23,6 +25,13 @@ interface WebhookLog {
       error: string | null;
     }[];
   };
+}
+
+/** Whom a web call talked to: the record's `to` is an agent's id, a pathway's id or an inbound number. */
+function webTarget(call: CallRecord): { kind: 'agent' | 'pathway' | 'number'; id: string } {
+  if (call.request_data.pathway_id === call.to) return { kind: 'pathway', id: call.to };
+  if (call.to.startsWith('+')) return { kind: 'number', id: call.to };
+  return { kind: 'agent', id: call.to };
 }
 
 /** Seconds from the call's start, as m:ss, for the transcript timeline. */
@@ -49,7 +58,29 @@ export function CallPage() {
     // Live while the call runs.
     refetchInterval: (q) => (q.state.data && !q.state.data.completed ? 1_500 : false),
   });
-  const title = call.data ? `Call to ${call.data.to}` : call.error ? 'Call' : null;
+  const web = call.data?.carrier === 'web' ? webTarget(call.data) : null;
+  // A web call's `to` is the id of the agent or pathway the browser talked to: its name instead.
+  const target = useQuery({
+    queryKey: ['web-call-target', web?.kind, web?.id],
+    queryFn: async () =>
+      web?.kind === 'agent'
+        ? agentName((await api<{ agent: Agent }>(`/v1/agents/${web.id}`)).agent)
+        : (await api<PathwayDetail>(`/v1/pathway/${web!.id}`)).name,
+    enabled: web?.kind === 'agent' || web?.kind === 'pathway',
+    retry: false,
+    staleTime: Infinity,
+  });
+  const title = !call.data
+    ? call.error
+      ? 'Call'
+      : null
+    : !web
+      ? `Call to ${call.data.to}`
+      : web.kind === 'number'
+        ? `Web call to ${web.id}`
+        : target.data
+          ? `Web call with ${web.kind} “${target.data}”`
+          : `Web call with the ${web.kind}`;
   useTitle(title);
   const stop = useMutation({
     mutationFn: () => api(`/v1/calls/${id}/stop`, { method: 'POST' }),
@@ -90,7 +121,7 @@ export function CallPage() {
         <dt>Direction</dt>
         <dd>{c.inbound ? 'inbound' : 'outbound'}</dd>
         <dt>From</dt>
-        <dd>{c.from ?? '—'}</dd>
+        <dd>{c.from ?? (web ? 'the browser' : '—')}</dd>
         <dt>Created</dt>
         <dd>{time(c.created_at)}</dd>
         <dt>Length</dt>

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, type Agent, type Json } from '../api';
-import { JsonArea, Loading, Problem, parseJsonField, time, useTitle } from '../components/ui';
+import { JsonArea, Loading, Problem, brief, parseJsonField, time, useTitle } from '../components/ui';
 import { WebCallPanel, type TalkTarget } from '../components/web-call';
 import { ToolTabs } from '../layout';
 
@@ -168,12 +168,22 @@ function ResourcePage<T>({ kind }: { kind: Kind<T> }) {
 const without = (item: Json, ...names: string[]): Json =>
   Object.fromEntries(Object.entries(item).filter(([name]) => !names.includes(name)));
 
+/**
+ * What the dashboard calls an agent (agents have no name field): its prompt's first sentence when
+ * that is short, else the prompt's start cut at a word, with an ellipsis.
+ */
+export function agentName(agent: Agent): string {
+  if (typeof agent.prompt !== 'string' || agent.prompt.trim() === '') return `Agent ${agent.agent_id.slice(0, 8)}`;
+  const sentence = /^[^.!?]*[.!?](?=\s|$)/.exec(agent.prompt.trim())?.[0];
+  return sentence && sentence.length <= 60 ? sentence : brief(agent.prompt, 60);
+}
+
 const AGENTS: Kind<Agent> = {
   title: 'Agents',
   one: 'agent',
   list: async () => (await api<{ agents: Agent[] }>('/v1/agents')).agents,
   id: (a) => a.agent_id,
-  name: (a) => (typeof a.prompt === 'string' ? a.prompt.slice(0, 60) : a.agent_id),
+  name: agentName,
   created: (a) => a.created_at,
   editable: (a) => without(a as unknown as Json, 'agent_id', 'created_at', 'updated_at'),
   template: {
