@@ -154,6 +154,14 @@ const VAD_LOADING_MAX = 250;
 const FINAL_WAIT_FRAMES = 40;
 /** Frames held for an STT stream still opening (5 s); older ones are dropped from the STT only. */
 const STT_PENDING_MAX = 250;
+/**
+ * How long after an utterance's end mark went out its echo may take: the carrier plays what it
+ * holds (at most OPENLINE_AUDIO_AHEAD_MS) and echoes it. Past this the mark was lost, and the
+ * utterance counts as said rather than holding the agent for good.
+ */
+const END_MARK_ECHO_MS = 3000;
+/** An utterance's end mark, also when sent again under a new name (renameMark). */
+const END_MARK = /:end(?:~\d+)?$/;
 
 interface Word {
   /** Offset just past the word in the spoken text. */
@@ -313,7 +321,10 @@ class AudioCallLeg implements AudioLeg {
             this.latency.frameSent();
           }
         },
-        sendMark: (name) => transport.sendMark(name),
+        sendMark: (name) => {
+          transport.sendMark(name);
+          if (END_MARK.test(name)) this.awaitEndMark(name);
+        },
       },
       {
         fill: deps.background === undefined ? backgroundMixer(settings.backgroundTrack) : deps.background,
@@ -384,6 +395,21 @@ class AudioCallLeg implements AudioLeg {
     this.pacer.resume();
     // From the end of the voice over it (the last voiced frame heard) to going on.
     this.latency.released('resumed', { words: heard.trim() !== '', afterMs: performance.now() - this.lastVoicedAt });
+  }
+
+  /**
+   * An end mark that never comes back (a carrier that lost it) would hold the agent's turn for
+   * good: END_MARK_ECHO_MS after it went out, the utterance counts as said.
+   */
+  private awaitEndMark(name: string): void {
+    const timer = setTimeout(() => {
+      const handler = this.markHandlers.get(name);
+      if (!handler || this.ended) return;
+      this.markHandlers.delete(name);
+      this.deps.log?.warn({ call_id: this.settings.callId }, 'the carrier did not echo the end of an utterance');
+      handler();
+    }, END_MARK_ECHO_MS);
+    timer.unref();
   }
 
   /** A mark sent again under a new name: the far end may echo the old one when it is cleared. */

@@ -50,6 +50,8 @@ export interface MediaPairOptions {
    * their echo); default 0 = played on arrival, echoed on the next turn of the event loop.
    */
   playoutMs?: number;
+  /** false: marks are never echoed, as by a carrier that lost them. Default true. */
+  echoMarks?: boolean;
 }
 
 /** A connected pair: `transport` for the leg, `far` for the test acting as carrier and caller. */
@@ -141,6 +143,7 @@ export function createMediaPair(options: MediaPairOptions = {}): { transport: Me
     sendMark(name) {
       if (far.closed) return;
       far.marks.push(name);
+      if (options.echoMarks === false) return;
       const playout = options.playoutMs ?? 0;
       if (playout === 0) {
         setImmediate(() => echo(name));

@@ -38,11 +38,15 @@ function setup(
     lines?: string[];
     record?: boolean;
     playoutMs?: number;
+    echoMarks?: boolean;
     msPerChar?: number;
     vad?: Vad | Promise<Vad>;
   } = {},
 ) {
-  const { transport, far } = createMediaPair({ playoutMs: options.playoutMs ?? 0 });
+  const { transport, far } = createMediaPair({
+    playoutMs: options.playoutMs ?? 0,
+    ...(options.echoMarks === false && { echoMarks: false }),
+  });
   const stt = new ScriptedStt({ lines: options.lines ?? ['hello there'] });
   const tts = new ToneTts({ msPerChar: options.msPerChar ?? 15 });
   const settings: AudioLegSettings = {
@@ -290,6 +294,14 @@ describe('audio leg: outbound speech', () => {
     );
     await leg.hangup();
     assert.equal(far.closed, true);
+  });
+
+  it('an utterance whose end mark the carrier never echoes counts as said a few seconds after it went out', async () => {
+    const { leg, far } = setup({ echoMarks: false });
+    const result = await leg.speak('We use SQL here.');
+    assert.deepEqual(result, { played: 'We use SQL here.', interrupted: false });
+    assert.deepEqual(far.echoed, []);
+    await leg.hangup();
   });
 
   it('a streamed reply is synthesised sentence by sentence as it comes, its word marks in one sequence', async () => {
