@@ -32,6 +32,11 @@ export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 
 /** Streamed events are best-effort: one try, and a short wait so a slow receiver costs little. */
 const EVENT_TIMEOUT_MS = 5_000;
+/**
+ * Streamed events of one call waiting for a slow receiver, at most: past this, new ones are
+ * dropped (and logged) rather than piling up behind its timeouts for the rest of the call.
+ */
+export const MAX_EVENT_BACKLOG = 20;
 
 export interface WebhookLogger {
   info(object: object, message: string): void;
@@ -63,6 +68,8 @@ export interface WebhookDeps {
 export class WebhookService {
   /** Per call, the tail of its streamed events: sent one after another so they arrive in order. */
   private readonly eventChains = new Map<string, Promise<void>>();
+  /** Per call, its streamed events not yet sent or given up (MAX_EVENT_BACKLOG). */
+  private readonly eventBacklog = new Map<string, number>();
   /** Real milliseconds an end-of-call delivery may take (the client's 10 s default; tests shorten it). */
   deliveryTimeoutMs = DEFAULT_TIMEOUT_MS;
 
@@ -224,10 +231,19 @@ export class WebhookService {
    * for its category. Best-effort: one try with a short timeout, never awaited by the call.
    */
   event(callId: string, category: CallEventCategory, message: string, logLevel = 'info'): void {
+    const waiting = this.eventBacklog.get(callId) ?? 0;
+    if (waiting >= MAX_EVENT_BACKLOG) {
+      this.d.log?.info({ call_id: callId, category }, 'streamed event dropped: the receiver is too far behind');
+      return;
+    }
+    this.eventBacklog.set(callId, waiting + 1);
     const previous = this.eventChains.get(callId) ?? Promise.resolve();
     const next = previous.then(() => this.sendEvent(callId, category, message, logLevel));
     this.eventChains.set(callId, next);
     void next.finally(() => {
+      const left = (this.eventBacklog.get(callId) ?? 1) - 1;
+      if (left > 0) this.eventBacklog.set(callId, left);
+      else this.eventBacklog.delete(callId);
       if (this.eventChains.get(callId) === next) this.eventChains.delete(callId);
     });
   }

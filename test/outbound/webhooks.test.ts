@@ -1,11 +1,13 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import type http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { createTestApp, type TestApp } from '../../src/testing/harness.js';
 import { ScaledClock } from '../../src/clock.js';
 import { verifyWebhook } from '../../src/outbound/signing.js';
+import { MAX_EVENT_BACKLOG } from '../../src/outbound/webhooks.js';
 import { startReceiver, type Received } from './receiver.js';
 
 type Obj = { [k: string]: unknown };
@@ -226,6 +228,24 @@ for (const storage of ['sqlite', 'postgres'] as const)
       for (const expected of ['queue: Call allocated', 'queue: Call started', 'call: Call connected'])
         assert.ok(messages.includes(expected), `${expected} in ${messages.join(' | ')}`);
       assert.ok(messages.some((m) => /^call: Call ended/.test(m)));
+      // A receiver that stops answering holds at most MAX_EVENT_BACKLOG of a call's events; the rest are dropped.
+      const held: http.ServerResponse[] = [];
+      receiver.handle = (_req, res) => void held.push(res);
+      const slow = await place(t, {
+        phone_number: '+14155550104',
+        webhook: `${receiver.url}/slow`,
+        webhook_events: ['tool'],
+      });
+      await ended(t, slow);
+      const before = receiver.received.filter((r) => r.url === '/slow').length;
+      for (let i = 0; i < MAX_EVENT_BACKLOG + 10; i++) t.services.webhooks.event(slow, 'tool', `event ${i}`);
+      await until('the first held', async () => held.length > 0);
+      receiver.handle = (_req, res) => res.end('ok');
+      for (const res of held.splice(0)) res.end('ok');
+      const streamed = () => receiver.received.filter((r) => r.url === '/slow' && /event \d+/.test(r.body)).length;
+      await until('the backlog sent', async () => streamed() === MAX_EVENT_BACKLOG);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.equal(streamed(), MAX_EVENT_BACKLOG, `${before} before`);
       // Only the chosen categories: a call without webhook_events streams nothing.
       const quiet = await place(t, { phone_number: '+14155550104', webhook: `${receiver.url}/quiet` });
       await until('its webhook', async () => records(receiver.received, quiet).length > 0);
