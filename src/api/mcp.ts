@@ -13,7 +13,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Api } from './types.js';
 import type { Services } from '../services.js';
 import { MCP_TOOLS, argumentErrors, type ApiRequest, type Endpoint } from '../mcp/tools.js';
-import { ApiError, validationError } from '../errors.js';
+import { ApiError } from '../errors.js';
 import { once } from '../domain/once.js';
 
 const INSTRUCTIONS =
@@ -127,11 +127,25 @@ function isJsonRpc(body: unknown): boolean {
   return Array.isArray(body) ? body.length > 0 && body.every(one) : one(body);
 }
 
+/** A JSON-RPC error answer with no id (the request's could not be read), over HTTP 400. */
+function rpcError(reply: FastifyReply, code: number, message: string): FastifyReply {
+  return reply.status(400).send({ jsonrpc: '2.0', id: null, error: { code, message } });
+}
+
+/** Protocol versions that dropped JSON-RPC batches (2025-06-18 and later). */
+const UNBATCHED = (version: string | undefined): boolean => version !== undefined && version >= '2025-06-18';
+
 export default async function mcpRoutes(app: Api, _services: Services): Promise<void> {
   const endpoints = endpointsOf(app);
   app.post(
     '/mcp',
     {
+      // A body that is not JSON is JSON-RPC's parse error, in its words; the rest (a missing key) as ever.
+      errorHandler: (error: Error & { code?: string }, request, reply) => {
+        if (error instanceof ApiError && error.code === 'INVALID_JSON')
+          return rpcError(reply, -32700, `Parse error: ${error.message}`);
+        throw error;
+      },
       schema: {
         tags: ['MCP'],
         summary: 'The MCP server (Streamable HTTP)',
@@ -143,9 +157,14 @@ export default async function mcpRoutes(app: Api, _services: Services): Promise<
     },
     async (request: FastifyRequest, reply: FastifyReply) => {
       if (!isJsonRpc(request.body))
-        throw validationError([
-          'body must be a JSON-RPC 2.0 message ({"jsonrpc": "2.0", "method": ..., "id": ...}) or a list of them',
-        ]);
+        return rpcError(
+          reply,
+          -32600,
+          'Invalid Request: the body must be a JSON-RPC 2.0 message ({"jsonrpc": "2.0", "method": ..., "id": ...}) or a list of them',
+        );
+      const version = request.headers['mcp-protocol-version'];
+      if (Array.isArray(request.body) && UNBATCHED(typeof version === 'string' ? version : undefined))
+        return rpcError(reply, -32600, `Invalid Request: protocol version ${String(version)} has no batches`);
       const sdk = await loadSdk();
       const server = serverFor(sdk, app, request, endpoints);
       const transport = new sdk.StreamableHTTPServerTransport({

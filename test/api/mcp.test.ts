@@ -208,9 +208,25 @@ describe('the MCP server at /v1/mcp (Streamable HTTP, the official SDK as client
       headers: { ...headers, authorization: t.key },
       body: JSON.stringify(init),
     });
+    // What is no JSON-RPC is answered in JSON-RPC's words: an invalid request, a parse error, a batch
+    // under a protocol version that has none.
     const notRpc = await t.request('POST', '/v1/mcp', { method: 'tools/list' });
     assert.equal(notRpc.status, 400);
-    assert.match(String((notRpc.body.errors as string[])[0]), /body must be a JSON-RPC 2\.0 message/);
+    assert.deepEqual([notRpc.body.jsonrpc, notRpc.body.id], ['2.0', null]);
+    assert.equal((notRpc.body.error as { code: number }).code, -32600);
+    const garbled = await fetch(new URL('/v1/mcp', origin), {
+      method: 'POST',
+      headers: { ...headers, authorization: t.key },
+      body: '{"jsonrpc": "2.0", "id": 1, "method": ',
+    });
+    assert.equal(garbled.status, 400);
+    assert.equal(((await garbled.json()) as { error: { code: number } }).error.code, -32700);
+    const batch = await fetch(new URL('/v1/mcp', origin), {
+      method: 'POST',
+      headers: { ...headers, authorization: t.key, 'mcp-protocol-version': '2025-06-18' },
+      body: JSON.stringify([{ jsonrpc: '2.0', id: 2, method: 'tools/list' }]),
+    });
+    assert.equal(((await batch.json()) as { error: { code: number; message: string } }).error.code, -32600);
     assert.equal(ok.status, 200, 'the key alone, without Bearer, as the API takes it');
     const answer = (await ok.json()) as { result: { serverInfo: { name: string } } };
     assert.equal(answer.result.serverInfo.name, 'openline');
