@@ -34,6 +34,9 @@ export function duration(minutes: number | null): string {
 }
 
 /** The calls list: the filters of GET /v1/calls, kept in the URL; live while calls run. */
+/** A browser's call: inbound with no caller number (phone calls always have one). */
+const isWebCall = (call: CallSummary): boolean => call.inbound && call.from === null;
+
 export function CallsPage() {
   useTitle('Calls');
   const [params, setParams] = useSearchParams();
@@ -167,8 +170,11 @@ export function CallsPage() {
                       <Link to={`/calls/${call.call_id}`}>{time(call.created_at)}</Link>
                     </td>
                     <td>{call.inbound ? 'inbound' : 'outbound'}</td>
-                    <td>{call.to}</td>
-                    <td>{call.from}</td>
+                    {/* A web call: from the browser, to an agent's or pathway's id (its page names it). */}
+                    <td title={isWebCall(call) ? call.to : undefined}>
+                      {isWebCall(call) && !call.to.startsWith('+') ? 'web call' : call.to}
+                    </td>
+                    <td>{isWebCall(call) ? 'the browser' : call.from}</td>
                     <td>
                       <Badge value={call.completed ? call.status : call.queue_status} />
                     </td>
