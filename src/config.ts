@@ -111,6 +111,8 @@ export interface SipConfig {
    * authorities trusted for outbound TLS; default the system's). Paths: read when SIP starts.
    */
   tls: { certFile?: string; keyFile?: string; caFile?: string; port: number };
+  /** SIP's T1 in ms (RFC 3261 section 17.1.1.1), from which its other timers follow. Default 500; no setting, tests shorten it. */
+  t1Ms?: number;
 }
 
 /** Text-to-speech and speech-to-text vendors, read by createSpeech. */

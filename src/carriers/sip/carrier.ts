@@ -260,6 +260,8 @@ export class SipCarrier implements Carrier {
         { kind: 'request', method: 'CANCEL', uri, headers, body: '' },
         { ...target, ...(sent.connection !== undefined && { connection: sent.connection }) },
       ).response;
+      // A far end that never answers the INVITE after this (no 487) does not hold the call: 64 T1 at most.
+      endpoint.cancelled(sent.branch);
     };
     const ring = setTimeout(() => cancel('timeout'), request.ringTimeoutMs);
     const onAbort = () => cancel('stopped');

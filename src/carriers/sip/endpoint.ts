@@ -47,6 +47,12 @@ export interface EndpointOptions {
   tls?: { cert?: string; key?: string; ca?: string; port: number };
   /** A TCP or TLS connection with no traffic for this long is closed. Default 5 minutes. */
   idleMs?: number;
+  /**
+   * T1, the round-trip estimate every SIP timer derives from (RFC 3261 section 17.1.1.1):
+   * retransmissions start at T1, T2 is 8 T1, a transaction times out after 64 T1. Default 500 ms;
+   * tests shorten it.
+   */
+  t1Ms?: number;
   log?: { warn(object: object, message: string): void };
 }
 
@@ -54,16 +60,14 @@ export interface EndpointOptions {
 export type RequestHandler = (request: SipRequest, from: Target, respond: Responder) => void;
 export type Responder = (status: number, reason: string, extra?: { headers?: Headers; body?: string }) => void;
 
-const T1 = 500;
-const T2 = 4000;
-/** Timer B / F: a transaction that hears nothing for this long has timed out. */
-const TRANSACTION_TIMEOUT_MS = 64 * T1;
+const DEFAULT_T1_MS = 500;
 const DEFAULT_IDLE_MS = 5 * 60_000;
 
 /** The port a transport uses when a URI names none. */
 export const defaultPort = (transport: Transport): number => (transport === 'tls' ? 5061 : 5060);
 
 interface ClientTransaction {
+  request: SipRequest;
   method: string;
   message: Buffer;
   target: Target;
@@ -152,6 +156,21 @@ export class SipEndpoint {
     return this.socket.address().port;
   }
 
+  /** T1 (RFC 3261 section 17.1.1.1): 500 ms unless the options say otherwise. */
+  get t1(): number {
+    return this.options.t1Ms ?? DEFAULT_T1_MS;
+  }
+
+  /** T2: the longest interval between retransmissions, 8 T1 (4 s). */
+  get t2(): number {
+    return 8 * this.t1;
+  }
+
+  /** Timers B, F and H: 64 T1 (32 s). */
+  get transactionTimeoutMs(): number {
+    return 64 * this.t1;
+  }
+
   /** The TLS port, when TLS listens. */
   get tlsPort(): number | undefined {
     const address = this.tlsServer?.address();
@@ -194,7 +213,7 @@ export class SipEndpoint {
     request: SipRequest,
     target: Target,
     onProvisional?: (response: SipResponse) => void,
-    timeoutMs = TRANSACTION_TIMEOUT_MS,
+    timeoutMs = this.transactionTimeoutMs,
   ): { response: Promise<SipResponse>; branch: string; connection: number | undefined } {
     const branch = param(header(request, 'via'), 'branch') ?? '';
     const message = serialize(request);
@@ -202,6 +221,7 @@ export class SipEndpoint {
     let connection: number | undefined;
     const response = new Promise<SipResponse>((resolve) => {
       const transaction: ClientTransaction = {
+        request,
         method: request.method,
         message,
         target,
@@ -221,22 +241,39 @@ export class SipEndpoint {
           setTimeout(() => {
             if (transaction.settled) return;
             if (request.method === 'INVITE' && transaction.provisional) return;
-            if (request.method !== 'INVITE' && transaction.provisional) interval = T2;
+            if (request.method !== 'INVITE' && transaction.provisional) interval = this.t2;
             this.send(message, target);
-            retransmit(request.method === 'INVITE' ? interval * 2 : Math.min(interval * 2, T2));
+            retransmit(request.method === 'INVITE' ? interval * 2 : Math.min(interval * 2, this.t2));
           }, interval),
         );
       };
-      if (!reliable) retransmit(T1);
-      // Timer B / F, on every transport. An INVITE that rings is bounded by the caller's own ring timeout instead.
+      if (!reliable) retransmit(this.t1);
+      // Timer B / F, on every transport. An INVITE that rings is bounded by the caller's own ring
+      // timeout instead, then by cancelled().
       transaction.timers.push(
         setTimeout(() => {
           if (transaction.settled || (request.method === 'INVITE' && transaction.provisional)) return;
-          this.settle(key, timeoutResponse(request));
+          this.settle(key, madeUpResponse(request, 408, 'Request Timeout'));
         }, timeoutMs),
       );
     });
     return { response, branch, connection };
+  }
+
+  /**
+   * The INVITE of `branch` was cancelled (its CANCEL sent): when no final response comes within
+   * 64 T1, its transaction is over all the same (RFC 3261 section 9.1), resolved with a made-up 487.
+   */
+  cancelled(branch: string): void {
+    const key = `${branch}|INVITE`;
+    const transaction = this.clients.get(key);
+    if (!transaction || transaction.settled) return;
+    transaction.timers.push(
+      setTimeout(
+        () => this.settle(key, madeUpResponse(transaction.request, 487, 'Request Terminated')),
+        this.transactionTimeoutMs,
+      ),
+    );
   }
 
   /**
@@ -435,17 +472,17 @@ export class SipEndpoint {
       // A reliable transport delivers the 2xx once; over UDP it is repeated until the ACK.
       if (request.method === 'INVITE' && status >= 200 && status < 300 && (from.transport ?? 'udp') === 'udp') {
         const ackKey = `${header(request, 'call-id')}|${cseqOf(request)?.seq}`;
-        let interval = T1;
+        let interval = this.t1;
         let waited = 0;
         const resend = () => {
           waited += interval;
-          if (waited > TRANSACTION_TIMEOUT_MS) {
+          if (waited > this.transactionTimeoutMs) {
             clearTimeout(this.unacknowledged.get(ackKey));
             this.unacknowledged.delete(ackKey);
             return;
           }
           this.send(bytes, target);
-          interval = Math.min(interval * 2, T2);
+          interval = Math.min(interval * 2, this.t2);
           this.unacknowledged.set(ackKey, setTimeout(resend, interval));
         };
         this.unacknowledged.set(ackKey, setTimeout(resend, interval));
@@ -456,7 +493,7 @@ export class SipEndpoint {
   }
 
   private forgetOld(): void {
-    const cutoff = Date.now() - TRANSACTION_TIMEOUT_MS;
+    const cutoff = Date.now() - this.transactionTimeoutMs;
     for (const [key, entry] of this.answered) {
       if (entry.at >= cutoff) break;
       this.answered.delete(key);
@@ -504,8 +541,9 @@ function ackFor(inviteBytes: Buffer, response: SipResponse): SipRequest {
   return { kind: 'request', method: 'ACK', uri: invite.uri, headers, body: '' };
 }
 
-function timeoutResponse(request: SipRequest): SipResponse {
+/** The final response a transaction gives itself when none came (timeout, cancelled). */
+function madeUpResponse(request: SipRequest, status: number, reason: string): SipResponse {
   const headers: Headers = new Map();
   for (const name of ['via', 'from', 'to', 'call-id', 'cseq']) headers.set(name, [header(request, name) ?? '']);
-  return { kind: 'response', status: 408, reason: 'Request Timeout', headers, body: '' };
+  return { kind: 'response', status, reason, headers, body: '' };
 }

@@ -123,6 +123,7 @@ export async function startSip(
       port: sip.listen.port,
       publicAddress: sip.publicAddress ?? defaultPublicAddress(sip.listen.host),
       tls: { port: sip.tls.port, ...(cert && { cert }), ...(key && { key }), ...(ca && { ca }) },
+      ...(sip.t1Ms !== undefined && { t1Ms: sip.t1Ms }),
       ...(log && { log }),
     });
   } catch (error) {
