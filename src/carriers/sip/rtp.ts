@@ -89,6 +89,16 @@ function lookupAddress(
 
 const DTMF_EVENTS = '0123456789*#ABCD';
 
+/**
+ * How many packets in a row, with one SSRC, another source must send (while the call's own
+ * source sends none) before the call's RTP follows it: a forged packet or two never takes the
+ * call over ("RTP bleed"), a far end that really moved does within 100 ms.
+ */
+export const SOURCE_SWITCH_PACKETS = 5;
+
+type Address = { address: string; port: number };
+const sameAddress = (a: Address, b: Address) => a.address === b.address && a.port === b.port;
+
 export interface PortRange {
   min: number;
   max: number;
@@ -119,7 +129,13 @@ async function bindInRange(host: string, range: PortRange): Promise<dgram.Socket
 
 export class RtpSession implements MediaTransport {
   private readonly listeners = new Set<MediaListener>();
-  private remote: { address: string; port: number } | undefined;
+  private remote: Address | undefined;
+  /** The far end's address in its SDP (connect()): a new one lets the next packet's source be the call's again. */
+  private described: Address | undefined;
+  /** Where the call's RTP comes from: the first packet's source, then only a new one that proved itself. */
+  private source: Address | undefined;
+  /** Another source sending meanwhile: its SSRC, and how many packets in a row. */
+  private candidate: (Address & { ssrc: number; count: number }) | undefined;
   private codec: RtpCodec = { name: 'PCMU', payloadType: 0 };
   private readonly ssrc = randomInt(2 ** 32);
   private sequence = randomInt(2 ** 16);
@@ -198,8 +214,13 @@ export class RtpSession implements MediaTransport {
    * response (early media: ringback, announcements): its packets are taken (and latched onto) but
    * their audio goes nowhere, and the RTP timeout waits, until the answer connects again.
    */
-  connect(remote: { address: string; port: number }, codec: RtpCodec, options: { early?: boolean } = {}): void {
-    this.remote = remote;
+  connect(remote: Address, codec: RtpCodec, options: { early?: boolean } = {}): void {
+    if (!this.described || !sameAddress(this.described, remote)) {
+      this.source = undefined;
+      this.candidate = undefined;
+    }
+    this.described = remote;
+    this.remote = this.source && this.options.latch ? this.source : remote;
     this.codec = codec;
     this.early = options.early === true;
     this.lastHeard = Date.now();
@@ -341,10 +362,7 @@ export class RtpSession implements MediaTransport {
   private onPacket(data: Buffer, from: dgram.RemoteInfo): void {
     if (this.closed) return;
     const packet = parseRtp(data);
-    if (!packet) return;
-    // Symmetric RTP: behind NAT, media comes from (and must go to) another address than the SDP's.
-    if (this.options.latch && this.remote && (this.remote.address !== from.address || this.remote.port !== from.port))
-      this.remote = { address: from.address, port: from.port };
+    if (!packet || !this.fromSource(from, packet.ssrc)) return;
     this.lastHeard = Date.now();
     this.stats.received++;
     // Ringback and announcements before the answer are no one speaking: nothing hears them.
@@ -355,6 +373,30 @@ export class RtpSession implements MediaTransport {
     // The line is not quiet while its packets wait for their turn.
     this.frames.arrived(packet);
     defer(() => this.received(packet));
+  }
+
+  /**
+   * Whether a packet comes from the call's source, which the first packet sets (symmetric RTP:
+   * behind NAT, media comes from, and must go to, another address than the SDP's). Another source
+   * becomes the call's only after SOURCE_SWITCH_PACKETS packets in a row with one SSRC, none from
+   * the current source meanwhile; until then its packets are dropped.
+   */
+  private fromSource(from: Address, ssrc: number): boolean {
+    const address = { address: from.address, port: from.port };
+    if (this.source && sameAddress(this.source, address)) {
+      this.candidate = undefined;
+      return true;
+    }
+    if (this.source) {
+      const candidate = this.candidate;
+      if (candidate && sameAddress(candidate, address) && candidate.ssrc === ssrc) candidate.count++;
+      else this.candidate = { ...address, ssrc, count: 1 };
+      if (this.candidate!.count < SOURCE_SWITCH_PACKETS) return false;
+      this.candidate = undefined;
+    }
+    this.source = address;
+    if (this.options.latch && this.remote) this.remote = address;
+    return true;
   }
 
   /** A packet's audio or key, for the listeners: in the order the packets came, none after close. */

@@ -1,0 +1,81 @@
+import { it } from 'node:test';
+import assert from 'node:assert/strict';
+import dgram from 'node:dgram';
+import { RtpSession, SOURCE_SWITCH_PACKETS, parseRtp, writeRtp } from '../../src/carriers/sip/rtp.js';
+import type { MediaEvent } from '../../src/media/transport.js';
+import { freeUdpPort } from '../../src/testing/ports.js';
+import { waitFor } from '../../src/testing/wait.js';
+
+/** A UDP socket sending RTP of one payload and SSRC, and counting the packets it receives. */
+async function source(payload: number, ssrc: number) {
+  const socket = dgram.createSocket('udp4');
+  let received = 0;
+  socket.on('message', (data) => {
+    if (parseRtp(data)) received++;
+  });
+  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+  let sequence = 1;
+  return {
+    port: socket.address().port,
+    received: () => received,
+    async send(to: number, count = 1, ssrcOf: (i: number) => number = () => ssrc) {
+      for (let i = 0; i < count; i++) {
+        const packet = writeRtp({
+          payloadType: 0,
+          marker: false,
+          sequence,
+          timestamp: sequence++ * 160,
+          ssrc: ssrcOf(i),
+          payload: Buffer.alloc(160, payload),
+        });
+        await new Promise<void>((resolve) => socket.send(packet, to, '127.0.0.1', () => resolve()));
+      }
+      // Loopback delivers within a moment: the session has read them before the test goes on.
+      await new Promise((resolve) => setTimeout(resolve, 30));
+    },
+    close: () => socket.close(),
+  };
+}
+
+it("RTP from another address never takes over a call's stream unless it sends several packets in a row with one SSRC, the call's own source silent", async () => {
+  const port = await freeUdpPort();
+  const rtp = await RtpSession.open('127.0.0.1', { min: port, max: port });
+  const phone = await source(0x1a, 0x1111);
+  const stranger = await source(0x55, 0x2222);
+  const heard: MediaEvent[] = [];
+  rtp.on((event) => heard.push(event));
+  const heardFrom = (payload: number) =>
+    heard.filter((e) => e.type === 'media' && e.payload.length > 0 && e.payload.every((b) => b === payload)).length;
+  /** Sends a frame of the agent's and says which of the two got it. */
+  const agentSends = async () => {
+    const before = { phone: phone.received(), stranger: stranger.received() };
+    rtp.sendMedia(Buffer.alloc(160, 0xff));
+    await waitFor('the packet', () => phone.received() + stranger.received() > before.phone + before.stranger, 2000);
+    return phone.received() > before.phone ? 'phone' : 'stranger';
+  };
+  try {
+    rtp.connect({ address: '127.0.0.1', port: phone.port }, { name: 'PCMU', payloadType: 0 });
+    await phone.send(port, 3);
+    assert.ok(heardFrom(0x1a) >= 1, 'the phone is heard');
+    // One forged packet, while the phone is quiet: nothing changes.
+    await stranger.send(port, 1);
+    assert.equal(await agentSends(), 'phone');
+    // Many packets, but with changing SSRCs: not one stream.
+    await stranger.send(port, 2 * SOURCE_SWITCH_PACKETS, (i) => 0x3000 + i);
+    assert.equal(await agentSends(), 'phone');
+    // One short of the switch, then the phone speaks: the count starts again.
+    await stranger.send(port, SOURCE_SWITCH_PACKETS - 1);
+    await phone.send(port, 1);
+    await stranger.send(port, SOURCE_SWITCH_PACKETS - 1);
+    assert.equal(await agentSends(), 'phone');
+    assert.equal(heardFrom(0x55), 0, "none of the stranger's audio reached the call");
+    // A far end that really moved (one SSRC, packets in a row, nothing from the old address): followed.
+    await stranger.send(port, SOURCE_SWITCH_PACKETS);
+    assert.equal(await agentSends(), 'stranger');
+    assert.ok(heardFrom(0x55) >= 1, 'its audio is the call');
+  } finally {
+    rtp.close();
+    phone.close();
+    stranger.close();
+  }
+});
