@@ -7,8 +7,8 @@ import path from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
 import { freeUdpPort } from '../../src/testing/ports.js';
-import type { SipMessage, SipRequest } from '../../src/carriers/sip/message.js';
-import { isRequest, udpPeer, type UdpPeer } from './udp-peer.js';
+import type { SipMessage, SipRequest, SipResponse } from '../../src/carriers/sip/message.js';
+import { audioSdp, isRequest, udpPeer, type UdpPeer } from './udp-peer.js';
 
 type Json = Record<string, unknown>;
 
@@ -83,5 +83,110 @@ describe('SIP transactions and dialogs', () => {
     assert.equal(record.status, 'canceled');
     assert.equal(record.completed, true);
     assert.equal(await portFree(rtpPort), true, 'the RTP port is free again');
+  });
+
+  /** A caller: one of the account's numbers, and requests from a UDP socket of its own. */
+  async function caller() {
+    const bought = await t.request('POST', '/v1/inbound/purchase', {
+      area_code: '628',
+      prompt: 'You are the front desk. Greet the caller.',
+    });
+    assert.equal(bought.status, 200, JSON.stringify(bought.body));
+    const number = String(bought.body.phone_number);
+    const peer = await udpPeer();
+    let branch = 0;
+    /** A request to Openline: `to` and `from` are the header values (tags included). */
+    const send = (
+      method: string,
+      call: { callId: string; from: string; to: string; seq: number },
+      extra: string[] = [],
+      body = '',
+    ) =>
+      peer.send(
+        [
+          `${method} sip:${number}@127.0.0.1:${ourPort} SIP/2.0`,
+          `Via: SIP/2.0/UDP 127.0.0.1:${peer.port};branch=z9hG4bK-test-${++branch}-${Date.now()}`,
+          'Max-Forwards: 70',
+          `From: ${call.from}`,
+          `To: ${call.to}`,
+          `Call-ID: ${call.callId}`,
+          `CSeq: ${call.seq} ${method === 'ACK' ? 'INVITE' : method}`,
+          `Contact: <sip:caller@127.0.0.1:${peer.port}>`,
+          ...extra,
+          ...(body ? ['Content-Type: application/sdp'] : []),
+          `Content-Length: ${Buffer.byteLength(body)}`,
+          '',
+          body,
+        ].join('\r\n'),
+        ourPort,
+      );
+    const responseTo = (callId: string, method: string, seq?: number) => (m: SipMessage) =>
+      m.kind === 'response' &&
+      m.status >= 200 &&
+      m.headers.get('call-id')?.[0] === callId &&
+      new RegExp(`^${seq ?? '\\d+'} ${method}$`).test(m.headers.get('cseq')?.[0] ?? '');
+    /** Calls the number and acknowledges the 200: the dialog's Call-ID and headers. */
+    const dial = async (callId: string) => {
+      const call = {
+        callId,
+        from: `<sip:+14155550199@127.0.0.1>;tag=caller-${callId}`,
+        to: `<sip:${number}@127.0.0.1>`,
+        seq: 1,
+      };
+      send('INVITE', call, [], audioSdp(await freeUdpPort()));
+      const ok = await peer.next('the 200', responseTo(callId, 'INVITE'));
+      assert.equal((ok as { status: number }).status, 200);
+      const dialog = { ...call, to: ok.headers.get('to')![0]! };
+      send('ACK', dialog);
+      return dialog;
+    };
+    /** The status of the final response to a request of ours. */
+    const status = async (callId: string, method: string, seq?: number) =>
+      ((await peer.next(`the answer to ${method}`, responseTo(callId, method, seq))) as SipResponse).status;
+    return { number, peer, send, dial, status };
+  }
+
+  const callsTo = async (number: string) =>
+    ((await t.request('GET', `/v1/calls?inbound=true&to_number=${encodeURIComponent(number)}`)).body.calls as Json[])
+      .length;
+
+  it('in-dialog requests must name a dialog by Call-ID and both tags: an unknown one gets 481 and never starts a call; a stale CSeq gets 500', async () => {
+    const { number, peer, send, dial, status } = await caller();
+    try {
+      // A re-INVITE (a To tag) for a dialog Openline does not have: 481, no call.
+      const stray = {
+        callId: 'stray-1',
+        from: '<sip:+14155550199@127.0.0.1>;tag=c1',
+        to: `<sip:${number}@127.0.0.1>;tag=deadbeef`,
+        seq: 2,
+      };
+      send('INVITE', stray, [], audioSdp(40000));
+      assert.equal(await status('stray-1', 'INVITE'), 481);
+      assert.equal(await callsTo(number), 0, 'no call started');
+
+      const dialog = await dial('dialog-1');
+      assert.equal(await callsTo(number), 1);
+      // A BYE with the right Call-ID but the wrong tags: 481, the call goes on.
+      send('BYE', { ...dialog, from: '<sip:+14155550199@127.0.0.1>;tag=intruder', seq: 2 });
+      assert.equal(await status('dialog-1', 'BYE', 2), 481);
+      send('BYE', { ...dialog, to: `<sip:${number}@127.0.0.1>;tag=wrong`, seq: 3 });
+      assert.equal(await status('dialog-1', 'BYE', 3), 481);
+      // A re-INVITE older than the last request of the dialog: 500.
+      send('INFO', { ...dialog, seq: 5 });
+      assert.equal(await status('dialog-1', 'INFO', 5), 200);
+      send('INVITE', { ...dialog, seq: 4 }, [], audioSdp(40002));
+      assert.equal(await status('dialog-1', 'INVITE', 4), 500);
+      const list = (await t.request('GET', `/v1/calls?inbound=true&to_number=${encodeURIComponent(number)}`)).body
+        .calls as Json[];
+      const id = String(list[0]!.call_id);
+      assert.equal((await t.request('GET', `/v1/calls/${id}`)).body.completed, false, 'the call goes on');
+      // The caller's own BYE ends it.
+      send('BYE', { ...dialog, seq: 6 });
+      assert.equal(await status('dialog-1', 'BYE', 6), 200);
+      const record = await waitForCall(t, id);
+      assert.equal(record.call_ended_by, 'USER');
+    } finally {
+      peer.close();
+    }
   });
 });

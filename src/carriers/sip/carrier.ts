@@ -120,6 +120,8 @@ class Dialog {
   sessionTimer: NodeJS.Timeout | undefined;
   /** The far end takes UPDATE (its Allow): session refreshes use it rather than a re-INVITE. */
   remoteAllowsUpdate = false;
+  /** The CSeq of the far end's last request in the dialog (RFC 3261 section 12.2.2); none yet: undefined. */
+  remoteSeq: number | undefined;
   /**
    * Called once when the dialog ends: `remote` when the far end ended it (its BYE, its RTP gone),
    * not when we did. A bridge ends with it.
@@ -616,10 +618,29 @@ export class SipCarrier implements Carrier {
 
   private async onRequest(request: SipRequest, from: Target, respond: Responder): Promise<void> {
     const callId = header(request, 'call-id') ?? '';
-    const dialog = this.dialogs.get(callId);
+    const known = this.dialogs.get(callId);
+    const toTag = param(header(request, 'to'), 'tag');
+    // A request of a dialog: its Call-ID, our tag (To) and the far end's (From) name it (RFC 3261 section 12.2.2).
+    const dialog =
+      known && toTag === known.localTag && (param(header(request, 'from'), 'tag') ?? '') === known.remoteTag
+        ? known
+        : undefined;
+    if (request.method === 'ACK') return;
+    // CANCEL names the INVITE's transaction, not a dialog (it has no To tag of ours). Inbound calls
+    // are answered at once: a CANCEL finds them answered (RFC 3261 section 9.2).
+    if (request.method === 'CANCEL')
+      return respond(known ? 200 : 481, known ? 'OK' : 'Call/Transaction Does Not Exist');
+    if (toTag !== undefined) {
+      // A request for a dialog that is over (a refresh crossing our BYE) or never was: never a new call.
+      if (!dialog) return respond(481, 'Call/Transaction Does Not Exist');
+      const seq = cseqOf(request)?.seq ?? 0;
+      if (dialog.remoteSeq !== undefined && seq < dialog.remoteSeq) return respond(500, 'Server Internal Error');
+      dialog.remoteSeq = seq;
+    } else if (known && request.method === 'INVITE') {
+      // A second INVITE of a call we have, not in its dialog: the same request come another way (section 8.2.2.2).
+      return respond(482, 'Loop Detected');
+    }
     switch (request.method) {
-      case 'ACK':
-        return;
       case 'OPTIONS':
         return respond(200, 'OK', {
           headers: new Map([
@@ -634,9 +655,6 @@ export class SipCarrier implements Carrier {
         this.release(dialog);
         dialog.rtp.stop('remote');
         return;
-      case 'CANCEL':
-        // Inbound calls are answered at once: a CANCEL finds them answered (RFC 3261 section 9.2).
-        return respond(dialog ? 200 : 481, dialog ? 'OK' : 'Call/Transaction Does Not Exist');
       case 'INFO': {
         if (!dialog) return respond(481, 'Call/Transaction Does Not Exist');
         // SIP INFO DTMF (application/dtmf-relay: "Signal=5").
@@ -732,6 +750,7 @@ export class SipCarrier implements Carrier {
       sdp,
     );
     dialog.remoteAllowsUpdate = allowsUpdate(request.headers);
+    dialog.remoteSeq = cseqOf(request)?.seq;
     this.dialogs.set(dialog.callId, dialog);
     this.o.endpoint.keep(dialog.connection, true);
     this.watchMedia(dialog);
