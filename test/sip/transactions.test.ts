@@ -125,8 +125,8 @@ describe('SIP transactions and dialogs', () => {
       m.status >= 200 &&
       m.headers.get('call-id')?.[0] === callId &&
       new RegExp(`^${seq ?? '\\d+'} ${method}$`).test(m.headers.get('cseq')?.[0] ?? '');
-    /** Calls the number and acknowledges the 200: the dialog's Call-ID and headers. */
-    const dial = async (callId: string) => {
+    /** Calls the number and acknowledges the 200 (unless `ack` is false): the dialog's Call-ID and headers. */
+    const dial = async (callId: string, ack = true) => {
       const call = {
         callId,
         from: `<sip:+14155550199@127.0.0.1>;tag=caller-${callId}`,
@@ -137,13 +137,19 @@ describe('SIP transactions and dialogs', () => {
       const ok = await peer.next('the 200', responseTo(callId, 'INVITE'));
       assert.equal((ok as { status: number }).status, 200);
       const dialog = { ...call, to: ok.headers.get('to')![0]! };
-      send('ACK', dialog);
+      if (ack) send('ACK', dialog);
       return dialog;
     };
     /** The status of the final response to a request of ours. */
     const status = async (callId: string, method: string, seq?: number) =>
       ((await peer.next(`the answer to ${method}`, responseTo(callId, method, seq))) as SipResponse).status;
-    return { number, peer, send, dial, status };
+    /** The call on record for the number (the latest). */
+    const callId = async () => {
+      const list = (await t.request('GET', `/v1/calls?inbound=true&to_number=${encodeURIComponent(number)}`)).body
+        .calls as Json[];
+      return String(list[0]!.call_id);
+    };
+    return { number, peer, send, dial, status, callId };
   }
 
   const callsTo = async (number: string) =>
@@ -185,6 +191,42 @@ describe('SIP transactions and dialogs', () => {
       assert.equal(await status('dialog-1', 'BYE', 6), 200);
       const record = await waitForCall(t, id);
       assert.equal(record.call_ended_by, 'USER');
+    } finally {
+      peer.close();
+    }
+  });
+
+  it('a 200 OK never acknowledged ends the call with BYE after 64 T1; no 200 is resent after a BYE of ours', async () => {
+    const { peer, dial, callId } = await caller();
+    try {
+      const oks = (id: string) =>
+        peer.inbox.filter((m) => m.kind === 'response' && m.status === 200 && m.headers.get('call-id')?.[0] === id)
+          .length;
+      await dial('no-ack-1', false);
+      const id = await callId();
+      // Resent over UDP while it waits, then given up: BYE.
+      const bye = (await peer.next(
+        'the BYE',
+        (m) => isRequest('BYE')(m) && m.headers.get('call-id')?.[0] === 'no-ack-1',
+      )) as SipRequest;
+      assert.ok(oks('no-ack-1') >= 3, `the 200 was resent (${oks('no-ack-1')} in all)`);
+      peer.respond(bye, '200 OK');
+      const record = await waitForCall(t, id);
+      assert.equal(record.completed, true);
+
+      // Stopped through the API before any ACK: the BYE goes out and the 200 is not resent after it.
+      await dial('no-ack-2', false);
+      const second = await callId();
+      assert.equal((await t.request('POST', `/v1/calls/${second}/stop`)).status, 200);
+      const bye2 = (await peer.next(
+        'the BYE',
+        (m) => isRequest('BYE')(m) && m.headers.get('call-id')?.[0] === 'no-ack-2',
+      )) as SipRequest;
+      peer.respond(bye2, '200 OK');
+      const sentBefore = oks('no-ack-2');
+      await new Promise((resolve) => setTimeout(resolve, 20 * T1_MS));
+      assert.equal(oks('no-ack-2'), sentBefore, 'no 200 after the BYE');
+      await waitForCall(t, second);
     } finally {
       peer.close();
     }

@@ -172,6 +172,11 @@ export class SipCarrier implements Carrier {
       const seq = cseqOf(response)?.seq;
       if (dialog && seq !== undefined) this.sendInDialog(dialog, 'ACK', { seq });
     };
+    // Our 2xx was never acknowledged: the far end does not have the call; it ends (RFC 3261 section 13.3.1.4).
+    o.endpoint.onAckTimeout = (callId) => {
+      const dialog = this.dialogs.get(callId);
+      if (dialog) this.lost(dialog, 'SIP: our 200 OK was never acknowledged (no ACK): hanging up');
+    };
   }
 
   /** Whether calls to this number go out on the trunk (any number but the sandbox's own). */
@@ -421,8 +426,13 @@ export class SipCarrier implements Carrier {
 
   /** Nobody refreshed the session in time: the call ends (BYE), as when its RTP stops. */
   private sessionExpired(dialog: Dialog): void {
+    this.lost(dialog, 'SIP session expired without a refresh (RFC 4028): hanging up');
+  }
+
+  /** The far end is gone by the signalling (`why`, a static message for the log): the call ends with BYE, as when its RTP stops. */
+  private lost(dialog: Dialog, why: string): void {
     if (dialog.ended) return;
-    this.o.log?.info({ sip_call_id: dialog.callId }, 'SIP session expired without a refresh (RFC 4028): hanging up');
+    this.o.log?.info({ sip_call_id: dialog.callId }, why);
     dialog.rtp.stop('network');
     void this.bye(dialog);
   }
@@ -433,6 +443,7 @@ export class SipCarrier implements Carrier {
     dialog.released = true;
     this.dialogs.delete(dialog.callId);
     clearTimeout(dialog.sessionTimer);
+    this.o.endpoint.forgetUnacknowledged(dialog.callId);
     this.o.endpoint.keep(dialog.connection, false);
   }
 
@@ -489,6 +500,7 @@ export class SipCarrier implements Carrier {
     this.ended(dialog, gone);
     this.dialogs.delete(dialog.callId);
     clearTimeout(dialog.sessionTimer);
+    this.o.endpoint.forgetUnacknowledged(dialog.callId);
     dialog.rtp.close();
     await this.sendInDialog(dialog, 'BYE');
     this.release(dialog);

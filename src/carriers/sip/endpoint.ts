@@ -95,7 +95,10 @@ export class SipEndpoint {
   /** Server transactions: the last response to each request, for its retransmissions. */
   private readonly answered = new Map<string, { response: Buffer; target: Target; at: number }>();
   private handler: RequestHandler | undefined;
-  /** 2xx responses to INVITE, resent until their ACK arrives (RFC 3261 section 13.3.1.4; UDP). */
+  /**
+   * 2xx responses to INVITE waiting for their ACK (RFC 3261 section 13.3.1.4), by Call-ID and
+   * CSeq: resent over UDP meanwhile; after 64 T1, onAckTimeout.
+   */
   private readonly unacknowledged = new Map<string, NodeJS.Timeout>();
   private readonly connections = new Map<number, Connection>();
   private readonly byKey = new Map<string, Connection>();
@@ -311,7 +314,7 @@ export class SipEndpoint {
     if (this.closed) return;
     this.closed = true;
     for (const key of [...this.clients.keys()]) this.settle(key, undefined);
-    for (const timer of this.unacknowledged.values()) clearInterval(timer);
+    for (const timer of this.unacknowledged.values()) clearTimeout(timer);
     this.socket.close();
     this.tcp.close();
     this.tlsServer?.close();
@@ -443,6 +446,18 @@ export class SipEndpoint {
   /** Set by the carrier: acknowledges a repeated 2xx of a dialog it knows. */
   onRepeated2xx: ((response: SipResponse, from: Target) => void) | undefined;
 
+  /** Set by the carrier: a 2xx of ours to an INVITE of this Call-ID got no ACK within 64 T1. */
+  onAckTimeout: ((callId: string) => void) | undefined;
+
+  /** The dialog of this Call-ID is over: its 2xx responses are no longer resent, nor their ACK awaited. */
+  forgetUnacknowledged(callId: string): void {
+    for (const [key, timer] of this.unacknowledged)
+      if (key.startsWith(`${callId}|`)) {
+        clearTimeout(timer);
+        this.unacknowledged.delete(key);
+      }
+  }
+
   private onIncomingRequest(request: SipRequest, from: Target): void {
     const branch = param(header(request, 'via'), 'branch') ?? '';
     // rport (RFC 3581) and NAT: answer where the request came from, not where its Via says.
@@ -451,7 +466,7 @@ export class SipEndpoint {
       const key = `${header(request, 'call-id')}|${cseqOf(request)?.seq}`;
       const timer = this.unacknowledged.get(key);
       if (timer) {
-        clearInterval(timer);
+        clearTimeout(timer);
         this.unacknowledged.delete(key);
       }
       this.handler?.(request, from, () => {});
@@ -469,22 +484,26 @@ export class SipEndpoint {
       const bytes = serialize(response);
       this.answered.set(key, { response: bytes, target, at: Date.now() });
       this.send(bytes, target);
-      // A reliable transport delivers the 2xx once; over UDP it is repeated until the ACK.
-      if (request.method === 'INVITE' && status >= 200 && status < 300 && (from.transport ?? 'udp') === 'udp') {
-        const ackKey = `${header(request, 'call-id')}|${cseqOf(request)?.seq}`;
-        let interval = this.t1;
+      // A reliable transport delivers the 2xx once; over UDP it is repeated until the ACK. No ACK
+      // within 64 T1 on any transport: the dialog is not confirmed, the carrier ends it.
+      if (request.method === 'INVITE' && status >= 200 && status < 300) {
+        const callId = header(request, 'call-id') ?? '';
+        const ackKey = `${callId}|${cseqOf(request)?.seq}`;
+        const reliable = (from.transport ?? 'udp') !== 'udp';
+        let interval = reliable ? this.transactionTimeoutMs : this.t1;
         let waited = 0;
         const resend = () => {
           waited += interval;
-          if (waited > this.transactionTimeoutMs) {
-            clearTimeout(this.unacknowledged.get(ackKey));
+          if (waited >= this.transactionTimeoutMs) {
             this.unacknowledged.delete(ackKey);
+            this.onAckTimeout?.(callId);
             return;
           }
           this.send(bytes, target);
-          interval = Math.min(interval * 2, this.t2);
+          interval = Math.min(interval * 2, this.t2, this.transactionTimeoutMs - waited);
           this.unacknowledged.set(ackKey, setTimeout(resend, interval));
         };
+        clearTimeout(this.unacknowledged.get(ackKey));
         this.unacknowledged.set(ackKey, setTimeout(resend, interval));
       }
     };
