@@ -1,5 +1,6 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import dgram from 'node:dgram';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -7,7 +8,8 @@ import path from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
 import { freeUdpPort } from '../../src/testing/ports.js';
-import type { SipMessage, SipRequest, SipResponse } from '../../src/carriers/sip/message.js';
+import { cseqOf, type SipMessage, type SipRequest, type SipResponse } from '../../src/carriers/sip/message.js';
+import { until } from './sipp-run.js';
 import { audioSdp, isRequest, udpPeer, type UdpPeer } from './udp-peer.js';
 
 type Json = Record<string, unknown>;
@@ -230,5 +232,38 @@ describe('SIP transactions and dialogs', () => {
     } finally {
       peer.close();
     }
+  });
+
+  it("a BYE the trunk challenges (407) is sent again once with the trunk's credentials", async () => {
+    const id = await call('+14155551502');
+    const invite = (await trunk.next('the INVITE', inviteTo('+14155551502'))) as SipRequest;
+    trunk.respond(invite, '200 OK', [`Contact: <sip:trunk@127.0.0.1:${trunk.port}>`], audioSdp(await freeUdpPort()));
+    await trunk.next('the ACK', isRequest('ACK'));
+    await until(
+      'the call to start',
+      async () => (await t.request('GET', `/v1/calls/${id}`)).body.queue_status === 'started',
+    );
+    assert.equal((await t.request('POST', `/v1/calls/${id}/stop`)).status, 200);
+    const bye = (await trunk.next('the BYE', isRequest('BYE'))) as SipRequest;
+    assert.equal(bye.headers.get('proxy-authorization'), undefined);
+    trunk.respond(bye, '407 Proxy Authentication Required', [
+      'Proxy-Authenticate: Digest realm="carrier.example", nonce="n0nce2", qop="auth", algorithm=MD5',
+    ]);
+    const again = (await trunk.next(
+      'the BYE with credentials',
+      (m) => isRequest('BYE')(m) && m.headers.has('proxy-authorization'),
+    )) as SipRequest;
+    const answer = again.headers.get('proxy-authorization')?.[0] ?? '';
+    const field = (name: string) => new RegExp(`${name}="?([^",]+)"?`).exec(answer)?.[1];
+    const md5 = (text: string) => createHash('md5').update(text).digest('hex');
+    const expected = md5(
+      `${md5('alice:carrier.example:s3cret')}:n0nce2:${field('nc')}:${field('cnonce')}:auth:${md5(`BYE:${again.uri}`)}`,
+    );
+    assert.equal(field('username'), 'alice');
+    assert.equal(field('response'), expected, answer);
+    assert.ok(cseqOf(again)!.seq > cseqOf(bye)!.seq, 'a new CSeq');
+    trunk.respond(again, '200 OK');
+    const record = await waitForCall(t, id);
+    assert.equal(record.completed, true);
   });
 });

@@ -4,7 +4,7 @@ import { normalizePathNumber } from '../../domain/phone.js';
 import { isSandboxPersona } from '../../store/inbound.js';
 import type { AudioLegFactory, CarrierLogger } from '../audio-legs.js';
 import type { Carrier, CallLeg, DialRequest, DialResult, TransferResult } from '../types.js';
-import { digestAuthorization, parseChallenge } from './digest.js';
+import { answerChallenge } from './digest.js';
 import { SipEndpoint, defaultPort, hostPort, type Responder, type Target, type Transport } from './endpoint.js';
 import {
   cseqOf,
@@ -145,6 +145,8 @@ class Dialog {
     readonly connection: number | undefined,
     /** Our SDP (offer or answer): a re-INVITE that refreshes the session repeats it. */
     readonly localSdp: string,
+    /** The trunk's user and password (calls we placed): our requests answer its digest challenges with them. */
+    readonly credentials?: { username?: string | undefined; password?: string | undefined },
   ) {}
 }
 
@@ -283,24 +285,14 @@ export class SipCarrier implements Carrier {
         // One answer to a digest challenge (401 from a registrar-like trunk, 407 from a proxy).
         if ((response.status === 401 || response.status === 407) && !challenged) {
           challenged = true;
-          const challenge = parseChallenge(
-            header(response, response.status === 401 ? 'www-authenticate' : 'proxy-authenticate'),
-          );
-          if (!challenge || trunk.username === undefined || trunk.password === undefined) {
+          authorization = answerChallenge(response, trunk, { method: 'INVITE', uri });
+          if (!authorization) {
             rtp.close();
             return {
               status: 'failed',
               reason: `SIP ${response.status}: the trunk wants credentials (user:password@ in OPENLINE_SIP_TRUNK)`,
             };
           }
-          authorization = {
-            name: response.status === 401 ? 'authorization' : 'proxy-authorization',
-            value: digestAuthorization(
-              challenge,
-              { username: trunk.username, password: trunk.password },
-              { method: 'INVITE', uri },
-            ),
-          };
         } else if (response.status === 422 && !briefed && (minSeOf(response) ?? 0) > sessionExpires) {
           // 422 Session Interval Too Small: ask again with the far end's minimum (RFC 4028 section 7.2).
           briefed = true;
@@ -313,6 +305,7 @@ export class SipCarrier implements Carrier {
       }
       if (response.status >= 200 && response.status < 300)
         return this.connected(request.to, response, rtp, {
+          credentials: trunk,
           callId,
           localTag,
           local,
@@ -338,6 +331,7 @@ export class SipCarrier implements Carrier {
     response: SipResponse,
     rtp: RtpSession,
     call: {
+      credentials: SipTrunk;
       callId: string;
       localTag: string;
       local: string;
@@ -364,6 +358,7 @@ export class SipCarrier implements Carrier {
       call.target.transport ?? 'udp',
       call.connection,
       call.sdp,
+      call.credentials,
     );
     dialog.localSeq = call.seq;
     dialog.remoteAllowsUpdate = allowsUpdate(response.headers);
@@ -413,7 +408,8 @@ export class SipCarrier implements Carrier {
     });
     if (dialog.ended) return;
     if (response && response.status >= 200 && response.status < 300) {
-      if (method === 'INVITE') this.sendInDialog(dialog, 'ACK', { seq });
+      // The CSeq of the INVITE answered (a challenged one was sent again with the next).
+      if (method === 'INVITE') this.sendInDialog(dialog, 'ACK', { seq: cseqOf(response)?.seq ?? seq });
       if (allowsUpdate(response.headers)) dialog.remoteAllowsUpdate = true;
       // A 2xx without Session-Expires turns the timer off (RFC 4028 section 7.4).
       return this.armSessionTimer(dialog, sessionExpiresOf(response), true);
@@ -625,6 +621,14 @@ export class SipCarrier implements Carrier {
       this.o.endpoint.send(message, target);
       return undefined;
     }
+    const response = await this.o.endpoint.request(message, target, undefined, options.timeoutMs).response;
+    // A trunk that challenges requests in the dialog too: asked once more, with our credentials,
+    // as a new request (a new CSeq and branch; RFC 3261 section 22.2).
+    const authorization = answerChallenge(response, dialog.credentials, { method, uri: dialog.remoteTarget });
+    if (!authorization) return response;
+    headers.set('cseq', [`${++dialog.localSeq} ${method}`]);
+    headers.set('via', [this.o.endpoint.via(transport, newBranch())]);
+    headers.set(authorization.name, [authorization.value]);
     return this.o.endpoint.request(message, target, undefined, options.timeoutMs).response;
   }
 

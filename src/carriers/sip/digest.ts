@@ -32,6 +32,27 @@ export function parseChallenge(value: string | undefined): Challenge | undefined
   };
 }
 
+/**
+ * The header that answers a 401 (Authorization) or 407 (Proxy-Authorization) digest challenge
+ * with `credentials`, for a new request of `method` to `uri`; undefined when the response is not
+ * such a challenge, not a digest we can answer, or there are no credentials.
+ */
+export function answerChallenge(
+  response: { status: number; headers: Map<string, string[]> },
+  credentials: { username?: string | undefined; password?: string | undefined } | undefined,
+  request: { method: string; uri: string },
+): { name: string; value: string } | undefined {
+  if (response.status !== 401 && response.status !== 407) return undefined;
+  const proxy = response.status === 407;
+  const challenge = parseChallenge(response.headers.get(proxy ? 'proxy-authenticate' : 'www-authenticate')?.[0]);
+  const { username, password } = credentials ?? {};
+  if (!challenge || username === undefined || password === undefined) return undefined;
+  return {
+    name: proxy ? 'proxy-authorization' : 'authorization',
+    value: digestAuthorization(challenge, { username, password }, request),
+  };
+}
+
 export function digestAuthorization(
   challenge: Challenge,
   credentials: { username: string; password: string },

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { SipTrunk } from '../../domain/sip-trunk.js';
-import { digestAuthorization, parseChallenge } from './digest.js';
+import { answerChallenge } from './digest.js';
 import { hostPort, type SipEndpoint, type Target } from './endpoint.js';
 import { header, newTag, param, type Headers, type SipRequest, type SipResponse } from './message.js';
 
@@ -116,22 +116,9 @@ export class SipRegistration {
     const sent = this.endpoint.request(request(), this.target);
     this.remember(sent.connection);
     let response = await sent.response;
-    if (response.status === 401 || response.status === 407) {
-      const challenge = parseChallenge(
-        header(response, response.status === 401 ? 'www-authenticate' : 'proxy-authenticate'),
-      );
-      if (!challenge || this.trunk.password === undefined) return response;
-      const retry = this.endpoint.request(
-        request({
-          name: response.status === 401 ? 'authorization' : 'proxy-authorization',
-          value: digestAuthorization(
-            challenge,
-            { username: this.trunk.username, password: this.trunk.password },
-            { method: 'REGISTER', uri },
-          ),
-        }),
-        this.target,
-      );
+    const authorization = answerChallenge(response, this.trunk, { method: 'REGISTER', uri });
+    if (authorization) {
+      const retry = this.endpoint.request(request(authorization), this.target);
       this.remember(retry.connection);
       response = await retry.response;
     }
