@@ -127,18 +127,18 @@ describe('SIP transactions and dialogs', () => {
       m.status >= 200 &&
       m.headers.get('call-id')?.[0] === callId &&
       new RegExp(`^${seq ?? '\\d+'} ${method}$`).test(m.headers.get('cseq')?.[0] ?? '');
-    /** Calls the number and acknowledges the 200 (unless `ack` is false): the dialog's Call-ID and headers. */
-    const dial = async (callId: string, ack = true) => {
+    /** Calls the number (with `offer`, else none) and acknowledges the 200 (unless `ack` is false): the dialog's Call-ID and headers. */
+    const dial = async (callId: string, ack = true, offer?: string) => {
       const call = {
         callId,
         from: `<sip:+14155550199@127.0.0.1>;tag=caller-${callId}`,
         to: `<sip:${number}@127.0.0.1>`,
         seq: 1,
       };
-      send('INVITE', call, [], audioSdp(await freeUdpPort()));
+      send('INVITE', call, [], offer ?? audioSdp(await freeUdpPort()));
       const ok = await peer.next('the 200', responseTo(callId, 'INVITE'));
       assert.equal((ok as { status: number }).status, 200);
-      const dialog = { ...call, to: ok.headers.get('to')![0]! };
+      const dialog = { ...call, to: ok.headers.get('to')![0]!, ok: ok as SipResponse };
       if (ack) send('ACK', dialog);
       return dialog;
     };
@@ -265,5 +265,117 @@ describe('SIP transactions and dialogs', () => {
     trunk.respond(again, '200 OK');
     const record = await waitForCall(t, id);
     assert.equal(record.completed, true);
+  });
+
+  /** A UDP socket standing for the caller's RTP: how many packets it got. */
+  async function rtpSink() {
+    const socket = dgram.createSocket('udp4');
+    let packets = 0;
+    socket.on('message', () => packets++);
+    await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+    return { port: socket.address().port, packets: () => packets, close: () => socket.close() };
+  }
+  /** The o= line's session id and version, the m= lines and the direction of an SDP. */
+  const sdpOf = (body: string) => ({
+    origin: /^o=\S+ (\d+) (\d+)/m.exec(body)?.slice(1).map(Number),
+    m: body.match(/^m=.*$/gm)?.map((line) => line.trim()),
+    direction: /^a=(sendrecv|sendonly|recvonly|inactive)/m.exec(body)?.[1],
+  });
+
+  it('offer and answer (RFC 3264): hold is answered in kind and silences our RTP, o= keeps its id with a new version, m= lines mirrored, bad offers get 488, offers in the 200 when the INVITE has none', async () => {
+    const { peer, send, dial, status } = await caller();
+    const first = await rtpSink();
+    const second = await rtpSink();
+    const third = await rtpSink();
+    try {
+      const video = ['m=video 5004 RTP/AVP 96', 'a=rtpmap:96 H264/90000'];
+      const dialog = await dial('oa-1', true, audioSdp(first.port, video));
+      const answered = sdpOf(dialog.ok.body);
+      assert.equal(answered.m?.length, 2, dialog.ok.body);
+      assert.match(answered.m[0]!, /^m=audio [1-9]\d* /);
+      assert.match(answered.m[1]!, /^m=video 0 RTP\/AVP 96$/);
+      const [sessionId, version] = answered.origin!;
+      await until("the agent's RTP", () => first.packets() > 5);
+      let seq = 1;
+      /** A re-INVITE of `body`: its final response. */
+      const reinvite = async (body: string) => {
+        send('INVITE', { ...dialog, seq: ++seq }, [], body);
+        const response = (await peer.next(
+          'the re-INVITE answer',
+          (m) => m.kind === 'response' && m.headers.get('cseq')?.[0] === `${seq} INVITE` && m.status >= 200,
+        )) as SipResponse;
+        if (response.status === 200) send('ACK', { ...dialog, seq });
+        return response;
+      };
+      /** Whether our RTP to `sink` stops (nothing for a while, after a moment for what was under way). */
+      const silentAt = async (sink: { packets: () => number }) => {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const before = sink.packets();
+        await new Promise((resolve) => setTimeout(resolve, 400));
+        return sink.packets() === before;
+      };
+
+      // Held by the far end (a=sendonly): recvonly, and nothing sent.
+      let r = await reinvite(audioSdp(first.port, ['a=sendonly']));
+      assert.equal(r.status, 200);
+      assert.equal(sdpOf(r.body).direction, 'recvonly');
+      assert.deepEqual(sdpOf(r.body).origin, [sessionId, version! + 1]);
+      assert.ok(await silentAt(first), 'no RTP while held');
+      r = await reinvite(audioSdp(first.port, ['a=inactive']));
+      assert.equal(sdpOf(r.body).direction, 'inactive');
+      assert.deepEqual(sdpOf(r.body).origin, [sessionId, version! + 2]);
+      // The old way: c=0.0.0.0.
+      r = await reinvite(audioSdp(first.port).replace('c=IN IP4 127.0.0.1', 'c=IN IP4 0.0.0.0'));
+      assert.equal(sdpOf(r.body).direction, 'recvonly');
+      assert.ok(await silentAt(first), 'no RTP to 0.0.0.0');
+      // Resumed, at a new port.
+      r = await reinvite(audioSdp(second.port));
+      assert.equal(sdpOf(r.body).direction, 'sendrecv');
+      await until('RTP again', () => second.packets() > 5);
+      // The same offer again: the same answer, the same version.
+      const version4 = sdpOf(r.body).origin;
+      r = await reinvite(audioSdp(second.port));
+      assert.deepEqual(sdpOf(r.body).origin, version4);
+
+      // Offers we cannot take: 488, and the session stays as it was.
+      for (const bad of [
+        audioSdp(third.port)
+          .replace('RTP/AVP 0 101', 'RTP/AVP 18')
+          .replace('a=rtpmap:0 PCMU/8000', 'a=rtpmap:18 G729/8000'),
+        audioSdp(70000),
+        audioSdp(0),
+      ])
+        assert.equal((await reinvite(bad)).status, 488, bad);
+      const before = second.packets();
+      await until('RTP still to the same port', () => second.packets() > before + 5);
+      assert.equal(third.packets(), 0);
+
+      // No SDP: our offer in the 200, the answer in the ACK.
+      send('INVITE', { ...dialog, seq: ++seq });
+      const offered = (await peer.next(
+        'the offer',
+        (m) => m.kind === 'response' && m.headers.get('cseq')?.[0] === `${seq} INVITE` && m.status === 200,
+      )) as SipResponse;
+      assert.match(offered.body, /m=audio \d+ RTP\/AVP 0 8 101/);
+      assert.equal(sdpOf(offered.body).origin![0], sessionId);
+      send('ACK', { ...dialog, seq }, [], audioSdp(third.port));
+      await until('RTP to the address of the answer in the ACK', () => third.packets() > 5);
+      send('BYE', { ...dialog, seq: ++seq });
+      assert.equal(await status('oa-1', 'BYE', seq), 200);
+
+      // A call in without SDP (a delayed offer): our offer in the 200, the answer in the ACK.
+      const delayed = await dial('oa-2', false, '');
+      assert.match(delayed.ok.body, /m=audio \d+ RTP\/AVP 0 8 101/);
+      const firstBefore = first.packets();
+      send('ACK', delayed, [], audioSdp(first.port));
+      await until('RTP of the delayed-offer call', () => first.packets() > firstBefore + 5);
+      send('BYE', { ...delayed, seq: 2 });
+      assert.equal(await status('oa-2', 'BYE', 2), 200);
+    } finally {
+      peer.close();
+      first.close();
+      second.close();
+      third.close();
+    }
   });
 });

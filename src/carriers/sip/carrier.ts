@@ -19,7 +19,7 @@ import {
   type SipResponse,
 } from './message.js';
 import { RtpSession, type PortRange } from './rtp.js';
-import { answer, offer, remoteMedia, type RemoteMedia } from './sdp.js';
+import { answer, offer, receives, remoteMedia, sends, type RemoteMedia } from './sdp.js';
 import {
   MIN_SE,
   SESSION_EXPIRES,
@@ -122,6 +122,8 @@ class Dialog {
   remoteAllowsUpdate = false;
   /** The CSeq of the far end's last request in the dialog (RFC 3261 section 12.2.2); none yet: undefined. */
   remoteSeq: number | undefined;
+  /** Our 2xx to an INVITE without SDP carried our offer: the answer comes in the ACK. */
+  awaitingAnswer = false;
   /**
    * Called once when the dialog ends: `remote` when the far end ended it (its BYE, its RTP gone),
    * not when we did. A bridge ends with it.
@@ -144,7 +146,9 @@ class Dialog {
     readonly transport: Transport,
     readonly connection: number | undefined,
     /** Our SDP (offer or answer): a re-INVITE that refreshes the session repeats it. */
-    readonly localSdp: string,
+    public localSdp: string,
+    /** Our o= line's session id and version: one id for the dialog, the version one more on each new description. */
+    readonly origin: { sessionId: number; version: number },
     /** The trunk's user and password (calls we placed): our requests answer its digest challenges with them. */
     readonly credentials?: { username?: string | undefined; password?: string | undefined },
   ) {}
@@ -217,7 +221,8 @@ export class SipCarrier implements Carrier {
     const uri = `sip:${request.to}@${domain}`;
     const local = `<sip:${callerId}@${domain}>;tag=${localTag}`;
     const remote = `<sip:${request.to}@${domain}>`;
-    const sdp = offer({ address: endpoint.address, port: rtp.port, sessionId: randomInt(1, 2 ** 31) });
+    const origin = { sessionId: randomInt(1, 2 ** 31), version: 1 };
+    const sdp = offer({ address: endpoint.address, port: rtp.port, ...origin });
     let seq = 1;
     let sessionExpires = SESSION_EXPIRES;
     let authorization: { name: string; value: string } | undefined;
@@ -247,7 +252,7 @@ export class SipCarrier implements Carrier {
       const media = response.body ? remoteMedia(response.body) : undefined;
       if (!media) return;
       early = media;
-      rtp.connect({ address: media.address, port: media.port }, media.codec, { early: true });
+      connectMedia(rtp, media, { early: true });
     };
 
     let current = invite();
@@ -313,6 +318,7 @@ export class SipCarrier implements Carrier {
           target,
           connection: sent.connection,
           sdp,
+          origin,
           early,
         });
       rtp.close();
@@ -339,6 +345,7 @@ export class SipCarrier implements Carrier {
       target: Target;
       connection: number | undefined;
       sdp: string;
+      origin: { sessionId: number; version: number };
       early: RemoteMedia | undefined;
     },
   ): Placed {
@@ -358,6 +365,7 @@ export class SipCarrier implements Carrier {
       call.target.transport ?? 'udp',
       call.connection,
       call.sdp,
+      call.origin,
       call.credentials,
     );
     dialog.localSeq = call.seq;
@@ -370,7 +378,7 @@ export class SipCarrier implements Carrier {
       void this.bye(dialog);
       return { status: 'failed', reason: 'the answer carried no audio we can use (SDP without PCMU or PCMA)' };
     }
-    rtp.connect({ address: media.address, port: media.port }, media.codec);
+    connectMedia(rtp, media);
     this.watchMedia(dialog);
     this.armSessionTimer(dialog, sessionExpiresOf(response), true);
     return { status: 'answered', dialog };
@@ -641,7 +649,10 @@ export class SipCarrier implements Carrier {
       known && toTag === known.localTag && (param(header(request, 'from'), 'tag') ?? '') === known.remoteTag
         ? known
         : undefined;
-    if (request.method === 'ACK') return;
+    if (request.method === 'ACK') {
+      if (dialog?.awaitingAnswer) this.answerInAck(dialog, request);
+      return;
+    }
     // CANCEL names the INVITE's transaction, not a dialog (it has no To tag of ours). Inbound calls
     // are answered at once: a CANCEL finds them answered (RFC 3261 section 9.2).
     if (request.method === 'CANCEL')
@@ -698,25 +709,51 @@ export class SipCarrier implements Carrier {
     }
   }
 
-  /** A re-INVITE (hold, a new media address): the same codec, media follows the new address. */
+  /**
+   * A re-INVITE (hold, a new media address, a session refresh): answered per RFC 3264, the media
+   * following the new address and direction; one without SDP gets our offer, its answer comes in
+   * the ACK; an offer we cannot take gets 488 and the session stays as it was.
+   */
   private reinvite(request: SipRequest, dialog: Dialog, respond: Responder): void {
     const timer = answerSessionTimer(request);
     if (timer.tooBrief) return respond(422, 'Session Interval Too Small', { headers: tooBriefHeaders() });
-    const media = remoteMedia(request.body);
-    if (media && media.direction !== 'inactive')
-      dialog.rtp.connect({ address: media.address, port: media.port }, media.codec);
-    const body = media
-      ? answer({ address: this.o.endpoint.address, port: dialog.rtp.port, sessionId: randomInt(1, 2 ** 31) }, media)
-      : '';
+    const media = request.body ? remoteMedia(request.body) : undefined;
+    if (request.body && !media) return respond(488, 'Not Acceptable Here');
+    const body = this.describe(dialog.rtp, dialog.origin, media, dialog.localSdp);
+    dialog.localSdp = body;
+    dialog.awaitingAnswer = !media;
+    if (media) connectMedia(dialog.rtp, media);
     respond(200, 'OK', {
-      headers: new Map([
-        ['to', [`${header(request, 'to')}`]],
-        ['contact', [this.o.endpoint.contact(dialog.transport)]],
-        ...timer.headers,
-      ]),
+      headers: new Map([['contact', [this.o.endpoint.contact(dialog.transport)]], ...timer.headers]),
       body,
     });
     this.armSessionTimer(dialog, timer.value, false);
+  }
+
+  /**
+   * Our SDP for a 2xx: the answer to `media`, else an offer; the same as `previous` when nothing
+   * changed, else a new version of the session (RFC 3264 section 8).
+   */
+  private describe(
+    rtp: RtpSession,
+    origin: { sessionId: number; version: number },
+    media: RemoteMedia | undefined,
+    previous: string,
+  ): string {
+    const local = { address: this.o.endpoint.address, port: rtp.port, ...origin };
+    const build = () => (media ? answer(local, media) : offer(local));
+    const same = build();
+    if (same === previous) return same;
+    local.version = ++origin.version;
+    return build();
+  }
+
+  /** The ACK of a 2xx that carried our offer: its SDP is the answer; none we can use ends the call (BYE). */
+  private answerInAck(dialog: Dialog, ack: SipRequest): void {
+    dialog.awaitingAnswer = false;
+    const media = ack.body ? remoteMedia(ack.body) : undefined;
+    if (!media) return this.lost(dialog, 'SIP: the ACK carried no answer we can use: hanging up');
+    connectMedia(dialog.rtp, media);
   }
 
   /** A call in: to one of the account's numbers, with audio we speak. */
@@ -733,8 +770,9 @@ export class SipCarrier implements Carrier {
     if (!inbound) return respond(503, 'Service Unavailable');
     if (!to?.ok) return respond(404, 'Not Found');
     const fromUser = parseUri(uriOf(header(request, 'from')))?.user ?? '';
-    const media = remoteMedia(request.body);
-    if (!media) return respond(488, 'Not Acceptable Here');
+    // No SDP (a delayed offer): our offer goes in the 200, the answer comes in the ACK.
+    const media = request.body ? remoteMedia(request.body) : undefined;
+    if (request.body && !media) return respond(488, 'Not Acceptable Here');
     const timer = answerSessionTimer(request);
     if (timer.tooBrief) return respond(422, 'Session Interval Too Small', { headers: tooBriefHeaders() });
     const caller = sipNumber(fromUser);
@@ -746,11 +784,13 @@ export class SipCarrier implements Carrier {
     );
     if ('status' in accepted) return respond(accepted.status, accepted.reason);
     const rtp = await this.openRtp();
-    rtp.connect({ address: media.address, port: media.port }, media.codec);
+    if (media) connectMedia(rtp, media);
     const localTag = newTag();
     const toHeader = `${header(request, 'to')};tag=${localTag}`;
     const transport = from.transport ?? 'udp';
-    const sdp = answer({ address: this.o.endpoint.address, port: rtp.port, sessionId: randomInt(1, 2 ** 31) }, media);
+    const origin = { sessionId: randomInt(1, 2 ** 31), version: 1 };
+    const local = { address: this.o.endpoint.address, port: rtp.port, ...origin };
+    const sdp = media ? answer(local, media) : offer(local);
     const dialog = new Dialog(
       header(request, 'call-id') ?? '',
       localTag,
@@ -764,9 +804,11 @@ export class SipCarrier implements Carrier {
       transport,
       from.connection,
       sdp,
+      origin,
     );
     dialog.remoteAllowsUpdate = allowsUpdate(request.headers);
     dialog.remoteSeq = cseqOf(request)?.seq;
+    dialog.awaitingAnswer = !media;
     this.dialogs.set(dialog.callId, dialog);
     this.o.endpoint.keep(dialog.connection, true);
     this.watchMedia(dialog);
@@ -788,6 +830,18 @@ export class SipCarrier implements Carrier {
     this.armSessionTimer(dialog, timer.value, false);
     inbound.answer(accepted.callId, leg);
   }
+}
+
+/**
+ * Sends to and takes from the media an SDP describes; nothing is sent while the far end holds the
+ * call, and the RTP timeout waits while it sends nothing (RFC 3264 section 8.4).
+ */
+function connectMedia(rtp: RtpSession, media: RemoteMedia, options: { early?: boolean } = {}): void {
+  rtp.connect({ address: media.address, port: media.port }, media.codec, {
+    ...options,
+    send: receives(media.direction),
+    expectMedia: sends(media.direction),
+  });
 }
 
 /** Whether an Allow header lists UPDATE. */

@@ -159,6 +159,10 @@ export class RtpSession implements MediaTransport {
   private closed = false;
   /** Early media (before the answer): packets counted, their audio not passed on. */
   private early = false;
+  /** The far end takes our media (not while it holds the call): else nothing is sent. */
+  private sending = true;
+  /** The far end sends media (not while it is on hold, inactive): else the RTP timeout waits. */
+  private expecting = true;
   private readonly watchdog: NodeJS.Timeout;
   /**
    * The call this one is bridged with (a transfer SIP made itself): packets go from one to the
@@ -179,7 +183,8 @@ export class RtpSession implements MediaTransport {
     socket.on('message', (data, from) => this.onPacket(data, from));
     socket.on('error', () => this.stop('network'));
     this.watchdog = setInterval(() => {
-      if (this.remote && !this.early && Date.now() - this.lastHeard > this.options.timeoutMs) this.stop('network');
+      if (this.remote && !this.early && this.expecting && Date.now() - this.lastHeard > this.options.timeoutMs)
+        this.stop('network');
     }, 1000);
     this.watchdog.unref();
   }
@@ -213,8 +218,16 @@ export class RtpSession implements MediaTransport {
    * Where to send, and in which codec: from the far end's SDP. `early`: the SDP of a provisional
    * response (early media: ringback, announcements): its packets are taken (and latched onto) but
    * their audio goes nowhere, and the RTP timeout waits, until the answer connects again.
+   * `send` false: the far end holds the call (a=sendonly, inactive, c=0.0.0.0), nothing is sent to
+   * it; `expectMedia` false: it sends nothing (a=recvonly, inactive), the RTP timeout waits.
    */
-  connect(remote: Address, codec: RtpCodec, options: { early?: boolean } = {}): void {
+  connect(
+    remote: Address,
+    codec: RtpCodec,
+    options: { early?: boolean; send?: boolean; expectMedia?: boolean } = {},
+  ): void {
+    this.sending = options.send !== false;
+    this.expecting = options.expectMedia !== false;
     if (!this.described || !sameAddress(this.described, remote)) {
       this.source = undefined;
       this.candidate = undefined;
@@ -237,7 +250,7 @@ export class RtpSession implements MediaTransport {
   }
 
   sendMedia(payload: Buffer): void {
-    if (this.closed || !this.remote || this.bridged) return;
+    if (this.closed || !this.remote || this.bridged || !this.sending) return;
     // One buffer per packet: the header, then the frame (re-encoded in place for PCMA).
     const packet = Buffer.allocUnsafe(12 + payload.length);
     writeRtpHeader(packet, {
@@ -266,7 +279,7 @@ export class RtpSession implements MediaTransport {
     const payloadType = this.codec.dtmfPayloadType;
     const event = DTMF_EVENTS.indexOf(digit.toUpperCase());
     if (payloadType === undefined || event < 0) return false;
-    if (this.closed || !this.remote || this.bridged) return true;
+    if (this.closed || !this.remote || this.bridged || !this.sending) return true;
     if (part.first || !this.keyEvent) this.keyEvent = { timestamp: this.timestamp, duration: 0 };
     const key = this.keyEvent;
     key.duration += FRAME_SAMPLES;
@@ -311,7 +324,7 @@ export class RtpSession implements MediaTransport {
 
   /** A packet of the bridged call, sent on to this one's far end under its stream's numbers. */
   private relay(packet: RtpPacket, from: RtpCodec): void {
-    if (this.closed || !this.remote) return;
+    if (this.closed || !this.remote || !this.sending) return;
     let payloadType: number;
     let payload = packet.payload;
     if (from.dtmfPayloadType !== undefined && packet.payloadType === from.dtmfPayloadType) {
