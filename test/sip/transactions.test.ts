@@ -378,4 +378,86 @@ describe('SIP transactions and dialogs', () => {
       third.close();
     }
   });
+
+  it('out of dialog: responses carry a To tag, an INVITE refused over UDP is answered again until its ACK, Require of an unknown extension gets 420, transactions are told apart by sent-by and (RFC 2543) Call-ID, malformed requests get 400', async () => {
+    const peer = await udpPeer();
+    /** A request from the peer: `via` is its top Via's sent-by and branch part. */
+    const raw = (
+      method: string,
+      callId: string,
+      options: { via?: string; extra?: string[]; body?: string; to?: string } = {},
+    ) =>
+      [
+        `${method} sip:+19995550123@127.0.0.1:${ourPort} SIP/2.0`,
+        `Via: SIP/2.0/UDP ${options.via ?? `127.0.0.1:${peer.port};branch=z9hG4bK-${callId}`}`,
+        'Max-Forwards: 70',
+        'From: <sip:+14155550199@127.0.0.1>;tag=f1',
+        `To: ${options.to ?? '<sip:+19995550123@127.0.0.1>'}`,
+        `Call-ID: ${callId}`,
+        `CSeq: 1 ${method}`,
+        ...(options.extra ?? []),
+        `Content-Length: ${Buffer.byteLength(options.body ?? '')}`,
+        '',
+        options.body ?? '',
+      ].join('\r\n');
+    const answers = (callId: string) =>
+      peer.inbox.filter((m): m is SipResponse => m.kind === 'response' && m.headers.get('call-id')?.[0] === callId);
+    const answer = async (callId: string) =>
+      (await peer.next(
+        `the answer for ${callId}`,
+        (m) => m.kind === 'response' && m.status >= 200 && m.headers.get('call-id')?.[0] === callId,
+      )) as SipResponse;
+    try {
+      // A number nobody holds: 404 with a To tag, sent again and again until the ACK.
+      peer.send(raw('INVITE', 'refused-1'), ourPort);
+      const refused = await answer('refused-1');
+      assert.equal(refused.status, 404);
+      const tag = /;tag=([^;]+)/.exec(refused.headers.get('to')![0]!)?.[1];
+      assert.ok(tag, 'a To tag');
+      await until('the 404 again', () => answers('refused-1').filter((m) => m.status === 404).length >= 3);
+      peer.send(
+        raw('ACK', 'refused-1', { to: `<sip:+19995550123@127.0.0.1>;tag=${tag}` }).replace(
+          'CSeq: 1 ACK',
+          'CSeq: 1 ACK',
+        ),
+        ourPort,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 10 * T1_MS));
+      const afterAck = answers('refused-1').length;
+      await new Promise((resolve) => setTimeout(resolve, 20 * T1_MS));
+      assert.equal(answers('refused-1').length, afterAck, 'not sent again after the ACK');
+
+      peer.send(raw('OPTIONS', 'options-1'), ourPort);
+      const options = await answer('options-1');
+      assert.equal(options.status, 200);
+      assert.match(options.headers.get('to')![0]!, /;tag=/);
+
+      peer.send(
+        raw('INVITE', 'require-1', { extra: ['Require: 100rel, x-nonexistent-ext'], body: audioSdp(40010) }),
+        ourPort,
+      );
+      const bad = await answer('require-1');
+      assert.equal(bad.status, 420);
+      assert.equal(bad.headers.get('unsupported')?.[0], '100rel, x-nonexistent-ext');
+
+      // The same branch from two senders: two transactions, each answered for itself.
+      peer.send(raw('OPTIONS', 'same-branch-1', { via: '127.0.0.1:5555;branch=z9hG4bK-shared;rport' }), ourPort);
+      assert.equal((await answer('same-branch-1')).status, 200);
+      peer.send(raw('OPTIONS', 'same-branch-2', { via: '127.0.0.2:5555;branch=z9hG4bK-shared;rport' }), ourPort);
+      assert.equal((await answer('same-branch-2')).status, 200);
+      // RFC 2543 requests (no magic cookie): told apart by their Call-ID.
+      peer.send(raw('INVITE', 'old-1', { via: `127.0.0.1:${peer.port}`, body: audioSdp(40012) }), ourPort);
+      assert.equal((await answer('old-1')).status, 404);
+      peer.send(raw('INVITE', 'old-2', { via: `127.0.0.1:${peer.port}`, body: audioSdp(40014) }), ourPort);
+      assert.equal((await answer('old-2')).status, 404);
+
+      // Malformed but answerable: 400.
+      peer.send(raw('OPTIONS', 'malformed-1', { extra: ['This line has no colon'] }), ourPort);
+      assert.equal((await answer('malformed-1')).status, 400);
+      peer.send(raw('OPTIONS', 'malformed-2').replace('Content-Length: 0', 'Content-Length: 500'), ourPort);
+      assert.equal((await answer('malformed-2')).status, 400);
+    } finally {
+      peer.close();
+    }
+  });
 });

@@ -93,6 +93,8 @@ export interface SipCarrierOptions {
 
 const ALLOW = 'INVITE, ACK, CANCEL, BYE, OPTIONS, INFO, REFER, NOTIFY, UPDATE';
 const USER_AGENT = 'Openline';
+/** The SIP extensions Openline supports (option tags): session timers. */
+const SUPPORTED = new Set(['timer']);
 
 /** Final responses that mean the line was busy or the person declined. */
 const BUSY = new Set([486, 600, 603]);
@@ -657,6 +659,13 @@ export class SipCarrier implements Carrier {
     // are answered at once: a CANCEL finds them answered (RFC 3261 section 9.2).
     if (request.method === 'CANCEL')
       return respond(known ? 200 : 481, known ? 'OK' : 'Call/Transaction Does Not Exist');
+    // Extensions the request requires and Openline does not have (100rel, ...): 420 (RFC 3261 section 8.2.2.3).
+    const unsupported = (request.headers.get('require') ?? [])
+      .flatMap((value) => value.split(','))
+      .map((name) => name.trim())
+      .filter((name) => name && !SUPPORTED.has(name.toLowerCase()));
+    if (unsupported.length > 0)
+      return respond(420, 'Bad Extension', { headers: new Map([['unsupported', [unsupported.join(', ')]]]) });
     if (toTag !== undefined) {
       // A request for a dialog that is over (a refresh crossing our BYE) or never was: never a new call.
       if (!dialog) return respond(481, 'Call/Transaction Does Not Exist');

@@ -5,8 +5,10 @@ import {
   cseqOf,
   header,
   newBranch,
+  newTag,
   param,
   parseMessage,
+  readBadRequest,
   serialize,
   type Headers,
   type SipMessage,
@@ -100,6 +102,8 @@ export class SipEndpoint {
    * CSeq: resent over UDP meanwhile; after 64 T1, onAckTimeout.
    */
   private readonly unacknowledged = new Map<string, NodeJS.Timeout>();
+  /** Final non-2xx responses to INVITE, resent over UDP until their ACK (timer G) or 64 T1 (timer H), by transaction. */
+  private readonly refusals = new Map<string, NodeJS.Timeout>();
   private readonly connections = new Map<number, Connection>();
   private readonly byKey = new Map<string, Connection>();
   private nextConnection = 1;
@@ -314,7 +318,7 @@ export class SipEndpoint {
     if (this.closed) return;
     this.closed = true;
     for (const key of [...this.clients.keys()]) this.settle(key, undefined);
-    for (const timer of this.unacknowledged.values()) clearTimeout(timer);
+    for (const timer of [...this.unacknowledged.values(), ...this.refusals.values()]) clearTimeout(timer);
     this.socket.close();
     this.tcp.close();
     this.tlsServer?.close();
@@ -415,7 +419,12 @@ export class SipEndpoint {
     // Keep-alives (CRLF pings) and anything unreadable are ignored: never an exception.
     if (data.length <= 4) return;
     const message = parseMessage(data);
-    if (!message) return;
+    if (!message) {
+      // Malformed, but answerable: 400, so the sender does not retransmit it for 32 s (an ACK gets nothing).
+      const bad = readBadRequest(data);
+      if (bad && bad.method !== 'ACK') this.send(responseTo(bad, 400, 'Bad Request', undefined, '', from), from);
+      return;
+    }
     if (message.kind === 'response') return this.onResponse(message, from);
     this.onIncomingRequest(message, from);
   }
@@ -459,31 +468,49 @@ export class SipEndpoint {
   }
 
   private onIncomingRequest(request: SipRequest, from: Target): void {
-    const branch = param(header(request, 'via'), 'branch') ?? '';
     // rport (RFC 3581) and NAT: answer where the request came from, not where its Via says.
     const target = from;
+    const key = serverTransactionKey(request);
     if (request.method === 'ACK') {
-      const key = `${header(request, 'call-id')}|${cseqOf(request)?.seq}`;
-      const timer = this.unacknowledged.get(key);
-      if (timer) {
-        clearTimeout(timer);
-        this.unacknowledged.delete(key);
+      // The ACK of a 2xx (a transaction of its own), or of a refusal (the INVITE's transaction).
+      for (const [timers, k] of [
+        [this.unacknowledged, `${header(request, 'call-id')}|${cseqOf(request)?.seq}`],
+        [this.refusals, key],
+      ] as const) {
+        clearTimeout(timers.get(k));
+        timers.delete(k);
       }
       this.handler?.(request, from, () => {});
       return;
     }
-    const key = `${branch}|${request.method}`;
     const previous = this.answered.get(key);
     if (previous) {
       this.send(previous.response, previous.target);
       return;
     }
     this.forgetOld();
+    // Our tag in To, the same in every response of the transaction: a request outside a dialog has none (section 8.2.6.2).
+    const tag = newTag();
     const respond: Responder = (status, reason, extra = {}) => {
       const response = responseTo(request, status, reason, extra.headers, extra.body ?? '', from);
+      const to = header(response, 'to') ?? '';
+      if (status > 100 && param(to, 'tag') === undefined) response.headers.set('to', [`${to};tag=${tag}`]);
       const bytes = serialize(response);
       this.answered.set(key, { response: bytes, target, at: Date.now() });
       this.send(bytes, target);
+      // A refusal of an INVITE over UDP is repeated until its ACK (timers G and H, section 17.2.1).
+      if (request.method === 'INVITE' && status >= 300 && (from.transport ?? 'udp') === 'udp') {
+        let interval = this.t1;
+        let waited = 0;
+        const resend = () => {
+          waited += interval;
+          if (waited >= this.transactionTimeoutMs) return this.refusals.delete(key);
+          this.send(bytes, target);
+          interval = Math.min(interval * 2, this.t2);
+          this.refusals.set(key, setTimeout(resend, interval));
+        };
+        this.refusals.set(key, setTimeout(resend, interval));
+      }
       // A reliable transport delivers the 2xx once; over UDP it is repeated until the ACK. No ACK
       // within 64 T1 on any transport: the dialog is not confirmed, the carrier ends it.
       if (request.method === 'INVITE' && status >= 200 && status < 300) {
@@ -518,6 +545,21 @@ export class SipEndpoint {
       this.answered.delete(key);
     }
   }
+}
+
+/**
+ * The server transaction a request belongs to (RFC 3261 section 17.2.3): its branch, sent-by and
+ * method; a request whose branch lacks RFC 3261's magic cookie (RFC 2543) is known by its Call-ID,
+ * From tag, CSeq number and top Via. An ACK goes with its INVITE.
+ */
+function serverTransactionKey(request: SipRequest): string {
+  const via = header(request, 'via') ?? '';
+  const branch = param(via, 'branch');
+  const method = request.method === 'ACK' ? 'INVITE' : request.method;
+  const sentBy = /^SIP\s*\/\s*2\.0\s*\/\s*\S+\s+([^;\s]+)/i.exec(via)?.[1]?.toLowerCase() ?? '';
+  if (branch?.startsWith('z9hG4bK')) return `${branch}|${sentBy}|${method}`;
+  const from = param(header(request, 'from'), 'tag') ?? '';
+  return `2543|${header(request, 'call-id')}|${from}|${cseqOf(request)?.seq}|${via}|${method}`;
 }
 
 export const hostPort = (host: string, port: number): string => `${host.includes(':') ? `[${host}]` : host}:${port}`;

@@ -69,8 +69,10 @@ export function parseMessage(data: Buffer | string): SipMessage | undefined {
   const length = headers.get('content-length')?.[0];
   if (length !== undefined) {
     const n = Number(length);
-    if (!Number.isInteger(n) || n < 0) return undefined;
-    body = Buffer.from(body, 'utf8').subarray(0, n).toString('utf8');
+    const bytes = Buffer.from(body, 'utf8');
+    // Shorter than it says: cut short on the way (RFC 3261 section 18.3).
+    if (!Number.isInteger(n) || n < 0 || bytes.length < n) return undefined;
+    body = bytes.subarray(0, n).toString('utf8');
   }
   const response = /^SIP\/2\.0\s+(\d{3})\s*(.*)$/i.exec(start);
   if (response) return { kind: 'response', status: Number(response[1]), reason: response[2] ?? '', headers, body };
@@ -83,6 +85,35 @@ export function parseMessage(data: Buffer | string): SipMessage | undefined {
 }
 
 const MULTI = new Set(['via', 'contact', 'route', 'record-route']);
+
+/**
+ * What a 400 Bad Request needs from a request parseMessage refused (a header line without a
+ * colon, a bad Content-Length, a body shorter than it says): its start line and the Via, From,
+ * To, Call-ID and CSeq it has; undefined when not even the start line, Via, Call-ID and CSeq can
+ * be read.
+ */
+export function readBadRequest(data: Buffer): SipRequest | undefined {
+  if (data.length > MAX_MESSAGE_BYTES) return undefined;
+  const text = data.toString('utf8');
+  const lines = text
+    .split('\r\n\r\n')[0]!
+    .replace(/\r\n[ \t]+/g, ' ')
+    .split('\r\n');
+  const start = /^([A-Z]+)\s+(\S+)\s+SIP\/2\.0$/i.exec(lines.shift()?.trim() ?? '');
+  if (!start) return undefined;
+  const headers: Headers = new Map();
+  for (const line of lines.slice(0, MAX_HEADERS)) {
+    const colon = line.indexOf(':');
+    if (colon <= 0) continue;
+    const raw = line.slice(0, colon).trim().toLowerCase();
+    const name = COMPACT[raw] ?? raw;
+    if (!['via', 'from', 'to', 'call-id', 'cseq'].includes(name)) continue;
+    const value = line.slice(colon + 1).trim();
+    headers.set(name, [...(headers.get(name) ?? []), ...(MULTI.has(name) ? splitList(value) : [value])]);
+  }
+  for (const name of ['via', 'call-id', 'cseq']) if (!headers.get(name)?.[0]) return undefined;
+  return { kind: 'request', method: start[1]!.toUpperCase(), uri: start[2]!, headers, body: '' };
+}
 
 /** Splits a header value at commas outside quotes and angle brackets. */
 function splitList(value: string): string[] {
