@@ -460,4 +460,28 @@ describe('SIP transactions and dialogs', () => {
       peer.close();
     }
   });
+
+  // Last: the server drains (SIGTERM) and takes no more calls.
+  it('a shutdown with a call ringing at a trunk that never answers its CANCEL is over within 64 T1 of the CANCEL', async () => {
+    const id = await call('+14155551503');
+    const invite = (await trunk.next('the INVITE', inviteTo('+14155551503'))) as SipRequest;
+    trunk.respond(invite, '180 Ringing');
+    await until(
+      'the call to ring',
+      async () => (await t.request('GET', `/v1/calls/${id}`)).body.queue_status === 'allocated',
+    );
+    // 64 T1 is 1.28 s here: ten seconds is a shutdown that waits on the call for good.
+    const { cut } = await Promise.race([
+      t.services.drain(0),
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error('the shutdown still waits')), 10_000).unref(),
+      ),
+    ]);
+    assert.equal(cut, 1);
+    await trunk.next(
+      'the CANCEL',
+      (m) => isRequest('CANCEL')(m) && m.headers.get('call-id')?.[0] === invite.headers.get('call-id')?.[0],
+    );
+    assert.equal((await t.request('GET', `/v1/calls/${id}`)).body.completed, true);
+  });
 });
