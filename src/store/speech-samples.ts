@@ -42,6 +42,17 @@ export class SpeechSampleStore {
     accountId: string,
     input: { text: string; voiceId: string; sampleRate: number; wav: Buffer; latencyMs: number },
   ): Promise<SpeechSample> {
+    // Newest first means by created_at: one sample a millisecond after the account's last at the
+    // earliest, so that samples kept in one millisecond still have an order (and the oldest goes).
+    const last = await this.db
+      .selectFrom('speech_samples')
+      .select('created_at')
+      .where('account_id', '=', accountId)
+      .orderBy('created_at', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    const now = this.clock.now().getTime();
+    const at = last ? Math.max(now, Date.parse(last.created_at) + 1) : now;
     const row = {
       id: newId(),
       account_id: accountId,
@@ -50,7 +61,7 @@ export class SpeechSampleStore {
       output_format: `pcm_${input.sampleRate}`,
       audio: input.wav.toString('base64'),
       latency_ms: Math.round(input.latencyMs),
-      created_at: this.clock.now().toISOString(),
+      created_at: new Date(at).toISOString(),
     };
     await this.db.insertInto('speech_samples').values(row).execute();
     const kept = this.db
