@@ -20,13 +20,11 @@ export function buildValidatorCompiler(context: CheckContext): FastifySchemaComp
   const paramAjv = withKeywords(new Ajv({ ...common, coerceTypes: 'array', useDefaults: true }), context);
   const lenient: Leniency = { accepts: acceptsWith(bodyAjv), voiceAliases: context.voiceAliases };
   return ({ schema, httpPart }) => {
-    if (httpPart === 'querystring')
-      return withQueryBooleans(
-        schema,
-        whenUsed(() => paramAjv.compile(schema as object)),
-      );
     if (httpPart !== 'body')
-      return whenUsed(() => paramAjv.compile(schema as object)) as ReturnType<FastifySchemaCompiler<unknown>>;
+      return whenUsed(
+        () => paramAjv.compile(schema as object),
+        httpPart === 'querystring' ? queryBooleansOf(schema) : undefined,
+      ) as ReturnType<FastifySchemaCompiler<unknown>>;
     return boundedValidator(
       whenUsed(() => bodyAjv.compile(withoutRouteItems(schema))),
       schema,
@@ -48,28 +46,24 @@ const QUERY_BOOLEANS: Readonly<Record<string, string>> = {
 };
 
 /**
- * A query string's validator that first reads its boolean parameters' yes and no the ways people
- * write them; the parameter coercion then makes them booleans. Anything else stays as sent, for
- * the error that names the parameter.
+ * Reads a query string's boolean parameters' yes and no the ways people write them, before the
+ * parameter coercion makes them booleans; anything else stays as sent, for the error that names
+ * the parameter. Undefined when the query has no boolean parameter.
  */
-function withQueryBooleans(schema: unknown, validate: Validator): ReturnType<FastifySchemaCompiler<unknown>> {
+function queryBooleansOf(schema: unknown): ((data: unknown) => void) | undefined {
   const properties = isRecord(schema) && isRecord(schema.properties) ? schema.properties : {};
   const booleans = Object.keys(properties).filter((key) => {
     const property = properties[key];
     return isRecord(property) && property.type === 'boolean';
   });
-  const run = (data: unknown): boolean => {
-    if (isRecord(data))
-      for (const key of booleans) {
-        const value = data[key];
-        if (typeof value === 'string') data[key] = QUERY_BOOLEANS[value.trim().toLowerCase()] ?? value;
-      }
-    const ok = validate(data);
-    run.errors = validate.errors;
-    return ok;
+  if (booleans.length === 0) return undefined;
+  return (data) => {
+    if (!isRecord(data)) return;
+    for (const key of booleans) {
+      const value = data[key];
+      if (typeof value === 'string') data[key] = QUERY_BOOLEANS[value.trim().toLowerCase()] ?? value;
+    }
   };
-  run.errors = null as ErrorObject[] | null;
-  return run as ReturnType<FastifySchemaCompiler<unknown>>;
 }
 
 /** Accepts for the leniency rule: a field's own schema, compiled once and kept with it. */
@@ -90,10 +84,11 @@ interface Validator {
   errors: ErrorObject[] | null;
 }
 
-/** A validator compiled by its first call. */
-function whenUsed(compile: () => AjvValidate): Validator {
+/** A validator compiled by its first call; `prepare` readies the data before each validation. */
+function whenUsed(compile: () => AjvValidate, prepare?: (data: unknown) => void): Validator {
   const compiled = once(compile);
   const run = (data: unknown): boolean => {
+    prepare?.(data);
     const validate = compiled();
     const ok = validate(data) as boolean;
     run.errors = validate.errors ?? null;

@@ -66,10 +66,11 @@ export interface WebhookDeps {
  * success (a retry or a resend) turns it back into `complete` with the error_message it had.
  */
 export class WebhookService {
-  /** Per call, the tail of its streamed events: sent one after another so they arrive in order. */
-  private readonly eventChains = new Map<string, Promise<void>>();
-  /** Per call, its streamed events not yet sent or given up (MAX_EVENT_BACKLOG). */
-  private readonly eventBacklog = new Map<string, number>();
+  /**
+   * Per call, the tail of its streamed events (sent one after another so they arrive in order) and
+   * how many of them are not yet sent or given up (MAX_EVENT_BACKLOG).
+   */
+  private readonly eventChains = new Map<string, { tail: Promise<void>; waiting: number }>();
   /** Real milliseconds an end-of-call delivery may take (the client's 10 s default; tests shorten it). */
   deliveryTimeoutMs = DEFAULT_TIMEOUT_MS;
 
@@ -231,21 +232,18 @@ export class WebhookService {
    * for its category. Best-effort: one try with a short timeout, never awaited by the call.
    */
   event(callId: string, category: CallEventCategory, message: string, logLevel = 'info'): void {
-    const waiting = this.eventBacklog.get(callId) ?? 0;
-    if (waiting >= MAX_EVENT_BACKLOG) {
+    const chain = this.eventChains.get(callId) ?? { tail: Promise.resolve(), waiting: 0 };
+    if (chain.waiting >= MAX_EVENT_BACKLOG) {
       this.d.log?.info({ call_id: callId, category }, 'streamed event dropped: the receiver is too far behind');
       return;
     }
-    this.eventBacklog.set(callId, waiting + 1);
-    const previous = this.eventChains.get(callId) ?? Promise.resolve();
-    const next = previous.then(() => this.sendEvent(callId, category, message, logLevel));
-    this.eventChains.set(callId, next);
-    void next.finally(() => {
-      const left = (this.eventBacklog.get(callId) ?? 1) - 1;
-      if (left > 0) this.eventBacklog.set(callId, left);
-      else this.eventBacklog.delete(callId);
-      if (this.eventChains.get(callId) === next) this.eventChains.delete(callId);
-    });
+    chain.waiting++;
+    chain.tail = chain.tail
+      .then(() => this.sendEvent(callId, category, message, logLevel))
+      .finally(() => {
+        if (--chain.waiting === 0 && this.eventChains.get(callId) === chain) this.eventChains.delete(callId);
+      });
+    this.eventChains.set(callId, chain);
   }
 
   private async sendEvent(
