@@ -184,6 +184,18 @@ describe('dashboard in Chromium', () => {
       ),
       true,
     );
+    // Signing out asks too; staying keeps the edits and the session.
+    const askedAtSignOut = new Promise<string>((resolve) =>
+      page.once('dialog', (dialog) => {
+        resolve(dialog.message());
+        void dialog.dismiss();
+      }),
+    );
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    assert.match(await askedAtSignOut, /unsaved changes/);
+    await page.getByRole('button', { name: 'Save draft' }).waitFor();
+    assert.equal(await page.getByLabel('API key').count(), 0);
+    assert.equal(await canvas.getByText('Pick a day').count(), 1);
     await page.getByRole('button', { name: 'Save draft' }).click();
     await page.getByRole('button', { name: 'Draft saved' }).waitFor();
     const draft = await api('GET', `/v1/pathway/${id}`);

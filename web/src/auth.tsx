@@ -10,6 +10,19 @@ interface Auth {
 const AuthContext = createContext<Auth>({ signOut: () => {} });
 export const useAuth = (): Auth => useContext(AuthContext);
 
+/** The questions of pages holding unsaved work: signing out asks first, as leaving such a page does. */
+const unsavedWork = new Set<{ question: string }>();
+
+/** While `unsaved`, signing out asks the user `question` before it drops the page's work. */
+export function useUnsavedWork(unsaved: boolean, question: string): void {
+  useEffect(() => {
+    if (!unsaved) return;
+    const entry = { question };
+    unsavedWork.add(entry);
+    return () => void unsavedWork.delete(entry);
+  }, [unsaved, question]);
+}
+
 /**
  * Shows the sign-in form until the user gives a key the server accepts, then the page the URL
  * asked for (a deep link opened while signed out lands where it pointed).
@@ -29,6 +42,7 @@ export function AuthGate({ children }: { children: ReactNode }) {
     [queries],
   );
   const signOut = () => {
+    for (const { question } of unsavedWork) if (!window.confirm(question)) return;
     session.signOut();
     queries.clear();
     setRefused(false);

@@ -26,6 +26,7 @@ import {
 import type { PathwayDetail, VersionDetail, VersionSummary } from '../../../src/schemas/pathway.js';
 import type { ChatTurnResult } from '../../../src/pathways/chat.js';
 import { api, type Json } from '../api';
+import { useUnsavedWork } from '../auth';
 import { Field, JsonArea, Loading, Problem, parseJsonField, useTitle } from '../components/ui';
 import { PathwaySteps } from '../components/steps';
 
@@ -231,10 +232,11 @@ function diff(before: Graph, after: Graph): string[] {
 const UNSAVED = 'This pathway has unsaved changes. Leave the page and lose them?';
 
 /**
- * Asks before the user leaves the page while `unsaved`: a link or Back within the dashboard (a
- * confirm), a reload or closing the tab (the browser's own prompt).
+ * Asks before the user leaves the page while `unsaved`: a link or Back within the dashboard or
+ * signing out (a confirm), a reload or closing the tab (the browser's own prompt).
  */
 function useLeaveWarning(unsaved: boolean) {
+  useUnsavedWork(unsaved, UNSAVED);
   const blocker = useBlocker(
     ({ currentLocation, nextLocation }) => unsaved && currentLocation.pathname !== nextLocation.pathname,
   );
