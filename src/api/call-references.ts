@@ -29,11 +29,15 @@ export class CallReferenceChecker {
     private readonly options: { ownCarrier: boolean },
   ) {}
 
-  /** Pushes each problem onto `errors`, its field named after `at` ("call_objects[3]: "). */
-  async check(call: CallReferences, errors: string[], at = ''): Promise<void> {
+  /**
+   * Pushes each problem onto `errors`, its field named after `at` ("call_objects[3]: "). Returns the
+   * pathway version the call would use, when it names one that is the account's.
+   */
+  async check(call: CallReferences, errors: string[], at = ''): Promise<ResolvedPathway | undefined> {
+    let pathway: ResolvedPathway | undefined;
     if (call.pathway_id) {
       const version = call.pathway_version ?? null;
-      const found = await this.pathway(call.pathway_id, version);
+      const found = (pathway = await this.pathway(call.pathway_id, version));
       if (!found) {
         const exists = version !== null && (await this.pathway(call.pathway_id, null));
         errors.push(
@@ -54,6 +58,7 @@ export class CallReferenceChecker {
         `${at}from ${call.from} is not a number of this account (buy one with POST /v1/inbound/purchase, or leave from out)`,
       );
     }
+    return pathway;
   }
 
   private pathway(id: string, version: number | null): Promise<ResolvedPathway | undefined> {

@@ -171,19 +171,20 @@ export default async function routes(app: Api, services: Services): Promise<void
               ? settings.start_time
               : null;
         const delay = typeof s.delay === 'number' ? s.delay : i === 0 ? 0 : waitPeriod * DAY_SECONDS;
-        return { task, pathwayId, start, delay, field: own ? `sequences[${i}].pathway_id` : 'pathway_id' };
+        return { task, pathwayId, start, delay, at: own ? `sequences[${i}].` : '' };
       });
 
-      // Every pathway named must be one of this account's; its name labels the step.
+      // Every pathway named must be the account's (the version and start node every call uses
+      // with it); its name labels the step.
+      const references = new CallReferenceChecker(services, accountId, { ownCarrier: false });
       const labels = new Map<string, string>();
       for (const step of plan) {
         if (!step.pathwayId || labels.has(step.pathwayId)) continue;
-        const pathway = await services.pathways.get(accountId, step.pathwayId);
+        const call = { ...settings, pathway_id: step.pathwayId, from: null };
+        const pathway = await references.check(call, errors, step.at);
         if (pathway) labels.set(step.pathwayId, pathway.name);
-        else errors.push(`${step.field} "${step.pathwayId}" is not a pathway of this account`);
       }
-
-      await new CallReferenceChecker(services, accountId, { ownCarrier: false }).check({ from: settings.from }, errors);
+      await references.check({ from: settings.from }, errors);
 
       const window = isRecord(raw.calling_window) ? raw.calling_window : undefined;
       if (window && typeof window.start === 'string' && window.start === window.end) {

@@ -250,7 +250,10 @@ for (const storage of ['sqlite', 'postgres'] as const)
     });
 
     it('builds sequences from steps, inheriting the campaign task or pathway', async () => {
-      const pathway = await t.request('POST', '/v1/pathway/create', { name: 'Renewal flow' });
+      const pathway = await t.request('POST', '/v1/pathway/create', {
+        name: 'Renewal flow',
+        nodes: [{ id: 'n1', type: 'Default', data: { name: 'Start', isStart: true, text: 'Hello!' } }],
+      });
       const pathwayId = String(pathway.body.pathway_id);
       const id = await create({
         name: 'Multi-step',
@@ -308,7 +311,7 @@ for (const storage of ['sqlite', 'postgres'] as const)
       });
       assert.equal(unknown.status, 400);
       for (const expected of [
-        'sequences[0].pathway_id "nope" is not a pathway of this account',
+        'sequences[0].pathway_id is not a pathway of this account',
         'sequences[1].type must be one of: send_call',
         'sequences[1].delay must be >= 0',
       ]) {
@@ -323,7 +326,32 @@ for (const storage of ['sqlite', 'postgres'] as const)
         { name: 'x', numbers: ['+14155550100'], pathway_id: pathwayId },
         { as: t.otherKey },
       );
-      assert.deepEqual(errorsOf(foreign), [`pathway_id "${pathwayId}" is not a pathway of this account`]);
+      assert.deepEqual(errorsOf(foreign), ['pathway_id is not a pathway of this account']);
+      // The version and start node every call uses are checked against each step's pathway, as Send Call checks them.
+      const wrongVersion = await t.request('POST', '/v1/campaigns', {
+        name: 'x',
+        numbers: ['+14155550100'],
+        pathway_id: pathwayId,
+        pathway_version: 99,
+        start_node_id: 'nowhere',
+      });
+      assert.deepEqual(errorsOf(wrongVersion), ['pathway_version 99 is not a version of this pathway']);
+      const empty = await t.request('POST', '/v1/pathway/create', { name: 'Not built yet' });
+      const unbuilt = await t.request('POST', '/v1/campaigns', {
+        name: 'x',
+        numbers: ['+14155550100'],
+        pathway_id: empty.body.pathway_id,
+      });
+      assert.match(errorsOf(unbuilt).join(), /^pathway_id names a pathway with no nodes yet/);
+      const wrongNode = await t.request('POST', '/v1/campaigns', {
+        name: 'x',
+        numbers: ['+14155550100'],
+        sequences: [{ pathway_id: pathwayId }],
+        start_node_id: 'nowhere',
+      });
+      assert.deepEqual(errorsOf(wrongNode), [
+        'sequences[0].start_node_id "nowhere" is not a node of the pathway version the call uses',
+      ]);
     });
 
     it('stores pacing and a calling window, checking both', async () => {
