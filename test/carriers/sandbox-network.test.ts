@@ -63,6 +63,20 @@ describe('sandbox network: 555-0100, a person', () => {
     );
   });
 
+  it('answers a turn said in several utterances once, after its last', async () => {
+    const { agent, network, callId } = await call('+14155550100');
+    await agent.hear(/^Hello\?$/);
+    // Two sentences of one turn, the second begun within the person's pause before answering.
+    await agent.say('Hi, this is Jordan from Acme, about your dental cleaning.');
+    await agent.say('Would Tuesday work for you?');
+    await agent.hear(/^Yes/);
+    await agent.say('Great, thank you. Goodbye!');
+    await agent.hear(/goodbye/i);
+    await agent.next('hangup');
+    const said = (network.call(callId)?.log ?? []).filter((e) => e.kind === 'speech' && e.by === 'persona');
+    assert.equal(said.length, 3, 'Hello?, one answer to the question, goodbye');
+  });
+
   it('leaves after six exchanges without a goodbye', async () => {
     const { agent } = await call('+14155550100');
     await agent.hear(/Hello/);

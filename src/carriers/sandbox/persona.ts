@@ -300,15 +300,22 @@ class PersonaRunner implements PersonaSession {
   private async listen(listen: Listen, rest: readonly Step[][]): Promise<Flow> {
     const deadline = listen.timeoutMs === undefined ? undefined : this.now() + listen.timeoutMs;
     if (listen.fresh) this.inbox.length = 0;
+    // The answer to words the other side went on from: a person answers a turn, not each sentence
+    // of it, so what it said next is heard first, and this answer stands when that needs none.
+    let held: Step[] | undefined;
     for (;;) {
       const event = await this.next(deadline);
       this.transitions = 0;
-      if (!event) return this.runSteps(listen.timeout ?? [], rest);
+      if (!event) return this.runSteps(held ?? listen.timeout ?? [], rest);
       if (event.type === 'speech') this.exchanges += 1;
       const rule = (listen.on ?? []).find((r) => ruleMatches(r, event, this.exchanges));
-      const reaction = rule?.do ?? (event.type === 'speech' ? listen.otherwise : undefined);
+      const reaction = rule?.do ?? (event.type === 'speech' ? (listen.otherwise ?? held) : undefined);
       if (!reaction) continue;
       await this.sleep(this.persona.replyDelayMs ?? 500);
+      if (event.type === 'speech' && this.inbox.some((e) => e.type === 'speech_start' || e.type === 'speech')) {
+        held = reaction;
+        continue;
+      }
       return this.runSteps(reaction, rest);
     }
   }
