@@ -137,7 +137,9 @@ const TIME =
   /\b(\d{1,2}(?::\d{2})?\s*(?:a\.?m\.?|p\.?m\.?)|\d{1,2}:\d{2}|noon|midday|midnight|morning|afternoon|evening)/i;
 const EMAIL = /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/;
 const PHONE = /((?:\+|\()?\d[\d\s().-]{7,}\d)/;
-const NAME = /\b(?:my name is|my name's|this is|i am|i'm|call me|it's)\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)/;
+// The lead-in in any case ("My name is", "I'm"), the name itself capitalised.
+const NAME =
+  /\b(?:[Mm]y name is|[Mm]y name['’]s|[Tt]his is|[Ii] am|[Ii]['’]m|[Cc]all me|[Ii]t['’]s)\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)/;
 
 /** A number as written or spoken ("120", "$1,200", "two hundred", "forty five"); undefined if none. */
 export function findNumber(text: string): number | undefined {

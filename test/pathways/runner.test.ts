@@ -27,6 +27,9 @@ describe('the offline model for pathways', () => {
     assert.equal(x('slot', 'string', 'Thursday at 10:30 am', 'The day and time of the visit'), 'thursday at 10:30 am');
     assert.equal(x('appointment_time', 'string', 'Thursday at 10:30 a.m.', 'time of day'), '10:30 am');
     assert.equal(x('caller_name', 'string', 'Hi, my name is Robin Lee.'), 'Robin Lee');
+    assert.equal(x('caller_name', 'string', 'My name is Robin Lee.'), 'Robin Lee');
+    assert.equal(x('caller_name', 'string', "I'm Robin."), 'Robin');
+    assert.equal(x('caller_name', 'string', 'This is Robin Lee'), 'Robin Lee');
     assert.equal(x('issue', 'string', 'My router keeps blinking red.'), 'My router keeps blinking red');
     assert.equal(findNumber('nothing here'), undefined);
   });
