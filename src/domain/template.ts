@@ -1,11 +1,14 @@
 import { countryOf, nationalNumber } from './phone.js';
 import { areaOf } from './area-codes.js';
 
-/** Reads `a.b.c` from nested objects; undefined when any step is missing. */
+/**
+ * Reads `a.b.c` from nested objects; undefined when any step is missing. Only own properties
+ * count, so `{{constructor}}` or `{{toString}}` is an unknown variable, not a function's source.
+ */
 export function readPath(source: Record<string, unknown>, path: string): unknown {
   let value: unknown = source;
   for (const key of path.split('.')) {
-    if (value === null || typeof value !== 'object') return undefined;
+    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, key)) return undefined;
     value = (value as Record<string, unknown>)[key];
   }
   return value;

@@ -26,6 +26,8 @@ describe('renderTemplate', () => {
     ['an unknown variable becomes empty', 'Hi {{missing}}.', 'Hi .'],
     ['an unknown nested path becomes empty', 'Hi {{customer.middle.name}}.', 'Hi .'],
     ['a path through a string becomes empty', '{{name.length}}', ''],
+    ['names of inherited properties are unknown', '[{{constructor}}{{toString}}{{customer.constructor}}]', '[]'],
+    ['an array has its length', '{{items.length}}', '2'],
     ['null becomes empty', '[{{nothing}}]', '[]'],
     ['an integer is written as digits', '{{count}} items', '3 items'],
     ['a decimal number', '${{price}}', '$19.5'],
