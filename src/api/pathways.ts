@@ -688,11 +688,21 @@ export async function pathwayChatRoutes(app: Api, services: Services): Promise<v
       const accountId = request.account.id;
       const body = request.body;
       const version = body.pathway_version ?? null;
-      if (!(await services.pathways.resolveVersion(accountId, body.pathway_id, version))) {
+      const resolved = await services.pathways.resolveVersion(accountId, body.pathway_id, version);
+      if (!resolved) {
         if (version === null || !(await services.pathways.get(accountId, body.pathway_id))) throw notFound('Pathway');
         throw new ApiError('NOT_FOUND', `Pathway version ${version} not found`);
       }
+      // As for a call: a graph to walk, and a start node that is one of its nodes.
       const errors: string[] = [];
+      if (resolved.nodes.length === 0) {
+        errors.push('pathway_id names a pathway with no nodes yet: add nodes to its draft or save a version');
+      } else if (body.start_node_id && !resolved.nodes.some((n) => n.id === body.start_node_id)) {
+        errors.push(
+          `start_node_id ${JSON.stringify(body.start_node_id)} is not a node of the pathway version the chat uses`,
+        );
+      }
+      assertValid(request, errors);
       const settings = await normalizeCallSettings(
         {
           pathway_id: body.pathway_id,

@@ -114,6 +114,14 @@ describe('pathway chat', () => {
     assert.match(String(version.body.message), /version 99/);
     const other = await t.request('POST', '/v1/pathway/chat/create', { pathway_id: pathwayId }, { as: t.otherKey });
     assert.equal(other.status, 404);
+    // As Send Call: a start node that is not a node, or a pathway with nothing to walk, is a 400.
+    const node = await t.request('POST', '/v1/pathway/chat/create', { pathway_id: pathwayId, start_node_id: 'nope' });
+    assert.equal(node.status, 400);
+    assert.match(String((node.body.errors as string[])[0]), /^start_node_id "nope" is not a node/);
+    const empty = await t.request('POST', '/v1/pathway/create', { name: 'Empty' });
+    const blank = await t.request('POST', '/v1/pathway/chat/create', { pathway_id: empty.body.pathway_id });
+    assert.equal(blank.status, 400);
+    assert.match(JSON.stringify(blank.body.errors), /no nodes yet/);
 
     const chatId = await start();
     const peek = await t.request('POST', `/v1/pathway/chat/${chatId}`, { message: 'hi' }, { as: t.otherKey });
