@@ -1,6 +1,6 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { CallTool } from '../schemas/call-request.js';
-import { readPath, renderTemplate } from '../domain/template.js';
+import { readPath, renderJsonTemplate, renderTemplate } from '../domain/template.js';
 import { OutboundError, type OutboundClient } from '../outbound/http.js';
 
 /** Seed 2.5 default. */
@@ -176,10 +176,20 @@ export function prepareToolRequest(tool: CallTool, input: unknown, variables: Js
   return { method, url: url.toString(), headers, body: templatedBody(tool.body, scope, headers) };
 }
 
+const parsesAsJson = (body: string): boolean => {
+  try {
+    JSON.parse(body);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 /**
  * A request body from its template (custom tools, pathway webhook nodes): a string is rendered as
- * text, anything else value by value as JSON. Sets `content-type` when the user did not: JSON when
- * the rendered text parses as JSON, else plain text.
+ * text (JSON text with the variables inside its strings escaped, when that gives JSON), anything
+ * else value by value as JSON. Sets `content-type` when the user did not: JSON when the rendered
+ * text parses as JSON, else plain text.
  */
 export function templatedBody(template: unknown, variables: Json, headers: Record<string, string>): string {
   const hasType = Object.keys(headers).some((k) => k.toLowerCase() === 'content-type');
@@ -187,16 +197,9 @@ export function templatedBody(template: unknown, variables: Json, headers: Recor
     if (!hasType) headers['content-type'] = 'application/json';
     return JSON.stringify(renderValue(template, variables));
   }
-  const body = renderTemplate(template, variables);
-  if (!hasType) {
-    let json = true;
-    try {
-      JSON.parse(body);
-    } catch {
-      json = false;
-    }
-    headers['content-type'] = json ? 'application/json' : 'text/plain; charset=utf-8';
-  }
+  const asJson = /^\s*[[{]/.test(template) ? renderJsonTemplate(template, variables) : undefined;
+  const body = asJson !== undefined && parsesAsJson(asJson) ? asJson : renderTemplate(template, variables);
+  if (!hasType) headers['content-type'] = parsesAsJson(body) ? 'application/json' : 'text/plain; charset=utf-8';
   return body;
 }
 

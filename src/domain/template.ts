@@ -30,6 +30,38 @@ export function renderTemplate(text: string, variables: Record<string, unknown>)
   );
 }
 
+/**
+ * renderTemplate for a template that is JSON text (a webhook or tool body typed as a string, as the
+ * hosted dashboard keeps it): a variable inside a JSON string literal is written escaped, so that
+ * a value with a quote, a backslash or a line break keeps the JSON whole. Elsewhere, as
+ * renderTemplate writes it (`"party": {{party}}` gives `"party": 2`).
+ */
+export function renderJsonTemplate(text: string, variables: Record<string, unknown>): string {
+  const placeholder = /\{\{\s*([\w$-]+(?:\.[\w$-]+)*)\s*\}\}/y;
+  let out = '';
+  let inString = false;
+  for (let i = 0; i < text.length;) {
+    placeholder.lastIndex = i;
+    const match = placeholder.exec(text);
+    if (match) {
+      const value = show(readPath(variables, match[1]!));
+      out += inString ? JSON.stringify(value).slice(1, -1) : value;
+      i += match[0].length;
+      continue;
+    }
+    const c = text[i]!;
+    if (inString && c === '\\') {
+      out += text.slice(i, i + 2);
+      i += 2;
+      continue;
+    }
+    if (c === '"') inString = !inString;
+    out += c;
+    i += 1;
+  }
+  return out;
+}
+
 /** A secret's name: letters, digits, `_` and `-`, as `{{secrets.NAME}}` refers to it. */
 export const SECRET_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 

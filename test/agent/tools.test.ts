@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { OutboundClient } from '../../src/outbound/http.js';
-import { inputMismatch, jsonPath, runTool, functionName, findTool } from '../../src/agent/tools.js';
+import { inputMismatch, jsonPath, runTool, functionName, findTool, templatedBody } from '../../src/agent/tools.js';
 import { DynamicData } from '../../src/agent/dynamic-data.js';
 import type { CallTool } from '../../src/schemas/call-request.js';
 import { ScaledClock } from '../../src/clock.js';
@@ -173,6 +173,28 @@ describe('custom tools at run time (src/agent/tools.ts)', () => {
     assert.equal(result.ok, false);
     assert.match(String(result.error), /https/);
     assert.equal(s.seen.length, before, 'nothing reached the server');
+  });
+
+  it('a body typed as JSON text stays JSON when a value holds a quote, a backslash or a line break', () => {
+    const headers: Record<string, string> = {};
+    const vars = { name: 'Joe "JJ" Smith', notes: 'line one\nline two \\ end', party: 2, tags: ['a', 'b'] };
+    const body = templatedBody(
+      '{"name": "{{name}}", "notes": "{{notes}}", "party": {{party}}, "tags": {{tags}}}',
+      vars,
+      headers,
+    );
+    assert.deepEqual(JSON.parse(body), {
+      name: 'Joe "JJ" Smith',
+      notes: 'line one\nline two \\ end',
+      party: 2,
+      tags: ['a', 'b'],
+    });
+    assert.equal(headers['content-type'], 'application/json');
+    // An escaped quote in the template is part of its string; plain text is rendered as it was.
+    assert.equal(templatedBody('{"a": "say \\"{{party}}\\""}', vars, {}), '{"a": "say \\"2\\""}');
+    const plain: Record<string, string> = {};
+    assert.equal(templatedBody('Hello "{{name}}"', vars, plain), 'Hello "Joe "JJ" Smith"');
+    assert.equal(plain['content-type'], 'text/plain; charset=utf-8');
   });
 
   it('JSONPath subset, function names and tool lookup', () => {
