@@ -34,6 +34,7 @@ const NOT_RUN: Record<string, string[]> = {
     'starts a second server, and needs provider accounts (or a local model server)',
     'starts a second server, and needs provider accounts (or a local speech server)',
   ],
+  'sandbox.md': ['starts a second server'],
   'sip.md': ['starts a second server, and needs a SIP trunk'],
   'twilio.md': ['starts a second server, and needs a Twilio account and a public host'],
 };
