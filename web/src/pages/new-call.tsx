@@ -138,7 +138,8 @@ export function NewCallPage() {
     <section>
       <h1>New call</h1>
       <p className="muted">
-        Numbers of the sandbox (+1 NPA 555-01XX) answer with simulated people and machines; see the sandbox guide.
+        Numbers of the sandbox (+1 NPA 555-01XX) answer with simulated people and machines; docs/sandbox.md in the
+        repository lists them.
       </p>
       <form onSubmit={submit} className="wide-form">
         <Group title="Who and what">

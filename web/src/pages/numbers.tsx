@@ -82,7 +82,7 @@ export function NumbersPage() {
       </form>
       <Problem error={buy.error ?? numbers.error ?? ring.error} />
       <div className="inline-form">
-        <Field label="Sandbox caller for Ring" hint="555-0100 is a person; see the sandbox guide for others">
+        <Field label="Sandbox caller for Ring" hint="555-0100 is a person; docs/sandbox.md lists the others">
           <input value={caller} onChange={(e) => setCaller(e.target.value)} />
         </Field>
       </div>
