@@ -192,6 +192,19 @@ describe('example pathways with the offline model (sandbox personas, clock 100x)
     assert.equal(logs.at(-1)!.node_id, 'technician');
   });
 
+  it('support triage: when the ticket cannot be opened, the caller is not told of a ticket, and is still transferred', async () => {
+    hook.received.length = 0;
+    hook.reply = () => ({ status: 500, body: {} });
+    const id = await loadExample(t, 'support-triage.json', (g) => {
+      node(g, 'ticket').url = `${hook.url}/tickets`;
+    });
+    const { call, logs, lines } = await inboundCall(t, id, '+14155550142');
+    assert.equal(call.transferred_to, '+14155550110', lines);
+    assert.equal(logs.at(-1)!.node_id, 'technician_no_ticket', lines);
+    assert.match(lines, /I could not open a ticket just now, but let me connect you with a technician\./);
+    assert.doesNotMatch(lines, /opened ticket/);
+  });
+
   it('phone menu: a global node returns to the menu; a condition keeps Wait for Response until the account number', async () => {
     const id = await loadExample(t, 'ivr-menu.json');
     const { call, logs, lines } = await inboundCall(t, id, '+14155550143');
