@@ -56,3 +56,13 @@ test('the README and docs/ link only to files and headings that exist', () => {
   }
   assert.deepEqual(broken, []);
 });
+
+test('the docs index (docs/README.md) lists every page of docs/', () => {
+  const index = fs.readFileSync(path.join(ROOT, 'docs/README.md'), 'utf8');
+  const linked = new Set([...index.matchAll(/\]\(([^)#\s]+\.md)\)/g)].map((m) => m[1]));
+  const pages = fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md') && f !== 'README.md');
+  assert.deepEqual(
+    pages.filter((p) => !linked.has(p)),
+    [],
+  );
+});
