@@ -19,6 +19,7 @@ import {
 import { checkPathwayGraph, type PathwayGraph } from '../domain/pathway-graph.js';
 import { ApiError, conflict, notFound, validationError } from '../errors.js';
 import { assertValid } from './validation.js';
+import { CallReferenceChecker } from './call-references.js';
 import { isRecord } from '../domain/records.js';
 import { NO_TOOLS, normalizeCallSettings } from '../schemas/call-request.js';
 
@@ -688,20 +689,13 @@ export async function pathwayChatRoutes(app: Api, services: Services): Promise<v
       const accountId = request.account.id;
       const body = request.body;
       const version = body.pathway_version ?? null;
-      const resolved = await services.pathways.resolveVersion(accountId, body.pathway_id, version);
-      if (!resolved) {
+      if (!(await services.pathways.resolveVersion(accountId, body.pathway_id, version))) {
         if (version === null || !(await services.pathways.get(accountId, body.pathway_id))) throw notFound('Pathway');
         throw new ApiError('NOT_FOUND', `Pathway version ${version} not found`);
       }
       // As for a call: a graph to walk, and a start node that is one of its nodes.
       const errors: string[] = [];
-      if (resolved.nodes.length === 0) {
-        errors.push('pathway_id names a pathway with no nodes yet: add nodes to its draft or save a version');
-      } else if (body.start_node_id && !resolved.nodes.some((n) => n.id === body.start_node_id)) {
-        errors.push(
-          `start_node_id ${JSON.stringify(body.start_node_id)} is not a node of the pathway version the chat uses`,
-        );
-      }
+      await new CallReferenceChecker(services, accountId, { ownCarrier: false }).check(body, errors);
       assertValid(request, errors);
       const settings = await normalizeCallSettings(
         {
