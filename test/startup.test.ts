@@ -46,3 +46,51 @@ test('sandbox audio mode without espeak-ng stops start-up with a message naming 
     /espeak-ng is not installed, and the sandbox audio mode \(OPENLINE_SANDBOX_AUDIO\) needs it .*apt-get install espeak-ng/,
   );
 });
+
+test('npm start stopped with SIGTERM (a supervisor, a container stop) shuts the server down, not only npm', async () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-startup-'));
+  const npm = spawn('npm', ['start', '--silent'], {
+    env: {
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      OPENLINE_API_KEY: 'startup-key-0123456789',
+      OPENLINE_SIP_LISTEN: 'off',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const ready = new Promise<number>((resolve, reject) => {
+    const read = (chunk: Buffer) => {
+      output += chunk.toString();
+      const pid = /"pid":(\d+)[^\n]*"msg":"Openline ready"/.exec(output)?.[1];
+      if (pid) resolve(Number(pid));
+    };
+    npm.stdout.on('data', read);
+    npm.stderr.on('data', read);
+    npm.on('exit', () => reject(new Error(`npm start ended before the server was ready:\n${output}`)));
+  });
+  try {
+    const serverPid = await ready;
+    npm.kill('SIGTERM');
+    // The server drains and exits on its own (its SIGTERM handler), well before any later kill.
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline && alive(serverPid)) await new Promise((r) => setTimeout(r, 100));
+    const stillAlive = alive(serverPid);
+    if (stillAlive) process.kill(serverPid, 'SIGKILL');
+    assert.equal(stillAlive, false, 'the server process outlived npm start');
+    assert.match(output, /shutting down/);
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
