@@ -1,4 +1,4 @@
-import { renderTemplate } from '../domain/template.js';
+import { renderSpoken, renderTemplate } from '../domain/template.js';
 import type { CallRequest } from '../schemas/call-request.js';
 import {
   complete,
@@ -333,7 +333,7 @@ export class LlmAgent implements Agent {
     if (input.kind === 'ivr_menu') return this.navigate(input.text, ctx);
     // first_sentence is said verbatim (seed 2.1), with no round trip to the model.
     if (input.kind === 'start' && ctx.request.first_sentence)
-      return { say: renderTemplate(ctx.request.first_sentence, ctx.variables), action: null };
+      return { say: renderSpoken(ctx.request.first_sentence, ctx.variables), action: null };
     const messages: ChatMessage[] = [
       { role: 'system', content: systemPrompt(ctx, this.o.now()) },
       ...historyOf(ctx.transcript),

@@ -1,4 +1,4 @@
-import { renderTemplate } from '../domain/template.js';
+import { renderSpoken, renderTemplate } from '../domain/template.js';
 import {
   chooseOption,
   companyWords,
@@ -119,7 +119,7 @@ export class OfflineAgent implements Agent {
     switch (input.kind) {
       case 'start': {
         if (ctx.request.first_sentence)
-          return { say: renderTemplate(ctx.request.first_sentence, ctx.variables), action: null };
+          return { say: renderSpoken(ctx.request.first_sentence, ctx.variables), action: null };
         if (ctx.inbound) return { say: 'Hello, thanks for calling! How can I help you today?', action: null };
         return { say: `Hello! This is an automated call. I'm calling to ${purpose}.`, action: null };
       }

@@ -4,7 +4,7 @@ import type { Agent, AgentAction, AgentContext, AgentInput, AgentReply, AnswerRe
 import type { CallRequest, CallTool } from '../schemas/call-request.js';
 import { findTool, type ToolResult } from '../agent/tools.js';
 import { decideVoicemail } from '../domain/voicemail-rules.js';
-import { renderTemplate } from '../domain/template.js';
+import { renderSpoken } from '../domain/template.js';
 import {
   isMenu,
   menuLineKind,
@@ -961,7 +961,7 @@ export class CallSession {
 
   private async leaveMessage(message: string): Promise<void> {
     this.phase = 'ending';
-    this.say(renderTemplate(message, this.o.variables), 'hangup');
+    this.say(renderSpoken(message, this.o.variables), 'hangup');
   }
 
   private voicemailSettings() {
@@ -1106,7 +1106,7 @@ export class CallSession {
       input && typeof input === 'object' && typeof (input as { speech?: unknown }).speech === 'string'
         ? (input as { speech: string }).speech
         : undefined;
-    const speech = dynamic ?? (tool.speech ? renderTemplate(tool.speech, this.o.variables) : undefined);
+    const speech = dynamic ?? (tool.speech ? renderSpoken(tool.speech, this.o.variables) : undefined);
     this.toolRunning = true;
     this.disarm('silence');
     this.disarm('respond');

@@ -25,8 +25,22 @@ function show(value: unknown): string {
  * variable becomes empty text, so a caller never hears braces read aloud.
  */
 export function renderTemplate(text: string, variables: Record<string, unknown>): string {
-  return text.replace(/\{\{\s*([\w$-]+(?:\.[\w$-]+)*)\s*\}\}/g, (_match, path: string) =>
-    show(readPath(variables, path)),
+  return text.replace(PLACEHOLDERS, (_match, path: string) => show(readPath(variables, path)));
+}
+
+const PLACEHOLDERS = /\{\{\s*([\w$-]+(?:\.[\w$-]+)*)\s*\}\}/g;
+
+/**
+ * renderTemplate for words the agent says: a variable with no value takes the space before it
+ * along, so "Hi {{name}}, welcome." without a name is "Hi, welcome.", not "Hi , welcome.".
+ */
+export function renderSpoken(text: string, variables: Record<string, unknown>): string {
+  return text.replace(
+    new RegExp(String.raw`(\s*)${PLACEHOLDERS.source}`, 'g'),
+    (_match, space: string, path: string) => {
+      const value = show(readPath(variables, path));
+      return value === '' ? '' : space + value;
+    },
   );
 }
 

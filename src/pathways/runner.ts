@@ -1,4 +1,4 @@
-import { renderTemplate } from '../domain/template.js';
+import { renderSpoken, renderTemplate } from '../domain/template.js';
 import { normalizePhone } from '../domain/phone.js';
 import {
   edgeConditionsHold,
@@ -382,7 +382,7 @@ export class PathwayAgent implements Agent {
     const text = node.type === 'Knowledge Base' && !str(node.data.kb) ? undefined : str(node.data.text);
     const prompt = str(node.data.prompt);
     const isStatic = node.data.isStatic === true || (node.data.isStatic !== false && text !== undefined && !prompt);
-    if (isStatic && text && !(staying && this.d.llm)) return renderTemplate(text, vars);
+    if (isStatic && text && !(staying && this.d.llm)) return renderSpoken(text, vars);
     const instruction = prompt ?? text;
     if (this.d.llm && (instruction || kb)) {
       try {
@@ -401,7 +401,7 @@ export class PathwayAgent implements Agent {
       const answer = answerFrom(renderTemplate(kb, vars), heard);
       if (answer) return answer;
     }
-    if (text) return renderTemplate(text, vars);
+    if (text) return renderSpoken(text, vars);
     if (prompt) return lineFromPrompt(renderTemplate(prompt, vars));
     if (kb && heard) return "I'm sorry, I don't have that information.";
     return null;

@@ -48,7 +48,7 @@ describe('offline agent: start', () => {
 
   it('an unknown variable in first_sentence is said as nothing, never as braces', async () => {
     const reply = await respond({ kind: 'start' }, context({ first_sentence: 'Hello {{who}}!' }));
-    assert.equal(reply.say, 'Hello !');
+    assert.equal(reply.say, 'Hello!');
   });
 
   it('without first_sentence, greets with the purpose built from the task and says it is automated', async () => {

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readPath, renderDeep, renderTemplate, systemVariables } from '../../src/domain/template.js';
+import { readPath, renderDeep, renderSpoken, renderTemplate, systemVariables } from '../../src/domain/template.js';
 
 const VARS: Record<string, unknown> = {
   name: 'Ada',
@@ -50,6 +50,19 @@ describe('renderTemplate', () => {
 
   it('a value containing braces is not rendered again', () => {
     assert.equal(renderTemplate('{{a}}', { a: '{{b}}', b: 'x' }), '{{b}}');
+  });
+});
+
+describe('renderSpoken', () => {
+  it('drops the space before a variable with no value, keeping every other space', () => {
+    const vars = { name: 'Dana', none: '' };
+    assert.equal(
+      renderSpoken('Hi {{missing}}, this is Bright Smile Dental.', vars),
+      'Hi, this is Bright Smile Dental.',
+    );
+    assert.equal(renderSpoken('Thanks {{none}} for calling!', vars), 'Thanks for calling!');
+    assert.equal(renderSpoken('Hi {{name}}, welcome {{missing}}!', vars), 'Hi Dana, welcome!');
+    assert.equal(renderSpoken('Hi {{name}}, {{missing}} {{none}} bye.', vars), 'Hi Dana, bye.');
   });
 });
 
