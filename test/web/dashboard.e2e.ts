@@ -289,6 +289,8 @@ describe('dashboard in Chromium', () => {
     const row = page.getByRole('row', { name: /A renter is not a fit/ });
     await row.waitFor();
     assert.equal(await form.getByLabel('Scenario name').inputValue(), '', 'the form is emptied for the next one');
+    // The pathway under test is named as the Pathways page names it, and links to it.
+    await row.getByRole('link', { name: 'Leads' }).waitFor();
     await page.screenshot({ path: path.join(dataDir, 'tests.png'), fullPage: true });
     if (process.env.OPENLINE_TESTS_SCREENSHOT)
       fs.copyFileSync(path.join(dataDir, 'tests.png'), process.env.OPENLINE_TESTS_SCREENSHOT);

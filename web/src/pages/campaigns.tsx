@@ -3,6 +3,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams } from 'react-router';
 import { nextCampaignState } from '../../../src/schemas/campaign.js';
 import type { CampaignProgress as Progress } from '../../../src/store/campaigns.js';
+import { usePathways } from '../queries';
 import { api, type CampaignDetail, type CampaignSummary } from '../api';
 import { CsvInput, describeRows, type CsvRows } from '../components/csv';
 import { StackedBars } from '../components/bars';
@@ -17,10 +18,7 @@ export function CampaignsPage() {
     queryFn: async () => (await api<{ campaigns: CampaignSummary[] }>('/v1/campaigns')).campaigns,
     refetchInterval: (q) => (q.state.data?.some((c) => c.campaign_state === 'active') ? 3_000 : false),
   });
-  const pathways = useQuery({
-    queryKey: ['pathways'],
-    queryFn: () => api<{ pathways: { id: string; name: string }[] }>('/v1/pathway'),
-  });
+  const pathways = usePathways();
   const [form, setForm] = useState({ name: '', task: '', pathway_id: '', retries: '0', max_concurrent: '10' });
   const [file, setFile] = useState<CsvRows | null>(null);
   const create = useMutation({
@@ -139,11 +137,7 @@ export function CampaignPage() {
     queryKey: ['campaign-detail', id],
     queryFn: async () => (await api<{ campaigns: CampaignDetail[] }>(`/v1/campaigns/${id}`)).campaigns[0],
   });
-  const pathways = useQuery({
-    queryKey: ['pathways'],
-    queryFn: () => api<{ pathways: { id: string; name: string }[] }>('/v1/pathway'),
-    enabled: Boolean(detail.data?.sequences[0]?.pathway_id),
-  });
+  const pathways = usePathways(Boolean(detail.data?.sequences[0]?.pathway_id));
   useTitle(detail.data && `Campaign ${detail.data.campaign_name}`);
   const act = useMutation({
     mutationFn: (action: string) => api(`/v1/campaigns/${id}/${action}`, { method: 'POST' }),

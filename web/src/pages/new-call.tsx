@@ -1,6 +1,7 @@
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
+import { usePathways } from '../queries';
 import { api, type Json, type SendCallBody } from '../api';
 import { Field, JsonArea, Problem, parseJsonField, useTitle } from '../components/ui';
 
@@ -113,10 +114,7 @@ export function NewCallPage() {
   const navigate = useNavigate();
   const [form, setForm] = useState<Form>(EMPTY);
   const voices = useQuery({ queryKey: ['voices'], queryFn: () => api<{ voices: Voice[] }>('/v1/voices') });
-  const pathways = useQuery({
-    queryKey: ['pathways'],
-    queryFn: () => api<{ pathways: { id: string; name: string }[] }>('/v1/pathway'),
-  });
+  const pathways = usePathways();
   const send = useMutation({
     mutationFn: async () => api<{ call_id: string }>('/v1/calls', { method: 'POST', body: toBody(form) }),
     onSuccess: (result) => navigate(`/calls/${result.call_id}`),

@@ -1,7 +1,7 @@
 import { useState } from 'react';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate } from 'react-router';
-import type { PathwaySummary } from '../../../src/schemas/pathway.js';
+import { usePathways } from '../queries';
 import { api } from '../api';
 import { Field, Loading, Problem, time, useTitle } from '../components/ui';
 import { WebCallPanel } from '../components/web-call';
@@ -11,10 +11,7 @@ export function PathwaysPage() {
   useTitle('Pathways');
   const navigate = useNavigate();
   const queries = useQueryClient();
-  const pathways = useQuery({
-    queryKey: ['pathways'],
-    queryFn: () => api<{ pathways: PathwaySummary[] }>('/v1/pathway'),
-  });
+  const pathways = usePathways();
   const [name, setName] = useState('');
   const [talking, setTalking] = useState<{ id: string; name: string } | null>(null);
   const create = useMutation({

@@ -2,6 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api } from '../api';
+import { usePathways } from '../queries';
 import {
   Badge,
   Field,
@@ -51,8 +52,16 @@ interface TestRun {
 
 const score = (value: number | null) => (value === null ? '—' : `${Math.round(value * 100)}%`);
 
-const agentOf = (s: Scenario) =>
-  s.pathway_id ? `pathway ${s.pathway_id}` : s.agent_id ? `agent ${s.agent_id}` : (s.phone_number ?? 'inline call');
+/** The agent under test: a pathway by its name (a link), an agent by its id, or the call's number. */
+function AgentUnderTest({ scenario: s, pathways }: { scenario: Scenario; pathways: Map<string, string> }) {
+  if (s.pathway_id)
+    return (
+      <>
+        pathway <Link to={`/pathways/${s.pathway_id}`}>{pathways.get(s.pathway_id) ?? s.pathway_id}</Link>
+      </>
+    );
+  return <>{s.agent_id ? `agent ${s.agent_id}` : (s.phone_number ?? 'inline call')}</>;
+}
 
 /** How the form names the agent under test. */
 type AgentKind = 'agent_id' | 'pathway_id' | 'call';
@@ -184,6 +193,8 @@ export function TestsPage() {
     queryFn: async () => (await api<{ scenarios: Scenario[] }>('/v1/agent-testing/scenarios')).scenarios,
     refetchInterval: (q) => (q.state.data?.some((s) => s.most_recent_run?.status === 'RUNNING') ? 2_000 : false),
   });
+  const pathways = usePathways(Boolean(scenarios.data?.some((s) => s.pathway_id)));
+  const pathwayNames = new Map(pathways.data?.pathways.map((p) => [p.id, p.name]));
   const runs = useQuery({
     queryKey: ['test-runs'],
     queryFn: async () => (await api<{ runs: TestRun[] }>('/v1/agent-testing/runs?limit=20')).runs,
@@ -216,7 +227,7 @@ export function TestsPage() {
         rowKey={(s) => s.id}
         columns={[
           { header: 'Scenario', className: 'text', cell: (s) => s.name },
-          { header: 'Agent under test', cell: agentOf },
+          { header: 'Agent under test', cell: (s) => <AgentUnderTest scenario={s} pathways={pathwayNames} /> },
           { header: 'Assertions', cell: (s) => s.assertions.length },
           {
             header: 'Last run',
