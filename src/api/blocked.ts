@@ -182,7 +182,7 @@ export default async function routes(app: Api, services: Services): Promise<void
             reason: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
             is_active: Type.Optional(Type.Boolean()),
           },
-          { additionalProperties: true },
+          { additionalProperties: true, 'x-update': true },
         ),
         response: {
           200: Type.Object({

@@ -122,7 +122,7 @@ export default async function routes(app: Api, services: Services): Promise<void
         summary: 'Update a citation schema',
         description: 'Fields sent replace the stored ones: `name`, `description`, `schema`.',
         querystring: ById,
-        body: Type.Partial(Type.Object(Fields), { additionalProperties: true }),
+        body: Type.Partial(Type.Object(Fields), { additionalProperties: true, 'x-update': true }),
         response: { 200: One, ...errorResponses },
       },
     },

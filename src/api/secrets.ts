@@ -43,7 +43,7 @@ const SecretBody = Type.Object(
   },
   { additionalProperties: true },
 );
-const SecretUpdate = Type.Partial(SecretBody, { additionalProperties: true });
+const SecretUpdate = Type.Partial(SecretBody, { additionalProperties: true, 'x-update': true });
 
 const MASK = '********';
 

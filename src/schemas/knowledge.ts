@@ -32,10 +32,13 @@ export const KnowledgeLearnBody = Type.Object({
 });
 
 /** Update: name and description (null removes it); the text itself through the older routes. */
-export const KnowledgeUpdateBody = Type.Object({
-  name: Type.Optional(Name),
-  description: Type.Optional(Nullable(Description)),
-});
+export const KnowledgeUpdateBody = Type.Object(
+  {
+    name: Type.Optional(Name),
+    description: Type.Optional(Nullable(Description)),
+  },
+  { additionalProperties: true, 'x-update': true },
+);
 
 /** The older Create a Knowledge Base: POST /v1/knowledgebases (or /v1/vectors). */
 export const VectorCreateBody = Type.Object({
@@ -44,11 +47,14 @@ export const VectorCreateBody = Type.Object({
   text: Text,
 });
 
-export const VectorUpdateBody = Type.Object({
-  name: Type.Optional(Name),
-  description: Type.Optional(Nullable(Description)),
-  text: Type.Optional(Text),
-});
+export const VectorUpdateBody = Type.Object(
+  {
+    name: Type.Optional(Name),
+    description: Type.Optional(Nullable(Description)),
+    text: Type.Optional(Text),
+  },
+  { additionalProperties: true, 'x-update': true },
+);
 
 export const KnowledgeFileSchema = Type.Object({
   file_name: Type.String(),

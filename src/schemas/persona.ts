@@ -77,7 +77,7 @@ export const PersonaCreate = Type.Object(
 );
 export type PersonaCreate = Static<typeof PersonaCreate>;
 
-export const PersonaUpdate = Type.Partial(PersonaCreate, { additionalProperties: true });
+export const PersonaUpdate = Type.Partial(PersonaCreate, { additionalProperties: true, 'x-update': true });
 export type PersonaUpdate = Static<typeof PersonaUpdate>;
 
 export const VERSION_KEYS = Object.keys(versionFields) as (keyof typeof versionFields)[];

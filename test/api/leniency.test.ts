@@ -161,6 +161,37 @@ describe('real clients of the hosted API: the leniency rule', () => {
     assert.equal((await t.request('GET', `/v1/tools/${id}`)).body.description, 'Finds an order by its id');
   });
 
+  it('knowledge bases, secrets, personas, citation schemas and block rules: an update naming no field is a 400', async () => {
+    const kb = (await t.request('POST', '/v1/knowledge/learn', { type: 'text', name: 'FAQ', text: 'Parking is free.' }))
+      .body.data as Json;
+    const secret = (await t.request('POST', '/v1/secrets', { name: 'TOKEN', value: 'abc' })).body.data as Json;
+    const persona = (await t.request('POST', '/v1/personas', { name: 'Front desk' })).body.data as Json;
+    const schema = (await t.request('POST', '/v1/citation_schemas', { name: 'Sources' })).body.data as Json;
+    await t.request('POST', '/v1/blocked_numbers', { phone_number: '+14155550107' });
+    const updates: [string, string][] = [
+      ['PUT', `/v1/knowledge/${String(kb.id)}`],
+      ['PATCH', `/v1/knowledgebases/${String(kb.id)}`],
+      ['PATCH', `/v1/secrets/${String(secret.secret_id)}`],
+      ['PATCH', `/v1/personas/${String(persona.id)}`],
+      ['POST', `/v1/personas/${String(persona.id)}`],
+      ['PATCH', `/v1/citation_schemas?id=${String(schema.id)}`],
+      ['POST', '/v1/blocked_numbers/%2B14155550107/edit'],
+    ];
+    for (const [method, url] of updates) {
+      for (const body of [{}, { nme: 'typo' }, { name: null }]) {
+        const r = await t.request(method as 'POST', url, body);
+        assert.equal(r.status, 400, `${method} ${url} ${JSON.stringify(body)}: ${JSON.stringify(r.body)}`);
+        assert.match((r.body.errors as string[])[0]!, /^the body gives no field to update/);
+      }
+    }
+    // A field that clears with null is still a field.
+    const cleared = await t.request('PUT', `/v1/knowledge/${String(kb.id)}`, { description: null });
+    assert.equal(cleared.status, 200, JSON.stringify(cleared.body));
+    const renamed = await t.request('PATCH', `/v1/knowledgebases/${String(kb.id)}`, { data: { name: 'Parking' } });
+    assert.equal(renamed.status, 200, JSON.stringify(renamed.body));
+    assert.equal(((await t.request('GET', `/v1/knowledge/${String(kb.id)}`)).body.data as Json).name, 'Parking');
+  });
+
   it('an update may still clear a field with the null or "" the field accepts', async () => {
     const phone = String(
       ((await t.request('POST', '/v1/inbound/purchase', { area_code: '415' })).body as Json).phone_number,
