@@ -53,9 +53,21 @@ function requireApiKey(app: Api, services: Services): void {
   });
 }
 
+/**
+ * A POST sent with no body at all (no content type, as `curl -X POST` and HTTP clients called
+ * without data send it) reads as `{}`, as an empty JSON body does: the route's own rules then
+ * name what is missing, and a body whose fields are all optional is not needed.
+ */
+function readBodilessPostsAsEmpty(app: Api): void {
+  app.addHook('preValidation', async (request) => {
+    if (request.method !== 'GET' && request.method !== 'DELETE') request.body ??= {};
+  });
+}
+
 /** The authenticated API under one prefix (/v1 or /api/v1). */
 async function api(app: Api, services: Services): Promise<void> {
   requireApiKey(app, services);
+  readBodilessPostsAsEmpty(app);
   app.addHook('preHandler', refuseOversizedBodies);
   for (const routes of API_ROUTES) await routes(app, services);
 }
@@ -233,6 +245,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(
     async (scope) => {
       requireApiKey(scope as Api, services);
+      readBodilessPostsAsEmpty(scope as Api);
       scope.addHook('preHandler', refuseOversizedBodies);
       await batchesV2(scope as Api, services);
       await ttsV2(scope as Api, services);
@@ -241,6 +254,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   );
   await app.register(async (scope) => {
     requireApiKey(scope as Api, services);
+    readBodilessPostsAsEmpty(scope as Api);
     await registerTopLevelAliases(scope as Api, services);
   });
   // The dashboard at /; its deep links are answered by the not-found handler (site.deepLink).

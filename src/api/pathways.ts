@@ -718,10 +718,6 @@ export async function pathwayChatRoutes(app: Api, services: Services): Promise<v
   app.post(
     '/pathway/chat/:id',
     {
-      // The message is optional: a POST without a body (the opening words only) is an empty one.
-      preValidation: async (request) => {
-        request.body ??= {};
-      },
       schema: {
         tags,
         summary: 'Send a message to a pathway chat',
@@ -741,10 +737,6 @@ export async function pathwayChatRoutes(app: Api, services: Services): Promise<v
   app.get(
     '/pathway/chat/:id',
     {
-      // The message is optional: a POST without a body (the opening words only) is an empty one.
-      preValidation: async (request) => {
-        request.body ??= {};
-      },
       schema: {
         tags,
         summary: 'Get a pathway chat',

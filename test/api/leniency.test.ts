@@ -74,6 +74,26 @@ describe('real clients of the hosted API: the leniency rule', () => {
     assert.equal(form.body.message, 'Content-Type must be application/json');
   });
 
+  it('a POST with no body at all reads as {}: optional bodies are not needed, required fields are named', async () => {
+    const bought = await t.request('POST', '/v1/inbound/purchase');
+    assert.equal(bought.status, 200, JSON.stringify(bought.body));
+    assert.match(String(bought.body.phone_number), /^\+1\d{10}$/);
+    const sms = await t.request('POST', '/v1/sms/send');
+    assert.equal(sms.status, 400);
+    assert.ok(
+      (sms.body.errors as string[]).some((e) => e.startsWith('phone_number')),
+      JSON.stringify(sms.body),
+    );
+    for (const url of ['/v2/batches/create', '/api/registerA2PBrand']) {
+      const r = await t.request('POST', url);
+      assert.equal(r.status, 400, url);
+      assert.ok(!(r.body.errors as string[]).includes('body must be an object'), JSON.stringify(r.body));
+    }
+    const block = await t.request('POST', '/v1/blocked_numbers');
+    assert.equal(block.status, 400);
+    assert.match((block.body.errors as string[])[0]!, /^phone_number is required/);
+  });
+
   it('a voice only the hosted service has: 200, the default voice, and a warning on the answer and the record', async () => {
     for (const voice of ['ravi', 'default_voice', '13843c96-ab9e-4938-baf3-ad53fcee541d']) {
       const r = await t.request('POST', '/v1/calls', { phone_number: '+14155550100', task: 'Say hello.', voice });
