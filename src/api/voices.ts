@@ -6,8 +6,8 @@ import { SAMPLES_KEPT } from '../store/speech-samples.js';
 import { speechFailed } from './tts.js';
 import { DEFAULT_VOICE, VOICES, voiceByName, type Voice as CatalogueVoice } from '../domain/voices.js';
 import { DEFAULT_LANGUAGE, Language } from '../schemas/call.js';
-import { concatPcm } from '../media/audio.js';
-import { encodeWav } from '../media/wav.js';
+import { concatPcm, encodeMulaw, resample } from '../media/audio.js';
+import { encodeMulawWav, encodeWav } from '../media/wav.js';
 import { ApiError, notFound } from '../errors.js';
 
 const tags = ['Voices'];
@@ -55,13 +55,21 @@ const SpeechBody = Type.Object(
 
 const Audio = Type.Unsafe<Buffer>({ type: 'string', format: 'binary', description: 'audio/wav, 16-bit mono PCM' });
 
-/** Says `text` in `voice` with the configured text-to-speech provider: one WAV file, and its rate. */
+/** The hosted API's output formats of POST /v1/speak: 16-bit mono PCM at a rate, or 8 kHz G.711 mu-law. */
+const OUTPUT_FORMATS = ['pcm_8000', 'pcm_16000', 'pcm_24000', 'pcm_44100', 'ulaw_8000'] as const;
+type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+/**
+ * Says `text` in `voice` with the configured text-to-speech provider: one WAV file, in
+ * `outputFormat` when one is asked for, else as 16-bit PCM at the provider's own rate.
+ */
 async function synthesizeWav(
   services: Services,
   text: string,
   voice: string,
   language: string,
-): Promise<{ wav: Buffer; sampleRate: number }> {
+  outputFormat?: OutputFormat,
+): Promise<{ wav: Buffer; format: string }> {
   const chunks: Int16Array[] = [];
   let sampleRate = 16000;
   const { tts } = services.speech;
@@ -77,7 +85,15 @@ async function synthesizeWav(
   } catch (error) {
     throw speechFailed(services, error);
   }
-  return { wav: encodeWav(concatPcm(chunks), { sampleRate }), sampleRate };
+  const pcm = concatPcm(chunks);
+  if (outputFormat === undefined) return { wav: encodeWav(pcm, { sampleRate }), format: `pcm_${sampleRate}` };
+  const [encoding, rate] = outputFormat.split('_') as ['pcm' | 'ulaw', string];
+  const audio = resample(pcm, sampleRate, Number(rate));
+  const wav =
+    encoding === 'ulaw'
+      ? encodeMulawWav(encodeMulaw(audio), Number(rate))
+      : encodeWav(audio, { sampleRate: Number(rate) });
+  return { wav, format: outputFormat };
 }
 
 /** The voice a path names, by id, name (any case) or alias; 404 when none. */
@@ -171,28 +187,39 @@ export default async function routes(app: Api, services: Services): Promise<void
         tags,
         summary: 'Speak text',
         description:
-          'The text spoken by the configured text-to-speech provider in `voice` (default mason; a voice this server lacks speaks in the default voice).',
+          'The text spoken by the configured text-to-speech provider in `voice` (default mason; a voice this server lacks speaks in the default voice), ' +
+          'as a WAV file in `output_format`.',
         body: Type.Object(
-          { ...SpeechBody.properties, voice: Type.Optional(Type.String({ minLength: 1 })) },
+          {
+            ...SpeechBody.properties,
+            voice: Type.Optional(Type.String({ minLength: 1 })),
+            output_format: Type.Optional(
+              StringEnum(OUTPUT_FORMATS, {
+                description:
+                  "pcm_<rate>: 16-bit mono PCM at that rate; ulaw_8000: 8 kHz G.711 mu-law. Default: 16-bit PCM at the provider's own rate",
+              }),
+            ),
+          },
           { additionalProperties: true },
         ),
         response: { 200: Audio, ...errorResponses },
       },
     },
     async (request, reply) => {
-      const { text, voice, language } = request.body;
+      const { text, voice, language, output_format: outputFormat } = request.body;
       const started = performance.now();
-      const { wav, sampleRate } = await synthesizeWav(
+      const { wav, format } = await synthesizeWav(
         services,
         text,
         voice ?? DEFAULT_VOICE,
         language ?? DEFAULT_LANGUAGE,
+        outputFormat,
       );
       // Kept, as the hosted API keeps every generation (GET /v1/speak/samples).
       const sample = await services.speechSamples.add(request.account.id, {
         text,
         voiceId: (voiceByName(voice ?? DEFAULT_VOICE) ?? voiceByName(DEFAULT_VOICE)!).id,
-        sampleRate,
+        outputFormat: format,
         wav,
         latencyMs: performance.now() - started,
       });
@@ -204,7 +231,7 @@ export default async function routes(app: Api, services: Services): Promise<void
     id: Type.String(),
     text: Type.String(),
     voice_id: Type.String({ description: 'The voice, by its id in GET /v1/voices' }),
-    output_format: Type.String({ description: 'pcm_<rate>: 16-bit mono PCM at that rate' }),
+    output_format: Type.String({ description: 'pcm_<rate>: 16-bit mono PCM at that rate; ulaw_8000: G.711 mu-law' }),
     latency_ms: Type.Integer({ description: 'From the request to the whole audio' }),
     cost: Type.Number({ description: '0: speech here costs nothing per use' }),
     created_at: Type.String(),

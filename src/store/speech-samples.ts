@@ -40,7 +40,7 @@ export class SpeechSampleStore {
   /** Keeps one; the account's oldest beyond SAMPLES_KEPT go. */
   async add(
     accountId: string,
-    input: { text: string; voiceId: string; sampleRate: number; wav: Buffer; latencyMs: number },
+    input: { text: string; voiceId: string; outputFormat: string; wav: Buffer; latencyMs: number },
   ): Promise<SpeechSample> {
     // Newest first means by created_at: one sample a millisecond after the account's last at the
     // earliest, so that samples kept in one millisecond still have an order (and the oldest goes).
@@ -58,7 +58,7 @@ export class SpeechSampleStore {
       account_id: accountId,
       text: input.text,
       voice_id: input.voiceId,
-      output_format: `pcm_${input.sampleRate}`,
+      output_format: input.outputFormat,
       audio: input.wav.toString('base64'),
       latency_ms: Math.round(input.latencyMs),
       created_at: new Date(at).toISOString(),

@@ -83,7 +83,7 @@ for (const storage of ['sqlite', 'postgres'] as const)
             await t.services.speechSamples.add(account, {
               text: `n${i}`,
               voiceId: 'v',
-              sampleRate: 8000,
+              outputFormat: 'pcm_8000',
               wav,
               latencyMs: 1,
             })

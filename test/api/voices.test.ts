@@ -2,6 +2,8 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../../src/testing/harness.js';
 import { VOICES } from '../../src/domain/voices.js';
+import { parseWav, WAVE_FORMAT_MULAW, WAVE_FORMAT_PCM } from '../../src/media/wav.js';
+import { espeakAvailable } from '../../src/providers/tts/espeak.js';
 
 describe('voices', () => {
   let t: TestApp;
@@ -107,4 +109,42 @@ describe('voices', () => {
     assert.equal(empty.status, 400);
     assert.ok((empty.body.errors as string[]).some((e) => e.startsWith('text')));
   });
+
+  it(
+    '/v1/speak answers in the output_format asked for, and says which in its samples',
+    { skip: !espeakAvailable() && 'needs espeak-ng' },
+    async () => {
+      const speak = (body: Record<string, unknown>) =>
+        t.app.inject({
+          method: 'POST',
+          url: '/v1/speak',
+          headers: { authorization: t.key, 'content-type': 'application/json' },
+          payload: { text: 'Your order ships today.', voice: 'ryan', ...body },
+        });
+      const cases = [
+        ['pcm_8000', WAVE_FORMAT_PCM, 8000, 16],
+        ['pcm_16000', WAVE_FORMAT_PCM, 16000, 16],
+        ['pcm_24000', WAVE_FORMAT_PCM, 24000, 16],
+        ['pcm_44100', WAVE_FORMAT_PCM, 44100, 16],
+        ['ulaw_8000', WAVE_FORMAT_MULAW, 8000, 8],
+      ] as const;
+      for (const [outputFormat, format, sampleRate, bits] of cases) {
+        const r = await speak({ output_format: outputFormat });
+        assert.equal(r.statusCode, 200, r.body);
+        const wav = parseWav(r.rawPayload);
+        assert.deepEqual(
+          [wav.format, wav.sampleRate, wav.bitsPerSample, wav.channels],
+          [format, sampleRate, bits, 1],
+          outputFormat,
+        );
+        const seconds = wav.data.length / (bits / 8) / sampleRate;
+        assert.ok(seconds > 0.5 && seconds < 5, `${outputFormat}: ${seconds} s of speech`);
+        const sample = await t.request('GET', `/v1/speak/samples/${String(r.headers['x-sample-id'])}`);
+        assert.equal((sample.body.data as Record<string, unknown>).output_format, outputFormat);
+      }
+      const mp3 = await t.request('POST', '/v1/speak', { text: 'Hi', output_format: 'mp3' });
+      assert.equal(mp3.status, 400);
+      assert.match((mp3.body.errors as string[])[0]!, /^output_format must be one of: pcm_8000, /);
+    },
+  );
 });

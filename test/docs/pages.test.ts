@@ -44,6 +44,7 @@ const WRITTEN = [
   'call.wav',
   'maya.wav',
   'hello.wav',
+  'hello-16k.wav',
   'results.xml',
   'numbers.csv',
   'pathway.json',
@@ -87,6 +88,11 @@ const CHECKS: Record<string, (run: BlocksRun, server: DocsServer) => void> = {
     assert.ok(
       isWav('call.wav') && isWav('maya.wav') && isWav('hello.wav'),
       'the recording and the voices are WAV files',
+    );
+    assert.equal(
+      fs.readFileSync(path.join(ROOT, 'hello-16k.wav')).readUInt32LE(24),
+      16000,
+      'output_format pcm_16000 is 16 kHz',
     );
     assert.match(stdout, /^event: end$/m, 'the events stream ends with the call');
     assert.match(stdout, /"message":"No language model is configured[^"]*","answers":\[null,null\]/);
