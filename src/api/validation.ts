@@ -23,7 +23,7 @@ export function buildValidatorCompiler(context: CheckContext): FastifySchemaComp
     if (httpPart !== 'body')
       return whenUsed(
         () => paramAjv.compile(schema as object),
-        httpPart === 'querystring' ? queryBooleansOf(schema) : undefined,
+        httpPart === 'querystring' ? queryPreparerOf(schema) : undefined,
       ) as ReturnType<FastifySchemaCompiler<unknown>>;
     return boundedValidator(
       whenUsed(() => bodyAjv.compile(withoutRouteItems(schema))),
@@ -46,19 +46,24 @@ const QUERY_BOOLEANS: Readonly<Record<string, string>> = {
 };
 
 /**
- * Reads a query string's boolean parameters' yes and no the ways people write them, before the
- * parameter coercion makes them booleans; anything else stays as sent, for the error that names
- * the parameter. Undefined when the query has no boolean parameter.
+ * Readies a query string before the parameter coercion: an optional parameter sent empty
+ * (`?limit=&to_number=`, as forms and clients that write every key send it) is not given, as an
+ * empty optional body field is (CONTRACT.md section 4); and boolean parameters' yes and no are read
+ * the ways people write them. Anything else stays as sent, for the error that names the parameter.
+ * Undefined when the query has no parameter either applies to.
  */
-function queryBooleansOf(schema: unknown): ((data: unknown) => void) | undefined {
+function queryPreparerOf(schema: unknown): ((data: unknown) => void) | undefined {
   const properties = isRecord(schema) && isRecord(schema.properties) ? schema.properties : {};
+  const required = new Set(isRecord(schema) && Array.isArray(schema.required) ? (schema.required as string[]) : []);
+  const optional = Object.keys(properties).filter((key) => !required.has(key));
   const booleans = Object.keys(properties).filter((key) => {
     const property = properties[key];
     return isRecord(property) && property.type === 'boolean';
   });
-  if (booleans.length === 0) return undefined;
+  if (optional.length === 0 && booleans.length === 0) return undefined;
   return (data) => {
     if (!isRecord(data)) return;
+    for (const key of optional) if (typeof data[key] === 'string' && data[key].trim() === '') delete data[key];
     for (const key of booleans) {
       const value = data[key];
       if (typeof value === 'string') data[key] = QUERY_BOOLEANS[value.trim().toLowerCase()] ?? value;

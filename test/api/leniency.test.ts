@@ -94,6 +94,23 @@ describe('real clients of the hosted API: the leniency rule', () => {
     assert.match((block.body.errors as string[])[0]!, /^phone_number is required/);
   });
 
+  it('an optional query parameter sent empty is not given; a wrong one is still named', async () => {
+    await t.request('POST', '/v1/calls', {
+      phone_number: '+14155550100',
+      task: 'Say hello.',
+      start_time: '2030-01-01',
+    });
+    const all = await t.request('GET', '/v1/calls');
+    const empty = await t.request('GET', '/v1/calls?limit=&to_number=&answered_by=&created_after=&ascending=');
+    assert.equal(empty.status, 200, JSON.stringify(empty.body));
+    assert.equal(empty.body.total_count, all.body.total_count);
+    const conversations = await t.request('GET', '/v1/sms/conversations?page=&pageSize=&phone_number=');
+    assert.equal(conversations.status, 200, JSON.stringify(conversations.body));
+    const wrong = await t.request('GET', '/v1/calls?limit=abc');
+    assert.equal(wrong.status, 400);
+    assert.deepEqual(wrong.body.errors, ['limit must be an integer']);
+  });
+
   it('a voice only the hosted service has: 200, the default voice, and a warning on the answer and the record', async () => {
     for (const voice of ['ravi', 'default_voice', '13843c96-ab9e-4938-baf3-ad53fcee541d']) {
       const r = await t.request('POST', '/v1/calls', { phone_number: '+14155550100', task: 'Say hello.', voice });
