@@ -111,7 +111,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     bodyLimit: services.config.bodyLimitBytes,
     trustProxy: true,
     genReqId: () => crypto.randomUUID(),
-    routerOptions: { ignoreTrailingSlash: true },
+    // A base URL with a trailing slash makes `//v1/calls`: read as `/v1/calls`, as most proxies do.
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     frameworkErrors: (error, _request, reply) => {
       const { statusCode, body } = frameworkError(error);
       void (reply as FastifyReply).status(statusCode).send(body);

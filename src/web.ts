@@ -9,10 +9,11 @@ import type { Api } from './api/types.js';
 export const DASHBOARD_DIR = fileURLToPath(new URL('../web/dist', import.meta.url));
 
 /**
- * Paths that belong to the API and the server, never to the dashboard's deep links; among them
- * /.well-known, where clients look for metadata (an MCP client's OAuth discovery must get a 404).
+ * Paths that belong to the API and the server, never to the dashboard's deep links (in any case,
+ * with any number of leading slashes); among them /.well-known, where clients look for metadata
+ * (an MCP client's OAuth discovery must get a 404).
  */
-const SERVER_PATHS = /^\/(v1|v2|api|docs|openapi\.json|twilio|ws|metrics|healthz|readyz|\.well-known)(\/|$|\?)/;
+const SERVER_PATHS = /^\/+(v1|v2|api|docs|openapi\.json|twilio|ws|metrics|healthz|readyz|\.well-known)(\/|$|\?)/i;
 
 /**
  * The dashboard's page may only load its own scripts and talk to this server; recordings and

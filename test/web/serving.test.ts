@@ -57,6 +57,28 @@ describe('the dashboard is served at / with its deep links, and the API keeps it
     assert.equal(json.json().code, 'ROUTE_NOT_FOUND');
     const post = await t.app.inject({ method: 'POST', url: '/calls' });
     assert.equal(post.statusCode, 404);
+    // An API path in another case is the API's 404 too, never the page.
+    for (const url of ['/V1/nothing', '/API/v1/me']) {
+      const r = await get(url);
+      assert.equal(r.statusCode, 404, url);
+      assert.equal(r.json().code, 'ROUTE_NOT_FOUND');
+    }
+  });
+
+  it('reads a doubled slash as one, as a base URL ending in a slash makes it (//v1/me)', async () => {
+    const headers = { authorization: t.key, 'content-type': 'application/json' };
+    for (const url of ['//v1/me', '//api/v1/me', '/v1//me']) {
+      const r = await t.app.inject({ method: 'GET', url, headers });
+      assert.equal(r.statusCode, 200, url);
+      assert.equal(r.json().status, 'success', url);
+    }
+    const posted = await t.app.inject({
+      method: 'POST',
+      url: '//v1/blocked_numbers',
+      headers,
+      payload: { phone_number: '+14155550107' },
+    });
+    assert.equal(posted.statusCode, 200, posted.body);
   });
 
   it('says how to build it when it was not built', async () => {
