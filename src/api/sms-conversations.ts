@@ -117,7 +117,7 @@ export default async function routes(app: Api, services: Services): Promise<void
           'With an `objective` (the agent’s prompt) or a `pathway_id`, the agent answers every text the number receives, in a conversation per person, with the language model (or the offline model), and POSTs each reply with the history to `webhook`. Fields not sent are kept; null clears.',
         body: Type.Object(
           {
-            phone_number: Type.String({ minLength: 1 }),
+            phone_number: checked(Type.String({ minLength: 1 }), 'phone'),
             objective: Type.Optional(Nullable(Type.String({ maxLength: 10_000 }))),
             pathway_id: Type.Optional(Nullable(Type.String())),
             pathway_version: Type.Optional(Nullable(Type.Union([Type.String(), Type.Integer({ minimum: 0 })]))),

@@ -180,7 +180,7 @@ export const A2pStatusResponse = Type.Object({
 /** Seed 2.10: `webhook` is a URL, or null / false / "" to clear it. */
 export const SmsWebhookRequest = Type.Object(
   {
-    phone_number: Type.String({ minLength: 1, description: 'One of your inbound numbers' }),
+    phone_number: checked(Type.String({ minLength: 1, description: 'One of your inbound numbers' }), 'phone'),
     webhook: Type.Union(
       [
         checked(Type.String({ minLength: 1, description: 'URL called when an SMS arrives' }), 'http_url'),

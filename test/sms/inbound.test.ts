@@ -196,6 +196,21 @@ for (const storage of ['sqlite', 'postgres'] as const)
       assert.deepEqual(await listInboundSms(t.services.storage.db, other), []);
     });
 
+    it('takes the number as a JSON number too, as other endpoints do', async () => {
+      const digits = Number(mine.replace(/^\+1/, ''));
+      const hook = await t.request('POST', '/v1/sms/webhook/update', { phone_number: digits, webhook: false });
+      assert.equal(hook.status, 200, JSON.stringify(hook.body));
+      assert.equal(hook.body.phone_number, mine);
+      const agent = await t.request('POST', '/v1/sms/number/update', {
+        phone_number: digits,
+        objective: 'Answer texts',
+      });
+      assert.equal(agent.status, 200, JSON.stringify(agent.body));
+      const wrong = await t.request('POST', '/v1/sms/webhook/update', { phone_number: 12345, webhook: false });
+      assert.equal(wrong.status, 400);
+      assert.match((wrong.body.errors as string[]).join('\n'), /^phone_number /);
+    });
+
     it('rejects invalid bodies with errors naming each field', async () => {
       const missing = await t.request('POST', '/v1/sandbox/sms', {});
       assert.equal(missing.status, 400);
