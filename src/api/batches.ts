@@ -148,19 +148,21 @@ const BatchInfo = Type.Object({
   }),
 });
 
-/** Stops every queued and live call of the batch. */
+/**
+ * Stops every queued and live call of the batch. A batch whose calls have all ended is left as it
+ * is (completed, not relabelled stopped).
+ */
 async function stopBatch(services: Services, accountId: string, id: string): Promise<number> {
+  const open = [];
+  for (const queue_status of OPEN_STATES) {
+    open.push(
+      ...(await services.calls.list(accountId, { batch_id: id, queue_status, ascending: true, limit: MAX_CALLS })),
+    );
+  }
+  if (open.length === 0) return 0;
   await services.batches.markStopped(accountId, id);
   let stopped = 0;
-  for (const queue_status of OPEN_STATES) {
-    const open = await services.calls.list(accountId, {
-      batch_id: id,
-      queue_status,
-      ascending: true,
-      limit: MAX_CALLS,
-    });
-    for (const call of open) if ((await stopCall(services, call)) === 'stopped') stopped++;
-  }
+  for (const call of open) if ((await stopCall(services, call)) === 'stopped') stopped++;
   return stopped;
 }
 

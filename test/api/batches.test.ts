@@ -51,6 +51,11 @@ for (const storage of ['sqlite', 'postgres'] as const)
       assert.equal((details.body.calls as Json[]).length, 2);
       const listed = (await t.request('GET', '/v1/batches')).body.batches as Json[];
       assert.ok(listed.some((b) => b.batch_id === batchId));
+      // Stopping a batch whose calls have all ended stops nothing and leaves it completed.
+      const late = await t.request('POST', `/v1/batches/${batchId}/stop`, {});
+      assert.equal(late.status, 200, JSON.stringify(late.body));
+      assert.equal(late.body.num_calls, 0);
+      assert.equal(((await t.request('GET', `/v1/batches/${batchId}`)).body.batch as Json).status, 'completed');
 
       const analyzed = await t.request('POST', `/v1/batches/${batchId}/analyze`, {
         goal: 'Reminders',
