@@ -56,7 +56,7 @@ import { createSpeech, type Speech } from './providers/speech.js';
 import { FrameScheduler } from './media/pacer.js';
 import { PathwayAgent, type PathwayAgentDeps } from './pathways/runner.js';
 import { PathwayChats } from './pathways/chat.js';
-import type { CallRequest, CallTool } from './schemas/call-request.js';
+import { toolResolver, type CallRequest, type CallTool } from './schemas/call-request.js';
 import { runTool, type ToolResult } from './agent/tools.js';
 import { crawlSite, readWebPages, type CrawledSite, type WebPages } from './knowledge/web.js';
 import { answerFromKnowledge, type KnowledgeAnswer, type KnowledgeChatTurn } from './agent/knowledge.js';
@@ -250,6 +250,13 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
   const secretResolver = new SecretResolver(vault, pathwayHttp, clock);
   const secretScope = (accountId: string, template: unknown, variables: Record<string, unknown>) =>
     secretResolver.scope(accountId, template, variables);
+  /** Runs an account's custom tool with its secrets in scope, as calls, texts and the tool test do. */
+  const runAccountTool = async (
+    accountId: string,
+    tool: CallTool,
+    input: unknown,
+    variables: Record<string, unknown>,
+  ) => runTool(tool, input, await secretScope(accountId, tool, variables), pathwayHttp);
   // With an LLM configured (CONTRACT.md section 7) every call gets its own LlmAgent; else offline.
   const llm = config.llm;
   const provider = llm && new OpenAiProvider({ apiKey: llm.apiKey, baseUrl: llm.baseUrl, timeoutMs: llm.timeoutMs });
@@ -405,6 +412,8 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     clock,
     queue,
     agentFor: (request, accountId) => (request.pathway_id ? textPathwayAgent(request, accountId) : modelAgent(request)),
+    tools: (accountId) => toolResolver({ tools, knowledge }, accountId),
+    runTool: runAccountTool,
     send: async (accountId, message) =>
       (await sendSms(services, accountId, { ...message, fromField: 'agent_number' })).message_id,
     ...(options.logger ? { log: options.logger } : {}),
@@ -448,8 +457,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
         throw new ApiError('PROVIDER_UNAVAILABLE', `The language model failed: ${error.message}`);
       }
     },
-    testTool: async (accountId, tool, input, variables) =>
-      runTool(tool, input, await secretScope(accountId, tool, variables), pathwayHttp),
+    testTool: runAccountTool,
     agents,
     inbound,
     campaigns: new CampaignStore(db, clock),

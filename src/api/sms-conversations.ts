@@ -6,6 +6,8 @@ import { normalizePathNumber, normalizeQueryPhone } from '../domain/phone.js';
 import { notFound, validationError } from '../errors.js';
 import { MAX_SMS_BODY } from '../sms/inbound.js';
 import { CONVERSATION_FIELDS, type ConversationFilter, type SmsConfig } from '../sms/conversations.js';
+import { normalizeCallSettings, toolResolver } from '../schemas/call-request.js';
+import type { CallSettings } from '../schemas/call.js';
 
 const tags = ['SMS'];
 
@@ -161,6 +163,16 @@ export default async function routes(app: Api, services: Services): Promise<void
       if (body.time_out !== undefined) input.time_out = body.time_out;
       if (body.tools !== undefined) input.tools = body.tools ?? [];
       if (body.messaging_service_sid !== undefined) input.messaging_service_sid = body.messaging_service_sid;
+      if (input.tools && input.tools.length > 0) {
+        // The tools are checked as a call's are: ids of the account's own, or whole definitions.
+        const errors: string[] = [];
+        const tools = input.tools as CallSettings['tools'];
+        await normalizeCallSettings({ tools }, toolResolver(services, request.account.id), errors, {
+          requirePhone: false,
+          requireTask: false,
+        });
+        if (errors.length > 0) throw validationError(errors);
+      }
       if (input.pathway_id && !(await services.pathways.get(request.account.id, input.pathway_id)))
         throw validationError([`pathway_id ${input.pathway_id} is not a pathway of this account`]);
       const config = await services.smsConversations.configure(request.account.id, number.e164, input);

@@ -2,8 +2,10 @@ import type { ExpressionBuilder, Kysely, Transaction } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { Agent, Turn } from '../agent/types.js';
-import type { CallRequest } from '../schemas/call-request.js';
-import { NO_TOOLS, normalizeCallSettings } from '../schemas/call-request.js';
+import type { CallRequest, CallTool, ToolResolver } from '../schemas/call-request.js';
+import { normalizeCallSettings } from '../schemas/call-request.js';
+import type { CallSettings } from '../schemas/call.js';
+import { findTool, type ToolResult } from '../agent/tools.js';
 import type { Database } from '../store/types.js';
 import { fromJson } from '../store/json.js';
 import { WebhookStore } from '../store/webhooks.js';
@@ -26,6 +28,9 @@ export interface SmsConfig {
   tools: unknown[];
   messaging_service_sid: string | null;
 }
+
+/** Custom tool runs within one reply, at most: an agent that keeps asking for tools still answers. */
+const MAX_TOOL_STEPS = 3;
 
 export const EMPTY_SMS_CONFIG: SmsConfig = {
   objective: null,
@@ -174,6 +179,10 @@ export interface SmsConversationDeps {
   agentFor(request: CallRequest, accountId: string): Agent;
   /** Sends a text from one of the account's numbers; returns the stored message's id. */
   send(accountId: string, message: { to: string; from: string; body: string }): Promise<string>;
+  /** Looks up the custom tools (and knowledge bases) a number's settings name, as for calls. */
+  tools(accountId: string): ToolResolver;
+  /** Runs one of the account's custom tools, as a call does. */
+  runTool(accountId: string, tool: CallTool, input: unknown, variables: Record<string, unknown>): Promise<ToolResult>;
   log?: { warn(object: object, message: string): void };
 }
 
@@ -363,17 +372,37 @@ export class SmsConversations {
       this.agents.set(conversation.id, agent);
       if (this.agents.size > 1000) this.agents.delete(this.agents.keys().next().value!);
     }
-    const answer = await agent.respond(
-      { kind: 'heard', text: message.body },
-      {
-        callId: conversation.id,
-        request,
-        inbound: true,
-        variables: { ...request.request_data, phone_number: conversation.user_number, from: conversation.agent_number },
-        transcript,
-      },
-    );
-    const text = answer.say?.trim();
+    const context = {
+      callId: conversation.id,
+      request,
+      inbound: true,
+      variables: { ...request.request_data, phone_number: conversation.user_number, from: conversation.agent_number },
+      transcript,
+    };
+    let answer = await agent.respond({ kind: 'heard', text: message.body }, context);
+    const said = [answer.say?.trim()];
+    // A custom tool the agent asks for runs before it answers, as on a call: its result (new
+    // variables, or why it failed) is what the agent answers from next.
+    for (let step = 0; answer.action?.type === 'tool' && step < MAX_TOOL_STEPS; step++) {
+      const { name, input } = answer.action;
+      const tool = findTool(request.tools, name);
+      const result: ToolResult = tool
+        ? await this.d.runTool(conversation.account_id, tool, input, context.variables)
+        : { ok: false, variables: {}, spokenResult: '', error: 'no such tool on this number' };
+      if (result.ok) Object.assign(context.variables, result.variables);
+      answer = await agent.respond(
+        {
+          kind: 'tool_result',
+          name,
+          ok: result.ok,
+          result: result.variables,
+          ...(result.error !== null && { error: result.error }),
+        },
+        context,
+      );
+      said.push(answer.say?.trim());
+    }
+    const text = said.filter((part) => part).join(' ');
     if (text) {
       const replyId = await this.d.send(conversation.account_id, {
         to: conversation.user_number,
@@ -396,12 +425,13 @@ export class SmsConversations {
         ...(config.pathway_version !== null &&
           /^\d+$/.test(config.pathway_version) && { pathway_version: Number(config.pathway_version) }),
         ...(config.temperature !== null && { temperature: config.temperature }),
+        ...(config.tools.length > 0 && { tools: config.tools as CallSettings['tools'] }),
         request_data: {
           ...config.request_data,
           ...fromJson<Record<string, unknown>>(conversation.request_data, {}),
         },
       },
-      NO_TOOLS,
+      this.d.tools(conversation.account_id),
       errors,
       { requirePhone: false, requireTask: false },
     );

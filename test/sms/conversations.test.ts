@@ -240,4 +240,50 @@ for (const storage of ['sqlite', 'postgres'] as const)
       const foreign = await t.request('GET', '/v1/sms/conversations', undefined, { as: t.otherKey });
       assert.deepEqual(foreign.body.data, []);
     });
+
+    it('runs the custom tools of a number’s agent, as a call does, and texts what came back', async () => {
+      const api = await startReceiver((_req, res) => {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ order: { status: 'out for delivery' } }));
+      });
+      try {
+        const bought = await t.request('POST', '/v1/inbound/purchase', { prompt: 'Answer calls' });
+        const shop = String(bought.body.phone_number);
+        const unknown = await t.request('POST', '/v1/sms/number/update', { phone_number: shop, tools: ['TL-nope'] });
+        assert.equal(unknown.status, 400);
+        assert.match(JSON.stringify(unknown.body.errors), /tools/);
+        const set = await t.request('POST', '/v1/sms/number/update', {
+          phone_number: shop,
+          objective: 'Answer order questions with Order Status.',
+          request_data: { order_id: 'A-7' },
+          tools: [
+            {
+              name: 'Order Status',
+              description: 'Looks up an order',
+              url: `${api.url}/orders/{{order_id}}`,
+              method: 'GET',
+              response: { status: '$.order.status' },
+            },
+          ],
+        });
+        assert.equal(set.status, 200, JSON.stringify(set.body));
+        const send = async (body: string) =>
+          assert.equal((await t.request('POST', '/v1/sandbox/sms', { from: person, to: shop, body })).status, 200);
+        await send('Hi there');
+        const list = async () =>
+          (await t.request('GET', `/v1/sms/conversations?phone_number=${encodeURIComponent(shop)}`)).body
+            .data as Conversation[];
+        const [talk] = await waitFor('a conversation', async () => ((await list()).length ? list() : undefined));
+        await withMessages(talk!.id, 2);
+        await send('Where is my order?');
+        const done = await withMessages(talk!.id, 4);
+        assert.match(done.messages!.at(-1)!.message, /out for delivery/);
+        assert.deepEqual(
+          api.received.map((r) => [r.method, r.url]),
+          [['GET', '/orders/A-7']],
+        );
+      } finally {
+        await api.close();
+      }
+    });
   });
