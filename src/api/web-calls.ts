@@ -77,11 +77,11 @@ function allowAnyOrigin(reply: FastifyReply): void {
  * authorize (a public page), which names the agent itself. Registered outside the API key scope.
  */
 export async function webCallRoutes(app: Api, services: Services): Promise<void> {
+  // Before anything can refuse the request (its content type, its JSON, its shape): a page reads
+  // every answer, errors included, instead of a fetch that fails without the reason.
+  app.addHook('onRequest', async (_request, reply) => allowAnyOrigin(reply));
   app.addHook('preHandler', refuseOversizedBodies);
-  app.options('/web-calls', { schema: { hide: true } }, async (_request, reply) => {
-    allowAnyOrigin(reply);
-    return reply.status(204).send();
-  });
+  app.options('/web-calls', { schema: { hide: true } }, async (_request, reply) => reply.status(204).send());
   app.post(
     '/web-calls',
     {
@@ -97,8 +97,7 @@ export async function webCallRoutes(app: Api, services: Services): Promise<void>
         },
       },
     },
-    async (request, reply) => {
-      allowAnyOrigin(reply);
+    async (request) => {
       const body = request.body;
       let accountId: string;
       let target: WebCallTarget;

@@ -101,6 +101,27 @@ describe('web calls: WebRTC settings and tokens', () => {
       });
       assert.equal(preflight.statusCode, 204);
       assert.equal(preflight.headers['access-control-allow-origin'], '*');
+      // Every answer a page on another origin gets can be read by it, refusals of the body's
+      // shape and type included: otherwise its fetch fails without the reason.
+      const fromPage = (payload: string, contentType = 'application/json') =>
+        t.app.inject({
+          method: 'POST',
+          url: '/v1/web-calls',
+          headers: { origin: 'https://shop.example', 'content-type': contentType },
+          payload,
+        });
+      for (const [response, status, reason] of [
+        [await fromPage(JSON.stringify({ token: 'wct_x', sdp: 'v=0', request_data: 'Ada' })), 400, /request_data/],
+        [await fromPage(JSON.stringify({ token: 'wct_x', sdp: '' })), 400, /sdp/],
+        [await fromPage(JSON.stringify({ token: 'wct_x', sdp: 'x'.repeat(20_001) })), 400, /sdp/],
+        [await fromPage('{"token":'), 400, /JSON/i],
+        [await fromPage('sdp=v%3D0', 'application/x-www-form-urlencoded'), 415, /json/i],
+        [await fromPage(JSON.stringify({ token: 'wct_x', sdp: 'v=0' })), 401, /token/],
+      ] as const) {
+        assert.equal(response.statusCode, status, response.body);
+        assert.match(response.body, reason);
+        assert.equal(response.headers['access-control-allow-origin'], '*', `${status}: ${response.body}`);
+      }
     } finally {
       await t.close();
     }
