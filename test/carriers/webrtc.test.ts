@@ -1,11 +1,28 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import dgram from 'node:dgram';
 import { announce } from '../../src/carriers/webrtc/peer.js';
 import { loadConfig } from '../../src/config.js';
 import { createTestApp } from '../../src/testing/harness.js';
 import { ScaledClock } from '../../src/clock.js';
 import type { RTCPeerConnection } from 'werift';
 import { browserPeer } from '../../src/testing/webrtc-browser.js';
+
+/** Two neighbouring UDP ports, bound on every address. */
+async function takenPorts(): Promise<dgram.Socket[]> {
+  const bind = (port: number) =>
+    new Promise<dgram.Socket | undefined>((resolve) => {
+      const socket = dgram.createSocket('udp4');
+      socket.once('error', () => resolve(undefined));
+      socket.bind(port, '0.0.0.0', () => resolve(socket));
+    });
+  for (;;) {
+    const first = (await bind(0))!;
+    const second = await bind(first.address().port + 1);
+    if (second) return [first, second];
+    first.close();
+  }
+}
 
 describe('web calls: WebRTC settings and tokens', () => {
   it('announces every host candidate again with the public address, same port', () => {
@@ -159,6 +176,30 @@ describe('web calls: WebRTC settings and tokens', () => {
     } finally {
       for (const pc of peers) await pc.close();
       await t.close();
+    }
+  });
+
+  it('with every port of OPENLINE_WEBRTC_PORTS taken, an offer is refused with 503 and no call is left talking to nobody', async () => {
+    // The range's two ports are taken on every address: WebRTC can bind none.
+    const taken = await takenPorts();
+    const port = taken[0]!.address().port;
+    const t = await createTestApp({ env: { OPENLINE_WEBRTC_PORTS: `${port}-${port + 1}` } });
+    const peers: RTCPeerConnection[] = [];
+    try {
+      await t.services.startWorkers();
+      const agent = await t.request('POST', '/v1/agents', { prompt: 'Hi', first_sentence: 'Hello there.' });
+      const agentId = (agent.body.agent as { agent_id: string }).agent_id;
+      const browser = await browserPeer();
+      peers.push(browser.pc);
+      const refused = await t.request('POST', '/v1/web-calls', { agent_id: agentId, sdp: browser.sdp });
+      assert.equal(refused.status, 503, JSON.stringify(refused.body));
+      assert.match(String(refused.body.message), /OPENLINE_WEBRTC_PORTS/);
+      const calls = (await t.request('GET', '/v1/calls?inbound=true')).body.calls as unknown[];
+      assert.deepEqual(calls, [], 'no call was made for an answer the browser could not reach');
+    } finally {
+      for (const pc of peers) await pc.close();
+      await t.close();
+      for (const socket of taken) socket.close();
     }
   });
 

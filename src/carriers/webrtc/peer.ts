@@ -32,6 +32,9 @@ const SILENT_TIMEOUT_MS = 4000;
 /** A browser's offer that cannot become a call, with the reason the API reports for `sdp`. */
 export class OfferError extends Error {}
 
+/** No candidate could be gathered (every port of OPENLINE_WEBRTC_PORTS taken): no browser could reach the answer. */
+export class NoCandidatesError extends Error {}
+
 const G711 = [
   new RTCRtpCodecParameters({ mimeType: 'audio/PCMU', clockRate: 8000, channels: 1, payloadType: 0 }),
   new RTCRtpCodecParameters({ mimeType: 'audio/PCMA', clockRate: 8000, channels: 1, payloadType: 8 }),
@@ -154,6 +157,11 @@ export class WebRtcPeer implements MediaTransport {
     await pc.setLocalDescription(await pc.createAnswer());
     if (pc.iceGatheringState !== 'complete') await gathered;
     const sdp = pc.localDescription?.sdp ?? '';
+    if (peer.closed || !/^a=candidate:/m.test(sdp)) {
+      peer.close();
+      const range = settings.ports ? `: every port of OPENLINE_WEBRTC_PORTS is taken` : '';
+      throw new NoCandidatesError(`WebRTC could bind no UDP port${range}; retry later`);
+    }
     const codecs = pc.getTransceivers().find((t) => t.kind === 'audio')?.codecs ?? [];
     for (const codec of codecs) peer.received.set(codec.payloadType, /pcma/i.test(codec.mimeType) ? 8 : 0);
     peer.payloadType = codecs[0]?.payloadType ?? 0;

@@ -69,11 +69,12 @@ export class WebCalls {
   async start(input: WebCallStart & { offer: string }): Promise<{ callId: string; sdp: string }> {
     const { callId, sdp } = await this.begin(input, async () => {
       // WebRTC's stack (werift, with its DTLS and certificate code) is loaded by the first web call.
-      const { OfferError, WebRtcPeer } = await import('./peer.js');
+      const { NoCandidatesError, OfferError, WebRtcPeer } = await import('./peer.js');
       try {
         return await WebRtcPeer.answer(input.offer, this.settings);
       } catch (error) {
         if (error instanceof OfferError) throw validationError([error.message]);
+        if (error instanceof NoCandidatesError) throw new ApiError('PROVIDER_UNAVAILABLE', error.message);
         throw error;
       }
     });
