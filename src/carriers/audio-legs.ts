@@ -12,6 +12,8 @@ import type { TransferResult } from './types.js';
 export interface LegControl {
   transfer(to: string): Promise<TransferResult>;
   hangup(): Promise<void>;
+  /** Settles once the far end hears what is sent (AudioLegDeps.ready). */
+  ready?: Promise<unknown>;
 }
 
 /**
@@ -54,6 +56,7 @@ export function carrierAudioLegs(
       ...(config.dataDir === ':memory:' ? {} : { dataDir: config.dataDir }),
       transfer: control.transfer,
       hangup: control.hangup,
+      ...(control.ready && { ready: control.ready }),
       ...(log ? { log } : {}),
       ...(speech.fallback && { fallbackTts: { tts: speech.fallback.tts, voice: speech.fallback.voiceFor(request) } }),
       ...(onProviderError && {

@@ -104,6 +104,11 @@ export interface AudioLegDeps {
   transfer?(to: string): Promise<TransferResult>;
   /** Ends the call at the carrier (beyond closing the media stream). */
   hangup?(): Promise<void>;
+  /**
+   * Settles once what is sent reaches the far end (a browser's ICE and DTLS-SRTP are up, or it
+   * went away first): nothing is said before, as it would be lost. Default: at once.
+   */
+  ready?: Promise<unknown>;
   /** Event timestamps; default the system time. */
   now?(): Date;
   /** Also emit an `audio` event for every inbound frame (answering-machine detection). Default false. */
@@ -285,6 +290,8 @@ class AudioCallLeg implements AudioLeg {
   private spoke = false;
   private seq = 0;
   private ended = false;
+  /** deps.ready has settled: the far end hears what is sent. */
+  private ready = false;
   private recordingDone: Promise<string | null> | undefined;
 
   constructor(
@@ -733,6 +740,13 @@ class AudioCallLeg implements AudioLeg {
   // ---- outbound ------------------------------------------------------------------------------
 
   speak(source: SpeechText, options: { signal?: AbortSignal } = {}): Promise<SpeakResult> {
+    const ready = this.deps.ready;
+    if (ready && !this.ready) {
+      return ready.then(() => {
+        this.ready = true;
+        return this.speak(source, options);
+      });
+    }
     const signal = options.signal;
     if (this.ended || signal?.aborted) return Promise.resolve({ played: '', interrupted: true });
     // One thing is said at a time: a new utterance replaces one still playing.

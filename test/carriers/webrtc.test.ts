@@ -5,8 +5,11 @@ import { announce } from '../../src/carriers/webrtc/peer.js';
 import { loadConfig } from '../../src/config.js';
 import { createTestApp } from '../../src/testing/harness.js';
 import { ScaledClock } from '../../src/clock.js';
-import type { RTCPeerConnection } from 'werift';
+import { RtpHeader, RtpPacket, type RTCPeerConnection } from 'werift';
 import { browserPeer } from '../../src/testing/webrtc-browser.js';
+import { waitForCall } from '../../src/testing/harness.js';
+import { MULAW_SILENCE, decodeMulaw, rms } from '../../src/media/audio.js';
+import { FakeDeepgram } from '../../src/testing/fake-deepgram.js';
 
 /** Two neighbouring UDP ports, bound on every address. */
 async function takenPorts(): Promise<dgram.Socket[]> {
@@ -200,6 +203,70 @@ describe('web calls: WebRTC settings and tokens', () => {
       for (const pc of peers) await pc.close();
       await t.close();
       for (const socket of taken) socket.close();
+    }
+  });
+
+  it('the agent starts speaking once the browser is connected: a browser slow to connect hears the whole greeting', async () => {
+    const dg = await FakeDeepgram.start({ apiKey: 'dg-web' });
+    const t = await createTestApp({ env: { DEEPGRAM_API_KEY: 'dg-web', OPENLINE_DEEPGRAM_URL: dg.url } });
+    const peers: RTCPeerConnection[] = [];
+    try {
+      await t.services.startWorkers();
+      const agent = await t.request('POST', '/v1/agents', {
+        prompt: 'Hi',
+        first_sentence: 'Hello there, thank you for calling the bakery.',
+      });
+      const agentId = (agent.body.agent as { agent_id: string }).agent_id;
+      /** The greeting's voiced frames a browser receives when it applies the answer `delayMs` late. */
+      const greeting = async (delayMs: number) => {
+        const browser = await browserPeer();
+        peers.push(browser.pc);
+        let voiced = 0;
+        let greeted = false;
+        browser.pc.onTrack.subscribe((remote) =>
+          remote.onReceiveRtp.subscribe((rtp) => {
+            if (!greeted && rms(decodeMulaw(rtp.payload)) > 300) voiced++;
+          }),
+        );
+        browser.channel.onMessage.subscribe((data) => {
+          const message = JSON.parse(String(data)) as { type: string; role?: string };
+          if (message.type === 'transcript' && message.role === 'assistant') greeted = true;
+        });
+        const started = await t.request('POST', '/v1/web-calls', { agent_id: agentId, sdp: browser.sdp });
+        assert.equal(started.status, 200, JSON.stringify(started.body));
+        // A slow answer (a long way, a TURN relay): ICE and DTLS start that much later.
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        await browser.pc.setRemoteDescription({ type: 'answer', sdp: String(started.body.sdp) });
+        const silent = Buffer.alloc(160, MULAW_SILENCE);
+        for (let i = 0; i < 400 && !greeted; i++) {
+          browser.track.writeRtp(
+            new RtpPacket(new RtpHeader({ payloadType: 0, sequenceNumber: i, timestamp: i * 160 }), silent),
+          );
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        assert.ok(greeted, 'the greeting was said');
+        browser.channel.send(JSON.stringify({ type: 'hangup' }));
+        await waitForCall(t, String(started.body.call_id));
+        return voiced;
+      };
+      const prompt = await greeting(0);
+      const slow = await greeting(1000);
+      assert.ok(prompt > 50, `the greeting was heard: ${prompt} voiced frames`);
+      // Nothing of it was sent before the browser could receive it.
+      assert.ok(slow >= prompt - 5, `a browser connecting 1 s late heard ${slow} voiced frames of ${prompt}`);
+
+      // A browser that never connects (UDP blocked): the call ends as its connection timed out,
+      // with nothing said to nobody.
+      const lost = await browserPeer();
+      peers.push(lost.pc);
+      const never = await t.request('POST', '/v1/web-calls', { agent_id: agentId, sdp: lost.sdp });
+      const record = await waitForCall(t, String(never.body.call_id));
+      assert.equal(record.concatenated_transcript, '');
+      assert.equal(record.call_ended_by, 'USER');
+    } finally {
+      for (const pc of peers) await pc.close();
+      await t.close();
+      await dg.close();
     }
   });
 

@@ -83,12 +83,19 @@ export class WebRtcPeer implements MediaTransport {
   /** When the browser's audio last arrived; undefined until its first packet. */
   private lastHeard: number | undefined;
   private closed = false;
+  private settleConnected!: (up: boolean) => void;
+  /**
+   * True once ICE and DTLS-SRTP are up, so that what is sent reaches the browser; false when the
+   * peer stopped before. Audio sent earlier is lost: the call starts talking only then.
+   */
+  readonly connected = new Promise<boolean>((resolve) => (this.settleConnected = resolve));
   private readonly watchdog: NodeJS.Timeout;
   /** Audio packets received from and sent to the browser. */
   readonly stats = { received: 0, sent: 0 };
 
   private constructor(private readonly pc: RTCPeerConnection) {
     pc.connectionStateChange.subscribe((state) => {
+      if (state === 'connected') this.settleConnected(true);
       if (state === 'failed' || state === 'closed') this.stop('network');
     });
     // ICE consent lost (the browser went away without a word): a short grace for a network blip.
@@ -254,6 +261,7 @@ export class WebRtcPeer implements MediaTransport {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.settleConnected(false);
     clearInterval(this.watchdog);
     this.frames.close();
     // The last message has a moment to leave before the transport goes.

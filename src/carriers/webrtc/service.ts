@@ -33,6 +33,11 @@ export interface WebCallPeer extends MediaTransport {
   send(message: WebCallMessage): void;
   /** The call could not start after the browser's side was made: it is told why, if it can be, and let go. */
   refuse(error: unknown): void;
+  /**
+   * Settles when what is sent reaches the browser (true), or when the peer stopped first (false);
+   * the agent speaks only then. Absent: at once.
+   */
+  readonly connected?: Promise<boolean>;
 }
 
 /** Said (and shown) when the server has no speech recogniser: the caller would otherwise talk to nobody. */
@@ -156,6 +161,8 @@ export class WebCalls {
     const leg = this.audioLeg(peer, request, callId, {
       transfer: async () => ({ ok: false, reason: 'a web call cannot be transferred to a phone number' }),
       hangup: async () => end(),
+      // The agent's first words wait for the media path (ICE, DTLS-SRTP): said earlier, they would be lost.
+      ...(peer.connected && { ready: peer.connected }),
     });
     if (noStt) peer.send({ type: 'notice', code: 'no_speech_recognizer', message: NO_STT_NOTICE });
     this.services.engine
