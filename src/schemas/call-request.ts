@@ -211,7 +211,13 @@ export async function normalizeCallSettings(
     body.transfer_phone_number === undefined ? undefined : normalizePhone(body.transfer_phone_number);
   const startTime = typeof body.start_time === 'string' ? parseStartTime(body.start_time) : undefined;
   const retry = isRecord(body.retry) ? body.retry : undefined;
-  const voicemailAction = (body.voicemail_action ?? CALL_DEFAULTS.voicemail_action) as VoicemailAction;
+  // The hosted API's `voicemail` object is the newer spelling of the two flat fields.
+  const voicemail = isRecord(body.voicemail) ? body.voicemail : {};
+  const voicemailMessage =
+    body.voicemail_message ?? (typeof voicemail.message === 'string' ? voicemail.message : undefined);
+  const voicemailAction = (body.voicemail_action ??
+    voicemail.action ??
+    CALL_DEFAULTS.voicemail_action) as VoicemailAction;
 
   return {
     phone_number: phone,
@@ -247,7 +253,7 @@ export async function normalizeCallSettings(
     persona_routes: body.persona_id ? personaRoutesOf((body as { persona_routes?: unknown }).persona_routes) : [],
     dynamic_data: normalizeDynamicData(records(body.dynamic_data).filter((d) => Array.isArray(d.response_data))),
     start_time: startTime ? startTime.toISOString() : null,
-    voicemail_message: body.voicemail_message ?? null,
+    voicemail_message: voicemailMessage ?? null,
     voicemail_action: voicemailAction,
     retry: retry
       ? {

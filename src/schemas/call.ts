@@ -150,6 +150,21 @@ export const callSettingsProperties = {
   ),
   voicemail_message: Type.Optional(Type.String()),
   voicemail_action: Type.Optional(VoicemailAction),
+  voicemail: Type.Optional(
+    Type.Object(
+      {
+        message: Type.Optional(Type.String({ description: 'As voicemail_message' })),
+        action: Type.Optional(VoicemailAction),
+        sensitive: Type.Optional(Type.Boolean({ description: 'Accepted; not used' })),
+        sms: Type.Optional(FreeObject({ description: 'Accepted; not used' })),
+      },
+      {
+        additionalProperties: true,
+        description:
+          "The hosted API's current form of voicemail_message and voicemail_action; the flat fields win when both are given",
+      },
+    ),
+  ),
   retry: Type.Optional(
     Type.Object(
       {

@@ -1,0 +1,69 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { ScaledClock } from '../../src/clock.js';
+import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
+
+/**
+ * Requests as programs written against the hosted API send them, with the fields those programs
+ * read back. Each case names the shape, not the program: the values are ours.
+ */
+describe('requests of programs written for the hosted API', () => {
+  let t: TestApp;
+
+  before(async () => {
+    t = await createTestApp({ clock: new ScaledClock(50) });
+    await t.services.startWorkers();
+  });
+  after(() => t.close());
+
+  type Transcript = { user: string; text: string };
+
+  it('the voicemail object ({message, action, sms, sensitive}) leaves its message on a voicemail', async () => {
+    const message = 'Hi Ann, this is the clinic. Please call us back.';
+    const sent = await t.request('POST', '/v1/calls', {
+      phone_number: '+14155550101',
+      task: 'Remind {{first_name}} of the appointment.',
+      request_data: { first_name: 'Ann' },
+      voicemail: {
+        message,
+        action: 'leave_message',
+        sms: { to: '+14155550101', from: '+14155550199', message: 'Call us back' },
+        sensitive: true,
+      },
+    });
+    assert.equal(sent.status, 200, JSON.stringify(sent.body));
+    const call = await waitForCall(t, String(sent.body.call_id));
+    const requestData = call.request_data as Record<string, unknown>;
+    assert.equal(requestData.voicemail_message, message);
+    assert.equal(requestData.voicemail_action, 'leave_message');
+    const said = (call.transcripts as Transcript[]).filter((line) => line.user === 'assistant').map((l) => l.text);
+    assert.ok(
+      said.some((text) => text.includes('Please call us back')),
+      JSON.stringify(call.transcripts),
+    );
+  });
+
+  it('the flat voicemail fields win over the voicemail object, and a bad action in it is named', async () => {
+    const both = await t.request('POST', '/v1/calls', {
+      phone_number: '+14155550100',
+      task: 't',
+      start_time: '2099-01-01 00:00:00',
+      voicemail_message: 'flat',
+      voicemail: { message: 'object', action: 'ignore' },
+    });
+    assert.equal(both.status, 200, JSON.stringify(both.body));
+    const call = await t.request('GET', `/v1/calls/${String(both.body.call_id)}`);
+    const requestData = call.body.request_data as Record<string, unknown>;
+    assert.equal(requestData.voicemail_message, 'flat');
+    assert.equal(requestData.voicemail_action, 'ignore');
+    await t.request('POST', `/v1/calls/${String(both.body.call_id)}/stop`);
+
+    const bad = await t.request('POST', '/v1/calls', {
+      phone_number: '+14155550100',
+      task: 't',
+      voicemail: { action: 'sing' },
+    });
+    assert.equal(bad.status, 400);
+    assert.match(JSON.stringify(bad.body.errors), /voicemail\.action/);
+  });
+});
