@@ -168,8 +168,15 @@ export function resolveVoice(params: {
     if (typeof id !== 'number' || !Number.isInteger(id))
       return { ok: false, field: 'voice_id', reason: 'must be an integer' };
     const voice = byLegacyId(id);
-    if (!voice) return { ok: false, field: 'voice_id', reason: `${id} is not a known legacy voice id` };
-    resolved = { ...resolved, voice: voice.name };
+    if (voice) {
+      resolved = { ...resolved, voice: voice.name };
+      warning = undefined;
+    } else {
+      // The hosted service's numbering goes far beyond the curated voices: as with an unknown
+      // `voice`, the call goes ahead in the default voice and says so.
+      resolved = { ...resolved, voice: DEFAULT_VOICE };
+      warning = `voice_id ${id} is not a voice of this server: the default voice (${DEFAULT_VOICE}) speaks instead (GET /v1/voices lists the voices)`;
+    }
   }
   if (params.reduce_latency !== undefined && params.reduce_latency !== null) {
     if (typeof params.reduce_latency !== 'boolean')

@@ -262,10 +262,17 @@ for (const storage of ['sqlite', 'postgres'] as const)
         assert.equal(rd.high_fidelity, hq);
       });
     }
-    it('rejects unknown legacy voice ids', async () => {
-      assert.deepEqual(errorsOf((await send({ ...base, voice_id: 99 })).body), [
-        'voice_id 99 is not a known legacy voice id',
-      ]);
+    it('takes voices it does not have, legacy voice ids included, in the default voice with a warning', async () => {
+      // The hosted service's legacy ids go far beyond the curated voices (voice_id 1186).
+      const legacy = await send({ ...base, voice: 'maya', voice_id: 1186 });
+      assert.equal(legacy.status, 200, JSON.stringify(legacy.body));
+      assert.match(String((legacy.body.warnings as string[])[0]), /^voice_id 1186 is not a voice of this server/);
+      const rd = (await t.request('GET', `/v1/calls/${String(legacy.body.call_id)}`)).body.request_data as Record<
+        string,
+        unknown
+      >;
+      assert.equal(rd.voice, 'mason');
+      assert.deepEqual(errorsOf((await send({ ...base, voice_id: 'abc' })).body), ['voice_id must be an integer']);
       // A voice string this server does not know is a warning, not an error (the hosted voices).
       const unknown = await send({ ...base, voice: 'RL99' });
       assert.equal(unknown.status, 200);
