@@ -1,8 +1,9 @@
-import { Type } from '@sinclair/typebox';
+import { createHash } from 'node:crypto';
+import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { Api } from './types.js';
 import type { Services } from '../services.js';
-import { errorResponses, FreeObject, IdParams, Nullable } from '../schemas/common.js';
+import { errorResponses, FreeObject, IdParams, Nullable, StringEnum } from '../schemas/common.js';
 import { callSettingsProperties, PhoneInput, type CallSettings } from '../schemas/call.js';
 import { CallSummary } from '../schemas/call-record.js';
 import { normalizeCallSettings, toolResolver, type CallRequest } from '../schemas/call-request.js';
@@ -392,6 +393,61 @@ const V2Body = Type.Object(
 const V2 = <T extends Parameters<typeof Type.Object>[0]>(data: T) =>
   Type.Object({ data: Type.Object(data), errors: Nullable(Type.Array(Type.String())) });
 
+const BatchLogEntry = Type.Object({
+  id: Type.String(),
+  batch_id: Type.String(),
+  org_id: Type.String({ description: "The batch's account" }),
+  event_type: Type.String({ description: 'lifecycle (created, stopped) or complete (every call ended)' }),
+  timestamp: Type.String(),
+  payload: FreeObject({
+    description: 'lifecycle: {message, state_change}; complete: {calls_total, calls_failed, calls_successful}',
+  }),
+});
+type BatchLogEntry = Static<typeof BatchLogEntry>;
+
+/** A stable id for one event of a batch, in the UUID form the hosted API's log ids have. */
+function logId(batchId: string, event: string): string {
+  const hex = createHash('sha256').update(`${batchId}:${event}`).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}
+
+/**
+ * The events of a batch's life, oldest first, from what is stored: its creation (every call was
+ * checked and queued then), its stop, and its completion once no call is open.
+ */
+function batchLog(row: BatchRow, calls: Call[]): BatchLogEntry[] {
+  const entry = (event: string, event_type: string, timestamp: string, payload: Json): BatchLogEntry => ({
+    id: logId(row.id, event),
+    batch_id: row.id,
+    org_id: row.account_id,
+    event_type,
+    timestamp,
+    payload,
+  });
+  const n = row.call_count;
+  const log = [
+    entry('created', 'lifecycle', row.created_at, {
+      message: `Requested: ${n}. Validated: ${n}. Dispatched: ${n}.`,
+      state_change: 'in_progress',
+    }),
+  ];
+  if (row.stopped_at) {
+    log.push(entry('stopped', 'lifecycle', row.stopped_at, { message: 'Batch stopped', state_change: 'stopped' }));
+  }
+  if (calls.every((c) => !(OPEN_STATES as readonly string[]).includes(c.queue_status))) {
+    const failed = calls.filter((c) => c.queue_status !== 'complete').length;
+    const ends = calls.map((c) => c.ended_at ?? c.updated_at).sort();
+    log.push(
+      entry('complete', 'complete', ends.at(-1) ?? row.created_at, {
+        calls_total: n,
+        calls_failed: failed,
+        calls_successful: calls.length - failed,
+      }),
+    );
+  }
+  return log.sort((a, b) => a.timestamp.localeCompare(b.timestamp));
+}
+
 /** The hosted API's newer batches (/v2/batches). */
 export async function batchesV2(app: Api, services: Services): Promise<void> {
   app.post(
@@ -453,6 +509,36 @@ export async function batchesV2(app: Api, services: Services): Promise<void> {
     async (request) => {
       const { row, calls } = await batchWithCalls(services, request.account.id, request.params.id);
       return { data: { ...(await present(services, row, calls)), calls: calls.map(toCallSummary) }, errors: null };
+    },
+  );
+
+  app.get(
+    '/batches/:id/logs',
+    {
+      schema: {
+        tags,
+        summary: 'Batch logs (v2)',
+        description:
+          'The events of the batch: `lifecycle` when it was created (and stopped), `complete` once every call ' +
+          'ended, with its counts. Newest first unless `direction=asc`; `skip` and `take` page them.',
+        params: IdParams,
+        querystring: Type.Object({
+          take: Type.Optional(Type.Integer({ minimum: 0 })),
+          skip: Type.Optional(Type.Integer({ minimum: 0 })),
+          direction: Type.Optional(StringEnum(['asc', 'desc'] as const)),
+        }),
+        response: {
+          200: Type.Object({ data: Type.Array(BatchLogEntry), errors: Nullable(Type.Array(Type.String())) }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const { row, calls } = await batchWithCalls(services, request.account.id, request.params.id);
+      const { take, skip = 0, direction = 'desc' } = request.query;
+      const log = batchLog(row, calls);
+      if (direction === 'desc') log.reverse();
+      return { data: log.slice(skip, take === undefined ? undefined : skip + take), errors: null };
     },
   );
 

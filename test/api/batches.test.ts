@@ -135,4 +135,38 @@ for (const storage of ['sqlite', 'postgres'] as const)
       await waitForCall(t, String(calls.find((c) => c.to === '+14155550100')!.call_id));
       assert.equal(((await t.request('GET', `/v2/batches/${batchId}`)).body.data as Json).status, 'stopped');
     });
+
+    it('GET /v2/batches/{id}/logs: lifecycle then complete with the counts, newest first; take, skip, direction', async () => {
+      const r = await t.request('POST', '/v2/batches/create', {
+        global: { task: 'Say hello.' },
+        call_objects: [{ phone_number: '+14155550100' }, { phone_number: '+14155550106' }],
+      });
+      const batchId = String((r.body.data as Json).batch_id);
+      const open = await t.request('GET', `/v2/batches/${batchId}/logs`);
+      assert.equal(open.status, 200, JSON.stringify(open.body));
+      assert.equal(open.body.errors, null);
+      for (const call of await callsOf(batchId)) await waitForCall(t, String(call.call_id));
+
+      const logs = await t.request('GET', `/v2/batches/${batchId}/logs`);
+      assert.equal(logs.status, 200, JSON.stringify(logs.body));
+      const data = logs.body.data as Json[];
+      assert.deepEqual(
+        data.map((e) => e.event_type),
+        ['complete', 'lifecycle'],
+      );
+      for (const e of data) {
+        assert.equal(e.batch_id, batchId);
+        assert.equal(typeof e.id, 'string');
+        assert.equal(typeof e.org_id, 'string');
+        assert.ok(!Number.isNaN(Date.parse(String(e.timestamp))));
+      }
+      assert.deepEqual(data[0]!.payload, { calls_total: 2, calls_failed: 1, calls_successful: 1 });
+      assert.equal((data[1]!.payload as Json).state_change, 'in_progress');
+      const asc = await t.request('GET', `/v2/batches/${batchId}/logs?direction=asc&skip=1&take=1`);
+      assert.deepEqual(
+        (asc.body.data as Json[]).map((e) => e.event_type),
+        ['complete'],
+      );
+      assert.equal((await t.request('GET', `/v2/batches/${batchId}/logs`, undefined, { as: t.otherKey })).status, 404);
+    });
   });
