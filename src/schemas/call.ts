@@ -87,7 +87,22 @@ export const BackgroundTrack = Nullable(StringEnum(BACKGROUND_TRACKS), {
 export const VOICEMAIL_ACTIONS = ['hangup', 'leave_message', 'ignore'] as const;
 export const VoicemailAction = StringEnum(VOICEMAIL_ACTIONS, { description: 'Default hangup' });
 
-export const WEBHOOK_EVENTS = ['queue', 'call', 'latency', 'webhook', 'tool', 'dynamic_data'] as const;
+/**
+ * The categories webhook_events may name: the seed's six, then those the hosted API added since
+ * (`citations`, `evals`, `post_transfer_transcript`), accepted so that its clients' calls go out;
+ * Openline streams no events of those three.
+ */
+export const WEBHOOK_EVENTS = [
+  'queue',
+  'call',
+  'latency',
+  'webhook',
+  'tool',
+  'dynamic_data',
+  'citations',
+  'evals',
+  'post_transfer_transcript',
+] as const;
 
 /** A phone number in any form of the seed's Send Call rules (string, or digits as a JSON number). */
 export const PhoneInput = checked(

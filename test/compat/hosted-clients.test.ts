@@ -43,6 +43,26 @@ describe('requests of programs written for the hosted API', () => {
     );
   });
 
+  it("webhook_events may name the hosted API's newer categories (citations, evals, post_transfer_transcript)", async () => {
+    const sent = await t.request('POST', '/v1/calls', {
+      phone_number: '+14155550100',
+      task: 't',
+      start_time: '2099-01-01 00:00:00',
+      webhook: 'https://hooks.example.com/bland',
+      webhook_events: ['call', 'tool', 'citations', 'evals', 'post_transfer_transcript'],
+    });
+    assert.equal(sent.status, 200, JSON.stringify(sent.body));
+    const call = await t.request('GET', `/v1/calls/${String(sent.body.call_id)}`);
+    assert.deepEqual((call.body.request_data as Record<string, unknown>).webhook_events, [
+      'call',
+      'tool',
+      'citations',
+      'evals',
+      'post_transfer_transcript',
+    ]);
+    await t.request('POST', `/v1/calls/${String(sent.body.call_id)}/stop`);
+  });
+
   it('the flat voicemail fields win over the voicemail object, and a bad action in it is named', async () => {
     const both = await t.request('POST', '/v1/calls', {
       phone_number: '+14155550100',
