@@ -215,9 +215,8 @@ export async function normalizeCallSettings(
   const voicemail = isRecord(body.voicemail) ? body.voicemail : {};
   const voicemailMessage =
     body.voicemail_message ?? (typeof voicemail.message === 'string' ? voicemail.message : undefined);
-  const voicemailAction = (body.voicemail_action ??
-    voicemail.action ??
-    CALL_DEFAULTS.voicemail_action) as VoicemailAction;
+  const objectAction = voicemail.action === 'leave_message_and_sms' ? 'leave_message' : voicemail.action;
+  const voicemailAction = (body.voicemail_action ?? objectAction ?? CALL_DEFAULTS.voicemail_action) as VoicemailAction;
 
   return {
     phone_number: phone,

@@ -169,7 +169,11 @@ export const callSettingsProperties = {
     Type.Object(
       {
         message: Type.Optional(Type.String({ description: 'As voicemail_message' })),
-        action: Type.Optional(VoicemailAction),
+        action: Type.Optional(
+          StringEnum([...VOICEMAIL_ACTIONS, 'leave_message_and_sms'] as const, {
+            description: 'As voicemail_action; leave_message_and_sms is taken as leave_message (no SMS is sent)',
+          }),
+        ),
         sensitive: Type.Optional(Type.Boolean({ description: 'Accepted; not used' })),
         sms: Type.Optional(FreeObject({ description: 'Accepted; not used' })),
       },

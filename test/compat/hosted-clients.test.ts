@@ -18,7 +18,7 @@ describe('requests of programs written for the hosted API', () => {
 
   type Transcript = { user: string; text: string };
 
-  it('the voicemail object ({message, action, sms, sensitive}) leaves its message on a voicemail', async () => {
+  it('the voicemail object ({message, action, sms, sensitive}) leaves its message on a voicemail, leave_message_and_sms too', async () => {
     const message = 'Hi Ann, this is the clinic. Please call us back.';
     const sent = await t.request('POST', '/v1/calls', {
       phone_number: '+14155550101',
@@ -26,8 +26,8 @@ describe('requests of programs written for the hosted API', () => {
       request_data: { first_name: 'Ann' },
       voicemail: {
         message,
-        action: 'leave_message',
-        sms: { to: '+14155550101', from: '+14155550199', message: 'Call us back' },
+        action: 'leave_message_and_sms',
+        sms: { from: '+14155550199', message: 'Call us back' },
         sensitive: true,
       },
     });
