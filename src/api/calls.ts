@@ -39,7 +39,9 @@ const ListQuery = Type.Object({
   // The hosted API's names for the same window, both ends included.
   start_date: Type.Optional(Type.String({ description: 'Created at or after (ISO 8601 date or time)' })),
   end_date: Type.Optional(
-    Type.String({ description: 'Created at or before (ISO 8601; a date alone includes that whole day)' }),
+    Type.String({
+      description: 'Created at or before (ISO 8601; a date alone is its midnight UTC, so that day is not included)',
+    }),
   ),
   inbound: Type.Optional(Type.Boolean()),
   ascending: Type.Optional(Type.Boolean({ description: 'Oldest first; default newest first' })),
@@ -87,8 +89,6 @@ function isoParam(value: string | undefined, field: string, errors: string[], sh
 const later = (a?: string, b?: string) => (a === undefined || (b !== undefined && b > a) ? b : a);
 /** The earlier of two ISO times (either may be absent). */
 const earlier = (a?: string, b?: string) => (a === undefined || (b !== undefined && b < a) ? b : a);
-
-const DAY_MS = 86_400_000;
 
 const written = new WeakMap<object, string>();
 
@@ -242,14 +242,15 @@ export default async function routes(app: Api, services: Services): Promise<void
         queue_status: q.queue_status === 'completed' ? 'complete' : q.queue_status,
         completed: q.completed,
         // Exclusive bounds: start_date's time is included (one ms before it), and so is end_date's
-        // (one ms after it), or its whole day when it is a date alone.
+        // (one ms after it). A date alone is its midnight (UTC): as on the hosted API, whose clients
+        // ask for one day's calls with start_date=D&end_date=D+1, that next day is not included.
         created_after: later(
           isoParam(q.created_after, 'created_after', errors),
           isoParam(q.start_date, 'start_date', errors, -1),
         ),
         created_before: earlier(
           isoParam(q.created_before, 'created_before', errors),
-          isoParam(q.end_date, 'end_date', errors, /^\d{4}-\d{2}-\d{2}$/.test(q.end_date ?? '') ? DAY_MS : 1),
+          isoParam(q.end_date, 'end_date', errors, 1),
         ),
         inbound: q.inbound,
         ascending: q.ascending ?? false,

@@ -270,7 +270,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
       answered_by: { type: 'string', enum: ['human', 'voicemail', 'unknown', 'no-answer', 'null'] },
       queue_status: str('queued, started, complete, ...'),
       start_date: str('Created at or after (ISO 8601)'),
-      end_date: str('Created at or before (ISO 8601)'),
+      end_date: str('Created before (ISO 8601; a date alone is its midnight UTC, that day not included)'),
       cursor: str('next_cursor of the previous page'),
     },
   ),
