@@ -1,5 +1,6 @@
 import type { Call, TranscriptRow } from '../store/calls.js';
 import type { CallRecord, CallSummary } from '../schemas/call-record.js';
+import { pathwayTags } from '../pathways/logs.js';
 
 /** The seed 2.3 record of a call: the Call Details reply and the end-of-call webhook body. */
 export function toCallRecord(
@@ -56,7 +57,9 @@ function buildRecord(
     local_dialing: false,
     carrier: row.carrier,
     call_ended_by: row.call_ended_by,
+    pathway_id: typeof requestData.pathway_id === 'string' ? requestData.pathway_id : null,
     pathway_logs: row.pathway_logs,
+    pathway_tags: pathwayTags(row.pathway_logs),
     analysis_schema: row.analysis_schema,
     analysis: row.analysis,
     concatenated_transcript: row.concatenated_transcript,

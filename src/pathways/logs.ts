@@ -36,4 +36,34 @@ export interface PathwayLogEntry {
   variables: Record<string, unknown>;
   /** The action the step ended with (`finish`, `transfer`, `press_buttons 2`, `wait`), if any. */
   action: string | null;
+  /** The node's tag (its `data.tag`: the tag's name, or the text), on a node that has one. */
+  tag?: string;
+}
+
+/** A node's tag: `data.tag` as the hosted editor writes it (`{name, color}`), or plain text. */
+export function nodeTag(data: Record<string, unknown>): string | undefined {
+  const tag = data.tag;
+  const name =
+    typeof tag === 'string' ? tag : tag && typeof tag === 'object' ? (tag as { name?: unknown }).name : undefined;
+  return typeof name === 'string' && name.trim() !== '' ? name.trim() : undefined;
+}
+
+/**
+ * A call's `pathway_tags`: the tags of the nodes it entered, each once, in the order first
+ * reached, from its `pathway_logs` (JSON text, or null for a call without a pathway).
+ */
+export function pathwayTags(logs: string | null): string[] {
+  if (!logs) return [];
+  let steps: unknown;
+  try {
+    steps = JSON.parse(logs);
+  } catch {
+    return [];
+  }
+  if (!Array.isArray(steps)) return [];
+  const tags = new Set<string>();
+  for (const step of steps as Partial<PathwayLogEntry>[]) {
+    if (step?.event === 'entered' && typeof step.tag === 'string') tags.add(step.tag);
+  }
+  return [...tags];
 }

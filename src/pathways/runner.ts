@@ -12,7 +12,7 @@ import { historyOf } from '../agent/llm.js';
 import type { Agent, AgentAction, AgentContext, AgentInput, AgentReply } from '../agent/types.js';
 import type { ChatMessage } from '../providers/llm/types.js';
 import type { OutboundClient } from '../outbound/http.js';
-import type { PathwayLogEntry } from './logs.js';
+import { nodeTag, type PathwayLogEntry } from './logs.js';
 import {
   answerFrom,
   bestMatch,
@@ -279,6 +279,7 @@ export class PathwayAgent implements Agent {
       Pick<PathwayLogEntry, 'event' | 'reason'>,
   ): void {
     const graph = this.graph!;
+    const tag = nodeTag(node.data);
     this.logs.push({
       step: this.logs.length + 1,
       at: this.d.now().toISOString(),
@@ -295,6 +296,7 @@ export class PathwayAgent implements Agent {
       decided_by: entry.decided_by ?? 'rule',
       variables: entry.variables ?? {},
       action: entry.action ?? null,
+      ...(tag !== undefined && { tag }),
     });
   }
 

@@ -132,7 +132,11 @@ export const CallRecord = Type.Object(
       description: 'The network the call ran on: sandbox, twilio, sip or web (a browser, docs/web-calls.md)',
     }),
     call_ended_by: Nullable(Type.String()),
+    pathway_id: Nullable(Type.String({ description: 'The pathway the call followed, else null' })),
     pathway_logs: Nullable(Type.String()),
+    pathway_tags: Type.Array(Type.String(), {
+      description: 'The tags (data.tag) of the pathway nodes the call reached, each once, in order; [] without any',
+    }),
     analysis_schema: Nullable(FreeObject()),
     analysis: Nullable(FreeObject()),
     concatenated_transcript: Nullable(Type.String()),

@@ -63,6 +63,48 @@ describe('requests of programs written for the hosted API', () => {
     await t.request('POST', `/v1/calls/${String(sent.body.call_id)}/stop`);
   });
 
+  it('a call record has pathway_id and pathway_tags (the tags of the nodes reached), [] and null without a pathway', async () => {
+    const created = await t.request('POST', '/v1/pathway/create', { name: 'Tagged', description: 'd' });
+    const pathwayId = String(created.body.pathway_id);
+    const updated = await t.request('POST', `/v1/pathway/${pathwayId}`, {
+      nodes: [
+        {
+          id: 'start',
+          type: 'Default',
+          data: {
+            name: 'Start',
+            isStart: true,
+            text: 'Hello, this is the clinic.',
+            tag: { name: 'Answered', color: '#22c55e' },
+          },
+        },
+        { id: 'bye', type: 'End Call', data: { name: 'Bye', text: 'Thank you, goodbye.', tag: 'Closed' } },
+        {
+          id: 'unused',
+          type: 'End Call',
+          data: { name: 'Unused', text: 'Bye.', tag: { name: 'Never', color: '#000' } },
+        },
+      ],
+      edges: [{ id: 'e1', source: 'start', target: 'bye', label: 'they reply' }],
+    });
+    assert.equal(updated.status, 200, JSON.stringify(updated.body));
+    const sent = await t.request('POST', '/v1/calls', { phone_number: '+14155550100', pathway_id: pathwayId });
+    assert.equal(sent.status, 200, JSON.stringify(sent.body));
+    const call = await waitForCall(t, String(sent.body.call_id));
+    assert.equal(call.pathway_id, pathwayId);
+    assert.deepEqual(call.pathway_tags, ['Answered', 'Closed'], String(call.pathway_logs));
+
+    const plain = await t.request('POST', '/v1/calls', {
+      phone_number: '+14155550100',
+      task: 't',
+      start_time: '2099-01-01 00:00:00',
+    });
+    const record = (await t.request('GET', `/v1/calls/${String(plain.body.call_id)}`)).body;
+    assert.equal(record.pathway_id, null);
+    assert.deepEqual(record.pathway_tags, []);
+    await t.request('POST', `/v1/calls/${String(plain.body.call_id)}/stop`);
+  });
+
   it('the flat voicemail fields win over the voicemail object, and a bad action in it is named', async () => {
     const both = await t.request('POST', '/v1/calls', {
       phone_number: '+14155550100',
