@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { Api } from './types.js';
 import type { Services } from '../services.js';
 import { checked, errorResponses, FreeObject, IdParams, Nullable, StringEnum } from '../schemas/common.js';
-import { normalizePathNumber, normalizeQueryPhone } from '../domain/phone.js';
+import { normalizePathNumber, normalizePhone, normalizeQueryPhone } from '../domain/phone.js';
 import { notFound, validationError } from '../errors.js';
 import { MAX_SMS_BODY } from '../sms/inbound.js';
 import { CONVERSATION_FIELDS, type ConversationFilter, type SmsConfig } from '../sms/conversations.js';
@@ -330,6 +330,60 @@ export default async function routes(app: Api, services: Services): Promise<void
         message: 'Conversation updated successfully',
         conversation: { id: updated.id, is_active: updated.is_active, updated_at: updated.updated_at },
       };
+    },
+  );
+
+  app.post(
+    '/sms/create',
+    {
+      schema: {
+        tags,
+        summary: 'Put a message into an SMS conversation',
+        description:
+          'Records `message` in the conversation of `user_number` and `agent_number` (one of your numbers) ' +
+          'without sending it: the pair’s active conversation, or a new one (`new_conversation: true` always ' +
+          'starts one). `sender` is USER (default) or AGENT.',
+        body: Type.Object(
+          {
+            user_number: Type.Union([Type.String(), Type.Number()]),
+            agent_number: Type.Union([Type.String(), Type.Number()]),
+            message: Type.String({ minLength: 1, maxLength: MAX_SMS_BODY }),
+            message_sid: Type.Optional(Type.String({ description: 'Accepted; not used' })),
+            sender: Type.Optional(StringEnum(['USER', 'AGENT'] as const)),
+            new_conversation: Type.Optional(Type.Boolean()),
+            request_data: Type.Optional(FreeObject()),
+          },
+          { additionalProperties: true },
+        ),
+        response: {
+          200: Type.Object({
+            data: Type.Object({ message: Type.String(), conversation_id: Type.String(), message_id: Type.String() }),
+            errors: Type.Null(),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const b = request.body;
+      const user = normalizePhone(b.user_number);
+      const agent = normalizePhone(b.agent_number);
+      const errors: string[] = [];
+      if (!user.ok) errors.push(`user_number ${user.reason}`);
+      if (!agent.ok) errors.push(`agent_number ${agent.reason}`);
+      if (!user.ok || !agent.ok) throw validationError(errors);
+      const number = await services.inbound.get(request.account.id, agent.e164);
+      if (!number) throw validationError([`agent_number ${agent.e164} is not a number of this account`]);
+      const seeded = await services.smsConversations.seed(request.account.id, {
+        agent_number: agent.e164,
+        user_number: user.e164,
+        message: b.message,
+        sender: b.sender ?? 'USER',
+        fresh: b.new_conversation === true,
+        request_data: b.request_data ?? null,
+        carrier: number.carrier,
+      });
+      return { data: { message: 'SMS conversation created successfully', ...seeded }, errors: null };
     },
   );
 

@@ -326,6 +326,79 @@ export class SmsConversations {
   }
 
   /** A message the account sends on the conversation itself (a person taking over): it goes out to the user. */
+  /**
+   * A message put into the conversation of two numbers without being sent (POST /v1/sms/create):
+   * the pair's active conversation, or a new one (always a new one with `fresh`, the active one
+   * closed). An AGENT message reads as the agent's, a USER message as the person's, in the history
+   * the agent answers from.
+   */
+  async seed(
+    accountId: string,
+    input: {
+      agent_number: string;
+      user_number: string;
+      message: string;
+      sender: 'USER' | 'AGENT';
+      fresh: boolean;
+      request_data: Record<string, unknown> | null;
+      carrier: string;
+    },
+  ): Promise<{ conversation_id: string; message_id: string }> {
+    const now = this.d.clock.now().toISOString();
+    return this.d.db.transaction().execute(async (trx) => {
+      const active = await trx
+        .selectFrom('sms_conversations')
+        .select('id')
+        .where('account_id', '=', accountId)
+        .where('agent_number', '=', input.agent_number)
+        .where('user_number', '=', input.user_number)
+        .where('is_active', '=', 1)
+        .orderBy('created_at', 'desc')
+        .executeTakeFirst();
+      if (active && input.fresh)
+        await trx.updateTable('sms_conversations').set({ is_active: 0 }).where('id', '=', active.id).execute();
+      let conversationId = active && !input.fresh ? active.id : undefined;
+      if (conversationId) {
+        await trx.updateTable('sms_conversations').set({ updated_at: now }).where('id', '=', conversationId).execute();
+      } else {
+        conversationId = newId('conv_');
+        await trx
+          .insertInto('sms_conversations')
+          .values({
+            id: conversationId,
+            account_id: accountId,
+            agent_number: input.agent_number,
+            user_number: input.user_number,
+            is_active: 1,
+            request_data: input.request_data ? JSON.stringify(input.request_data) : null,
+            created_at: now,
+            updated_at: now,
+          })
+          .execute();
+      }
+      const fromUser = input.sender === 'USER';
+      const messageId = newId('sms_');
+      await trx
+        .insertInto('sms_messages')
+        .values({
+          id: messageId,
+          account_id: accountId,
+          to_number: fromUser ? input.agent_number : input.user_number,
+          from_number: fromUser ? input.user_number : input.agent_number,
+          body: input.message,
+          carrier: input.carrier,
+          carrier_message_id: null,
+          received_at: now,
+          created_at: now,
+          webhook: null,
+          direction: fromUser ? 'inbound' : 'outbound',
+          conversation_id: conversationId,
+        })
+        .execute();
+      return { conversation_id: conversationId, message_id: messageId };
+    });
+  }
+
   async post(accountId: string, id: string, body: string): Promise<string | undefined> {
     const conversation = await this.get(accountId, id);
     if (!conversation) return undefined;

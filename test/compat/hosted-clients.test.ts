@@ -105,6 +105,50 @@ describe('requests of programs written for the hosted API', () => {
     await t.request('POST', `/v1/calls/${String(plain.body.call_id)}/stop`);
   });
 
+  it('POST /v1/sms/create records a message in the pair’s conversation without sending it; new_conversation starts one', async () => {
+    const number = String((await t.request('POST', '/v1/inbound/purchase', { area_code: '415' })).body.phone_number);
+    const create = (body: Record<string, unknown>) =>
+      t.request('POST', '/v1/sms/create', { user_number: '+14155550100', agent_number: number, ...body });
+    const first = await create({
+      message: 'Your lab results are ready.',
+      message_sid: '2b7d2c1e-8f4a-4f57-9f0e-0d1f5c4a9b11',
+      sender: 'AGENT',
+      new_conversation: false,
+      request_data: { patient: 'p-1' },
+    });
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    assert.equal(first.body.errors, null);
+    const conversationId = String((first.body.data as Record<string, unknown>).conversation_id);
+    const again = await create({ message: 'Thanks!' });
+    assert.equal((again.body.data as Record<string, unknown>).conversation_id, conversationId);
+    const got = await t.request('GET', `/v1/sms/conversations/${conversationId}`);
+    assert.equal(got.status, 200, JSON.stringify(got.body));
+    const messages = (got.body.data as { messages: { sender: string; message: string }[] }).messages;
+    assert.deepEqual(
+      messages.map((m) => [m.sender, m.message]),
+      [
+        ['AGENT', 'Your lab results are ready.'],
+        ['USER', 'Thanks!'],
+      ],
+    );
+    const fresh = await create({ message: 'Hello again', new_conversation: true });
+    assert.notEqual((fresh.body.data as Record<string, unknown>).conversation_id, conversationId);
+    const old = await t.request('GET', `/v1/sms/conversations/${conversationId}`);
+    assert.equal((old.body.data as Record<string, unknown>).is_active, false);
+
+    const foreign = await t.request(
+      'POST',
+      '/v1/sms/create',
+      {
+        user_number: '+14155550100',
+        agent_number: number,
+        message: 'x',
+      },
+      { as: t.otherKey },
+    );
+    assert.equal(foreign.status, 400);
+  });
+
   it('the flat voicemail fields win over the voicemail object, and a bad action in it is named', async () => {
     const both = await t.request('POST', '/v1/calls', {
       phone_number: '+14155550100',
