@@ -59,6 +59,8 @@ const LEGACY: Record<string, LanguageCode> = {
   zho: 'zh',
 };
 
+const MULTILINGUAL = new Set(['babel', 'fluent', 'auto']);
+
 const BY_LOWER = new Map<string, LanguageCode>(LANGUAGES.map((code) => [code.toLowerCase(), code]));
 
 /**
@@ -69,6 +71,11 @@ const BY_LOWER = new Map<string, LanguageCode>(LANGUAGES.map((code) => [code.toL
  */
 export function normalizeLanguage(value: string): LanguageCode | undefined {
   const key = value.trim().toLowerCase().replaceAll('_', '-');
+  // The hosted API's multilingual modes (its default is `babel-en`): `babel-<code>` starts in
+  // <code> and switches as the caller does, `babel`, `fluent` and `auto` detect the language.
+  // A call here speaks one language: the one named, else English.
+  if (key.startsWith('babel-')) return normalizeLanguage(key.slice('babel-'.length));
+  if (MULTILINGUAL.has(key)) return 'en';
   const exact = BY_LOWER.get(key) ?? LEGACY[key];
   if (exact) return exact;
   const base = key.split('-')[0]!;

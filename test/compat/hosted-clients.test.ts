@@ -149,6 +149,24 @@ describe('requests of programs written for the hosted API', () => {
     assert.equal(foreign.status, 400);
   });
 
+  it("the hosted API's default language babel-en, and babel, are taken as English", async () => {
+    for (const language of ['babel-en', 'babel']) {
+      const sent = await t.request('POST', '/v1/calls', {
+        phone_number: '+14155550100',
+        task: 't',
+        start_time: '2099-01-01 00:00:00',
+        language,
+        model: 'base',
+        noise_cancellation: false,
+        interruption_threshold: 500,
+      });
+      assert.equal(sent.status, 200, JSON.stringify(sent.body));
+      const call = await t.request('GET', `/v1/calls/${String(sent.body.call_id)}`);
+      assert.equal((call.body.request_data as Record<string, unknown>).language, 'en');
+      await t.request('POST', `/v1/calls/${String(sent.body.call_id)}/stop`);
+    }
+  });
+
   it('the flat voicemail fields win over the voicemail object, and a bad action in it is named', async () => {
     const both = await t.request('POST', '/v1/calls', {
       phone_number: '+14155550100',
