@@ -592,6 +592,7 @@ export class CallSession {
     switch (event.type) {
       case 'hangup': {
         this.endedBy = this.phase === 'ending' ? this.endedBy : 'USER';
+        if (event.error) this.error ??= event.error;
         // They hung up while the agent spoke: what they heard of it stays in the transcript.
         const under = this.speaking && this.saying.get(this.speaking);
         if (under) {

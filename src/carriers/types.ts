@@ -43,8 +43,11 @@ export type LegEvent =
    * voice and its fallback could not say a sentence. The call cannot go on as a conversation.
    */
   | { type: 'provider_failed'; at: Date; kind: 'stt' | 'tts'; provider: string; message: string }
-  /** The far end hung up (or the network dropped the call). Always the last event. */
-  | { type: 'hangup'; at: Date; reason: 'remote' | 'network' };
+  /**
+   * The far end hung up (or the network dropped the call). Always the last event. `error`: why the
+   * call failed, when it did (the media never connected): the call ends as a call_error.
+   */
+  | { type: 'hangup'; at: Date; reason: 'remote' | 'network'; error?: string };
 
 export type LegListener = (event: LegEvent) => void;
 

@@ -505,7 +505,12 @@ class AudioCallLeg implements AudioLeg {
       }
       case 'stop':
         this.end();
-        this.emit({ type: 'hangup', at: this.now(), reason: event.reason });
+        this.emit({
+          type: 'hangup',
+          at: this.now(),
+          reason: event.reason,
+          ...(event.error !== undefined && { error: event.error }),
+        });
         return;
     }
   }

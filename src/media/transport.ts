@@ -17,7 +17,7 @@ export type MediaEvent =
   /** The far end has played everything sent before the mark of this name. */
   | { type: 'mark'; name: string }
   /** The stream ended (the far end hung up or the carrier closed it). Always the last event. */
-  | { type: 'stop'; reason: 'remote' | 'network' };
+  | { type: 'stop'; reason: 'remote' | 'network'; error?: string };
 
 export type MediaListener = (event: MediaEvent) => void;
 

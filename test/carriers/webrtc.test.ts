@@ -256,13 +256,14 @@ describe('web calls: WebRTC settings and tokens', () => {
       assert.ok(slow >= prompt - 5, `a browser connecting 1 s late heard ${slow} voiced frames of ${prompt}`);
 
       // A browser that never connects (UDP blocked): the call ends as its connection timed out,
-      // with nothing said to nobody.
+      // with nothing said to nobody, as a call_error saying why.
       const lost = await browserPeer();
       peers.push(lost.pc);
       const never = await t.request('POST', '/v1/web-calls', { agent_id: agentId, sdp: lost.sdp });
       const record = await waitForCall(t, String(never.body.call_id));
       assert.equal(record.concatenated_transcript, '');
-      assert.equal(record.call_ended_by, 'USER');
+      assert.equal(record.status, 'call_error');
+      assert.match(String(record.error_message), /never reached the server.*OPENLINE_WEBRTC_PORTS/);
     } finally {
       for (const pc of peers) await pc.close();
       await t.close();

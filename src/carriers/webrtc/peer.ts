@@ -21,6 +21,10 @@ export const EVENTS_CHANNEL = 'openline';
 const GATHER_TIMEOUT_MS = 3000;
 /** How long a browser has to connect and send its first audio. */
 const CONNECT_TIMEOUT_MS = 10_000;
+/** The error of a call whose browser never got its audio through. */
+const NEVER_CONNECTED =
+  "The browser's audio never reached the server within 10 s (ICE or DTLS-SRTP did not complete): " +
+  'the WebRTC UDP ports (OPENLINE_WEBRTC_PORTS) must be reachable from the browser';
 /** How long a connection may stay disconnected (ICE consent lost) before the call ends. */
 const DISCONNECTED_GRACE_MS = 5000;
 /**
@@ -96,7 +100,8 @@ export class WebRtcPeer implements MediaTransport {
   private constructor(private readonly pc: RTCPeerConnection) {
     pc.connectionStateChange.subscribe((state) => {
       if (state === 'connected') this.settleConnected(true);
-      if (state === 'failed' || state === 'closed') this.stop('network');
+      if (state === 'failed' || state === 'closed')
+        this.stop('network', this.lastHeard === undefined ? NEVER_CONNECTED : undefined);
     });
     // ICE consent lost (the browser went away without a word): a short grace for a network blip.
     let lost: NodeJS.Timeout | undefined;
@@ -122,7 +127,7 @@ export class WebRtcPeer implements MediaTransport {
     // audio first flows, the connection has longer (ICE through TURN can take seconds).
     this.watchdog = setInterval(() => {
       if (this.lastHeard === undefined) {
-        if (Date.now() - this.created > CONNECT_TIMEOUT_MS) this.stop('network');
+        if (Date.now() - this.created > CONNECT_TIMEOUT_MS) this.stop('network', NEVER_CONNECTED);
       } else if (Date.now() - this.lastHeard > SILENT_TIMEOUT_MS) this.stop('remote');
     }, 500);
     this.watchdog.unref();
@@ -269,9 +274,9 @@ export class WebRtcPeer implements MediaTransport {
   }
 
   /** The browser is gone (it hung up, or the connection failed): the last event, then the close. */
-  stop(reason: 'remote' | 'network'): void {
+  stop(reason: 'remote' | 'network', error?: string): void {
     if (this.closed) return;
-    this.emit({ type: 'stop', reason });
+    this.emit({ type: 'stop', reason, ...(error !== undefined && { error }) });
     this.close();
   }
 
