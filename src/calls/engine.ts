@@ -145,7 +145,10 @@ export class CallEngine {
 
   private track(work: Promise<void>): Promise<void> {
     this.running.add(work);
-    void work.finally(() => this.running.delete(work));
+    // The caller hears how the work ended; this bookkeeping must not leave a second, unheard
+    // rejection (a call that could not write its end when the database went away).
+    const done = () => void this.running.delete(work);
+    work.then(done, done);
     return work;
   }
 
@@ -180,11 +183,13 @@ export class CallEngine {
    * the carrier hands over the leg, the session starts at once.
    */
   answer(callId: string, leg: CallLeg): Promise<void> {
+    // Carriers hand a leg over and move on: a failure (the database gone) is logged here, never
+    // left to them as a rejection.
     return this.track(
       inSpan('call', { 'openline.call.id': callId, 'openline.call.direction': 'inbound' }, () =>
         this.answerCall(callId, leg),
       ),
-    );
+    ).catch((error: unknown) => this.d.log?.error({ err: error, call_id: callId }, 'inbound call failed'));
   }
 
   private async placeCall(callId: string, wait: number, settle?: () => Promise<void>): Promise<void> {
@@ -238,12 +243,17 @@ export class CallEngine {
   }
 
   private async answerCall(callId: string, leg: CallLeg): Promise<void> {
-    const call = await this.d.calls.byId(callId);
-    if (!call || !(this.admitted.delete(call.id) || (await this.allocate(call.id)))) {
-      await leg.hangup();
-      return;
+    let call: Call | undefined;
+    try {
+      call = await this.d.calls.byId(callId);
+      if (call && !(this.admitted.delete(call.id) || (await this.allocate(call.id)))) call = undefined;
+    } finally {
+      // Not taken (or not readable): the caller is not left on a line nobody answers.
+      if (!call) await leg.hangup();
     }
-    await this.run(call.id, (controller) => this.converse(call, leg, controller));
+    if (!call) return;
+    const taken = call;
+    await this.run(taken.id, (controller) => this.converse(taken, leg, controller));
   }
 
   /** queued -> allocated, taking the call's lease for this process (within the account's limit, if any). */
