@@ -93,6 +93,9 @@ export async function openStorage(options: { dataDir: string; databaseUrl?: stri
     // An idle connection the server closes (restart, failover) is replaced on the next query; left
     // unheard, the pool's 'error' event would end the process.
     pool.on('error', () => undefined);
+    // The pool hears only its idle connections. A connection cut while a query holds it fails that
+    // query and also emits 'error' on its client, which, unheard, would end the process.
+    pool.on('connect', (client) => client.on('error', () => undefined));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, dialect: 'postgres', close: () => db.destroy() };
   }
