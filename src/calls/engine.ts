@@ -381,7 +381,18 @@ export class CallEngine {
     }
   }
 
+  /** Runs a connected call; a failure on the way (its record not written) also hangs up the leg. */
   private async converse(call: Call, leg: CallLeg, controller: AbortController): Promise<void> {
+    try {
+      await this.talk(call, leg, controller);
+    } catch (error) {
+      // The far end is not left on a line nobody speaks on (a carrier keeps it open for hours).
+      await leg.hangup().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  private async talk(call: Call, leg: CallLeg, controller: AbortController): Promise<void> {
     const request = call.request;
     const startedAt = this.d.clock.now();
     const agent = this.d.agentFor(request);

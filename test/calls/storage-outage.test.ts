@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, type TestApp } from '../../src/testing/harness.js';
+import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
 import { ScaledClock } from '../../src/clock.js';
 import { waitFor } from '../../src/testing/wait.js';
 import type { CallLeg } from '../../src/carriers/types.js';
@@ -44,6 +44,38 @@ describe('a live call whose storage goes away', () => {
       calls.transition = transition;
       queue.enqueue = enqueue;
       process.off('unhandledRejection', onRejection);
+    }
+  });
+
+  it('hangs up the answered leg of a call whose start cannot be written', async () => {
+    const { calls, carrier } = t.services;
+    const transition = calls.transition.bind(calls);
+    const dial = carrier.dial.bind(carrier);
+    let hungUp = false;
+    try {
+      calls.transition = (id, from, changes) =>
+        changes.queue_status === 'started'
+          ? Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432'))
+          : transition(id, from, changes);
+      carrier.dial = async (request) => {
+        const result = await dial(request);
+        if (result.status === 'answered') {
+          const hangup = result.leg.hangup.bind(result.leg);
+          result.leg.hangup = () => {
+            hungUp = true;
+            return hangup();
+          };
+        }
+        return result;
+      };
+      const r = await t.request('POST', '/v1/calls', { phone_number: '+14155550100', task: 'Confirm the visit.' });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      const call = await waitForCall(t, String(r.body.call_id));
+      assert.equal(call.queue_status, 'call_error');
+      assert.ok(hungUp, 'the carrier leg is hung up, not left open with nobody speaking');
+    } finally {
+      calls.transition = transition;
+      carrier.dial = dial;
     }
   });
 
