@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { formatValidationErrors } from './api/validation.js';
+import { isStorageUnavailable } from './store/db.js';
 
 /** Every error code Openline answers with, mapped to its HTTP status in this one place. */
 export const ERROR_STATUS = {
@@ -23,7 +24,11 @@ export const ERROR_STATUS = {
   RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,
   PROVIDER_UNAVAILABLE: 503,
+  STORAGE_UNAVAILABLE: 503,
 } as const;
+
+/** Seconds a client is asked to wait before sending a request the database could not serve. */
+const STORAGE_RETRY_AFTER_S = 5;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
@@ -149,6 +154,13 @@ export function installErrorHandling(
       // A 401 says how to authenticate (RFC 9110): the API key as a bearer token.
       if (known.statusCode === 401) void reply.header('www-authenticate', 'Bearer realm="openline"');
       return reply.status(known.statusCode).send(body(known));
+    }
+    if (isStorageUnavailable(error)) {
+      // Not the request's fault and not a bug: the same request succeeds once the database is back.
+      request.log.warn({ err: error }, 'database unavailable');
+      const unavailable = new ApiError('STORAGE_UNAVAILABLE', 'The database is unavailable; try again shortly');
+      void reply.header('retry-after', String(STORAGE_RETRY_AFTER_S));
+      return reply.status(unavailable.statusCode).send(body(unavailable));
     }
     const requestId = String(request.id ?? randomUUID());
     request.log.error({ err: error, request_id: requestId }, 'unhandled error');

@@ -160,3 +160,34 @@ export async function migrate(storage: Storage): Promise<void> {
 export async function ping(storage: Storage): Promise<void> {
   await sql`select 1`.execute(storage.db);
 }
+
+/** Socket errors of a database connection that could not be made or was cut. */
+const CONNECTION_ERRNOS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+]);
+
+/**
+ * Whether an error says the database cannot be reached for now (PostgreSQL stopped, restarting,
+ * failing over or out of connections; SQLite locked past its busy timeout), rather than that a
+ * query was wrong: the request may be sent again once it is back.
+ */
+export function isStorageUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = 'code' in error && typeof error.code === 'string' ? error.code : '';
+  // PostgreSQL's connection exceptions (class 08), shutdowns and restarts (57P01-57P03), and
+  // too many connections (53300).
+  if (/^08[0-9A-Z]{3}$/.test(code) || ['57P01', '57P02', '57P03', '53300'].includes(code)) return true;
+  if (code === 'SQLITE_BUSY') return true;
+  if (CONNECTION_ERRNOS.has(code) && 'syscall' in error) return true;
+  // node-postgres's own words for a connection that ended or could not be had in time.
+  return /^Connection terminated|^timeout exceeded when trying to connect|^Client has encountered a connection error/.test(
+    error.message,
+  );
+}

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { createTestApp, type TestApp } from '../../src/testing/harness.js';
+import { isStorageUnavailable } from '../../src/store/db.js';
 import { createTestDatabase, postgresAvailable } from '../../src/testing/postgres.js';
 
 const available = await postgresAvailable();
@@ -72,12 +73,49 @@ describe('the PostgreSQL server going away', { skip: available ? false : 'no Pos
       const query = sql`select pg_sleep(5)`.execute(t.services.storage.db);
       await new Promise((resolve) => setTimeout(resolve, 300));
       await relay.cut();
-      await assert.rejects(query, /Connection terminated|ECONNRESET/);
+      await assert.rejects(query, (error) => isStorageUnavailable(error));
       await new Promise((resolve) => setTimeout(resolve, 100));
       assert.deepEqual(crashes.map(String), []);
     } finally {
       process.off('uncaughtException', onCrash);
       await relay.open();
     }
+  });
+
+  it('makes requests a 503 the client may retry, and they succeed again once it is back', async () => {
+    const created = await t.request('POST', '/v1/calls', {
+      phone_number: '+14155550100',
+      task: 'Confirm the visit.',
+      start_time: '2099-01-01 00:00:00',
+    });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+
+    await relay.cut();
+    for (const [method, url] of [
+      ['GET', '/v1/calls'],
+      ['GET', `/v1/calls/${String(created.body.call_id)}`],
+      ['POST', '/v1/calls'],
+    ] as const) {
+      const r = await t.request(
+        method,
+        url,
+        method === 'POST' ? { phone_number: '+14155550100', task: 'Hi' } : undefined,
+      );
+      assert.equal(r.status, 503, `${method} ${url}: ${JSON.stringify(r.body)}`);
+      assert.equal(r.body.code, 'STORAGE_UNAVAILABLE');
+      assert.equal(r.body.status, 'error');
+      assert.match(String(r.body.message), /database is unavailable/);
+      assert.equal(r.headers['retry-after'], '5');
+    }
+    const ready = await t.app.inject({ method: 'GET', url: '/readyz' });
+    assert.equal(ready.statusCode, 503);
+
+    await relay.open();
+    const listed = await t.request('GET', '/v1/calls');
+    assert.equal(listed.status, 200, JSON.stringify(listed.body));
+    assert.deepEqual(
+      (listed.body.calls as { call_id: string }[]).map((c) => c.call_id),
+      [created.body.call_id],
+    );
   });
 });
