@@ -187,9 +187,10 @@ export class PathwayStore {
   }
 
   /**
-   * Snapshots a graph as the pathway's next version. Two writers may read the same highest
-   * number; the unique constraint (pathway_id, version_number) rejects the second, which then
-   * starts over in a new transaction (PostgreSQL aborts the failed one).
+   * Snapshots a graph as the pathway's next version. Writers of one pathway take turns on its row;
+   * should two still read the same highest number, the unique constraint (pathway_id,
+   * version_number) rejects the second, which then starts over in a new transaction (PostgreSQL
+   * aborts the failed one).
    */
   async createVersion(
     accountId: string,
@@ -199,7 +200,15 @@ export class PathwayStore {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.db.transaction().execute(async (trx) => {
-          if (!(await this.owns(trx, accountId, pathwayId))) return undefined;
+          // A no-op write takes the pathway's row: its writers take turns, each reading the highest
+          // number once the one before has committed, rather than all failing on the same number.
+          const taken = await trx
+            .updateTable('pathways')
+            .set((eb) => ({ id: eb.ref('id') }))
+            .where('account_id', '=', accountId)
+            .where('id', '=', pathwayId)
+            .executeTakeFirst();
+          if (Number(taken.numUpdatedRows) === 0) return undefined;
           const top = await trx
             .selectFrom('pathway_versions')
             .select((eb) => eb.fn.max('version_number').as('n'))

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../../src/testing/harness.js';
+import { postgresAvailable } from '../../src/testing/postgres.js';
 
 type Json = Record<string, unknown>;
 const example = JSON.parse(fs.readFileSync('examples/pathways/appointment-booking.json', 'utf8')) as {
@@ -249,4 +250,38 @@ describe('GET /v1/pathway/{id}/versions and DELETE /v1/pathway/{id}/version/{n}'
     });
     assert.equal((next.body.data as Json).version_number, 3);
   });
+});
+
+describe('POST /v1/pathway/{id}/version from many clients at once', () => {
+  for (const storage of ['sqlite', 'postgres'] as const)
+    it(`numbers every version once, none refused (${storage})`, async (c) => {
+      if (storage === 'postgres' && !(await postgresAvailable())) return c.skip('no PostgreSQL');
+      const t = await createTestApp({ postgres: storage === 'postgres' });
+      try {
+        const created = await t.request('POST', '/v1/pathway/create', example);
+        const id = String(created.body.pathway_id);
+        const saved = await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            t.request('POST', `/v1/pathway/${id}/version`, {
+              name: `v${i}`,
+              nodes: example.nodes,
+              edges: example.edges,
+            }),
+          ),
+        );
+        assert.deepEqual(
+          saved.filter((r) => r.status !== 200).map((r) => `${r.status} ${JSON.stringify(r.body)}`),
+          [],
+        );
+        const numbers = ((await t.request('GET', `/v1/pathway/${id}/versions`)).body as unknown as Json[])
+          .map((v) => Number(v.version_number))
+          .sort((a, b) => a - b);
+        assert.deepEqual(
+          numbers,
+          Array.from({ length: 20 }, (_, i) => i + 1),
+        );
+      } finally {
+        await t.close();
+      }
+    });
 });
