@@ -230,6 +230,24 @@ for (const storage of ['sqlite', 'postgres'] as const)
       await t.request('POST', `/v1/personas/${id}/inbound/detach`, { inbound_numbers: [first] });
     });
 
+    it('promotes from many clients at once: every promotion a version of its own, none refused', async () => {
+      const id = String(data(await t.request('POST', '/v1/personas', { name: 'Busy' })).id);
+      const promoted = await Promise.all(
+        Array.from({ length: 10 }, () => t.request('POST', `/v1/personas/${id}/versions/promote`)),
+      );
+      assert.deepEqual(
+        promoted.filter((r) => r.status !== 200).map((r) => `${r.status} ${JSON.stringify(r.body)}`),
+        [],
+      );
+      const versions = (await t.request('GET', `/v1/personas/${id}/versions`)).body.data as Row[];
+      const numbers = versions.map((v) => Number(v.version_number)).sort((a, b) => a - b);
+      assert.deepEqual(
+        numbers,
+        Array.from({ length: 12 }, (_, i) => i + 1),
+      );
+      assert.equal(versions.filter((v) => v.version_type === 'production').length, 1);
+    });
+
     it('keeps each account to its own personas', async () => {
       const id = String(data(await t.request('POST', '/v1/personas', { name: 'Private' })).id);
       const as = { as: t.otherKey };
