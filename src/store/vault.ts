@@ -64,10 +64,10 @@ export class VaultStore {
     name: string,
     content: { value: string } | { config: RefreshConfig },
   ): Promise<SecretInfo | undefined> {
-    if (await this.byName(accountId, name)) return undefined;
     const now = this.clock.now().toISOString();
     const id = newId();
-    await this.db
+    // The name's unique key decides between two clients creating it at once, not a read before.
+    const inserted = await this.db
       .insertInto('account_secrets')
       .values({
         id,
@@ -78,7 +78,9 @@ export class VaultStore {
         created_at: now,
         updated_at: now,
       })
-      .execute();
+      .onConflict((oc) => oc.columns(['account_id', 'name']).doNothing())
+      .executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return undefined;
     return this.info(accountId, id);
   }
 

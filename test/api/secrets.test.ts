@@ -17,6 +17,13 @@ for (const storage of ['sqlite', 'postgres'] as const)
     });
     after(() => t.close());
 
+    it('creates a name many clients send at once for one of them: the others are a 409', async () => {
+      const sent = await Promise.all(
+        Array.from({ length: 30 }, () => t.request('POST', '/v1/secrets', { name: 'raced', secret: 'x' })),
+      );
+      assert.deepEqual(sent.map((r) => r.status).sort(), [200, ...Array<number>(29).fill(409)]);
+    });
+
     it('keeps a static secret sealed, shows it without its value, renames and deletes it', async () => {
       const created = await t.request('POST', '/v1/secrets', { name: 'crm_token', secret: 'tok-1234-plain' });
       assert.equal(created.status, 200, JSON.stringify(created.body));
