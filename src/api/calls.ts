@@ -18,7 +18,12 @@ import { CallReferenceChecker } from './call-references.js';
 import { toCallRecord, toCallSummary } from '../calls/record.js';
 import { stopCall } from '../calls/stop.js';
 import { OPEN_STATES, type Call, type CallFilter } from '../store/calls.js';
+import { LAST_EVENT } from '../calls/events.js';
 import { errorMessage } from '../domain/records.js';
+
+/** How long an event stream waits, at most, for a call's last event once it sees the call ended. */
+const END_WAIT_MS = 250;
+const END_WAITS = 12;
 
 const tags = ['Calls'];
 
@@ -436,10 +441,16 @@ export default async function routes(app: Api, services: Services): Promise<void
         let timer: NodeJS.Timeout | undefined;
         let polling = false;
         let again = false;
+        // A call's last event ("Call ended with queue_status ...") is recorded just after its
+        // status: a stream that saw the call open waits a moment for it before it ends.
+        const openAtStart = (OPEN_STATES as readonly string[]).includes(first.queue_status);
+        let endEventSeen = false;
+        let endWaits = 0;
         // An event of the call in this process: its status and transcript are read at once.
         const unsubscribe = services.callEvents.subscribe(first.id, (event) => {
           // `level` and `timestamp` are the hosted event stream's names for category and at.
           send(event.category, { ...event, level: event.category, timestamp: event.at });
+          if (event.category === 'queue' && event.message.startsWith(LAST_EVENT)) endEventSeen = true;
           if (polling) again = true;
           else {
             clearTimeout(timer);
@@ -469,6 +480,11 @@ export default async function routes(app: Api, services: Services): Promise<void
             send('status', { call_id: call.id, queue_status: call.queue_status, status: call.status });
           }
           if (!(OPEN_STATES as readonly string[]).includes(call.queue_status)) {
+            if (openAtStart && !endEventSeen && endWaits++ < END_WAITS) {
+              polling = false;
+              timer = setTimeout(() => void poll().catch(finish), again ? 0 : END_WAIT_MS);
+              return;
+            }
             send('end', { call_id: call.id, queue_status: call.queue_status, status: call.status });
             return finish();
           }

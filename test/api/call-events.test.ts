@@ -60,6 +60,11 @@ describe('GET /v1/calls/{id}/events: server-sent events of a call (sandbox, cloc
       body,
     );
     assert.ok(events.some((e) => e.event === 'status' && e.data.queue_status === 'started'));
+    // The call's last event, recorded just after its final status, comes before the stream's end.
+    assert.ok(
+      events.some((e) => e.event === 'queue' && e.data.message === 'Call ended with queue_status complete'),
+      body,
+    );
 
     // Asked without text/event-stream, the same address lists the stored events as JSON, as the
     // hosted event stream answers (also under /v1/event_stream/{id}).
