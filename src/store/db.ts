@@ -83,13 +83,24 @@ class StaticProvider implements MigrationProvider {
   }
 }
 
+/** How long a query waits for a PostgreSQL connection (a new one, or a free one of the pool). */
+const POOL_WAIT_MS = 30_000;
+
 /**
  * Opens storage: PostgreSQL when a postgres:// URL is given, else SQLite in `dataDir`
  * (WAL mode). `:memory:` as dataDir gives a private in-memory database (tests).
  */
 export async function openStorage(options: { dataDir: string; databaseUrl?: string | undefined }): Promise<Storage> {
   if (options.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10 });
+    const pool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: 10,
+      // A database that stops answering without closing its connections (a partition, a host gone)
+      // fails new work within 30 s (503) instead of leaving requests waiting for ever for a
+      // connection; keep-alive lets the system notice idle connections that died that way.
+      connectionTimeoutMillis: POOL_WAIT_MS,
+      keepAlive: true,
+    });
     // An idle connection the server closes (restart, failover) is replaced on the next query; left
     // unheard, the pool's 'error' event would end the process.
     pool.on('error', () => undefined);
