@@ -119,7 +119,7 @@ export default async function routes(app: Api, services: Services): Promise<void
           'With an `objective` (the agent’s prompt) or a `pathway_id`, the agent answers every text the number receives, in a conversation per person, with the language model (or the offline model), and POSTs each reply with the history to `webhook`. Fields not sent are kept; null clears.',
         body: Type.Object(
           {
-            phone_number: checked(Type.String({ minLength: 1 }), 'phone'),
+            phone_number: Type.Union([Type.String({ minLength: 1 }), Type.Number()]),
             objective: Type.Optional(Nullable(Type.String({ maxLength: 10_000 }))),
             pathway_id: Type.Optional(Nullable(Type.String())),
             pathway_version: Type.Optional(Nullable(Type.Union([Type.String(), Type.Integer({ minimum: 0 })]))),
@@ -144,7 +144,7 @@ export default async function routes(app: Api, services: Services): Promise<void
     },
     async (request) => {
       const body = request.body;
-      const number = normalizePathNumber(body.phone_number);
+      const number = normalizePathNumber(String(body.phone_number));
       if (!number.ok) throw validationError([`phone_number ${number.reason}`]);
       if (!(await services.inbound.get(request.account.id, number.e164))) throw notFound('Inbound number');
       const input: Partial<SmsConfig> = {};

@@ -150,7 +150,7 @@ export default async function routes(app: Api, services: Services): Promise<void
       },
     },
     async (request) => {
-      const number = normalizePathNumber(request.body.phone_number);
+      const number = normalizePathNumber(String(request.body.phone_number));
       if (!number.ok) throw validationError([`phone_number ${number.reason}`]);
       const { webhook } = request.body;
       const value = typeof webhook === 'string' && webhook !== '' ? webhook : null;

@@ -180,7 +180,9 @@ export const A2pStatusResponse = Type.Object({
 /** Seed 2.10: `webhook` is a URL, or null / false / "" to clear it. */
 export const SmsWebhookRequest = Type.Object(
   {
-    phone_number: checked(Type.String({ minLength: 1, description: 'One of your inbound numbers' }), 'phone'),
+    phone_number: Type.Union([Type.String({ minLength: 1 }), Type.Number()], {
+      description: 'One of your inbound numbers',
+    }),
     webhook: Type.Union(
       [
         checked(Type.String({ minLength: 1, description: 'URL called when an SMS arrives' }), 'http_url'),
