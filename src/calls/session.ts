@@ -110,6 +110,11 @@ export interface SessionOptions {
 }
 
 const SILENCE_MS = 7000;
+/**
+ * Words said over the agent (a "Hello?" over its greeting) are answered only if nothing more comes
+ * this long after the agent finished: the person's answer to what it said comes first.
+ */
+const OVERLAP_ANSWER_MS = 1200;
 /** Without interim transcripts, speech this long over the agent (held all the while) counts as an interruption. */
 const BARGE_IN_MS = 1500;
 /**
@@ -784,9 +789,10 @@ export class CallSession {
     }
     if (greeting) return;
     this.heard.push(text);
-    // Said over our own words: they will answer what we are saying, so wait for that instead.
-    if (this.speaking) this.overlapped = true;
-    else this.arm('respond', this.respondDelayMs());
+    // Said over our own words, or while they were being got ready (a "Hello?" as the greeting is
+    // written): they will answer what we say, so that is waited for first (OVERLAP_ANSWER_MS).
+    this.overlapped = this.speaking !== undefined || this.thinking !== undefined;
+    if (!this.speaking) this.arm('respond', this.respondDelayMs());
   }
 
   /**
@@ -1009,7 +1015,8 @@ export class CallSession {
     }
     if (event.then === 'hangup') return this.end();
     if (event.then) return this.perform(event.then);
-    if (this.heard.length > 0 && !this.theySpeaking) this.arm('respond', this.respondDelayMs());
+    if (this.heard.length > 0 && !this.theySpeaking)
+      this.arm('respond', this.overlapped ? OVERLAP_ANSWER_MS : this.respondDelayMs());
     // A screener puts the person through in its own time: the agent waits longer before asking.
     else this.arm('silence', this.phase === 'screener' ? SCREENER_WAIT_MS : SILENCE_MS);
   }
@@ -1021,6 +1028,7 @@ export class CallSession {
         if (this.speaking || this.heard.length === 0 || this.phase !== 'conversation') return;
         const text = this.heard.join(' ');
         this.heard = [];
+        this.overlapped = false;
         this.silences = 0;
         return this.startTurn({ kind: 'heard', text });
       }
