@@ -456,6 +456,23 @@ describe('SIP transactions and dialogs', () => {
       assert.equal((await answer('malformed-1')).status, 400);
       peer.send(raw('OPTIONS', 'malformed-2').replace('Content-Length: 0', 'Content-Length: 500'), ourPort);
       assert.equal((await answer('malformed-2')).status, 400);
+      // A CSeq without a number, with one that is not a number, or naming another method: 400, with a To tag.
+      for (const [callId, cseq] of [
+        ['bad-cseq-1', 'abc OPTIONS'],
+        ['bad-cseq-2', 'OPTIONS'],
+        ['bad-cseq-3', '1 INVITE'],
+        ['bad-cseq-4', '99999999999 OPTIONS'],
+      ] as const) {
+        peer.send(raw('OPTIONS', callId).replace('CSeq: 1 OPTIONS', `CSeq: ${cseq}`), ourPort);
+        const response = await answer(callId);
+        assert.equal(response.status, 400, cseq);
+        assert.match(response.headers.get('to')![0]!, /;tag=/);
+      }
+      peer.send(
+        raw('INVITE', 'bad-cseq-5', { body: audioSdp(40016) }).replace('CSeq: 1 INVITE', 'CSeq: abc INVITE'),
+        ourPort,
+      );
+      assert.equal((await answer('bad-cseq-5')).status, 400);
     } finally {
       peer.close();
     }

@@ -422,7 +422,12 @@ export class SipEndpoint {
     if (!message) {
       // Malformed, but answerable: 400, so the sender does not retransmit it for 32 s (an ACK gets nothing).
       const bad = readBadRequest(data);
-      if (bad && bad.method !== 'ACK') this.send(responseTo(bad, 400, 'Bad Request', undefined, '', from), from);
+      if (bad && bad.method !== 'ACK') {
+        const response = responseTo(bad, 400, 'Bad Request', undefined, '', from);
+        const to = header(response, 'to');
+        if (to && param(to, 'tag') === undefined) response.headers.set('to', [`${to};tag=${newTag()}`]);
+        this.send(response, from);
+      }
       return;
     }
     if (message.kind === 'response') return this.onResponse(message, from);

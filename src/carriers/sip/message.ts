@@ -81,6 +81,11 @@ export function parseMessage(data: Buffer | string): SipMessage | undefined {
   const message: SipRequest = { kind: 'request', method: request[1]!.toUpperCase(), uri: request[2]!, headers, body };
   // The headers every request needs (RFC 3261 section 8.1.1).
   for (const name of ['via', 'from', 'to', 'call-id', 'cseq']) if (!message.headers.get(name)?.[0]) return undefined;
+  // CSeq: a number below 2**31 and the request's own method (section 8.1.1.5; an ACK that names
+  // its INVITE's is let through); anything else is a 400.
+  const cseq = cseqOf(message);
+  if (!cseq || cseq.seq >= 2 ** 31) return undefined;
+  if (cseq.method !== message.method && !(message.method === 'ACK' && cseq.method === 'INVITE')) return undefined;
   return message;
 }
 
@@ -214,7 +219,7 @@ export function parseUri(uri: string | undefined): SipUri | undefined {
 
 /** The CSeq number and method. */
 export function cseqOf(message: SipMessage): { seq: number; method: string } | undefined {
-  const match = /^(\d+)\s+([A-Z]+)$/i.exec(header(message, 'cseq') ?? '');
+  const match = /^(\d{1,10})\s+([A-Z]+)$/i.exec(header(message, 'cseq') ?? '');
   return match ? { seq: Number(match[1]), method: match[2]!.toUpperCase() } : undefined;
 }
 
