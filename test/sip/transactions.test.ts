@@ -267,6 +267,40 @@ describe('SIP transactions and dialogs', () => {
     assert.equal(record.completed, true);
   });
 
+  it('a session refresh (re-INVITE) that hears 100 Trying and never a final response is cancelled after Timer C (360 T1), and the call ends with BYE', async () => {
+    const id = await call('+14155551504');
+    const invite = (await trunk.next('the INVITE', inviteTo('+14155551504'))) as SipRequest;
+    const callId = invite.headers.get('call-id')![0]!;
+    const ofCall = (method: string) => (m: SipMessage) =>
+      isRequest(method)(m) && m.headers.get('call-id')?.[0] === callId;
+    // Openline refreshes (refresher=uac) every second; the trunk has no UPDATE: a re-INVITE.
+    trunk.respond(
+      invite,
+      '200 OK',
+      [`Contact: <sip:trunk@127.0.0.1:${trunk.port}>`, 'Session-Expires: 2;refresher=uac', 'Require: timer'],
+      audioSdp(await freeUdpPort()),
+    );
+    await trunk.next('the ACK', ofCall('ACK'));
+    const reinvite = (await trunk.next(
+      'the re-INVITE',
+      (m) => ofCall('INVITE')(m) && /;tag=/.test(m.headers.get('to')?.[0] ?? ''),
+    )) as SipRequest;
+    const sentAt = Date.now();
+    trunk.respond(reinvite, '100 Trying');
+    const cancel = (await trunk.next('the CANCEL of the re-INVITE', ofCall('CANCEL'), 30_000)) as SipRequest;
+    const waited = Date.now() - sentAt;
+    assert.ok(waited >= 300 * T1_MS, `Timer C, not sooner (${waited} ms)`);
+    assert.equal(cseqOf(cancel)!.seq, cseqOf(reinvite)!.seq);
+    assert.equal(cancel.headers.get('via')?.[0], reinvite.headers.get('via')?.[0]);
+    assert.equal(cancel.uri, reinvite.uri);
+    // The CANCEL is accepted, the re-INVITE never answered: the refresh failed, the call ends.
+    trunk.respond(cancel, '200 OK');
+    const bye = (await trunk.next('the BYE', ofCall('BYE'))) as SipRequest;
+    trunk.respond(bye, '200 OK');
+    const record = await waitForCall(t, id);
+    assert.equal(record.completed, true);
+  });
+
   /** A UDP socket standing for the caller's RTP: how many packets it got. */
   async function rtpSink() {
     const socket = dgram.createSocket('udp4');

@@ -5,7 +5,15 @@ import { isSandboxPersona } from '../../store/inbound.js';
 import type { AudioLegFactory, CarrierLogger } from '../audio-legs.js';
 import type { Carrier, CallLeg, DialRequest, DialResult, TransferResult } from '../types.js';
 import { answerChallenge } from './digest.js';
-import { SipEndpoint, defaultPort, hostPort, type Responder, type Target, type Transport } from './endpoint.js';
+import {
+  SipEndpoint,
+  cancelFor,
+  defaultPort,
+  hostPort,
+  type Responder,
+  type Target,
+  type Transport,
+} from './endpoint.js';
 import {
   cseqOf,
   header,
@@ -263,19 +271,11 @@ export class SipCarrier implements Carrier {
     const cancel = (why: 'timeout' | 'stopped') => {
       if (cancelled) return;
       cancelled = why;
-      const headers: Headers = new Map([
-        ['via', [current.headers.get('via')![0]!]],
-        ['max-forwards', ['70']],
-        ['from', [local]],
-        ['to', [remote]],
-        ['call-id', [callId]],
-        ['cseq', [`${seq} CANCEL`]],
-      ]);
       // On the INVITE's own connection (TCP, TLS).
-      void endpoint.request(
-        { kind: 'request', method: 'CANCEL', uri, headers, body: '' },
-        { ...target, ...(sent.connection !== undefined && { connection: sent.connection }) },
-      ).response;
+      void endpoint.request(cancelFor(current), {
+        ...target,
+        ...(sent.connection !== undefined && { connection: sent.connection }),
+      }).response;
       // A far end that never answers the INVITE after this (no 487) does not hold the call: 64 T1 at most.
       endpoint.cancelled(sent.branch);
     };
@@ -424,8 +424,9 @@ export class SipCarrier implements Carrier {
       // A 2xx without Session-Expires turns the timer off (RFC 4028 section 7.4).
       return this.armSessionTimer(dialog, sessionExpiresOf(response), true);
     }
-    // The dialog is gone at the far end, or nobody answers: the session is over.
-    if (!response || response.status === 481 || response.status === 408) return this.sessionExpired(dialog);
+    // The dialog is gone at the far end, or nobody answers (a re-INVITE cancelled after Timer C
+    // ends with 487 or 408): the session is over.
+    if (!response || [408, 481, 487].includes(response.status)) return this.sessionExpired(dialog);
     // Refused otherwise (491 glare, 500): the session runs out unless the far end refreshes it.
     this.armSessionTimer(dialog, `${interval};refresher=uas`, true);
   }

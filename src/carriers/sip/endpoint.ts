@@ -178,6 +178,14 @@ export class SipEndpoint {
     return 64 * this.t1;
   }
 
+  /**
+   * Timer C (RFC 3261 section 16.6; 360 T1, 3 minutes): how long an INVITE that heard a
+   * provisional response may wait for its final one before it is cancelled.
+   */
+  get inviteTimeoutMs(): number {
+    return 360 * this.t1;
+  }
+
   /** The TLS port, when TLS listens. */
   get tlsPort(): number | undefined {
     const address = this.tlsServer?.address();
@@ -263,6 +271,21 @@ export class SipEndpoint {
           this.settle(key, madeUpResponse(request, 408, 'Request Timeout'));
         }, timeoutMs),
       );
+      // Timer C: an INVITE that rings (or says Trying) for ever, a re-INVITE above all, is
+      // cancelled; without a final response 64 T1 after that, it is over with a made-up 408.
+      if (request.method === 'INVITE')
+        transaction.timers.push(
+          setTimeout(() => {
+            if (transaction.settled) return;
+            void this.request(cancelFor(request), transaction.target).response;
+            transaction.timers.push(
+              setTimeout(
+                () => this.settle(key, madeUpResponse(request, 408, 'Request Timeout')),
+                this.transactionTimeoutMs,
+              ),
+            );
+          }, this.inviteTimeoutMs),
+        );
     });
     return { response, branch, connection };
   }
@@ -605,6 +628,18 @@ function ackFor(inviteBytes: Buffer, response: SipResponse): SipRequest {
   const route = invite.headers.get('route');
   if (route) headers.set('route', route);
   return { kind: 'request', method: 'ACK', uri: invite.uri, headers, body: '' };
+}
+
+/** The CANCEL of an INVITE (RFC 3261 section 9.1): its request URI, top Via, From, To, Call-ID, CSeq number and Route. */
+export function cancelFor(invite: SipRequest): SipRequest {
+  const headers: Headers = new Map();
+  headers.set('via', [invite.headers.get('via')![0]!]);
+  headers.set('max-forwards', ['70']);
+  for (const name of ['from', 'to', 'call-id']) headers.set(name, [header(invite, name) ?? '']);
+  headers.set('cseq', [`${cseqOf(invite)!.seq} CANCEL`]);
+  const route = invite.headers.get('route');
+  if (route) headers.set('route', route);
+  return { kind: 'request', method: 'CANCEL', uri: invite.uri, headers, body: '' };
 }
 
 /** The final response a transaction gives itself when none came (timeout, cancelled). */
