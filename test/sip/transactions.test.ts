@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/config.js';
 import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
 import { freeUdpPort } from '../../src/testing/ports.js';
 import { cseqOf, type SipMessage, type SipRequest, type SipResponse } from '../../src/carriers/sip/message.js';
+import { SipEndpoint, type Responder } from '../../src/carriers/sip/endpoint.js';
 import { until } from './sipp-run.js';
 import { audioSdp, isRequest, udpPeer, type UdpPeer } from './udp-peer.js';
 
@@ -103,11 +104,13 @@ describe('SIP transactions and dialogs', () => {
       call: { callId: string; from: string; to: string; seq: number },
       extra: string[] = [],
       body = '',
+      /** The top Via's branch (a CANCEL's is its INVITE's): a new one by default. */
+      via = `z9hG4bK-test-${++branch}-${Date.now()}`,
     ) =>
       peer.send(
         [
           `${method} sip:${number}@127.0.0.1:${ourPort} SIP/2.0`,
-          `Via: SIP/2.0/UDP 127.0.0.1:${peer.port};branch=z9hG4bK-test-${++branch}-${Date.now()}`,
+          `Via: SIP/2.0/UDP 127.0.0.1:${peer.port};branch=${via}`,
           'Max-Forwards: 70',
           `From: ${call.from}`,
           `To: ${call.to}`,
@@ -194,6 +197,102 @@ describe('SIP transactions and dialogs', () => {
       const record = await waitForCall(t, id);
       assert.equal(record.call_ended_by, 'USER');
     } finally {
+      peer.close();
+    }
+  });
+
+  it("CANCEL (RFC 3261 section 9.2) of an answered call: answered with the 200's To tag, and the call goes on; one that matches no INVITE gets 481", async () => {
+    const { number, peer, send, status, callId } = await caller();
+    const toTag = (m: SipMessage) => /;tag=([^;]+)/.exec(m.headers.get('to')?.[0] ?? '')?.[1];
+    const answerTo = (id: string, method: string) => (m: SipMessage) =>
+      m.kind === 'response' &&
+      m.status >= 200 &&
+      m.headers.get('call-id')?.[0] === id &&
+      m.headers.get('cseq')?.[0] === `1 ${method}`;
+    try {
+      // Answered: a CANCEL crossing the 200 gets 200 with the same To tag, and the call goes on.
+      const call = {
+        callId: 'cancel-1',
+        from: '<sip:+14155550199@127.0.0.1>;tag=c-cancel-1',
+        to: `<sip:${number}@127.0.0.1>`,
+        seq: 1,
+      };
+      send('INVITE', call, [], audioSdp(await freeUdpPort()), 'z9hG4bK-cancel-1');
+      const ok = (await peer.next('the 200', answerTo('cancel-1', 'INVITE'))) as SipResponse;
+      assert.equal(ok.status, 200);
+      send('CANCEL', call, [], '', 'z9hG4bK-cancel-1');
+      const cancelled = (await peer.next('the answer to CANCEL', answerTo('cancel-1', 'CANCEL'))) as SipResponse;
+      assert.equal(cancelled.status, 200);
+      assert.equal(toTag(cancelled), toTag(ok), 'the To tag of the 200 to the INVITE');
+      // A CANCEL of no INVITE Openline has (another branch): 481.
+      send('CANCEL', call, [], '', 'z9hG4bK-cancel-other');
+      assert.equal(await status('cancel-1', 'CANCEL'), 481);
+      const dialog = { ...call, to: ok.headers.get('to')![0]! };
+      send('ACK', dialog);
+      const id = await callId();
+      assert.equal((await t.request('GET', `/v1/calls/${id}`)).body.completed, false, 'the call goes on');
+      send('BYE', { ...dialog, seq: 2 });
+      assert.equal(await status('cancel-1', 'BYE', 2), 200);
+      await waitForCall(t, id);
+    } finally {
+      peer.close();
+    }
+  });
+
+  it('CANCEL of an INVITE not answered yet: 200, the INVITE gets 487 with the same To tag, the handler is told; nothing it says after that goes out', async () => {
+    const endpoint = await SipEndpoint.listen({ host: '127.0.0.1', port: 0, t1Ms: T1_MS });
+    const peer = await udpPeer();
+    let pending: { respond: Responder; transaction: { readonly cancelled: boolean } } | undefined;
+    endpoint.onRequest((request, _from, respond, transaction) => {
+      if (request.method !== 'INVITE') return respond(405, 'Method Not Allowed');
+      respond(100, 'Trying');
+      pending = { respond, transaction };
+    });
+    const request = (method: string) =>
+      [
+        `${method} sip:+14155550123@127.0.0.1:${endpoint.port} SIP/2.0`,
+        `Via: SIP/2.0/UDP 127.0.0.1:${peer.port};branch=z9hG4bK-pending-1`,
+        'Max-Forwards: 70',
+        'From: <sip:+14155550199@127.0.0.1>;tag=c-pending-1',
+        'To: <sip:+14155550123@127.0.0.1>',
+        'Call-ID: pending-1',
+        `CSeq: 1 ${method}`,
+        'Content-Length: 0',
+        '',
+        '',
+      ].join('\r\n');
+    const final = (method: string) => (m: SipMessage) =>
+      m.kind === 'response' && m.status >= 200 && m.headers.get('cseq')?.[0] === `1 ${method}`;
+    const toTag = (m: SipMessage) => /;tag=([^;]+)/.exec(m.headers.get('to')?.[0] ?? '')?.[1];
+    try {
+      peer.send(request('INVITE'), endpoint.port);
+      await until('the INVITE to reach the handler', () => pending !== undefined);
+      assert.equal(pending!.transaction.cancelled, false);
+      peer.send(request('CANCEL'), endpoint.port);
+      const ok = (await peer.next('the answer to CANCEL', final('CANCEL'))) as SipResponse;
+      const terminated = (await peer.next('the answer to INVITE', final('INVITE'))) as SipResponse;
+      assert.equal(ok.status, 200);
+      assert.equal(terminated.status, 487);
+      assert.ok(toTag(ok));
+      assert.equal(toTag(ok), toTag(terminated));
+      assert.equal(pending!.transaction.cancelled, true);
+      // Too late: the INVITE's transaction has its final response.
+      pending!.respond(200, 'OK');
+      await new Promise((resolve) => setTimeout(resolve, 10 * T1_MS));
+      assert.ok(!peer.inbox.some((m) => m.kind === 'response' && m.status === 200 && final('INVITE')(m)));
+      // A CANCEL that matches no INVITE transaction: 481.
+      peer.send(request('CANCEL').replace('z9hG4bK-pending-1', 'z9hG4bK-pending-2'), endpoint.port);
+      assert.equal(
+        (
+          (await peer.next(
+            'the answer to the stray CANCEL',
+            (m) => final('CANCEL')(m) && (m as SipResponse).status !== 200,
+          )) as SipResponse
+        ).status,
+        481,
+      );
+    } finally {
+      endpoint.close();
       peer.close();
     }
   });

@@ -68,6 +68,8 @@ export interface SipInbound {
   ): Promise<{ callId: string; request: CallRequest } | { status: number; reason: string }>;
   /** The engine takes the answered call's leg. */
   answer(callId: string, leg: CallLeg): void;
+  /** The caller cancelled the INVITE before it was answered: the call on record ends, never connected. */
+  cancelled(callId: string): Promise<void>;
 }
 
 export interface SipCarrierOptions {
@@ -176,8 +178,8 @@ export class SipCarrier implements Carrier {
   private readonly dialogs = new Map<string, Dialog>();
 
   constructor(private readonly o: SipCarrierOptions) {
-    o.endpoint.onRequest((request, from, respond) => {
-      void this.onRequest(request, from, respond).catch((error: unknown) => {
+    o.endpoint.onRequest((request, from, respond, transaction) => {
+      void this.onRequest(request, from, respond, transaction).catch((error: unknown) => {
         o.log?.warn({ err: error }, 'SIP request failed');
         respond(500, 'Server Internal Error');
       });
@@ -643,7 +645,12 @@ export class SipCarrier implements Carrier {
     return this.o.endpoint.request(message, target, undefined, options.timeoutMs).response;
   }
 
-  private async onRequest(request: SipRequest, from: Target, respond: Responder): Promise<void> {
+  private async onRequest(
+    request: SipRequest,
+    from: Target,
+    respond: Responder,
+    transaction: { readonly cancelled: boolean },
+  ): Promise<void> {
     const callId = header(request, 'call-id') ?? '';
     const known = this.dialogs.get(callId);
     const toTag = param(header(request, 'to'), 'tag');
@@ -656,10 +663,6 @@ export class SipCarrier implements Carrier {
       if (dialog?.awaitingAnswer) this.answerInAck(dialog, request);
       return;
     }
-    // CANCEL names the INVITE's transaction, not a dialog (it has no To tag of ours). Inbound calls
-    // are answered at once: a CANCEL finds them answered (RFC 3261 section 9.2).
-    if (request.method === 'CANCEL')
-      return respond(known ? 200 : 481, known ? 'OK' : 'Call/Transaction Does Not Exist');
     // Extensions the request requires and Openline does not have (100rel, ...): 420 (RFC 3261 section 8.2.2.3).
     const unsupported = (request.headers.get('require') ?? [])
       .flatMap((value) => value.split(','))
@@ -713,7 +716,7 @@ export class SipCarrier implements Carrier {
       }
       case 'INVITE':
         if (dialog) return this.reinvite(request, dialog, respond);
-        return this.inviteIn(request, from, respond);
+        return this.inviteIn(request, from, respond, transaction);
       default:
         return respond(405, 'Method Not Allowed', { headers: new Map([['allow', [ALLOW]]]) });
     }
@@ -767,7 +770,12 @@ export class SipCarrier implements Carrier {
   }
 
   /** A call in: to one of the account's numbers, with audio we speak. */
-  private async inviteIn(request: SipRequest, from: Target, respond: Responder): Promise<void> {
+  private async inviteIn(
+    request: SipRequest,
+    from: Target,
+    respond: Responder,
+    transaction: { readonly cancelled: boolean },
+  ): Promise<void> {
     respond(100, 'Trying');
     const inbound = this.o.inbound;
     // The number called: the request URI's user, else To's (a call to our registered Contact).
@@ -786,6 +794,8 @@ export class SipCarrier implements Carrier {
     const timer = answerSessionTimer(request);
     if (timer.tooBrief) return respond(422, 'Session Interval Too Small', { headers: tooBriefHeaders() });
     const caller = sipNumber(fromUser);
+    // CANCEL (the endpoint answered it, and the INVITE with 487) before the call exists: none is made.
+    if (transaction.cancelled) return;
     const accepted = await inbound.accept(
       to.e164,
       caller.ok ? caller.e164 : fromUser,
@@ -793,7 +803,12 @@ export class SipCarrier implements Carrier {
       trusted ? undefined : from.host,
     );
     if ('status' in accepted) return respond(accepted.status, accepted.reason);
+    if (transaction.cancelled) return inbound.cancelled(accepted.callId);
     const rtp = await this.openRtp();
+    if (transaction.cancelled) {
+      rtp.close();
+      return inbound.cancelled(accepted.callId);
+    }
     if (media) connectMedia(rtp, media);
     const localTag = newTag();
     const toHeader = `${header(request, 'to')};tag=${localTag}`;

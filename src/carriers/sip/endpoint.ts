@@ -58,8 +58,17 @@ export interface EndpointOptions {
   log?: { warn(object: object, message: string): void };
 }
 
-/** A request arrived: answer it with `respond` (as often as needed: provisional, then final). */
-export type RequestHandler = (request: SipRequest, from: Target, respond: Responder) => void;
+/**
+ * A request arrived: answer it with `respond` (as often as needed: provisional, then final; what
+ * comes after the final response is dropped). `transaction.cancelled`: a CANCEL ended the INVITE
+ * before its final response (the endpoint answered it 487).
+ */
+export type RequestHandler = (
+  request: SipRequest,
+  from: Target,
+  respond: Responder,
+  transaction: { readonly cancelled: boolean },
+) => void;
 export type Responder = (status: number, reason: string, extra?: { headers?: Headers; body?: string }) => void;
 
 const DEFAULT_T1_MS = 500;
@@ -80,6 +89,17 @@ interface ClientTransaction {
   provisional: boolean;
 }
 
+/** An INVITE server transaction, for the CANCEL that names it (RFC 3261 section 9.2). */
+interface InviteServerTransaction {
+  /** The To tag of its responses: ours, else the one its final response carried. */
+  tag: string;
+  final: boolean;
+  cancelled: boolean;
+  at: number;
+  finalAt?: number;
+  respond: Responder;
+}
+
 interface Connection {
   id: number;
   transport: 'tcp' | 'tls';
@@ -96,6 +116,8 @@ export class SipEndpoint {
   private readonly clients = new Map<string, ClientTransaction>();
   /** Server transactions: the last response to each request, for its retransmissions. */
   private readonly answered = new Map<string, { response: Buffer; target: Target; at: number }>();
+  /** INVITE server transactions, by their key: a CANCEL finds its INVITE here. */
+  private readonly invites = new Map<string, InviteServerTransaction>();
   private handler: RequestHandler | undefined;
   /**
    * 2xx responses to INVITE waiting for their ACK (RFC 3261 section 13.3.1.4), by Call-ID and
@@ -508,7 +530,7 @@ export class SipEndpoint {
         clearTimeout(timers.get(k));
         timers.delete(k);
       }
-      this.handler?.(request, from, () => {});
+      this.handler?.(request, from, () => {}, { cancelled: false });
       return;
     }
     const previous = this.answered.get(key);
@@ -517,12 +539,25 @@ export class SipEndpoint {
       return;
     }
     this.forgetOld();
+    // A CANCEL answers for the INVITE of the same transaction (same branch and sent-by): its
+    // responses carry the INVITE's To tag (section 9.2).
+    const cancelled =
+      request.method === 'CANCEL' ? this.invites.get(serverTransactionKey(request, 'INVITE')) : undefined;
     // Our tag in To, the same in every response of the transaction: a request outside a dialog has none (section 8.2.6.2).
-    const tag = newTag();
+    const tag = cancelled?.tag ?? newTag();
+    let final = false;
     const respond: Responder = (status, reason, extra = {}) => {
+      if (final) return;
+      final = status >= 200;
       const response = responseTo(request, status, reason, extra.headers, extra.body ?? '', from);
       const to = header(response, 'to') ?? '';
       if (status > 100 && param(to, 'tag') === undefined) response.headers.set('to', [`${to};tag=${tag}`]);
+      const invite = request.method === 'INVITE' ? this.invites.get(key) : undefined;
+      if (invite && status > 100) {
+        invite.tag = param(header(response, 'to'), 'tag') ?? invite.tag;
+        invite.final = final;
+        if (final) invite.finalAt = Date.now();
+      }
       const bytes = serialize(response);
       this.answered.set(key, { response: bytes, target, at: Date.now() });
       this.send(bytes, target);
@@ -562,8 +597,21 @@ export class SipEndpoint {
         this.unacknowledged.set(ackKey, setTimeout(resend, interval));
       }
     };
+    if (request.method === 'CANCEL') {
+      // No INVITE of that transaction: 481. One answered already: 200, and nothing changes. One
+      // still pending: 200, and the INVITE ends with 487 (section 9.2).
+      if (!cancelled) return respond(481, 'Call/Transaction Does Not Exist');
+      respond(200, 'OK');
+      if (!cancelled.final) {
+        cancelled.cancelled = true;
+        cancelled.respond(487, 'Request Terminated');
+      }
+      return;
+    }
+    const transaction: InviteServerTransaction = { tag, final: false, cancelled: false, at: Date.now(), respond };
+    if (request.method === 'INVITE') this.invites.set(key, transaction);
     if (!this.handler) return respond(503, 'Service Unavailable');
-    this.handler(request, from, respond);
+    this.handler(request, from, respond, transaction);
   }
 
   private forgetOld(): void {
@@ -572,6 +620,10 @@ export class SipEndpoint {
       if (entry.at >= cutoff) break;
       this.answered.delete(key);
     }
+    // An INVITE's transaction is over 64 T1 after its final response (RFC 6026); one never
+    // answered is forgotten after Timer C.
+    for (const [key, entry] of this.invites)
+      if ((entry.finalAt ?? Infinity) < cutoff || entry.at < cutoff - this.inviteTimeoutMs) this.invites.delete(key);
   }
 }
 
@@ -580,10 +632,12 @@ export class SipEndpoint {
  * method; a request whose branch lacks RFC 3261's magic cookie (RFC 2543) is known by its Call-ID,
  * From tag, CSeq number and top Via. An ACK goes with its INVITE.
  */
-function serverTransactionKey(request: SipRequest): string {
+function serverTransactionKey(
+  request: SipRequest,
+  method = request.method === 'ACK' ? 'INVITE' : request.method,
+): string {
   const via = header(request, 'via') ?? '';
   const branch = param(via, 'branch');
-  const method = request.method === 'ACK' ? 'INVITE' : request.method;
   const sentBy = /^SIP\s*\/\s*2\.0\s*\/\s*\S+\s+([^;\s]+)/i.exec(via)?.[1]?.toLowerCase() ?? '';
   if (branch?.startsWith('z9hG4bK')) return `${branch}|${sentBy}|${method}`;
   const from = param(header(request, 'from'), 'tag') ?? '';

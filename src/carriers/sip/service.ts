@@ -177,6 +177,19 @@ export async function startSip(
       answer(callId, leg) {
         void services.engine.answer(callId, leg);
       },
+      async cancelled(callId) {
+        // As a call that was never answered: it lasted and cost nothing.
+        await services.calls.transition(callId, ['queued'], {
+          queue_status: 'complete',
+          status: 'completed',
+          completed: true,
+          call_length: 0,
+          corrected_duration: 0,
+          price: 0,
+          call_ended_by: 'USER',
+          ended_at: services.clock.now().toISOString(),
+        });
+      },
     },
   });
   registration?.start();
