@@ -400,6 +400,39 @@ describe('SIP transactions and dialogs', () => {
     assert.equal(record.completed, true);
   });
 
+  it("a call in from the trunk: a BYE of Openline's that the trunk challenges (401) is sent again with the trunk's credentials", async () => {
+    const { peer, dial, callId } = await caller();
+    try {
+      await dial('in-auth-1');
+      const id = await callId();
+      assert.equal((await t.request('POST', `/v1/calls/${id}/stop`)).status, 200);
+      const bye = (await peer.next('the BYE', isRequest('BYE'))) as SipRequest;
+      assert.equal(bye.headers.get('authorization'), undefined);
+      peer.respond(bye, '401 Unauthorized', [
+        'WWW-Authenticate: Digest realm="carrier.example", nonce="n0nce3", qop="auth", algorithm=MD5',
+      ]);
+      const again = (await peer.next(
+        'the BYE with credentials',
+        (m) => isRequest('BYE')(m) && m.headers.has('authorization'),
+      )) as SipRequest;
+      const answer = again.headers.get('authorization')?.[0] ?? '';
+      const field = (name: string) => new RegExp(`${name}="?([^",]+)"?`).exec(answer)?.[1];
+      const md5 = (text: string) => createHash('md5').update(text).digest('hex');
+      assert.equal(field('username'), 'alice');
+      assert.equal(
+        field('response'),
+        md5(
+          `${md5('alice:carrier.example:s3cret')}:n0nce3:${field('nc')}:${field('cnonce')}:auth:${md5(`BYE:${again.uri}`)}`,
+        ),
+      );
+      assert.ok(cseqOf(again)!.seq > cseqOf(bye)!.seq, 'a new CSeq');
+      peer.respond(again, '200 OK');
+      assert.equal((await waitForCall(t, id)).completed, true);
+    } finally {
+      peer.close();
+    }
+  });
+
   /** A UDP socket standing for the caller's RTP: how many packets it got. */
   async function rtpSink() {
     const socket = dgram.createSocket('udp4');

@@ -61,11 +61,19 @@ export interface SipInbound {
     from: string,
     sipCallId: string,
     /**
-     * The source address of an INVITE from outside the allow-list: taken only when `to` is a
-     * number of an account's own trunk at that address (else 403, whatever the number).
+     * Where the INVITE came from. From outside the allow-list (`trusted` false) it is taken only
+     * when `to` is a number of an account's own trunk at that address (else 403, whatever the number).
      */
-    untrustedSource?: string,
-  ): Promise<{ callId: string; request: CallRequest } | { status: number; reason: string }>;
+    source: { address: string; trusted: boolean },
+  ): Promise<
+    | {
+        callId: string;
+        request: CallRequest;
+        /** The user and password of the trunk the call came from (by its address), for its digest challenges. */
+        credentials?: () => Promise<Credentials | undefined>;
+      }
+    | { status: number; reason: string }
+  >;
   /** The engine takes the answered call's leg. */
   answer(callId: string, leg: CallLeg): void;
   /** The caller cancelled the INVITE before it was answered: the call on record ends, never connected. */
@@ -122,6 +130,9 @@ const REFER_TIMEOUT_MS = 8000;
 /** How an INVITE of ours ended: answered with its dialog, or the DialResult of a call that never was. */
 type Placed = { status: 'answered'; dialog: Dialog } | Exclude<DialResult, { status: 'answered' }>;
 
+/** What answers a trunk's digest challenges. */
+type Credentials = { username?: string | undefined; password?: string | undefined };
+
 /** One call's SIP dialog (RFC 3261 section 12): who we talk to and how to reach them. */
 class Dialog {
   localSeq = randomInt(1, 10_000);
@@ -161,8 +172,11 @@ class Dialog {
     public localSdp: string,
     /** Our o= line's session id and version: one id for the dialog, the version one more on each new description. */
     readonly origin: { sessionId: number; version: number },
-    /** The trunk's user and password (calls we placed): our requests answer its digest challenges with them. */
-    readonly credentials?: { username?: string | undefined; password?: string | undefined },
+    /**
+     * The trunk's user and password (calls we placed; for calls in, those of the trunk the call came
+     * from): our requests answer its digest challenges with them.
+     */
+    readonly credentials?: Credentials | (() => Promise<Credentials | undefined>),
   ) {}
 }
 
@@ -637,7 +651,14 @@ export class SipCarrier implements Carrier {
     const response = await this.o.endpoint.request(message, target, undefined, options.timeoutMs).response;
     // A trunk that challenges requests in the dialog too: asked once more, with our credentials,
     // as a new request (a new CSeq and branch; RFC 3261 section 22.2).
-    const authorization = answerChallenge(response, dialog.credentials, { method, uri: dialog.remoteTarget });
+    const challenged = response.status === 401 || response.status === 407;
+    const credentials =
+      typeof dialog.credentials === 'function'
+        ? challenged
+          ? await dialog.credentials().catch(() => undefined)
+          : undefined
+        : dialog.credentials;
+    const authorization = answerChallenge(response, credentials, { method, uri: dialog.remoteTarget });
     if (!authorization) return response;
     headers.set('cseq', [`${++dialog.localSeq} ${method}`]);
     headers.set('via', [this.o.endpoint.via(transport, newBranch())]);
@@ -800,7 +821,7 @@ export class SipCarrier implements Carrier {
       to.e164,
       caller.ok ? caller.e164 : fromUser,
       header(request, 'call-id') ?? '',
-      trusted ? undefined : from.host,
+      { address: from.host, trusted },
     );
     if ('status' in accepted) return respond(accepted.status, accepted.reason);
     if (transaction.cancelled) return inbound.cancelled(accepted.callId);
@@ -830,6 +851,7 @@ export class SipCarrier implements Carrier {
       from.connection,
       sdp,
       origin,
+      accepted.credentials,
     );
     dialog.remoteAllowsUpdate = allowsUpdate(request.headers);
     dialog.remoteSeq = cseqOf(request)?.seq;

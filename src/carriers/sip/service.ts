@@ -156,23 +156,30 @@ export async function startSip(
     ...(services.config.twilioPhoneNumber && { defaultFrom: services.config.twilioPhoneNumber }),
     ...(log && { log }),
     inbound: {
-      async accept(to, from, sipCallId, untrustedSource) {
+      async accept(to, from, sipCallId, source) {
         if (services.draining) return { status: 503, reason: 'Service Unavailable' };
         const holder = await services.inbound.findHolder(to);
+        const ownTrunk = async () =>
+          holder?.credentialId
+            ? accountTrunk(await services.credentials.resolve(holder.accountId, holder.credentialId))
+            : undefined;
+        const at = async (trunk: SipTrunk | undefined) =>
+          trunk !== undefined && (await isTrunkAddress(trunk.host, source.address)) ? trunk : undefined;
         // From outside the allow-list: only to a number of the account's own trunk, from that trunk.
-        if (untrustedSource !== undefined) {
-          const own =
-            holder?.credentialId &&
-            accountTrunk(await services.credentials.resolve(holder.accountId, holder.credentialId));
-          if (!own || !(await isTrunkAddress(own.host, untrustedSource))) return { status: 403, reason: 'Forbidden' };
-        }
+        if (!source.trusted && !(await at(await ownTrunk()))) return { status: 403, reason: 'Forbidden' };
         if (!holder) return { status: 404, reason: 'Not Found' };
+        // The trunk the call came from (by its address) answers for the requests Openline sends in
+        // it (a challenged BYE): looked up when a challenge comes.
+        const credentials = async () => {
+          const trunk = (await at(await ownTrunk())) ?? (await at(sip.trunk));
+          return trunk && { username: trunk.username, password: trunk.password };
+        };
         if (await services.blocked.get(holder.accountId, from)) return { status: 603, reason: 'Decline' };
         const row = await createConnectedCall(services, holder.accountId, holder.number, from, 'inbound', {
           carrier: 'sip',
           carrierCallId: sipCallId,
         });
-        return { callId: row.id, request: row.request };
+        return { callId: row.id, request: row.request, credentials };
       },
       answer(callId, leg) {
         void services.engine.answer(callId, leg);
