@@ -107,6 +107,14 @@ test('SDP: our offer, the far end choosing PCMA, the answer naming one codec and
   assert.equal(
     remoteMedia('v=0\r\nm=audio 4000 RTP/AVP 18\r\nc=IN IP4 1.2.3.4\r\na=rtpmap:18 G729/8000\r\n'),
     undefined,
+  ); // Beside Opus, telephone-events at 48 kHz come first: those at G.711's 8 kHz are the ones taken.
+  const withOpus = remoteMedia(
+    'v=0\r\no=- 1 2 IN IP4 10.0.0.1\r\ns=-\r\nc=IN IP4 10.0.0.1\r\nt=0 0\r\nm=audio 20000 RTP/AVP 102 0 8 100 101\r\na=rtpmap:102 opus/48000/2\r\na=rtpmap:100 telephone-event/48000\r\na=fmtp:100 0-16\r\na=rtpmap:101 telephone-event/8000\r\na=fmtp:101 0-16\r\n',
+  )!;
+  assert.deepEqual(withOpus.codec, { name: 'PCMU', payloadType: 0, dtmfPayloadType: 101 });
+  assert.match(
+    answer({ address: '192.0.2.10', port: 30002, sessionId: 1 }, withOpus),
+    /m=audio 30002 RTP\/AVP 0 101\r\n/,
   );
 });
 

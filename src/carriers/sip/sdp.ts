@@ -120,7 +120,9 @@ export function remoteMedia(text: string): RemoteMedia | undefined {
   const address = audio.connection?.ip ?? sdp.connection?.ip;
   if (!address) return undefined;
   const names = new Map<number, string>();
-  for (const r of audio.rtp ?? []) names.set(r.payload, r.codec.toUpperCase());
+  // Telephone-events at another clock than G.711's 8000 Hz (telephone-event/48000, offered beside Opus) are not ours.
+  for (const r of audio.rtp ?? [])
+    names.set(r.payload, r.codec.toUpperCase() === 'TELEPHONE-EVENT' && r.rate !== 8000 ? '' : r.codec.toUpperCase());
   const payloads = String(audio.payloads ?? '')
     .split(/\s+/)
     .map(Number)
