@@ -116,6 +116,25 @@ test('SDP: our offer, the far end choosing PCMA, the answer naming one codec and
     answer({ address: '192.0.2.10', port: 30002, sessionId: 1 }, withOpus),
     /m=audio 30002 RTP\/AVP 0 101\r\n/,
   );
+  // SRTP (RTP/SAVP) is not taken: an offer of it alone is no offer Openline can answer, and beside
+  // a plain RTP stream the plain one is taken (the other rejected, port 0).
+  const srtp = [
+    'v=0',
+    'o=- 1 2 IN IP4 10.0.0.1',
+    's=-',
+    'c=IN IP4 10.0.0.1',
+    't=0 0',
+    'm=audio 20000 RTP/SAVP 0',
+    'a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:WVNfX19zZW1jdGwgKCkgewkyMjA7fQp9CnVubGVz',
+    '',
+  ].join('\r\n');
+  assert.equal(remoteMedia(srtp), undefined);
+  const either = remoteMedia(`${srtp}m=audio 20002 RTP/AVP 0\r\n`)!;
+  assert.equal(either.port, 20002);
+  assert.match(
+    answer({ address: '192.0.2.10', port: 30002, sessionId: 1 }, either),
+    /m=audio 0 RTP\/SAVP 0\r\n[\s\S]*m=audio 30002 RTP\/AVP 0\r\n/,
+  );
 });
 
 test('RTP packets round trip; RTCP and junk are not audio', () => {

@@ -113,7 +113,10 @@ export function remoteMedia(text: string): RemoteMedia | undefined {
     return undefined;
   }
   const media = sdp.media ?? [];
-  const audioIndex = media.findIndex((m) => m.type === 'audio' && m.port > 0);
+  // Plain RTP only: an answer must keep the offer's protocol, and SRTP (RTP/SAVP) is not ours.
+  const audioIndex = media.findIndex(
+    (m) => m.type === 'audio' && m.port > 0 && String(m.protocol).toUpperCase() === 'RTP/AVP',
+  );
   const audio = media[audioIndex];
   // A port RTP cannot have (m=audio 70000) is no offer we can take.
   if (!audio || !Number.isInteger(audio.port) || audio.port > 65535) return undefined;
