@@ -545,6 +545,33 @@ describe('SIP transactions and dialogs', () => {
     }
   });
 
+  it('UPDATE with an SDP offer (RFC 3311) is answered with SDP in its 200 and the audio follows it; one Openline cannot take gets 488', async () => {
+    const { peer, send, dial, status } = await caller();
+    const first = await rtpSink();
+    const second = await rtpSink();
+    try {
+      const dialog = await dial('update-1', true, audioSdp(first.port));
+      await until("the agent's RTP", () => first.packets() > 5);
+      send('UPDATE', { ...dialog, seq: 2 }, [], audioSdp(second.port));
+      const ok = (await peer.next(
+        'the answer to UPDATE',
+        (m) => m.kind === 'response' && m.headers.get('cseq')?.[0] === '2 UPDATE',
+      )) as SipResponse;
+      assert.equal(ok.status, 200);
+      assert.match(ok.body, /^m=audio [1-9]\d* RTP\/AVP 0 101/m);
+      assert.equal(ok.headers.get('content-type')?.[0], 'application/sdp');
+      await until('RTP to the address of the UPDATE', () => second.packets() > 5);
+      send('UPDATE', { ...dialog, seq: 3 }, [], audioSdp(second.port).replace('RTP/AVP 0 101', 'RTP/AVP 18'));
+      assert.equal(await status('update-1', 'UPDATE', 3), 488);
+      send('BYE', { ...dialog, seq: 4 });
+      assert.equal(await status('update-1', 'BYE', 4), 200);
+    } finally {
+      peer.close();
+      first.close();
+      second.close();
+    }
+  });
+
   it('out of dialog: responses carry a To tag, an INVITE refused over UDP is answered again until its ACK, Require of an unknown extension gets 420, transactions are told apart by sent-by and (RFC 2543) Call-ID, malformed requests get 400', async () => {
     const peer = await udpPeer();
     /** A request from the peer: `via` is its top Via's sent-by and branch part. */

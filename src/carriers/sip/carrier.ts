@@ -726,12 +726,22 @@ export class SipCarrier implements Carrier {
       case 'NOTIFY':
         return respond(dialog ? 200 : 481, dialog ? 'OK' : 'Call/Transaction Does Not Exist');
       case 'UPDATE': {
-        // A session refresh without SDP (RFC 4028 with RFC 3311).
+        // A session refresh (RFC 4028 with RFC 3311), with or without an offer; an offer is
+        // answered in the 200 as a re-INVITE's is, one we cannot take gets 488.
         if (!dialog) return respond(481, 'Call/Transaction Does Not Exist');
         const timer = answerSessionTimer(request);
         if (timer.tooBrief) return respond(422, 'Session Interval Too Small', { headers: tooBriefHeaders() });
+        const media = request.body ? remoteMedia(request.body) : undefined;
+        if (request.body && !media) return respond(488, 'Not Acceptable Here');
+        let body = '';
+        if (media) {
+          body = this.describe(dialog.rtp, dialog.origin, media, dialog.localSdp);
+          dialog.localSdp = body;
+          connectMedia(dialog.rtp, media);
+        }
         respond(200, 'OK', {
           headers: new Map([['contact', [this.o.endpoint.contact(dialog.transport)]], ...timer.headers]),
+          body,
         });
         return this.armSessionTimer(dialog, timer.value, false);
       }
