@@ -79,3 +79,38 @@ it("RTP from another address never takes over a call's stream unless it sends se
     stranger.close();
   }
 });
+
+it('RFC 4733 events come under the telephone-event type of the answer or under the one Openline offered (101), each key once', async () => {
+  const port = await freeUdpPort();
+  const rtp = await RtpSession.open('127.0.0.1', { min: port, max: port });
+  const phone = dgram.createSocket('udp4');
+  await new Promise<void>((resolve) => phone.bind(0, '127.0.0.1', resolve));
+  const keys: string[] = [];
+  rtp.on((event) => {
+    if (event.type === 'dtmf') keys.push(event.digit);
+  });
+  let sequence = 1;
+  /** One key's three end packets under `payloadType`. */
+  const press = async (event: number, payloadType: number, timestamp: number) => {
+    for (let i = 0; i < 3; i++) {
+      const payload = Buffer.from([event, 0x80 | 10, 0x03, 0x20]);
+      const packet = writeRtp({ payloadType, marker: i === 0, sequence: sequence++, timestamp, ssrc: 7, payload });
+      await new Promise<void>((resolve) => phone.send(packet, port, '127.0.0.1', () => resolve()));
+    }
+  };
+  try {
+    // Openline offered 101; the far end's answer named 96.
+    rtp.connect(
+      { address: '127.0.0.1', port: phone.address().port },
+      { name: 'PCMU', payloadType: 0, dtmfPayloadType: 96 },
+    );
+    await press(5, 96, 1000);
+    await press(7, 101, 2000);
+    await waitFor('both keys', () => keys.length >= 2, 2000);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(keys, ['5', '7']);
+  } finally {
+    rtp.close();
+    phone.close();
+  }
+});

@@ -20,6 +20,18 @@ export interface RtpCodec {
   dtmfPayloadType?: number;
 }
 
+/** The telephone-event payload type of Openline's SDP offers (src/carriers/sip/sdp.ts). */
+export const OFFERED_DTMF_PAYLOAD_TYPE = 101;
+
+/**
+ * Whether a packet of this payload type from the far end is an RFC 4733 event: the far end's
+ * telephone-event type, or Openline's own when it has telephone-events at all (a far end that
+ * answered our offer with another number sends under the offer's, RFC 3264 section 6.1).
+ */
+const isTelephoneEvent = (payloadType: number, codec: RtpCodec): boolean =>
+  codec.dtmfPayloadType !== undefined &&
+  (payloadType === codec.dtmfPayloadType || payloadType === OFFERED_DTMF_PAYLOAD_TYPE);
+
 export interface RtpPacket {
   payloadType: number;
   marker: boolean;
@@ -327,7 +339,7 @@ export class RtpSession implements MediaTransport {
     if (this.closed || !this.remote || !this.sending) return;
     let payloadType: number;
     let payload = packet.payload;
-    if (from.dtmfPayloadType !== undefined && packet.payloadType === from.dtmfPayloadType) {
+    if (isTelephoneEvent(packet.payloadType, from)) {
       if (this.codec.dtmfPayloadType === undefined) return;
       payloadType = this.codec.dtmfPayloadType;
     } else if (packet.payloadType === 0 || packet.payloadType === 8) {
@@ -415,8 +427,7 @@ export class RtpSession implements MediaTransport {
   /** A packet's audio or key, for the listeners: in the order the packets came, none after close. */
   private received(packet: RtpPacket): void {
     if (this.closed) return;
-    if (this.codec.dtmfPayloadType !== undefined && packet.payloadType === this.codec.dtmfPayloadType)
-      return this.onTelephoneEvent(packet);
+    if (isTelephoneEvent(packet.payloadType, this.codec)) return this.onTelephoneEvent(packet);
     this.receiving = true;
     try {
       this.frames.take(packet);

@@ -1,5 +1,5 @@
 import { parse, write, type SessionDescription } from 'sdp-transform';
-import type { RtpCodec } from './rtp.js';
+import { OFFERED_DTMF_PAYLOAD_TYPE, type RtpCodec } from './rtp.js';
 
 /**
  * SDP offer/answer (RFC 3264) for one audio stream: G.711 (PCMU preferred, PCMA) and RFC 4733
@@ -8,7 +8,6 @@ import type { RtpCodec } from './rtp.js';
  * the offer's (hold).
  */
 
-const DTMF_PAYLOAD_TYPE = 101;
 const STATIC: Record<number, RtpCodec['name']> = { 0: 'PCMU', 8: 'PCMA' };
 
 export type Direction = 'sendrecv' | 'sendonly' | 'recvonly' | 'inactive';
@@ -100,7 +99,7 @@ export function offer(local: LocalSession): string {
       { payload: 0, codec: 'PCMU' },
       { payload: 8, codec: 'PCMA' },
     ],
-    DTMF_PAYLOAD_TYPE,
+    OFFERED_DTMF_PAYLOAD_TYPE,
   );
 }
 
