@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { parseMessage, parseUri, param, serialize, uriOf, type SipRequest } from '../../src/carriers/sip/message.js';
-import { digestAuthorization, parseChallenge } from '../../src/carriers/sip/digest.js';
+import { answerChallenge, digestAuthorization, parseChallenge } from '../../src/carriers/sip/digest.js';
 import { parseRtp, writeRtp } from '../../src/carriers/sip/rtp.js';
 import { answer, offer, remoteMedia } from '../../src/carriers/sip/sdp.js';
 import { parseTrunk } from '../../src/domain/sip-trunk.js';
@@ -91,6 +91,25 @@ test('digest: the response of RFC 2617 section 3.5 (qop=auth), and MD5 without q
   const noQop = digestAuthorization(plain, { username: 'u', password: 'p' }, { method: 'INVITE', uri: 'sip:1@x' });
   assert.match(noQop, new RegExp(`response="${md5(`${md5('u:sip.example.com:p')}:abc:${md5('INVITE:sip:1@x')}`)}"`));
   assert.equal(parseChallenge('Basic realm="x"'), undefined);
+  // Challenges in the order of RFC 8760's preference: the first Openline can answer (SHA-256) is answered.
+  const several = answerChallenge(
+    {
+      status: 401,
+      headers: new Map([
+        [
+          'www-authenticate',
+          [
+            'Digest realm="sip.example.com", nonce="n1", algorithm=SHA-512-256, qop="auth"',
+            'Digest realm="sip.example.com", nonce="n1", algorithm=SHA-256, qop="auth"',
+            'Digest realm="sip.example.com", nonce="n1", algorithm=MD5, qop="auth"',
+          ],
+        ],
+      ]),
+    },
+    { username: 'u', password: 'p' },
+    { method: 'INVITE', uri: 'sip:1@x' },
+  );
+  assert.match(several?.value ?? '', /algorithm=SHA-256/);
 });
 
 test('SDP: our offer, the far end choosing PCMA, the answer naming one codec and telephone-event', () => {

@@ -44,7 +44,10 @@ export function answerChallenge(
 ): { name: string; value: string } | undefined {
   if (response.status !== 401 && response.status !== 407) return undefined;
   const proxy = response.status === 407;
-  const challenge = parseChallenge(response.headers.get(proxy ? 'proxy-authenticate' : 'www-authenticate')?.[0]);
+  // Several challenges (RFC 8760: SHA-512-256, SHA-256, MD5, most preferred first): the first we can answer.
+  const challenge = (response.headers.get(proxy ? 'proxy-authenticate' : 'www-authenticate') ?? [])
+    .map(parseChallenge)
+    .find((c) => c !== undefined);
   const { username, password } = credentials ?? {};
   if (!challenge || username === undefined || password === undefined) return undefined;
   return {
