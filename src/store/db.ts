@@ -1,6 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationProvider, Migrator } from 'kysely';
+import {
+  Kysely,
+  PostgresDialect,
+  SqliteDialect,
+  sql,
+  type Migration,
+  type MigrationProvider,
+  Migrator,
+  type Transaction,
+} from 'kysely';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import type { Database } from './types.js';
@@ -201,4 +210,20 @@ export function isStorageUnavailable(error: unknown): boolean {
   return /^Connection terminated|^timeout exceeded when trying to connect|^Client has encountered a connection error/.test(
     error.message,
   );
+}
+
+/**
+ * Takes an account's row of `table` for the rest of the transaction, by a write that changes
+ * nothing: writers of one row (new versions numbered after the last) take turns instead of all
+ * failing on the same number. False when the account has no such row.
+ */
+export async function takeRow(
+  trx: Transaction<Database>,
+  table: 'pathways' | 'personas',
+  accountId: string,
+  id: string,
+): Promise<boolean> {
+  const taken =
+    await sql`update ${sql.table(table)} set id = id where account_id = ${accountId} and id = ${id}`.execute(trx);
+  return Number(taken.numAffectedRows ?? 0) > 0;
 }

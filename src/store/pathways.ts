@@ -1,3 +1,4 @@
+import { takeRow } from './db.js';
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './types.js';
@@ -200,15 +201,9 @@ export class PathwayStore {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.db.transaction().execute(async (trx) => {
-          // A no-op write takes the pathway's row: its writers take turns, each reading the highest
-          // number once the one before has committed, rather than all failing on the same number.
-          const taken = await trx
-            .updateTable('pathways')
-            .set((eb) => ({ id: eb.ref('id') }))
-            .where('account_id', '=', accountId)
-            .where('id', '=', pathwayId)
-            .executeTakeFirst();
-          if (Number(taken.numUpdatedRows) === 0) return undefined;
+          // Writers of one pathway take turns, each reading the highest number once the one
+          // before has committed.
+          if (!(await takeRow(trx, 'pathways', accountId, pathwayId))) return undefined;
           const top = await trx
             .selectFrom('pathway_versions')
             .select((eb) => eb.fn.max('version_number').as('n'))

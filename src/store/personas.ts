@@ -1,3 +1,4 @@
+import { takeRow } from './db.js';
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, PersonasTable, PersonaVersionsTable } from './types.js';
 import type { Clock } from '../clock.js';
@@ -189,15 +190,8 @@ export class PersonaStore {
   async promote(accountId: string, id: string): Promise<StoredPersona | undefined> {
     const now = this.clock.now().toISOString();
     return this.db.transaction().execute(async (trx) => {
-      // A no-op write takes the persona's row: promotions at once take turns, each numbering its
-      // version after the one before has committed, rather than failing on the same number.
-      const taken = await trx
-        .updateTable('personas')
-        .set((eb) => ({ id: eb.ref('id') }))
-        .where('account_id', '=', accountId)
-        .where('id', '=', id)
-        .executeTakeFirst();
-      if (Number(taken.numUpdatedRows) === 0) return undefined;
+      // Promotions of one persona take turns, each numbering its version after the one before.
+      if (!(await takeRow(trx, 'personas', accountId, id))) return undefined;
       const current = await this.get(accountId, id, trx);
       if (!current) return undefined;
       const last = await trx
