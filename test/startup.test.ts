@@ -5,18 +5,23 @@ import path from 'node:path';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
+/** A test server's environment: any free port on loopback, its own data folder, a known key. */
+function serverEnv(dataDir: string, env: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    OPENLINE_API_KEY: 'startup-key-0123456789',
+    ...env,
+  };
+}
+
 /** Starts the server with `env`; resolves with its exit code and what it wrote to stderr. */
 function start(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-startup-'));
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: {
-      ...process.env,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      OPENLINE_API_KEY: 'startup-key-0123456789',
-      ...env,
-    },
+    env: serverEnv(dataDir, env),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
@@ -50,14 +55,7 @@ test('sandbox audio mode without espeak-ng stops start-up with a message naming 
 test('npm start stopped with SIGTERM (a supervisor, a container stop) shuts the server down, not only npm', async () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-startup-'));
   const npm = spawn('npm', ['start', '--silent'], {
-    env: {
-      ...process.env,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      OPENLINE_API_KEY: 'startup-key-0123456789',
-      OPENLINE_SIP_LISTEN: 'off',
-    },
+    env: serverEnv(dataDir, { OPENLINE_SIP_LISTEN: 'off' }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
