@@ -265,6 +265,20 @@ export function functionName(name: string): string {
   return (clean || 'tool').slice(0, 64);
 }
 
+/**
+ * The transcript's note that a tool was called: the input goes in as JSON, so a test of the agent
+ * can check what a tool was given, and an agent sees which tools ran (calls and SMS alike).
+ */
+export function toolCalledNote(name: string, input: unknown): string {
+  return `Tool ${name} called${input === undefined ? '' : ` with ${JSON.stringify(input)}`}`;
+}
+
+/** The transcript's note of what a tool's run came to. */
+export function toolOutcomeNote(name: string, result: ToolResult): string {
+  if (result.ok) return `Tool ${name} returned${result.spokenResult ? `: ${result.spokenResult}` : ''}`;
+  return `Tool ${name} ${result.skipped ? 'skipped' : 'failed'}: ${result.error ?? 'unknown error'}`;
+}
+
 /** The call's tool a name refers to: its own name (any case) or its function name. */
 export function findTool(tools: readonly CallTool[], name: string): CallTool | undefined {
   const wanted = name.trim().toLowerCase();

@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js';
 import type { CallLeg, LegEvent, SpeakResult } from '../carriers/types.js';
 import type { Agent, AgentAction, AgentContext, AgentInput, AgentReply, AnswerReading, Turn } from '../agent/types.js';
 import type { CallRequest, CallTool } from '../schemas/call-request.js';
-import { findTool, type ToolResult } from '../agent/tools.js';
+import { findTool, toolCalledNote, toolOutcomeNote, type ToolResult } from '../agent/tools.js';
 import { decideVoicemail } from '../domain/voicemail-rules.js';
 import { renderSpoken } from '../domain/template.js';
 import {
@@ -1108,9 +1108,7 @@ export class CallSession {
       await this.record('agent-action', `Tool ${name} failed: no such tool on this call`);
       return this.startTurn({ kind: 'tool_result', name, ok: false, result: {}, error: 'no such tool on this call' });
     }
-    // The input goes in the record as JSON, so a test of the agent can check what a tool was given.
-    const given = input === undefined ? '' : ` with ${JSON.stringify(input)}`;
-    await this.record('agent-action', `Tool ${tool.name} called${given}`);
+    await this.record('agent-action', toolCalledNote(tool.name, input));
     const dynamic =
       input && typeof input === 'object' && typeof (input as { speech?: unknown }).speech === 'string'
         ? (input as { speech: string }).speech
@@ -1143,16 +1141,8 @@ export class CallSession {
   private async onToolDone(event: Extract<Internal, { type: 'tool_done' }>): Promise<void> {
     if (this.done || this.phase !== 'conversation') return;
     const { tool, result } = event;
-    if (result.ok) {
-      Object.assign(this.o.variables, result.variables);
-      const got = result.spokenResult ? `: ${result.spokenResult}` : '';
-      await this.record('agent-action', `Tool ${tool.name} returned${got}`);
-    } else {
-      await this.record(
-        'agent-action',
-        `Tool ${tool.name} ${result.skipped ? 'skipped' : 'failed'}: ${result.error ?? 'unknown error'}`,
-      );
-    }
+    if (result.ok) Object.assign(this.o.variables, result.variables);
+    await this.record('agent-action', toolOutcomeNote(tool.name, result));
     this.startTurn({
       kind: 'tool_result',
       name: tool.name,

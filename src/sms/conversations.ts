@@ -5,7 +5,7 @@ import type { Agent, Turn } from '../agent/types.js';
 import type { CallRequest, CallTool, ToolResolver } from '../schemas/call-request.js';
 import { normalizeCallSettings } from '../schemas/call-request.js';
 import type { CallSettings } from '../schemas/call.js';
-import { findTool, type ToolResult } from '../agent/tools.js';
+import { findTool, toolCalledNote, toolOutcomeNote, type ToolResult } from '../agent/tools.js';
 import type { Database } from '../store/types.js';
 import { fromJson } from '../store/json.js';
 import { WebhookStore } from '../store/webhooks.js';
@@ -435,10 +435,18 @@ export class SmsConversations {
 
     const request = await this.requestOf(conversation, config);
     const history = (await this.messages(conversation.id)).filter((m) => m.id !== message.id);
-    const transcript: Turn[] = history.map((m) => ({
-      role: m.sender === 'USER' ? 'user' : 'assistant',
-      text: m.message,
-    }));
+    // What the agent did in answering each earlier text follows that text, as on a call.
+    const actions = await db
+      .selectFrom('sms_agent_actions')
+      .select(['message_id', 'text'])
+      .where('conversation_id', '=', conversation.id)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    const transcript: Turn[] = history.flatMap((m): Turn[] => [
+      { role: m.sender === 'USER' ? 'user' : 'assistant', text: m.message },
+      ...actions.filter((a) => a.message_id === m.id).map((a): Turn => ({ role: 'agent-action', text: a.text })),
+    ]);
     let agent = this.agents.get(conversation.id);
     if (!agent) {
       agent = this.d.agentFor(request, conversation.account_id);
@@ -449,8 +457,26 @@ export class SmsConversations {
       callId: conversation.id,
       request,
       inbound: true,
-      variables: { ...request.request_data, phone_number: conversation.user_number, from: conversation.agent_number },
+      variables: {
+        ...request.request_data,
+        phone_number: conversation.user_number,
+        from: conversation.agent_number,
+        ...fromJson<Record<string, unknown>>(conversation.variables, {}),
+      },
       transcript,
+    };
+    const note = async (text: string) => {
+      context.transcript.push({ role: 'agent-action', text });
+      await db
+        .insertInto('sms_agent_actions')
+        .values({
+          id: newId('sat_'),
+          conversation_id: conversation.id,
+          message_id: message.id,
+          text,
+          created_at: this.d.clock.now().toISOString(),
+        })
+        .execute();
     };
     let answer = await agent.respond({ kind: 'heard', text: message.body }, context);
     const said = [answer.say?.trim()];
@@ -459,10 +485,21 @@ export class SmsConversations {
     for (let step = 0; answer.action?.type === 'tool' && step < MAX_TOOL_STEPS; step++) {
       const { name, input } = answer.action;
       const tool = findTool(request.tools, name);
+      await note(toolCalledNote(tool?.name ?? name, input));
       const result: ToolResult = tool
         ? await this.d.runTool(conversation.account_id, tool, input, context.variables)
         : { ok: false, variables: {}, spokenResult: '', error: 'no such tool on this number' };
-      if (result.ok) Object.assign(context.variables, result.variables);
+      await note(toolOutcomeNote(tool?.name ?? name, result));
+      if (result.ok && Object.keys(result.variables).length > 0) {
+        Object.assign(context.variables, result.variables);
+        const kept = { ...fromJson<Record<string, unknown>>(conversation.variables, {}), ...result.variables };
+        conversation.variables = JSON.stringify(kept);
+        await db
+          .updateTable('sms_conversations')
+          .set({ variables: conversation.variables })
+          .where('id', '=', conversation.id)
+          .execute();
+      }
       answer = await agent.respond(
         {
           kind: 'tool_result',

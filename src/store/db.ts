@@ -40,6 +40,7 @@ import * as m105 from './migrations/105_knowledge_versions.js';
 import * as m106 from './migrations/106_knowledge_gaps.js';
 import * as m107 from './migrations/107_citation_schemas.js';
 import * as m108 from './migrations/108_speech_samples.js';
+import * as m109 from './migrations/109_sms_agent_memory.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -79,6 +80,7 @@ const MIGRATIONS: Record<string, { up: (db: Kysely<any>, dialect: Dialect) => Pr
   '106_knowledge_gaps': m106,
   '107_citation_schemas': m107,
   '108_speech_samples': m108,
+  '109_sms_agent_memory': m109,
 };
 
 class StaticProvider implements MigrationProvider {

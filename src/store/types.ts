@@ -459,8 +459,20 @@ export interface SmsConversationsTable {
   is_active: number;
   /** JSON: the variables of the conversation. */
   request_data: string | null;
+  /** JSON: the variables its agent's custom tools set, kept from one text to the next. */
+  variables: string | null;
   created_at: string;
   updated_at: string;
+}
+
+/** A note of what an SMS conversation's agent did in answering one text (a custom tool's run). */
+export interface SmsAgentActionsTable {
+  id: string;
+  conversation_id: string;
+  /** The inbound text the agent was answering. */
+  message_id: string;
+  text: string;
+  created_at: string;
 }
 
 /** A web call's single-use token (POST /v1/agents/{id}/authorize), by its SHA-256. */
@@ -553,6 +565,7 @@ export interface Database {
   web_call_tokens: WebCallTokensTable;
   sms_configs: SmsConfigsTable;
   sms_conversations: SmsConversationsTable;
+  sms_agent_actions: SmsAgentActionsTable;
   agent_test_scenarios: AgentTestScenariosTable;
   agent_test_batches: AgentTestBatchesTable;
   agent_test_runs: AgentTestRunsTable;

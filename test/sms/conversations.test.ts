@@ -244,7 +244,7 @@ for (const storage of ['sqlite', 'postgres'] as const)
     it('runs the custom tools of a number’s agent, as a call does, and texts what came back', async () => {
       const api = await startReceiver((_req, res) => {
         res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify({ order: { status: 'out for delivery' } }));
+        res.end(JSON.stringify({ order: { status: 'out for delivery' }, ok: true }));
       });
       try {
         const bought = await t.request('POST', '/v1/inbound/purchase', { prompt: 'Answer calls' });
@@ -254,7 +254,7 @@ for (const storage of ['sqlite', 'postgres'] as const)
         assert.match(JSON.stringify(unknown.body.errors), /tools/);
         const set = await t.request('POST', '/v1/sms/number/update', {
           phone_number: shop,
-          objective: 'Answer order questions with Order Status.',
+          objective: 'Answer order questions with Order Status, then tell the courier with Notify Courier.',
           request_data: { order_id: 'A-7' },
           tools: [
             {
@@ -263,6 +263,13 @@ for (const storage of ['sqlite', 'postgres'] as const)
               url: `${api.url}/orders/{{order_id}}`,
               method: 'GET',
               response: { status: '$.order.status' },
+            },
+            {
+              name: 'Notify Courier',
+              description: 'Tells the courier the order status',
+              url: `${api.url}/courier/{{order_id}}?status={{status}}`,
+              method: 'GET',
+              response: { ok: '$.ok' },
             },
           ],
         });
@@ -278,9 +285,15 @@ for (const storage of ['sqlite', 'postgres'] as const)
         await send('Where is my order?');
         const done = await withMessages(talk!.id, 4);
         assert.match(done.messages!.at(-1)!.message, /out for delivery/);
+        // The next text's agent knows the tool ran and what it set: it goes on to the next tool.
+        await send('Great, please let the courier know.');
+        await withMessages(talk!.id, 6);
         assert.deepEqual(
           api.received.map((r) => [r.method, r.url]),
-          [['GET', '/orders/A-7']],
+          [
+            ['GET', '/orders/A-7'],
+            ['GET', '/courier/A-7?status=out%20for%20delivery'],
+          ],
         );
       } finally {
         await api.close();
