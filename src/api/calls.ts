@@ -437,20 +437,18 @@ export default async function routes(app: Api, services: Services): Promise<void
           if (!stream.writableEnded) stream.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
         };
         let lastLine = 0;
+        let lastEvent = 0;
         let lastStatus = '';
         let timer: NodeJS.Timeout | undefined;
         let polling = false;
         let again = false;
-        // A call's last event ("Call ended with queue_status ...") is recorded just after its
+        // A call's last event ("Closing call stream.") is recorded just after its
         // status: a stream that saw the call open waits a moment for it before it ends.
         const openAtStart = (OPEN_STATES as readonly string[]).includes(first.queue_status);
         let endEventSeen = false;
         let endWaits = 0;
-        // An event of the call in this process: its status and transcript are read at once.
-        const unsubscribe = services.callEvents.subscribe(first.id, (event) => {
-          // `level` and `timestamp` are the hosted event stream's names for category and at.
-          send(event.category, { ...event, level: event.category, timestamp: event.at });
-          if (event.category === 'queue' && event.message.startsWith(LAST_EVENT)) endEventSeen = true;
+        // An event of the call in this process: its status, transcript and events are read at once.
+        const unsubscribe = services.callEvents.subscribe(first.id, () => {
           if (polling) again = true;
           else {
             clearTimeout(timer);
@@ -478,6 +476,13 @@ export default async function routes(app: Api, services: Services): Promise<void
           if (status !== lastStatus) {
             lastStatus = status;
             send('status', { call_id: call.id, queue_status: call.queue_status, status: call.status });
+          }
+          // Every stored event, from the call's first (a stream opened late misses none, whichever
+          // process ran the call); `level` and `timestamp` are the hosted names for category and at.
+          for (const { id, ...event } of await services.calls.events(call.id, lastEvent)) {
+            lastEvent = id;
+            send(event.category, { ...event, level: event.category, timestamp: event.at });
+            if (event.category === 'call' && event.message === LAST_EVENT) endEventSeen = true;
           }
           if (!(OPEN_STATES as readonly string[]).includes(call.queue_status)) {
             if (openAtStart && !endEventSeen && endWaits++ < END_WAITS) {

@@ -65,8 +65,11 @@ export interface CallEventLogDeps {
   log?: { error(object: object, message: string): void } | undefined;
 }
 
-/** The start of a call's last event, recorded once its final record is written. */
-export const LAST_EVENT = 'Call ended with queue_status';
+/**
+ * A call's last event (category `call`), recorded once its final record is written: the hosted
+ * API's, which webhook receivers and event-stream readers wait for before fetching the call.
+ */
+export const LAST_EVENT = 'Closing call stream.';
 
 /**
  * Where each event of a call goes, in one place: the call's stored event list (GET
@@ -113,7 +116,8 @@ export class CallEventLog {
     if (row.transferred_to) this.record(row.id, 'call', `Transferred to ${row.transferred_to}`);
     const why = row.error_message ? `: ${row.error_message}` : '';
     this.record(row.id, 'call', `Call ended${row.call_ended_by ? ` by ${row.call_ended_by}` : ''}${why}`);
-    this.record(row.id, 'queue', `${LAST_EVENT} ${row.queue_status}`);
+    this.record(row.id, 'queue', `Call ended with queue_status ${row.queue_status}`);
+    this.record(row.id, 'call', LAST_EVENT);
     await this.settled(row.id);
   }
 

@@ -441,11 +441,13 @@ export class CallStore {
   }
 
   /** A call's stored events, oldest first. */
-  async events(callId: string): Promise<Array<CallEvent & { id: number }>> {
+  /** The call's stored events, oldest first; `afterId`: only those stored after that one. */
+  async events(callId: string, afterId = 0): Promise<Array<CallEvent & { id: number }>> {
     const rows = await this.db
       .selectFrom('call_events')
       .selectAll()
       .where('call_id', '=', callId)
+      .where('id', '>', afterId)
       .orderBy('id')
       .execute();
     return rows.map((row) => ({

@@ -65,13 +65,19 @@ describe('GET /v1/calls/{id}/events: server-sent events of a call (sandbox, cloc
       events.some((e) => e.event === 'queue' && e.data.message === 'Call ended with queue_status complete'),
       body,
     );
+    // The hosted API's last event, which webhook receivers and event-stream readers wait for.
+    assert.deepEqual(
+      events.filter((e) => !['status', 'transcript', 'end'].includes(e.event)).at(-1),
+      events.find((e) => e.event === 'call' && e.data.message === 'Closing call stream.'),
+      body,
+    );
 
     // Asked without text/event-stream, the same address lists the stored events as JSON, as the
     // hosted event stream answers (also under /v1/event_stream/{id}).
     // The events of the end are recorded once the call's after-call job ran.
     for (let i = 0; i < 100; i++) {
       const list = await t.request('GET', `/v1/calls/${id}/events`);
-      if (JSON.stringify(list.body).includes('Call ended with queue_status')) break;
+      if (JSON.stringify(list.body).includes('Closing call stream.')) break;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     for (const url of [`/v1/calls/${id}/events`, `/v1/event_stream/${id}`]) {
@@ -91,7 +97,43 @@ describe('GET /v1/calls/{id}/events: server-sent events of a call (sandbox, cloc
         'oldest first',
       );
       assert.ok(items.some((e) => e.message === 'Call ended with queue_status complete'));
+      assert.deepEqual(
+        { level: items.at(-1)?.level, message: items.at(-1)?.message },
+        { level: 'call', message: 'Closing call stream.' },
+      );
     }
+  });
+
+  it('a stream opened after the call ended gives every event of it, once, then ends', async () => {
+    const sent = await t.request('POST', '/v1/calls', {
+      phone_number: '+14155550100',
+      task: 'Confirm the appointment.',
+    });
+    const id = String(sent.body.call_id);
+    for (let i = 0; i < 400; i++) {
+      const list = await t.request('GET', `/v1/calls/${id}/events`);
+      if (JSON.stringify(list.body).includes('Closing call stream.')) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const stored = (await t.request('GET', `/v1/calls/${id}/events`)).body as unknown as Array<{ message: string }>;
+    const body = await new Promise<string>((resolve, reject) => {
+      const headers = { authorization: t.key, accept: 'text/event-stream' };
+      http
+        .get(`${origin}/v1/event_stream/${id}`, { headers }, (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => resolve(text));
+        })
+        .on('error', reject);
+    });
+    const events = parseEvents(body).filter((e) => !['status', 'transcript', 'end'].includes(e.event));
+    assert.deepEqual(
+      events.map((e) => e.data.message),
+      stored.map((e) => e.message),
+    );
+    assert.equal(events[0]!.data.message, 'Call allocated');
+    assert.equal(parseEvents(body).at(-1)!.event, 'end');
   });
 
   it('is 404 for a call of another account', async () => {

@@ -217,7 +217,7 @@ for (const storage of ['sqlite', 'postgres'] as const)
           .filter((r) => r.url === '/events')
           .map((r) => ({ r, body: JSON.parse(r.body) as Obj }));
         const mine = list.filter((e) => e.body.call_id === id && 'category' in e.body);
-        return mine.some((e) => /queue_status/.test(String(e.body.message))) && mine;
+        return mine.some((e) => e.body.message === 'Closing call stream.') && mine;
       });
       for (const { r, body } of events) {
         assert.deepEqual(Object.keys(body).sort(), ['call_id', 'category', 'log_level', 'message']);
@@ -230,6 +230,8 @@ for (const storage of ['sqlite', 'postgres'] as const)
       for (const expected of ['queue: Call allocated', 'queue: Call started', 'call: Call connected'])
         assert.ok(messages.includes(expected), `${expected} in ${messages.join(' | ')}`);
       assert.ok(messages.some((m) => /^call: Call ended/.test(m)));
+      // Last, the hosted API's closing event that webhook receivers wait for.
+      assert.equal(messages.at(-1), 'call: Closing call stream.');
       // A receiver that stops answering holds at most MAX_EVENT_BACKLOG of a call's events; the rest are dropped.
       const held: http.ServerResponse[] = [];
       receiver.handle = (_req, res) => void held.push(res);
