@@ -517,7 +517,8 @@ export class TwilioCarrier implements Carrier {
     live.status = status;
     if (!FINAL_STATUSES.has(status)) return;
     if (live.stream) {
-      // The call is over: the stream's stop normally ends the leg; closing the socket makes sure.
+      // The call is over, whether or not the stream's stop came first (callbacks and stream are
+      // not ordered): the leg ends now, without waiting for the socket to finish closing.
       live.stream.close();
       return;
     }

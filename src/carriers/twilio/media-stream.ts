@@ -137,8 +137,8 @@ const MAX_EARLY_EVENTS = 500;
  * 8 kHz, 20 ms), `dtmf`, `mark` echoes and `stop` become MediaEvents; outbound frames, marks and
  * clear become `media`, `mark` and `clear` messages carrying the stream's streamSid.
  *
- * `stop` is emitted exactly once: on Twilio's `stop` message (remote), or when the socket closes
- * without one (network; also after our own close()).
+ * `stop` is emitted exactly once: on Twilio's `stop` message or our own close() (remote), or when
+ * the socket closes without either (network).
  */
 export class TwilioMediaStream implements MediaTransport {
   private readonly listeners = new Set<MediaListener>();
@@ -156,7 +156,7 @@ export class TwilioMediaStream implements MediaTransport {
     this.mediaPrefix = Buffer.from(
       `{"event":"media","streamSid":${JSON.stringify(start.streamSid)},"media":{"payload":"`,
     );
-    socket.on('close', () => this.emitStop(this.closedByUs ? 'remote' : 'network'));
+    socket.on('close', () => this.emitStop('network'));
     socket.on('error', () => this.emitStop('network'));
   }
 
@@ -227,9 +227,15 @@ export class TwilioMediaStream implements MediaTransport {
     this.send({ event: 'clear', streamSid: this.streamSid });
   }
 
+  /**
+   * Ends the stream from our side (our hang-up, or Twilio's status callback saying the call is
+   * over): `stop` is emitted now, not once the peer answers the close frame, which a stuck
+   * connection never does (ws would wait 30 s).
+   */
   close(): void {
     if (this.closedByUs) return;
     this.closedByUs = true;
+    this.emitStop('remote');
     this.closeSocket();
   }
 

@@ -1,0 +1,64 @@
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { TwilioCarrier } from '../../src/carriers/twilio/carrier.js';
+import { TwilioMediaStream } from '../../src/carriers/twilio/media-stream.js';
+import type { LegEvent } from '../../src/carriers/types.js';
+import { audioLegSettings, createAudioLeg } from '../../src/media/audio-leg.js';
+import { FrameScheduler } from '../../src/media/pacer.js';
+import type { Vad } from '../../src/media/vad.js';
+import { ScriptedStt, ToneTts } from '../../src/testing/audio-fakes.js';
+import { callRequest } from '../../src/testing/call-request.js';
+import { MemorySocket } from '../../src/testing/memory-socket.js';
+import { SERVER } from './setup.js';
+
+/** A websocket whose peer never answers our close frame: ws reports it closed only after its 30 s timeout. */
+class UnansweredSocket extends MemorySocket {
+  override close(): void {
+    this.readyState = 2;
+  }
+}
+
+describe('Twilio status callbacks and the media stream', () => {
+  const scheduler = new FrameScheduler({ phases: 4, aheadFrames: 2 });
+  after(() => scheduler.stop());
+  const silentVad: Vad = { name: 'silent', process: () => 0, reset() {} };
+
+  function carrier(): TwilioCarrier {
+    return new TwilioCarrier({
+      publicUrl: 'https://voice.example.com',
+      apiUrl: 'http://127.0.0.1:9',
+      server: SERVER,
+      defaultFrom: undefined,
+      calls: { byId: () => Promise.resolve(undefined) },
+      credentials: { resolve: () => Promise.resolve(undefined) },
+      audioLeg: (transport, request, callId, control) =>
+        createAudioLeg(transport, audioLegSettings(callId, request, 'test-voice'), {
+          stt: new ScriptedStt({ lines: [] }),
+          tts: new ToneTts({ msPerChar: 10 }),
+          vad: silentVad,
+          scheduler,
+          background: null,
+          hangup: control.hangup,
+        }),
+    });
+  }
+
+  it('ends the call at once when Twilio reports it completed, even if the stream never finishes closing', () => {
+    const twilio = carrier();
+    const socket = new UnansweredSocket();
+    const stream = new TwilioMediaStream(socket.ws, {
+      streamSid: 'MZ1',
+      callSid: 'CA1',
+      accountSid: SERVER.accountSid,
+      customParameters: {},
+    });
+    const leg = twilio.answerInbound('call-1', SERVER, stream, callRequest(), '+12025550400');
+    const events: LegEvent[] = [];
+    leg.on((event) => events.push(event));
+    twilio.statusCallback('call-1', { CallSid: 'CA1', CallStatus: 'completed' });
+    const hangup = events.find((event) => event.type === 'hangup');
+    assert.ok(hangup, 'the leg hung up');
+    assert.equal(hangup.reason, 'remote');
+    assert.equal(socket.readyState, 2, 'the socket is being closed');
+  });
+});
