@@ -51,6 +51,12 @@ export interface CalleeScript {
   dtmf?: { atMs: number; digit: string }[];
   /** The far end hangs up this long after its stream started. */
   hangupAfterMs?: number;
+  /**
+   * Extra time before the status callback of a CallStatus is delivered, ms. Twilio fires the
+   * events in order but as separate HTTP requests, which may arrive out of order (their
+   * SequenceNumber tells the order they were fired in).
+   */
+  callbackDelayMs?: Partial<Record<string, number>>;
 }
 
 /** One frame we received on a call's stream. */
@@ -142,6 +148,9 @@ export class EmulatedCall {
   playedUntilMs = 0;
   pendingMarks: { name: string; timer: NodeJS.Timeout }[] = [];
   seq = 0;
+  /** The SequenceNumber of the next status callback (Twilio counts from 0). */
+  callbackSeq = 0;
+  answeredAt = 0;
 
   constructor(
     readonly direction: 'outbound-api' | 'inbound',
@@ -251,6 +260,8 @@ export class TwilioEmulator {
   });
   /** Webhook deliveries that failed (our side refused or was unreachable), for assertions. */
   readonly webhookFailures: { url: string; status: number }[] = [];
+  /** How long each REST answer takes, ms (callbacks fired meanwhile may arrive before it). Default 0. */
+  responseDelayMs = 0;
 
   private constructor(
     private readonly server: http.Server,
@@ -396,6 +407,7 @@ export class TwilioEmulator {
     try {
       const account = this.authenticate(req);
       const result = this.route(req.method ?? 'GET', url.pathname, params, multi, account);
+      if (this.responseDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.responseDelayMs));
       send(result.status, result.body);
     } catch (error) {
       if (error instanceof HttpError) {
@@ -617,8 +629,10 @@ export class TwilioEmulator {
     call.status = status;
     call.statuses.push(status);
     const event = status === 'in-progress' ? 'answered' : this.final(call) ? 'completed' : status;
+    if (status === 'in-progress') call.answeredAt = performance.now();
     if (call.callbacks.status && call.callbacks.events.includes(event)) {
-      void this.post(call.callbacks.status, {
+      const url = call.callbacks.status;
+      const params: Params = {
         CallSid: call.sid,
         AccountSid: call.accountSid,
         From: call.from,
@@ -626,8 +640,18 @@ export class TwilioEmulator {
         CallStatus: status,
         Direction: call.direction,
         ApiVersion: '2010-04-01',
+        CallbackSource: 'call-progress-events',
+        SequenceNumber: String(call.callbackSeq++),
+        Timestamp: new Date().toUTCString(),
         ...(status === 'failed' ? { ErrorCode: '32009' } : {}),
-      });
+        ...(status === 'completed'
+          ? { CallDuration: String(call.answeredAt ? Math.round((performance.now() - call.answeredAt) / 1000) : 0) }
+          : {}),
+      };
+      const delay = call.script.callbackDelayMs?.[status];
+      // Not one of the call's timers: a delayed callback is still delivered after the call ends.
+      if (delay) setTimeout(() => void this.post(url, params), delay);
+      else void this.post(url, params);
     }
     if (this.final(call)) call.finish();
   }

@@ -180,6 +180,25 @@ describe('Twilio outbound calls through the emulator', () => {
     });
   }
 
+  it('keeps a final status that arrives before the REST answer and before an earlier status', async () => {
+    for (const [outcome, expected] of [
+      ['busy', { status: 'completed', answered_by: 'no-answer', error_message: 'The line was busy' }],
+      ['failed', { status: 'queue_error', error_message: 'Twilio could not place the call (error 32009)' }],
+    ] as const) {
+      const to = outcome === 'busy' ? '+12025550316' : '+12025550317';
+      // Fired initiated, ringing, busy; ringing is delivered last, all before Twilio's REST answer.
+      env.emulator.scripts.set(to, { outcome, ringMs: 0, callbackDelayMs: { ringing: 150 } });
+      env.emulator.responseDelayMs = 400;
+      try {
+        const sent = await env.t.request('POST', '/v1/calls', { phone_number: to, task: 'Say hello.' });
+        const call = await waitForCall(env.t, String(sent.body.call_id));
+        for (const [key, value] of Object.entries(expected)) assert.equal(call[key], value, `${outcome}: ${key}`);
+      } finally {
+        env.emulator.responseDelayMs = 0;
+      }
+    }
+  });
+
   it('cancels a ringing call at Twilio when the call is stopped', async () => {
     const to = '+12025550315';
     env.emulator.scripts.set(to, { outcome: 'no-answer', ringMs: 30_000 });

@@ -96,8 +96,10 @@ interface LiveCall {
   callSid: string | undefined;
   /** The account's REST client (made once the SDK is loaded). */
   client: Promise<TwilioClient>;
-  /** Latest CallStatus reported. */
+  /** Latest CallStatus reported; once final, it stays (callbacks may arrive out of order). */
   status: string | undefined;
+  /** The ErrorCode that came with a final status. */
+  errorCode: string | undefined;
   /** Settles the dial when a final status arrives before the stream. */
   onFinal?: (status: string, errorCode: string | undefined) => void;
   leg: TwilioCallLeg | undefined;
@@ -357,6 +359,7 @@ export class TwilioCarrier implements Carrier {
       callSid: undefined,
       client: this.client(account),
       status: undefined,
+      errorCode: undefined,
       leg: undefined,
       stream: undefined,
       amd: undefined,
@@ -415,7 +418,7 @@ export class TwilioCarrier implements Carrier {
     }
     await request.placed?.({ carrier: 'twilio', carrierCallId: live.callSid });
     // A status reported before the SID was known.
-    if (live.status && FINAL_STATUSES.has(live.status)) live.onFinal?.(live.status, undefined);
+    if (live.status && FINAL_STATUSES.has(live.status)) live.onFinal?.(live.status, live.errorCode);
 
     const outcome = await Promise.race([
       streamStarted.then((stream) => ({ kind: 'stream' as const, stream })),
@@ -487,6 +490,7 @@ export class TwilioCarrier implements Carrier {
       callSid: stream.callSid,
       client: this.client(account),
       status: 'in-progress',
+      errorCode: undefined,
       leg: undefined,
       stream: undefined,
       amd: undefined,
@@ -513,16 +517,20 @@ export class TwilioCarrier implements Carrier {
     const live = this.live.get(callId);
     if (!live) return;
     if (live.callSid !== undefined && params.CallSid !== live.callSid) return;
+    // Twilio fires the events in order but as separate requests, which may arrive in any order
+    // (and a callback may come twice): nothing after a final status changes it.
+    if (live.status && FINAL_STATUSES.has(live.status)) return;
     const status = params.CallStatus ?? '';
     live.status = status;
     if (!FINAL_STATUSES.has(status)) return;
+    live.errorCode = params.ErrorCode || undefined;
     if (live.stream) {
       // The call is over, whether or not the stream's stop came first (callbacks and stream are
       // not ordered): the leg ends now, without waiting for the socket to finish closing.
       live.stream.close();
       return;
     }
-    if (live.callSid !== undefined) live.onFinal?.(status, params.ErrorCode || undefined);
+    if (live.callSid !== undefined) live.onFinal?.(status, live.errorCode);
   }
 
   /** POST /twilio/amd, signature already checked: the async AMD verdict becomes an answered_by event. */
