@@ -9,7 +9,7 @@ import {
 } from '../../src/carriers/twilio/twiml.js';
 import { isValidTwilioSignature, signedUrl, twilioSignature } from '../../src/carriers/twilio/signature.js';
 import { parseStreamMessage } from '../../src/carriers/twilio/media-stream.js';
-import { answeredByEvent, unansweredResult } from '../../src/carriers/twilio/carrier.js';
+import { answeredByEvent, TwilioCarrier, unansweredResult } from '../../src/carriers/twilio/carrier.js';
 import { parseTwiml } from '../../src/testing/twilio-emulator.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 
@@ -33,6 +33,8 @@ describe('TwiML', () => {
   it('derives the media URL from the public URL: wss for https, ws for http', () => {
     assert.equal(mediaStreamUrl('https://voice.example.com'), 'wss://voice.example.com/twilio/media');
     assert.equal(mediaStreamUrl('http://127.0.0.1:8080'), 'ws://127.0.0.1:8080/twilio/media');
+    // Behind a proxy that serves Openline under a path: the path is kept.
+    assert.equal(mediaStreamUrl('https://example.com/openline'), 'wss://example.com/openline/twilio/media');
   });
 
   it('transfers with Dial and a caller id, rejects, and acknowledges messages', () => {
@@ -53,6 +55,31 @@ describe('X-Twilio-Signature', () => {
 
   it('is the public URL plus path and query', () => {
     assert.equal(url, 'https://voice.example.com/twilio/status?call_id=c1');
+  });
+
+  it('is checked over the very URL Openline gives Twilio, also under a public URL with a path', () => {
+    for (const publicUrl of ['https://voice.example.com', 'https://example.com/openline']) {
+      const carrier = new TwilioCarrier({
+        publicUrl,
+        apiUrl: 'http://127.0.0.1:9',
+        server: undefined,
+        defaultFrom: undefined,
+        calls: { byId: () => Promise.resolve(undefined) },
+        credentials: { resolve: () => Promise.resolve(undefined) },
+      });
+      // Twilio signs the URL it was given; the proxy forwards its path and query below the public URL's path.
+      const given = carrier.webhookUrl('/twilio/status?call_id=c1');
+      assert.equal(given, `${publicUrl}/twilio/status?call_id=c1`);
+      const signature = twilioSignature(token, given, params);
+      assert.equal(
+        isValidTwilioSignature(token, signature, signedUrl(publicUrl, '/twilio/status?call_id=c1'), params),
+        true,
+      );
+      assert.deepEqual(carrier.numberWebhooks(), {
+        voiceUrl: `${publicUrl}/twilio/voice`,
+        smsUrl: `${publicUrl}/twilio/sms`,
+      });
+    }
   });
 
   it("accepts Twilio's signature and refuses any change to URL, parameters or token", () => {

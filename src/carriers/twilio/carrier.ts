@@ -18,6 +18,7 @@ import type { CredentialStore } from '../../store/credentials.js';
 import { isSandboxPersona } from '../../store/inbound.js';
 import { createTwilioClient, twilioAccountFor, type TwilioAccount, type TwilioClient } from './client.js';
 import { connectStreamTwiml, dialTwiml, mediaStreamUrl } from './twiml.js';
+import { signedUrl } from './signature.js';
 import type { StreamStart, TwilioMediaStream } from './media-stream.js';
 
 export type TwilioLogger = CarrierLogger;
@@ -240,9 +241,12 @@ export class TwilioCarrier implements Carrier {
     return mediaStreamUrl(this.o.publicUrl);
   }
 
-  /** Where Twilio posts webhooks: the public URL plus `path`. */
+  /**
+   * Where Twilio posts webhooks: the public URL (its path kept) plus `path`, the very URL their
+   * signatures are checked against.
+   */
   webhookUrl(path: string): string {
-    return new URL(path, this.o.publicUrl).toString();
+    return signedUrl(this.o.publicUrl, path);
   }
 
   /** Where a number's calls and messages are sent: Openline's /twilio/voice and /twilio/sms. */

@@ -6,7 +6,8 @@ export type TwilioParams = Record<string, string | string[]>;
 
 /**
  * The URL Twilio called, as it signed it: the public URL Openline is configured with (Twilio
- * reaches us through it, whatever proxy sits in front) plus the path and query of the request.
+ * reaches us through it, whatever proxy sits in front, and whatever path the proxy strips) plus
+ * the path and query of the request. Every URL Openline gives Twilio is built with this too.
  */
 export function signedUrl(publicUrl: string, requestUrl: string): string {
   return `${publicUrl.replace(/\/+$/, '')}${requestUrl}`;

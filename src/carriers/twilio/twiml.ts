@@ -1,13 +1,14 @@
 // The TwiML builders alone: the SDK's index loads its whole REST client.
 import VoiceResponse from 'twilio/lib/twiml/VoiceResponse.js';
 import MessagingResponse from 'twilio/lib/twiml/MessagingResponse.js';
+import { signedUrl } from './signature.js';
 
 /** The largest TwiML document Twilio accepts inline (the Calls resource's Twiml parameter). */
 export const MAX_INLINE_TWIML = 4000;
 
-/** The websocket URL of our media stream route, from the public URL Twilio reaches us at. */
+/** The websocket URL of our media stream route, from the public URL Twilio reaches us at (its path kept). */
 export function mediaStreamUrl(publicUrl: string): string {
-  const url = new URL('/twilio/media', publicUrl);
+  const url = new URL(signedUrl(publicUrl, '/twilio/media'));
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
   return url.toString();
 }
