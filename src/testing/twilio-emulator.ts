@@ -52,6 +52,11 @@ export interface CalleeScript {
   /** The far end hangs up this long after its stream started. */
   hangupAfterMs?: number;
   /**
+   * When the far end hangs up, the stream's `stop` comes this long after the `completed` status
+   * callback, ms (Twilio does not order the two). Default: `stop` first.
+   */
+  stopDelayMs?: number;
+  /**
    * Extra time before the status callback of a CallStatus is delivered, ms. Twilio fires the
    * events in order but as separate HTTP requests, which may arrive out of order (their
    * SequenceNumber tells the order they were fired in).
@@ -373,11 +378,17 @@ export class TwilioEmulator {
     return { ...reply, messageSid };
   }
 
-  /** The far end hangs up now: `stop` on the stream, the socket closes, status completed. */
+  /**
+   * The far end hangs up now: `stop` on the stream, the socket closes, status completed (or the
+   * status callback first, and the stop `stopDelayMs` later).
+   */
   hangUp(call: EmulatedCall): void {
     if (call.status !== 'in-progress') return;
-    this.endStream(call);
+    const stopDelay = call.script.stopDelayMs;
+    if (stopDelay === undefined) this.endStream(call);
     this.setStatus(call, 'completed');
+    // Not one of the call's timers (the call has finished): the stop still comes.
+    if (stopDelay !== undefined) setTimeout(() => this.endStream(call), stopDelay);
   }
 
   // ---- REST ------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { waitForCall } from '../../src/testing/harness.js';
+import { waitFor } from '../../src/testing/wait.js';
 import { voice } from '../../src/testing/audio-fakes.js';
 import { decodeMulaw, rms } from '../../src/media/audio.js';
 import { parseTwiml } from '../../src/testing/twilio-emulator.js';
@@ -197,6 +198,23 @@ describe('Twilio outbound calls through the emulator', () => {
         env.emulator.responseDelayMs = 0;
       }
     }
+  });
+
+  it("ends the call on Twilio's completed status callback when the stream's stop comes later", async () => {
+    const to = '+12025550318';
+    env.hear(['Yes this is Sam speaking']);
+    env.emulator.scripts.set(to, { say: [{ atMs: 1500, pcm: voice(700) }], hangupAfterMs: 5000, stopDelayMs: 60_000 });
+    const sent = await env.t.request('POST', '/v1/calls', { phone_number: to, task: 'Ask.', first_sentence: FIRST });
+    const call = await waitForCall(env.t, String(sent.body.call_id));
+    assert.equal(call.status, 'completed');
+    assert.equal(call.call_ended_by, 'USER');
+    const transcripts = (call.transcripts as { user: string; text: string }[]).map((t) => `${t.user}: ${t.text}`);
+    assert.ok(transcripts.includes('user: Yes this is Sam speaking'), transcripts.join('\n'));
+    const far = env.emulator.callTo(to)!;
+    assert.deepEqual(far.statuses, ['initiated', 'ringing', 'in-progress', 'completed']);
+    // Openline closed the stream itself (the emulator's stop was still a minute away).
+    const closed = await waitFor('the stream to close', () => far.socketClosed);
+    assert.equal(closed.code, 1000);
   });
 
   it('cancels a ringing call at Twilio when the call is stopped', async () => {
