@@ -9,6 +9,8 @@ import type { Vad } from '../../src/media/vad.js';
 import { ScriptedStt, ToneTts } from '../../src/testing/audio-fakes.js';
 import { callRequest } from '../../src/testing/call-request.js';
 import { MemorySocket } from '../../src/testing/memory-socket.js';
+import { TwilioEmulator } from '../../src/testing/twilio-emulator.js';
+import { waitFor } from '../../src/testing/wait.js';
 import { SERVER } from './setup.js';
 
 /** A websocket whose peer never answers our close frame: ws reports it closed only after its 30 s timeout. */
@@ -23,10 +25,10 @@ describe('Twilio status callbacks and the media stream', () => {
   after(() => scheduler.stop());
   const silentVad: Vad = { name: 'silent', process: () => 0, reset() {} };
 
-  function carrier(): TwilioCarrier {
+  function carrier(apiUrl = 'http://127.0.0.1:9'): TwilioCarrier {
     return new TwilioCarrier({
       publicUrl: 'https://voice.example.com',
-      apiUrl: 'http://127.0.0.1:9',
+      apiUrl,
       server: SERVER,
       defaultFrom: undefined,
       calls: { byId: () => Promise.resolve(undefined) },
@@ -60,5 +62,32 @@ describe('Twilio status callbacks and the media stream', () => {
     assert.ok(hangup, 'the leg hung up');
     assert.equal(hangup.reason, 'remote');
     assert.equal(socket.readyState, 2, 'the socket is being closed');
+  });
+
+  it('asks Twilio to end the call when the stream is lost without a stop, so the caller is not left on a dead line', async () => {
+    const emulator = await TwilioEmulator.start([SERVER]);
+    try {
+      const twilio = carrier(emulator.url);
+      const socket = new MemorySocket();
+      const stream = new TwilioMediaStream(socket.ws, {
+        streamSid: 'MZ2',
+        callSid: 'CA2',
+        accountSid: SERVER.accountSid,
+        customParameters: {},
+      });
+      const leg = twilio.answerInbound('call-2', SERVER, stream, callRequest(), '+12025550400');
+      const events: LegEvent[] = [];
+      leg.on((event) => events.push(event));
+      // The connection drops: no stop from Twilio, which may not notice for a long while.
+      socket.readyState = 3;
+      socket.emit('close', 1006, Buffer.alloc(0));
+      assert.equal(events.find((event) => event.type === 'hangup')?.reason, 'network');
+      const request = await waitFor('the hang-up request', () =>
+        emulator.requests.find((r) => r.method === 'POST' && r.path.endsWith('/Calls/CA2.json')),
+      );
+      assert.equal(request.params.Status, 'completed');
+    } finally {
+      await emulator.close();
+    }
   });
 });

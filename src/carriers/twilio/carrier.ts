@@ -131,12 +131,12 @@ export class TwilioCallLeg implements AudioLeg {
 
   constructor(
     private readonly inner: AudioLeg,
-    onEnded: () => void,
+    onEnded: (reason: 'remote' | 'network') => void,
   ) {
     inner.on((event) => {
       if (event.type !== 'hangup' || this.ended) return;
       this.ended = true;
-      onEnded();
+      onEnded(event.reason);
     });
   }
 
@@ -473,8 +473,11 @@ export class TwilioCarrier implements Carrier {
         }
       },
     };
-    return new TwilioCallLeg(audioLeg(stream, settings, live.callId, control), () => {
+    return new TwilioCallLeg(audioLeg(stream, settings, live.callId, control), (reason) => {
       if (this.live.get(live.callId) === live) this.live.delete(live.callId);
+      // The stream was lost without Twilio's stop: Twilio may not notice a dead connection for
+      // minutes, the caller on a silent line meanwhile. The call is ended at Twilio too.
+      if (reason === 'network') void control.hangup();
     });
   }
 
