@@ -9,7 +9,7 @@ import type { Vad } from '../../src/media/vad.js';
 import { ScriptedStt, ToneTts } from '../../src/testing/audio-fakes.js';
 import { callRequest } from '../../src/testing/call-request.js';
 import { MemorySocket } from '../../src/testing/memory-socket.js';
-import { TwilioEmulator } from '../../src/testing/twilio-emulator.js';
+import { EmulatedCall, TwilioEmulator } from '../../src/testing/twilio-emulator.js';
 import { waitFor } from '../../src/testing/wait.js';
 import { SERVER } from './setup.js';
 
@@ -40,6 +40,7 @@ describe('Twilio status callbacks and the media stream', () => {
           vad: silentVad,
           scheduler,
           background: null,
+          transfer: control.transfer,
           hangup: control.hangup,
         }),
     });
@@ -86,6 +87,54 @@ describe('Twilio status callbacks and the media stream', () => {
         emulator.requests.find((r) => r.method === 'POST' && r.path.endsWith('/Calls/CA2.json')),
       );
       assert.equal(request.params.Status, 'completed');
+    } finally {
+      await emulator.close();
+    }
+  });
+
+  it('forgets a call once it is over, whoever ended it: the far end, our hang-up or a transfer', async () => {
+    const emulator = await TwilioEmulator.start([SERVER]);
+    try {
+      const twilio = carrier(emulator.url);
+      const answer = (n: number, callSid = `CA${n}`) => {
+        const socket = new MemorySocket();
+        const stream = new TwilioMediaStream(socket.ws, {
+          streamSid: `MZ${n}`,
+          callSid,
+          accountSid: SERVER.accountSid,
+          customParameters: {},
+        });
+        return { stream, leg: twilio.answerInbound(`call-${n}`, SERVER, stream, callRequest(), '+12025550400') };
+      };
+      const far = answer(10);
+      far.leg.on(() => undefined);
+      far.stream.receive({ event: 'stop' });
+      assert.equal(twilio.liveCalls, 0, 'hung up by the far end');
+      await answer(11).leg.hangup();
+      assert.equal(twilio.liveCalls, 0, 'hung up by us');
+      // The emulator knows no such call: the transfer fails, and the call goes on.
+      const failed = answer(12).leg;
+      assert.equal((await failed.transfer('+14155550999')).ok, false);
+      assert.equal(twilio.liveCalls, 1, 'a call whose transfer failed goes on');
+      await failed.hangup();
+      assert.equal(twilio.liveCalls, 0);
+      // A call the emulator knows: the transfer is applied, and the call is over for us.
+      const known = new EmulatedCall(
+        'inbound',
+        SERVER.accountSid,
+        '+12025550400',
+        '+14155550177',
+        {},
+        {
+          events: [],
+          timeoutS: 60,
+        },
+      );
+      known.status = 'in-progress';
+      emulator.calls.push(known);
+      assert.equal((await answer(13, known.sid).leg.transfer('+14155550999')).ok, true);
+      assert.deepEqual(known.dialed, { number: '+14155550999', callerId: '+12025550400' });
+      assert.equal(twilio.liveCalls, 0, 'transferred');
     } finally {
       await emulator.close();
     }

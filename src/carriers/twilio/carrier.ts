@@ -129,15 +129,23 @@ export class TwilioCallLeg implements AudioLeg {
   private early: LegEvent[] = [];
   private ended = false;
 
+  /**
+   * `onEnded` is told once, however the call ends: the far end or the network (the leg's hangup
+   * event, with its reason), or our own hang-up or transfer ('ours', which the leg reports to nobody).
+   */
   constructor(
     private readonly inner: AudioLeg,
-    onEnded: (reason: 'remote' | 'network') => void,
+    private readonly onEnded: (reason: 'remote' | 'network' | 'ours') => void,
   ) {
     inner.on((event) => {
-      if (event.type !== 'hangup' || this.ended) return;
-      this.ended = true;
-      onEnded(event.reason);
+      if (event.type === 'hangup') this.finish(event.reason);
     });
+  }
+
+  private finish(reason: 'remote' | 'network' | 'ours'): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.onEnded(reason);
   }
 
   get latency(): LatencySource {
@@ -201,12 +209,18 @@ export class TwilioCallLeg implements AudioLeg {
     return this.inner.sendDtmf(digits);
   }
 
-  transfer(to: string): Promise<TransferResult> {
-    return this.inner.transfer(to);
+  async transfer(to: string): Promise<TransferResult> {
+    const result = await this.inner.transfer(to);
+    if (result.ok) this.finish('ours');
+    return result;
   }
 
-  hangup(): Promise<void> {
-    return this.inner.hangup();
+  async hangup(): Promise<void> {
+    try {
+      await this.inner.hangup();
+    } finally {
+      this.finish('ours');
+    }
   }
 }
 
@@ -230,6 +244,11 @@ export class TwilioCarrier implements Carrier {
 
   constructor(private readonly o: TwilioCarrierOptions) {
     this.audioLeg = o.audioLeg;
+  }
+
+  /** The calls this process has on Twilio now: being dialed, or connected. */
+  get liveCalls(): number {
+    return this.live.size;
   }
 
   /** Whether the server has Twilio credentials of its own. */
