@@ -211,6 +211,12 @@ interface IncomingNumber {
   phoneNumber: string;
   voiceUrl: string;
   smsUrl: string;
+  /** A TwiML App (AP...) that answers the number's calls instead of voiceUrl. */
+  voiceApplicationSid?: string;
+  /** An Elastic SIP trunk (TK...) that takes the number's calls instead of any URL or App. */
+  trunkSid?: string;
+  /** A TwiML App (AP...) or Messaging Service (MG...) that takes the number's messages instead of smsUrl. */
+  smsApplicationSid?: string;
 }
 
 interface Brand {
@@ -241,6 +247,9 @@ function numberResource(number: IncomingNumber) {
     phone_number: number.phoneNumber,
     voice_url: number.voiceUrl,
     sms_url: number.smsUrl,
+    voice_application_sid: number.voiceApplicationSid ?? '',
+    trunk_sid: number.trunkSid || null,
+    sms_application_sid: number.smsApplicationSid ?? '',
   };
 }
 
@@ -328,6 +337,10 @@ export class TwilioEmulator {
   }): Promise<{ call: EmulatedCall; status: number; twiml: string }> {
     const number = this.numbers.find((n) => n.phoneNumber === options.to);
     if (!number) throw new Error('the emulator has no such number');
+    // As Twilio: a trunk, else an App, answers the number's calls; its voice URL only without both.
+    if (number.trunkSid || number.voiceApplicationSid) {
+      throw new Error('the number sends its calls to its SIP trunk or TwiML App, not to its voice URL');
+    }
     const call = new EmulatedCall('inbound', number.accountSid, options.to, options.from, options.script ?? {}, {
       events: [],
       timeoutS: 60,
@@ -363,6 +376,10 @@ export class TwilioEmulator {
   }): Promise<{ status: number; body: string; messageSid: string }> {
     const number = this.numbers.find((n) => n.phoneNumber === options.to);
     if (!number) throw new Error('the emulator has no such number');
+    // A TwiML App takes the number's messages (a Messaging Service is taken to defer to the number's URL).
+    if (number.smsApplicationSid?.startsWith('AP')) {
+      throw new Error('the number sends its messages to its TwiML App, not to its SMS URL');
+    }
     const messageSid = sid('SM');
     const params: Params = {
       MessageSid: messageSid,
@@ -520,6 +537,16 @@ export class TwilioEmulator {
       if (!number) throw new HttpError(404, 20404, 'The requested resource was not found');
       if (params.VoiceUrl !== undefined) number.voiceUrl = params.VoiceUrl;
       if (params.SmsUrl !== undefined) number.smsUrl = params.SmsUrl;
+      // Setting an App takes the number off its trunk, and the other way round; "" detaches.
+      if (params.VoiceApplicationSid !== undefined) {
+        number.voiceApplicationSid = params.VoiceApplicationSid;
+        if (params.VoiceApplicationSid) number.trunkSid = '';
+      }
+      if (params.TrunkSid !== undefined) {
+        number.trunkSid = params.TrunkSid;
+        if (params.TrunkSid) number.voiceApplicationSid = '';
+      }
+      if (params.SmsApplicationSid !== undefined) number.smsApplicationSid = params.SmsApplicationSid;
       return { status: 200, body: numberResource(number) };
     }
     m = /^\/2010-04-01\/Accounts\/(\w+)\/IncomingPhoneNumbers\.json$/.exec(path);

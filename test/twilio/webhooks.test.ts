@@ -188,6 +188,48 @@ describe('Twilio webhooks, inbound calls, numbers and SMS through the emulator',
     assert.deepEqual(back.body.inserted, ['+13125550410']);
   });
 
+  it('inserts a number attached to a TwiML App or a SIP trunk by detaching it, so its calls reach Openline', async () => {
+    const stored = await env.t.request('POST', '/v1/accounts', {
+      provider: 'twilio',
+      account_sid: CUSTOMER.accountSid,
+      auth_token: CUSTOMER.authToken,
+    });
+    const headers = { encrypted_key: String(stored.body.encrypted_key) };
+    const numbers = [
+      { sid: 'PN21', phoneNumber: '+13125550421', voiceApplicationSid: `AP${'a'.repeat(32)}` },
+      { sid: 'PN22', phoneNumber: '+13125550422', trunkSid: `TK${'b'.repeat(32)}` },
+      { sid: 'PN23', phoneNumber: '+13125550423', smsApplicationSid: `AP${'c'.repeat(32)}` },
+      { sid: 'PN24', phoneNumber: '+13125550424', smsApplicationSid: `MG${'d'.repeat(32)}` },
+    ];
+    for (const n of numbers)
+      env.emulator.numbers.push({ accountSid: CUSTOMER.accountSid, voiceUrl: '', smsUrl: '', ...n });
+    const r = await env.t.request(
+      'POST',
+      '/v1/inbound/insert',
+      { numbers: numbers.map((n) => n.phoneNumber) },
+      { headers },
+    );
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.deepEqual(
+      r.body.inserted,
+      numbers.map((n) => n.phoneNumber),
+    );
+    const held = (sid: string) => env.emulator.numbers.find((n) => n.sid === sid)!;
+    assert.equal(held('PN21').voiceApplicationSid, '');
+    assert.equal(held('PN22').trunkSid, '');
+    assert.equal(held('PN23').smsApplicationSid, '');
+    // A Messaging Service (A2P 10DLC needs the number in one) is left as it is.
+    assert.equal(held('PN24').smsApplicationSid, `MG${'d'.repeat(32)}`);
+    // Calls and messages now come to Openline.
+    for (const to of ['+13125550421', '+13125550422']) {
+      const inbound = await env.emulator.placeInbound({ from: '+14155550177', to, script: { hangupAfterMs: 300 } });
+      assert.equal(parseTwiml(inbound.twiml).verb, 'stream');
+      await inbound.call.ended;
+    }
+    const sms = await env.emulator.sendSms({ from: '+14155550177', to: '+13125550423', body: 'hello' });
+    assert.equal(sms.status, 200);
+  });
+
   it('rejects a call from a number the account blocked', async () => {
     await env.t.request('POST', '/v1/blocked_numbers', { phone_number: '+14155550177' });
     const params = { CallSid: 'CA2', AccountSid: SERVER.accountSid, From: '+14155550177', To: '+12025550300' };

@@ -73,7 +73,10 @@ export async function buyTwilioNumber(client: TwilioClient, purchase: TwilioPurc
 
 /**
  * Takes a number the Twilio account already holds (Bring Your Own Twilio): finds it among the
- * account's IncomingPhoneNumbers and points its voice and SMS webhooks at Openline. Returns why
+ * account's IncomingPhoneNumbers and points its voice and SMS webhooks at Openline. Twilio ignores
+ * a number's URLs while a TwiML App or an Elastic SIP trunk takes its calls, or a TwiML App its
+ * messages: those are detached. A Messaging Service is left in place (A2P 10DLC needs the number in
+ * one); its messages reach Openline when the service defers to the sender's webhook. Returns why
  * not, or null when done.
  */
 export async function adoptTwilioNumber(
@@ -81,7 +84,7 @@ export async function adoptTwilioNumber(
   phoneNumber: string,
   urls: { voiceUrl: string; smsUrl: string },
 ): Promise<string | null> {
-  let held: { sid: string }[];
+  let held: { sid: string; voiceApplicationSid?: string; trunkSid?: string | null; smsApplicationSid?: string }[];
   try {
     held = await client.incomingPhoneNumbers.list({ phoneNumber, limit: 1 });
   } catch (error) {
@@ -90,9 +93,15 @@ export async function adoptTwilioNumber(
   const number = held[0];
   if (!number) return 'is not a number of this Twilio account';
   try {
-    await client
-      .incomingPhoneNumbers(number.sid)
-      .update({ voiceUrl: urls.voiceUrl, voiceMethod: 'POST', smsUrl: urls.smsUrl, smsMethod: 'POST' });
+    await client.incomingPhoneNumbers(number.sid).update({
+      voiceUrl: urls.voiceUrl,
+      voiceMethod: 'POST',
+      smsUrl: urls.smsUrl,
+      smsMethod: 'POST',
+      ...(number.voiceApplicationSid ? { voiceApplicationSid: '' } : {}),
+      ...(number.trunkSid ? { trunkSid: '' } : {}),
+      ...(number.smsApplicationSid?.startsWith('AP') ? { smsApplicationSid: '' } : {}),
+    });
   } catch (error) {
     return `Twilio refused to point it at Openline (error ${codeOf(error) ?? 'network'})`;
   }
