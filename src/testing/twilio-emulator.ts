@@ -99,8 +99,17 @@ function attributes(tag: string): Record<string, string> {
 /** The verbs of the TwiML subset Openline sends. */
 export type TwimlVerb =
   | { verb: 'stream'; url: string; parameters: Record<string, string> }
-  | { verb: 'dial'; number: string; callerId: string | undefined }
+  | {
+      verb: 'dial';
+      number: string;
+      callerId: string | undefined;
+      /** The Dial's action URL: told the DialCallStatus when the Dial is over; its TwiML runs next. */
+      action?: string;
+      /** The `<Number>`'s statusCallback and its events (`answered`: the target picked up). */
+      numberCallback?: { url: string; events: string[] };
+    }
   | { verb: 'reject' }
+  | { verb: 'hangup' }
   | { verb: 'other' };
 
 /** Reads the first verb of a TwiML document (the subset Openline writes). */
@@ -118,8 +127,22 @@ export function parseTwiml(xml: string): TwimlVerb {
     }
     return { verb: 'stream', url: attributes(stream[1]!).url ?? '', parameters };
   }
-  const dial = new RegExp(String.raw`<Dial${attrs}>([^<]*)</Dial>`).exec(xml);
-  if (dial) return { verb: 'dial', number: decodeEntities(dial[2]!.trim()), callerId: attributes(dial[1]!).callerId };
+  const dial = new RegExp(String.raw`<Dial${attrs}>([\s\S]*?)</Dial>`).exec(xml);
+  if (dial) {
+    const a = attributes(dial[1]!);
+    const number = new RegExp(String.raw`<Number${attrs}>([^<]*)</Number>`).exec(dial[2]!);
+    const n = number ? attributes(number[1]!) : {};
+    return {
+      verb: 'dial',
+      number: decodeEntities((number ? number[2]! : dial[2]!).trim()),
+      callerId: a.callerId,
+      ...(a.action !== undefined && { action: a.action }),
+      ...(n.statusCallback !== undefined && {
+        numberCallback: { url: n.statusCallback, events: (n.statusCallbackEvent ?? '').split(/\s+/).filter(Boolean) },
+      }),
+    };
+  }
+  if (/<Hangup\b/.test(xml)) return { verb: 'hangup' };
   if (/<Reject\b/.test(xml)) return { verb: 'reject' };
   return { verb: 'other' };
 }
@@ -736,8 +759,7 @@ export class TwilioEmulator {
       this.openStream(call, verb.url, verb.parameters);
     } else if (verb.verb === 'dial') {
       call.dialed = { number: verb.number, callerId: verb.callerId };
-      // The transfer target takes over; this leg of ours is done.
-      this.later(call, 50, () => this.setStatus(call, 'completed'));
+      this.dial(call, verb);
     } else if (verb.verb === 'reject') {
       call.status = 'busy';
       call.statuses.push('busy');
@@ -745,6 +767,52 @@ export class TwilioEmulator {
     } else {
       this.setStatus(call, 'completed');
     }
+  }
+
+  /**
+   * `<Dial>`: rings the number as scripted (its script in `scripts`, else `defaultScript`). An
+   * answer is told to the `<Number>`'s statusCallback (CallStatus in-progress) and bridges the two
+   * until the target hangs up (its hangupAfterMs, default 50 ms); then, or at once when the target
+   * is busy, does not answer or fails, the Dial's action URL gets the DialCallStatus and its TwiML
+   * runs (without an action URL the call ends).
+   */
+  private dial(call: EmulatedCall, verb: Extract<TwimlVerb, { verb: 'dial' }>): void {
+    const script = this.scripts.get(verb.number) ?? this.defaultScript;
+    const outcome = script.outcome ?? 'answer';
+    const childSid = sid('CA');
+    const params = (extra: Params): Params => ({
+      AccountSid: call.accountSid,
+      From: call.from,
+      To: call.to,
+      Direction: call.direction,
+      ApiVersion: '2010-04-01',
+      ...extra,
+    });
+    const over = (dialStatus: string) => {
+      if (this.final(call)) return;
+      if (!verb.action) return this.setStatus(call, 'completed');
+      void this.post(
+        verb.action,
+        params({ CallSid: call.sid, CallStatus: call.status, DialCallStatus: dialStatus, DialCallSid: childSid }),
+      ).then((reply) => {
+        if (this.final(call)) return;
+        if (reply.status === 200 && reply.body.includes('<Response')) this.runTwiml(call, reply.body);
+        else this.setStatus(call, 'completed');
+      });
+    };
+    // Dial's default timeout: 30 s of ringing.
+    const ring = outcome === 'no-answer' ? Math.min(script.ringMs ?? 30_000, 30_000) : (script.ringMs ?? 100);
+    this.later(call, ring, () => {
+      if (outcome !== 'answer') return over(outcome);
+      const answered = verb.numberCallback;
+      if (answered?.events.includes('answered')) {
+        void this.post(
+          answered.url,
+          params({ CallSid: childSid, ParentCallSid: call.sid, CallStatus: 'in-progress', To: verb.number }),
+        );
+      }
+      this.later(call, script.hangupAfterMs ?? 50, () => over('completed'));
+    });
   }
 
   // ---- media stream ----------------------------------------------------------------------------

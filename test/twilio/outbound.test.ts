@@ -341,9 +341,43 @@ describe('Twilio outbound calls through the emulator', () => {
     assert.equal(call.transferred_to, '+14155550999');
     const update = env.emulator.requests.find((r) => r.path.includes(far.sid) && r.params.Twiml);
     assert.ok(update, 'the call was updated with TwiML');
-    assert.deepEqual(parseTwiml(update.params.Twiml!), { verb: 'dial', number: '+14155550999', callerId: OUR_NUMBER });
+    const dial = parseTwiml(update.params.Twiml!);
+    assert.equal(dial.verb, 'dial');
+    if (dial.verb === 'dial') {
+      assert.deepEqual([dial.number, dial.callerId], ['+14155550999', OUR_NUMBER]);
+      // Twilio says how the Dial went: when the target answers, and when it is over.
+      assert.equal(dial.action, `${env.publicUrl}/twilio/dial?call_id=${id}`);
+      assert.deepEqual(dial.numberCallback, { url: dial.action, events: ['answered'] });
+    }
     // The transfer TwiML replaced the stream: Twilio stopped it (its close handshake may still be under way).
     assert.equal(far.socket, undefined, 'the stream ended');
+    assert.equal(call.status, 'completed');
+    assert.deepEqual(env.emulator.webhookFailures, []);
+  });
+
+  it('a transfer whose target is busy or does not answer is a call_error, and the call ends', async () => {
+    for (const [target, outcome, reason] of [
+      ['+14155550997', 'busy', 'The transfer target is busy'],
+      ['+14155550998', 'no-answer', 'The transfer target did not answer'],
+    ] as const) {
+      const to = target === '+14155550997' ? '+12025550335' : '+12025550336';
+      env.hear(['I would like to talk to billing please']);
+      env.emulator.scripts.set(to, { say: [{ atMs: 1200, pcm: voice(700) }], hangupAfterMs: 15_000 });
+      env.emulator.scripts.set(target, { outcome, ringMs: 200 });
+      const sent = await env.t.request('POST', '/v1/calls', {
+        phone_number: to,
+        task: 'If they want to talk to billing, transfer the call.',
+        first_sentence: 'Hi.',
+        transfer_phone_number: target,
+      });
+      const call = await waitForCall(env.t, String(sent.body.call_id));
+      assert.equal(env.emulator.callTo(to)!.dialed?.number, target);
+      assert.equal(call.queue_status, 'call_error', outcome);
+      assert.equal(call.error_message, `Transfer to ${target} failed: ${reason}`);
+      assert.equal(call.transferred_to ?? null, null);
+      // The Dial's action answered with Hangup.
+      await waitFor('the call to end at Twilio', () => env.emulator.callTo(to)!.status === 'completed');
+    }
   });
 
   it("places a call with encrypted_key on the customer's own Twilio account", async () => {

@@ -27,7 +27,8 @@ describe('Twilio status callbacks and the media stream', () => {
 
   function carrier(apiUrl = 'http://127.0.0.1:9'): TwilioCarrier {
     return new TwilioCarrier({
-      publicUrl: 'https://voice.example.com',
+      // Nothing listens there: what the emulator posts to Openline is refused at once.
+      publicUrl: 'http://127.0.0.1:9',
       apiUrl,
       server: SERVER,
       defaultFrom: undefined,
@@ -132,9 +133,36 @@ describe('Twilio status callbacks and the media stream', () => {
       );
       known.status = 'in-progress';
       emulator.calls.push(known);
-      assert.equal((await answer(13, known.sid).leg.transfer('+14155550999')).ok, true);
+      const transferred = answer(13, known.sid).leg.transfer('+14155550999');
+      await waitFor('the Dial', () => known.dialed);
+      assert.equal(twilio.liveCalls, 1, 'the target is being reached');
+      // Twilio's callback: the target answered.
+      twilio.dialCallback('call-13', { CallSid: 'CA99', ParentCallSid: known.sid, CallStatus: 'in-progress' });
+      assert.equal((await transferred).ok, true);
       assert.deepEqual(known.dialed, { number: '+14155550999', callerId: '+12025550400' });
       assert.equal(twilio.liveCalls, 0, 'transferred');
+      // Hung up (a stop through the API) while the target rings: the transfer is given up, the call ended at Twilio.
+      const ringing = new EmulatedCall(
+        'inbound',
+        SERVER.accountSid,
+        '+12025550400',
+        '+14155550177',
+        {},
+        {
+          events: [],
+          timeoutS: 60,
+        },
+      );
+      ringing.status = 'in-progress';
+      emulator.calls.push(ringing);
+      emulator.scripts.set('+14155550998', { outcome: 'no-answer', ringMs: 30_000 });
+      const given = answer(14, ringing.sid).leg;
+      const giving = given.transfer('+14155550998');
+      await waitFor('the Dial', () => ringing.dialed);
+      await given.hangup();
+      assert.deepEqual(await giving, { ok: false, reason: 'The call ended before the transfer completed' });
+      assert.equal(ringing.status, 'completed');
+      assert.equal(twilio.liveCalls, 0);
     } finally {
       await emulator.close();
     }

@@ -85,6 +85,23 @@ export function unansweredResult(status: string, errorCode?: string): DialResult
   }
 }
 
+/** How long a transfer waits for Twilio to say how its Dial went: Dial rings 30 s, then reports. */
+const TRANSFER_WAIT_MS = 60_000;
+
+/** Why a transfer's Dial ended without an answer, from its DialCallStatus. */
+export function transferFailure(dialStatus: string): string {
+  switch (dialStatus) {
+    case 'busy':
+      return 'The transfer target is busy';
+    case 'no-answer':
+      return 'The transfer target did not answer';
+    case 'canceled':
+      return 'The call ended before the transfer completed';
+    default:
+      return 'Twilio could not reach the transfer target';
+  }
+}
+
 /** A Twilio REST error's code, for logs and records (its message may quote phone numbers). */
 function restCode(error: unknown): string {
   const code = (error as { code?: unknown; status?: unknown }).code ?? (error as { status?: unknown }).status;
@@ -136,6 +153,8 @@ export class TwilioCallLeg implements AudioLeg {
   constructor(
     private readonly inner: AudioLeg,
     private readonly onEnded: (reason: 'remote' | 'network' | 'ours') => void,
+    /** Our hang-up while a transfer's target is still being reached: gives the transfer up. */
+    private readonly abandonTransfer?: () => Promise<void>,
   ) {
     inner.on((event) => {
       if (event.type === 'hangup') this.finish(event.reason);
@@ -218,6 +237,7 @@ export class TwilioCallLeg implements AudioLeg {
   async hangup(): Promise<void> {
     try {
       await this.inner.hangup();
+      await this.abandonTransfer?.();
     } finally {
       this.finish('ours');
     }
@@ -241,6 +261,8 @@ export class TwilioCarrier implements Carrier {
   private readonly live = new Map<string, LiveCall>();
   private readonly streams = new Map<string, ExpectedStream>();
   private readonly clients = new Map<string, Promise<TwilioClient>>();
+  /** Transfers whose Dial Twilio has not reported on yet, by call id: settles each. */
+  private readonly transfers = new Map<string, (result: TransferResult) => void>();
 
   constructor(private readonly o: TwilioCarrierOptions) {
     this.audioLeg = o.audioLeg;
@@ -471,16 +493,30 @@ export class TwilioCarrier implements Carrier {
     if (!audioLeg) throw new Error('Twilio calls need the audio pipeline');
     const sid = stream.callSid;
     live.stream = stream;
+    const callId = live.callId;
     const control: LegControl = {
+      // The Dial replaces the stream (which ends); the transfer is done once the target answers,
+      // and failed when the Dial ends without an answer (POST /twilio/dial, dialCallback).
       transfer: async (to) => {
+        let settle!: (result: TransferResult) => void;
+        const outcome = new Promise<TransferResult>((resolve) => (settle = resolve));
+        this.transfers.set(callId, settle);
         try {
-          await (await live.client).calls(sid).update({ twiml: dialTwiml(to, callerId) });
-          return { ok: true };
+          const callback = this.webhookUrl(`/twilio/dial?call_id=${encodeURIComponent(callId)}`);
+          await (await live.client).calls(sid).update({ twiml: dialTwiml(to, callerId, callback) });
         } catch (error) {
+          this.transfers.delete(callId);
           const code = restCode(error);
-          this.o.log?.warn({ call_id: live.callId, twilio_error: code }, 'Twilio transfer failed');
+          this.o.log?.warn({ call_id: callId, twilio_error: code }, 'Twilio transfer failed');
           return { ok: false, reason: `Twilio refused the transfer (error ${code})` };
         }
+        // Without word from Twilio (its callbacks lost) the hand-over it accepted stands.
+        const timer = setTimeout(() => settle({ ok: true }), TRANSFER_WAIT_MS);
+        timer.unref();
+        const result = await outcome;
+        clearTimeout(timer);
+        if (this.transfers.get(callId) === settle) this.transfers.delete(callId);
+        return result;
       },
       hangup: async () => {
         if (live.status && FINAL_STATUSES.has(live.status)) return;
@@ -492,12 +528,22 @@ export class TwilioCarrier implements Carrier {
         }
       },
     };
-    return new TwilioCallLeg(audioLeg(stream, settings, live.callId, control), (reason) => {
-      if (this.live.get(live.callId) === live) this.live.delete(live.callId);
-      // The stream was lost without Twilio's stop: Twilio may not notice a dead connection for
-      // minutes, the caller on a silent line meanwhile. The call is ended at Twilio too.
-      if (reason === 'network') void control.hangup();
-    });
+    return new TwilioCallLeg(
+      audioLeg(stream, settings, live.callId, control),
+      (reason) => {
+        if (this.live.get(live.callId) === live) this.live.delete(live.callId);
+        // The stream was lost without Twilio's stop: Twilio may not notice a dead connection for
+        // minutes, the caller on a silent line meanwhile. The call is ended at Twilio too.
+        if (reason === 'network') void control.hangup();
+      },
+      async () => {
+        const settle = this.transfers.get(callId);
+        if (!settle) return;
+        this.transfers.delete(callId);
+        settle({ ok: false, reason: 'The call ended before the transfer completed' });
+        await control.hangup();
+      },
+    );
   }
 
   /**
@@ -557,6 +603,23 @@ export class TwilioCarrier implements Carrier {
       return;
     }
     if (live.callSid !== undefined) live.onFinal?.(status, live.errorCode);
+  }
+
+  /**
+   * POST /twilio/dial, signature already checked: a transfer's `<Number>` answered (CallStatus
+   * in-progress), or its Dial is over (DialCallStatus). Settles the transfer waiting for it.
+   */
+  dialCallback(callId: string, params: Record<string, string>): void {
+    const settle = this.transfers.get(callId);
+    if (!settle) return;
+    const dialStatus = params.DialCallStatus;
+    if (dialStatus === undefined && params.CallStatus !== 'in-progress') return;
+    this.transfers.delete(callId);
+    settle(
+      dialStatus === undefined || dialStatus === 'completed' || dialStatus === 'answered'
+        ? { ok: true }
+        : { ok: false, reason: transferFailure(dialStatus) },
+    );
   }
 
   /** POST /twilio/amd, signature already checked: the async AMD verdict becomes an answered_by event. */

@@ -7,7 +7,7 @@ import { deliverInboundSms, MAX_SMS_BODY } from '../../sms/inbound.js';
 import type { TwilioAccount } from './client.js';
 import { isValidTwilioSignature, signedUrl, type TwilioParams } from './signature.js';
 import { parseStreamMessage, TwilioMediaStream } from './media-stream.js';
-import { connectStreamTwiml, emptyMessagingResponse, rejectTwiml } from './twiml.js';
+import { connectStreamTwiml, emptyMessagingResponse, hangupTwiml, rejectTwiml } from './twiml.js';
 
 /** A stream that does not present a valid `start` this soon after connecting is closed. */
 const START_TIMEOUT_MS = 10_000;
@@ -106,6 +106,17 @@ export default async function twilioRoutes(app: FastifyInstance, options: { serv
     const account = callId ? await carrier.accountForCall(callId) : undefined;
     if (!signedBy(request, reply, account)) return reply;
     carrier.amdCallback(callId!, form(request).values, services.clock.now());
+    return reply.code(204).send();
+  });
+
+  /** A transfer's Dial: its target answered, or the Dial is over (its action), which ends the call. */
+  app.post('/twilio/dial', HIDDEN, async (request, reply) => {
+    const callId = callIdOf(request);
+    const account = callId ? await carrier.accountForCall(callId) : undefined;
+    if (!signedBy(request, reply, account)) return reply;
+    const params = form(request).values;
+    carrier.dialCallback(callId!, params);
+    if (params.DialCallStatus !== undefined) return xml(reply, hangupTwiml());
     return reply.code(204).send();
   });
 

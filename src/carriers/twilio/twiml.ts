@@ -25,10 +25,28 @@ export function connectStreamTwiml(streamUrl: string, parameters: Record<string,
   return response.toString();
 }
 
-/** `<Response><Dial callerId="...">number</Dial></Response>`: hands the caller over (transfer). */
-export function dialTwiml(number: string, callerId: string | null): string {
+/**
+ * `<Response><Dial callerId="...">number</Dial></Response>`: hands the caller over (transfer).
+ * With `callback`, the Dial tells it how it went: the `<Number>`'s statusCallback when the target
+ * answers, and the Dial's action URL (DialCallStatus) when the Dial is over.
+ */
+export function dialTwiml(number: string, callerId: string | null, callback?: string): string {
   const response = new VoiceResponse();
-  response.dial(callerId ? { callerId } : {}, number);
+  const attributes = callerId ? { callerId } : {};
+  if (!callback) {
+    response.dial(attributes, number);
+    return response.toString();
+  }
+  response
+    .dial({ ...attributes, action: callback, method: 'POST' })
+    .number({ statusCallback: callback, statusCallbackEvent: ['answered'], statusCallbackMethod: 'POST' }, number);
+  return response.toString();
+}
+
+/** `<Response><Hangup/></Response>`: ends the call (after a transfer's Dial). */
+export function hangupTwiml(): string {
+  const response = new VoiceResponse();
+  response.hangup();
   return response.toString();
 }
 
