@@ -48,8 +48,15 @@ const ListQuery = Type.Object({
       description: 'Created at or before (ISO 8601; a date alone is its midnight UTC, so that day is not included)',
     }),
   ),
+  created_at: Type.Optional(
+    Type.String({ description: 'Created on this day (UTC; a date, or a time whose day is meant)' }),
+  ),
   inbound: Type.Optional(Type.Boolean()),
+  pathway_id: Type.Optional(Type.String({ description: 'Calls that follow this pathway' })),
+  duration_gt: Type.Optional(Type.Number({ description: 'call_length (minutes) above this' })),
+  duration_lt: Type.Optional(Type.Number({ description: 'call_length (minutes) below this' })),
   ascending: Type.Optional(Type.Boolean({ description: 'Oldest first; default newest first' })),
+  sort_by: Type.Optional(StringEnum(['created_at'], { description: 'The order is by creation time' })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 1000 })),
   cursor: Type.Optional(Type.String({ description: 'next_cursor of the previous page' })),
   // The hosted API's range: from (inclusive) and to (exclusive) positions in the sorted result.
@@ -88,6 +95,21 @@ function isoParam(value: string | undefined, field: string, errors: string[], sh
     return undefined;
   }
   return new Date(time + shiftMs).toISOString();
+}
+
+/** The hosted `created_at` filter: the UTC day of the value, as exclusive bounds around it. */
+function dayParam(value: string | undefined, errors: string[]): { after?: string; before?: string } {
+  if (value === undefined) return {};
+  const time = Date.parse(value);
+  if (Number.isNaN(time)) {
+    errors.push('created_at must be an ISO 8601 date or time');
+    return {};
+  }
+  const midnight = Date.parse(new Date(time).toISOString().slice(0, 10));
+  return {
+    after: new Date(midnight - 1).toISOString(),
+    before: new Date(midnight + 86_400_000).toISOString(),
+  };
 }
 
 /** The later of two ISO times (either may be absent). */
@@ -238,6 +260,7 @@ export default async function routes(app: Api, services: Services): Promise<void
         if (!r.ok) errors.push(`${field} ${r.reason}`);
         return r.ok ? r.e164 : undefined;
       };
+      const day = dayParam(q.created_at, errors);
       const filter: CallFilter = {
         to_number: phone('to_number'),
         from_number: phone('from_number'),
@@ -250,14 +273,17 @@ export default async function routes(app: Api, services: Services): Promise<void
         // (one ms after it). A date alone is its midnight (UTC): as on the hosted API, whose clients
         // ask for one day's calls with start_date=D&end_date=D+1, that next day is not included.
         created_after: later(
-          isoParam(q.created_after, 'created_after', errors),
-          isoParam(q.start_date, 'start_date', errors, -1),
+          later(isoParam(q.created_after, 'created_after', errors), isoParam(q.start_date, 'start_date', errors, -1)),
+          day.after,
         ),
         created_before: earlier(
-          isoParam(q.created_before, 'created_before', errors),
-          isoParam(q.end_date, 'end_date', errors, 1),
+          earlier(isoParam(q.created_before, 'created_before', errors), isoParam(q.end_date, 'end_date', errors, 1)),
+          day.before,
         ),
         inbound: q.inbound,
+        pathway_id: q.pathway_id,
+        longer_than: q.duration_gt,
+        shorter_than: q.duration_lt,
         ascending: q.ascending ?? false,
         // One more than asked, to know whether a next page exists.
         limit: Math.max(0, Math.min(q.limit ?? 1000, q.to === undefined ? Infinity : q.to - (q.from ?? 0))) + 1,

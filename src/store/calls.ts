@@ -98,6 +98,11 @@ export interface CallMatch {
   created_before?: string;
   inbound?: boolean;
   completed?: boolean;
+  pathway_id?: string;
+  /** call_length (minutes) above this (exclusive); calls without a length do not match. */
+  longer_than?: number;
+  /** call_length (minutes) below this (exclusive); calls without a length do not match. */
+  shorter_than?: number;
 }
 
 export interface CallFilter extends CallMatch {
@@ -210,6 +215,7 @@ export class CallStore {
       carrier: call.carrier ?? 'sandbox',
       carrier_call_id: call.carrier_call_id ?? null,
       retry_of: call.retry_of ?? null,
+      pathway_id: request.pathway_id ?? null,
       stop_requested_at: null,
       lease_until: null,
       trace_id: null,
@@ -305,6 +311,9 @@ export class CallStore {
     if (filter.created_before) query = query.where('created_at', '<', filter.created_before);
     if (filter.inbound !== undefined) query = query.where('inbound', '=', bool(filter.inbound));
     if (filter.completed !== undefined) query = query.where('completed', '=', bool(filter.completed));
+    if (filter.pathway_id) query = query.where('pathway_id', '=', filter.pathway_id);
+    if (filter.longer_than !== undefined) query = query.where('call_length', '>', filter.longer_than);
+    if (filter.shorter_than !== undefined) query = query.where('call_length', '<', filter.shorter_than);
     return query;
   }
 

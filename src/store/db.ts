@@ -41,6 +41,7 @@ import * as m106 from './migrations/106_knowledge_gaps.js';
 import * as m107 from './migrations/107_citation_schemas.js';
 import * as m108 from './migrations/108_speech_samples.js';
 import * as m109 from './migrations/109_sms_agent_memory.js';
+import * as m110 from './migrations/110_call_pathway.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -81,6 +82,7 @@ const MIGRATIONS: Record<string, { up: (db: Kysely<any>, dialect: Dialect) => Pr
   '107_citation_schemas': m107,
   '108_speech_samples': m108,
   '109_sms_agent_memory': m109,
+  '110_call_pathway': m110,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -98,6 +98,8 @@ export interface CallsTable {
   carrier_call_id: string | null;
   /** The call this one retries (retry after voicemail). */
   retry_of: string | null;
+  /** The pathway the call follows (request.pathway_id), for list filters (migration 110). */
+  pathway_id: string | null;
   /** Set by the stop endpoint for a live call; the process running it hangs up. */
   stop_requested_at: string | null;
   /** Until when the process running this live call vouches for it (renewed while it runs). */

@@ -495,6 +495,58 @@ for (const storage of ['sqlite', 'postgres'] as const)
       }
     });
 
+    it('filters by the hosted pathway_id, duration_gt, duration_lt and created_at, and checks sort_by', async () => {
+      const t2 = await createTestApp({ postgres: storage === 'postgres' });
+      try {
+        const created = await t2.request('POST', '/v1/pathway/create', {
+          name: 'Intake',
+          nodes: [{ id: 'n1', type: 'Default', data: { name: 'Start', isStart: true, text: 'Hello!' } }],
+          edges: [],
+        });
+        const pathwayId = String(created.body.pathway_id);
+        const viaPathway = await t2.request('POST', '/v1/calls', {
+          phone_number: '+14155550100',
+          pathway_id: pathwayId,
+        });
+        assert.equal(viaPathway.status, 200, JSON.stringify(viaPathway.body));
+        const ids: string[] = [];
+        for (let i = 0; i < 3; i++) ids.push(String((await t2.request('POST', '/v1/calls', base)).body.call_id));
+        // Calls of 0.5, 1.5 and 3 minutes (call_length is minutes, as the hosted filters read it).
+        for (const [i, minutes] of [0.5, 1.5, 3].entries())
+          await t2.services.calls.transition(ids[i]!, ['queued'], {
+            queue_status: 'complete',
+            status: 'completed',
+            completed: true,
+            call_length: minutes,
+          });
+        const found = async (query: string) => {
+          const r = await t2.request('GET', `/v1/calls?${query}`);
+          assert.equal(r.status, 200, `${query}: ${JSON.stringify(r.body)}`);
+          return (r.body.calls as { call_id: string }[]).map((c) => c.call_id).sort();
+        };
+        assert.deepEqual(await found(`pathway_id=${pathwayId}`), [String(viaPathway.body.call_id)]);
+        assert.deepEqual(await found('pathway_id=someone-elses'), []);
+        assert.deepEqual(await found('duration_gt=1'), [ids[1], ids[2]].sort());
+        assert.deepEqual(await found('duration_lt=2'), [ids[0], ids[1]].sort());
+        assert.deepEqual(await found('duration_gt=0.5&duration_lt=3'), [ids[1]]);
+        const all = (await t2.request('GET', '/v1/calls')).body.calls as { created_at: string }[];
+        const today = all[0]!.created_at.slice(0, 10);
+        assert.equal((await found(`created_at=${today}`)).length, 4);
+        assert.equal((await found('created_at=2001-02-03')).length, 0);
+        assert.equal((await found('sort_by=created_at&ascending=true')).length, 4);
+        const bad = await t2.request('GET', '/v1/calls?duration_gt=long&created_at=someday&sort_by=mood');
+        assert.equal(bad.status, 400);
+        assert.deepEqual(
+          errorsOf(bad.body)
+            .map((e) => e.split(' ')[0])
+            .sort(),
+          ['created_at', 'duration_gt', 'sort_by'],
+        );
+      } finally {
+        await t2.close();
+      }
+    });
+
     it('keeps calls private to their account', async () => {
       const r = await send(base);
       const id = String(r.body.call_id);
