@@ -50,6 +50,7 @@ import { LiveListening } from './calls/listen.js';
 import type { Agent } from './agent/types.js';
 import { SmsConversations } from './sms/conversations.js';
 import { sendSms } from './sms/send.js';
+import { sendVoicemailSms } from './sms/voicemail.js';
 import { WebCallTokenStore } from './store/web-call-tokens.js';
 import { carrierAudioLegs } from './carriers/audio-legs.js';
 import { createSpeech, type Speech } from './providers/speech.js';
@@ -497,6 +498,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
                 await eventLog.callEnded(id);
                 await webhooks.callEnded(id);
               },
+              voicemailSms: (id) => sendVoicemailSms(services, id),
               retryAfterVoicemail: (id) => engine.retryAfterVoicemail(id),
             },
             job,

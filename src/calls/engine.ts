@@ -297,11 +297,12 @@ export class CallEngine {
     id: string,
     from: readonly Call['queue_status'][],
     changes: Parameters<CallStore['transition']>[2],
-    options: { retryAfterVoicemail?: boolean } = {},
+    options: { retryAfterVoicemail?: boolean; voicemailSms?: boolean } = {},
   ): Promise<boolean> {
     await this.d.queue.enqueue('postcall', {
       call_id: id,
       ...(options.retryAfterVoicemail && { retry_after_voicemail: true }),
+      ...(options.voicemailSms && { voicemail_sms: true }),
     });
     return this.d.calls.transition(id, from, changes);
   }
@@ -556,7 +557,8 @@ export class CallEngine {
         latency: media.latency && { ...media.latency, answered_by_ms: detected ? outcome.answeredByMs : null },
       }),
     } as const;
-    await this.end(call.id, ['started'], changes, { retryAfterVoicemail });
+    const voicemailSms = outcome.reachedVoicemail && Boolean(request.voicemail_sms);
+    await this.end(call.id, ['started'], changes, { retryAfterVoicemail, voicemailSms });
     this.d.log?.info({ call_id: call.id, ended_by: outcome.endedBy, seconds }, 'call ended');
   }
 

@@ -18,10 +18,11 @@ export interface JobPayloads {
   sms_reply: { message_id: string };
   /**
    * What follows a call's end (src/postcall/after-call.ts): summary and analysis, the end-of-call
-   * webhook, and (`retry_after_voicemail`) the call's retry. Enqueued just before the call's
-   * final state is written, so that no crash can lose it.
+   * webhook, (`voicemail_sms`) the text of `voicemail.sms` and (`retry_after_voicemail`) the
+   * call's retry. Enqueued just before the call's final state is written, so that no crash can
+   * lose it.
    */
-  postcall: { call_id: string; retry_after_voicemail?: boolean };
+  postcall: { call_id: string; retry_after_voicemail?: boolean; voicemail_sms?: boolean };
   /**
    * One look at an agent test run (src/agent-tests/scenario-runs.ts): while its call is being
    * placed or is live, the next look (`check` + 1) is enqueued two seconds later; once the call

@@ -59,6 +59,12 @@ export interface CallRequest {
   start_time: string | null;
   voicemail_message: string | null;
   voicemail_action: VoicemailAction;
+  /**
+   * The text sent when the call reaches a voicemail (the hosted `voicemail.sms`): `to` defaults
+   * to the number called, `from` to the call's own number or else the account's first. Absent on
+   * older calls.
+   */
+  voicemail_sms?: VoicemailSms | null;
   retry: { wait: number; voicemail_action: VoicemailAction; voicemail_message: string | null } | null;
   max_duration: number;
   record: boolean;
@@ -73,6 +79,31 @@ export interface CallRequest {
   answered_by_enabled: boolean;
   /** What the server did differently from what was asked (a voice it does not have); may be absent on old calls. */
   warnings?: string[];
+}
+
+export interface VoicemailSms {
+  to: string | null;
+  from: string | null;
+  message: string;
+}
+
+/** The hosted `voicemail.sms` object; `{}` and null mean none. Problems go to `errors`. */
+function voicemailSmsOf(value: unknown, errors: string[]): VoicemailSms | null {
+  if (!isRecord(value) || Object.keys(value).length === 0) return null;
+  const number = (field: 'to' | 'from'): string | null => {
+    const raw = value[field];
+    if (raw === undefined || raw === null || raw === '') return null;
+    const r = normalizePhone(raw);
+    if (!r.ok) errors.push(`voicemail.sms.${field} ${r.reason}`);
+    return r.ok ? r.e164 : null;
+  };
+  const sms = { to: number('to'), from: number('from') };
+  const message = value.message;
+  if (typeof message !== 'string' || message.trim() === '') {
+    errors.push('voicemail.sms.message is required: the text to send when the call reaches a voicemail');
+    return null;
+  }
+  return { ...sms, message };
 }
 
 export const CALL_DEFAULTS = {
@@ -254,6 +285,7 @@ export async function normalizeCallSettings(
     start_time: startTime ? startTime.toISOString() : null,
     voicemail_message: voicemailMessage ?? null,
     voicemail_action: voicemailAction,
+    voicemail_sms: voicemailSmsOf(voicemail.sms, errors),
     retry: retry
       ? {
           wait: typeof retry.wait === 'number' ? retry.wait : 0,

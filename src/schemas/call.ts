@@ -171,11 +171,17 @@ export const callSettingsProperties = {
         message: Type.Optional(Type.String({ description: 'As voicemail_message' })),
         action: Type.Optional(
           StringEnum([...VOICEMAIL_ACTIONS, 'leave_message_and_sms'] as const, {
-            description: 'As voicemail_action; leave_message_and_sms is taken as leave_message (no SMS is sent)',
+            description: 'As voicemail_action; leave_message_and_sms is leave_message (the SMS is `sms`)',
           }),
         ),
         sensitive: Type.Optional(Type.Boolean({ description: 'Accepted; not used' })),
-        sms: Type.Optional(FreeObject({ description: 'Accepted; not used' })),
+        sms: Type.Optional(
+          FreeObject({
+            description:
+              'A text sent once the call reaches a voicemail: {message, to?, from?}; to defaults to the number ' +
+              "called, from to the call's from if it is the account's number, else the account's first number",
+          }),
+        ),
       },
       {
         additionalProperties: true,

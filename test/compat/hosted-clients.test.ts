@@ -2,6 +2,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { ScaledClock } from '../../src/clock.js';
 import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
+import { waitFor } from '../../src/testing/wait.js';
 
 /**
  * Requests as programs written against the hosted API send them, with the fields those programs
@@ -41,6 +42,62 @@ describe('requests of programs written for the hosted API', () => {
       said.some((text) => text.includes('Please call us back')),
       JSON.stringify(call.transcripts),
     );
+  });
+
+  it('voicemail.sms texts the number called once the call reached a voicemail, from a number of the account', async () => {
+    const t2 = await createTestApp({ clock: new ScaledClock(50) });
+    try {
+      await t2.services.startWorkers();
+      // Without a number to send from, the call says so in its transcript and nothing is sent.
+      const unsent = await t2.request('POST', '/v1/calls', {
+        phone_number: '+14155550101',
+        task: 'Remind them of the appointment.',
+        voicemail: { action: 'hangup', sms: { message: 'Call us back' } },
+      });
+      assert.equal(unsent.status, 200, JSON.stringify(unsent.body));
+      await waitForCall(t2, String(unsent.body.call_id));
+      const notSent = await waitFor('the note that no SMS went out', async () => {
+        const call = await t2.request('GET', `/v1/calls/${String(unsent.body.call_id)}`);
+        return (call.body.transcripts as Transcript[]).find((l) => /Voicemail SMS not sent/.test(l.text));
+      });
+      assert.match(notSent.text, /no number to send from/);
+
+      const ours = String((await t2.request('POST', '/v1/inbound/purchase', { area_code: '415' })).body.phone_number);
+      const sent = await t2.request('POST', '/v1/calls', {
+        phone_number: '+14155550101',
+        task: 'Remind {{first_name}} of the appointment.',
+        request_data: { first_name: 'Ann' },
+        voicemail: { action: 'hangup', sms: { message: 'Hi {{first_name}}, please call us back.' } },
+      });
+      const person = await t2.request('POST', '/v1/calls', {
+        phone_number: '+14155550100',
+        task: 'Say hello.',
+        voicemail: { sms: { message: 'Not for people' } },
+      });
+      await waitForCall(t2, String(sent.body.call_id));
+      await waitForCall(t2, String(person.body.call_id));
+      const messages = await waitFor('the voicemail SMS', async () => {
+        const list = await t2.request('GET', '/v1/sms/messages?direction=outbound');
+        const all = list.body.messages as { to: string; from: string; body: string }[];
+        return all.length > 0 && all;
+      });
+      assert.deepEqual(
+        messages.map((m) => [m.to, m.from, m.body]),
+        [['+14155550101', ours, 'Hi Ann, please call us back.']],
+      );
+      const invalid = await t2.request('POST', '/v1/calls', {
+        phone_number: '+14155550101',
+        task: 't',
+        voicemail: { sms: { to: 'nope', message: '' } },
+      });
+      assert.equal(invalid.status, 400);
+      assert.deepEqual(
+        (invalid.body.errors as string[]).map((e) => e.split(' ')[0]),
+        ['voicemail.sms.to', 'voicemail.sms.message'],
+      );
+    } finally {
+      await t2.close();
+    }
   });
 
   it("webhook_events may name the hosted API's newer categories (citations, evals, post_transfer_transcript)", async () => {
