@@ -4,6 +4,7 @@ import { CustomTool, normalizeTool } from './tool.js';
 import {
   DEFAULT_LANGUAGE,
   DEFAULT_MAX_DURATION,
+  MaxDuration,
   DEFAULT_MODEL,
   DynamicDataItem,
   Language,
@@ -41,7 +42,7 @@ const agentFields = {
   model: Model,
   voice_settings: Nullable(FreeObject({ description: 'Provider-specific voice settings, kept as given' })),
   temperature: Nullable(Type.Number({ minimum: 0, maximum: 1 })),
-  max_duration: Type.Integer({ exclusiveMinimum: 0, description: 'Minutes; default 30' }),
+  max_duration: MaxDuration(),
   language: Language,
   tools: Nullable(Type.Array(ToolItem)),
 };

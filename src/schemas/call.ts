@@ -18,6 +18,9 @@ export type Model = Static<typeof Model>;
 export const DEFAULT_MODEL: Model = 'enhanced';
 
 export const DEFAULT_MAX_DURATION = 30;
+/** max_duration as every place that takes one reads it: minutes, fractions allowed (2.5 is 2 min 30 s). */
+export const MaxDuration = (description = 'Minutes (fractions allowed); default 30') =>
+  Type.Number({ exclusiveMinimum: 0, maximum: 1440, description });
 
 const DynamicMethod = Type.String({ enum: ['GET', 'POST', 'get', 'post'], 'x-message': 'must be GET or POST' });
 
@@ -200,7 +203,7 @@ export const callSettingsProperties = {
       { additionalProperties: true },
     ),
   ),
-  max_duration: Type.Optional(Type.Integer({ minimum: 1, maximum: 1440, description: 'Minutes; default 30' })),
+  max_duration: Type.Optional(MaxDuration()),
   record: Type.Optional(Type.Boolean()),
   from: Type.Optional(checked(Type.String({ description: 'E.164 number to call from' }), 'from_number')),
   webhook: Type.Optional(checked(Type.String(), 'http_url')),

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { FreeObject, Nullable, StringEnum, checked } from './common.js';
-import { BACKGROUND_TRACKS, Language, Model, type CallSettings } from './call.js';
+import { BACKGROUND_TRACKS, Language, MaxDuration, Model, type CallSettings } from './call.js';
 import { ToolItem } from './agent.js';
 import type { PersonaRoute } from './call-request.js';
 
@@ -11,7 +11,7 @@ export const PersonaCallConfig = Type.Object(
     record: Type.Optional(Nullable(Type.Boolean())),
     language: Type.Optional(Nullable(Language)),
     background: Type.Optional(Nullable(StringEnum(BACKGROUND_TRACKS, { description: 'The background track' }))),
-    max_duration: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 1440, description: 'Minutes' }))),
+    max_duration: Type.Optional(Nullable(MaxDuration('Minutes (fractions allowed)'))),
     wait_for_greeting: Type.Optional(Nullable(Type.Boolean())),
     interruption_threshold: Type.Optional(Nullable(Type.Number({ minimum: 0 }))),
     model: Type.Optional(Nullable(Model)),

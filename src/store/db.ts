@@ -42,6 +42,7 @@ import * as m107 from './migrations/107_citation_schemas.js';
 import * as m108 from './migrations/108_speech_samples.js';
 import * as m109 from './migrations/109_sms_agent_memory.js';
 import * as m110 from './migrations/110_call_pathway.js';
+import * as m111 from './migrations/111_fractional_max_duration.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -83,6 +84,7 @@ const MIGRATIONS: Record<string, { up: (db: Kysely<any>, dialect: Dialect) => Pr
   '108_speech_samples': m108,
   '109_sms_agent_memory': m109,
   '110_call_pathway': m110,
+  '111_fractional_max_duration': m111,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -147,7 +147,7 @@ for (const storage of ['sqlite', 'postgres'] as const)
       ['temperature above 1', { temperature: 1.5 }, 'temperature must be <= 1'],
       ['temperature below 0', { temperature: -0.1 }, 'temperature must be >= 0'],
       ['max_duration zero', { max_duration: 0 }, 'max_duration must be > 0'],
-      ['max_duration fraction', { max_duration: 1.5 }, 'max_duration must be an integer'],
+      ['max_duration over a day', { max_duration: 1441 }, 'max_duration must be <= 1440'],
       ['language', { language: 'xx' }, 'language must be one of: en, en-US'],
       ['tools not an array', { tools: 'TL-1' }, 'tools must be'],
       ['unknown tool id', { tools: ['TL-missing'] }, 'tools[0] is not a tool or knowledge base of this account'],

@@ -547,6 +547,29 @@ for (const storage of ['sqlite', 'postgres'] as const)
       }
     });
 
+    it('takes a fractional max_duration (minutes) on calls, inbound numbers and agents', async () => {
+      const r = await send({ ...base, max_duration: 2.5 });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      const call = await t.request('GET', `/v1/calls/${String(r.body.call_id)}`);
+      assert.equal(call.body.max_duration, 2.5);
+      assert.equal((call.body.request_data as Record<string, unknown>).max_duration, 2.5);
+      const number = String((await t.request('POST', '/v1/inbound/purchase', { area_code: '415' })).body.phone_number);
+      const inbound = await t.request('POST', `/v1/inbound/${encodeURIComponent(number)}`, {
+        prompt: 'Answer questions.',
+        max_duration: 0.5,
+      });
+      assert.equal(inbound.status, 200, JSON.stringify(inbound.body));
+      assert.equal((inbound.body.updates as Record<string, unknown>).max_duration, 0.5);
+      const agent = await t.request('POST', '/v1/agents', { prompt: 'Be brief.', max_duration: 1.5 });
+      assert.equal(agent.status, 200, JSON.stringify(agent.body));
+      for (const bad of [0, -1, 1441])
+        assert.deepEqual(
+          errorsOf((await send({ ...base, max_duration: bad })).body).map((e) => e.split(' ')[0]),
+          ['max_duration'],
+          String(bad),
+        );
+    });
+
     it('keeps calls private to their account', async () => {
       const r = await send(base);
       const id = String(r.body.call_id);
