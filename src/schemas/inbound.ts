@@ -23,6 +23,9 @@ import { normalizePhone } from '../domain/phone.js';
  */
 export const inboundFields = {
   prompt: Nullable(Type.String({ description: 'Instructions for inbound calls; required unless pathway_id is set' })),
+  task: Nullable(
+    Type.String({ description: "Send Call's name for prompt, taken as prompt; prompt wins when both are sent" }),
+  ),
   persona_id: Nullable(
     Type.String({
       description:
@@ -190,6 +193,7 @@ export type InboundPurchase = Static<typeof InboundPurchase>;
 function settingsOf(input: InboundUpdate): Partial<Record<InboundKey, unknown>> {
   const out: Partial<Record<InboundKey, unknown>> = {};
   for (const key of INBOUND_KEYS) if (input[key] !== undefined) out[key] = input[key];
+  if (out.prompt === undefined && input.task !== undefined) out.prompt = input.task;
   return out;
 }
 

@@ -218,6 +218,25 @@ for (const storage of ['sqlite', 'postgres'] as const)
     });
 
     describe('update', () => {
+      it("takes task, Send Call's name for the instructions, as the prompt; prompt wins when both are sent", async () => {
+        const bought = await t.request('POST', '/v1/inbound/purchase', { task: 'Answer as the front desk.' });
+        assert.equal(bought.status, 200, JSON.stringify(bought.body));
+        assert.equal(bought.body.prompt, 'Answer as the front desk.');
+        const phone = String(bought.body.phone_number);
+        const r = await t.request('POST', `/v1/inbound/${encodeURIComponent(phone)}`, { task: 'Take orders.' });
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        assert.deepEqual(r.body.updates, { prompt: 'Take orders.' });
+        assert.equal((await config(phone)).prompt, 'Take orders.');
+        const both = await t.request('POST', `/v1/inbound/${encodeURIComponent(phone)}`, {
+          prompt: 'The prompt',
+          task: 'The task',
+        });
+        assert.deepEqual(both.body.updates, { prompt: 'The prompt' });
+        const typed = await t.request('POST', `/v1/inbound/${encodeURIComponent(phone)}`, { task: 7 });
+        assert.equal(typed.status, 400);
+        assert.deepEqual(errorsOf(typed), ['task must be a string or null']);
+      });
+
       it('applies every seed 2.4 setting, normalized, and returns what changed', async () => {
         const phone = await buy();
         const body = {
