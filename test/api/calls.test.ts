@@ -233,6 +233,24 @@ for (const storage of ['sqlite', 'postgres'] as const)
       }
     });
 
+    it("accepts the hosted API's languages beyond the seed's list, keeping their region", async () => {
+      const further = ['el', 'fi', 'uk', 'bg', 'cs', 'ro', 'sk', 'no', 'vi', 'th', 'hu', 'ca', 'et', 'lv', 'lt'];
+      const regions = ['en-AU', 'en-NZ', 'en-IN', 'es-419', 'fr-CA', 'pt-BR', 'pt-PT', 'ko-KR', 'nl-BE', 'zh-HK'];
+      for (const language of [...further, ...regions]) {
+        const r = await send({ ...base, language });
+        assert.equal(r.status, 200, `${language}: ${JSON.stringify(r.body)}`);
+        const details = await t.request('GET', `/v1/calls/${String(r.body.call_id)}`);
+        assert.equal((details.body.request_data as Record<string, unknown>).language, language);
+      }
+      const legacy = await send({ ...base, language: 'UKR' });
+      const details = await t.request('GET', `/v1/calls/${String(legacy.body.call_id)}`);
+      assert.equal((details.body.request_data as Record<string, unknown>).language, 'uk');
+      assert.deepEqual(
+        errorsOf((await send({ ...base, language: 'klingon' })).body).map((e) => e.split(' ')[0]),
+        ['language'],
+      );
+    });
+
     for (const language of LANGUAGES) {
       it(`accepts language ${language}`, async () => {
         assert.equal((await send({ ...base, language })).status, 200);

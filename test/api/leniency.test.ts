@@ -280,7 +280,10 @@ describe('language codes', () => {
       ['ESP', 'es'],
       ['GER', 'de'],
       ['es-MX', 'es'],
-      ['pt-BR', 'pt'],
+      ['pt-BR', 'pt-BR'],
+      ['pt-AO', 'pt'],
+      ['EN_au', 'en-AU'],
+      ['UKR', 'uk'],
       ['zh-hant', 'zh-Hant'],
       ['fra', 'fr'],
       // The hosted API's multilingual modes: the language they start in, else English.

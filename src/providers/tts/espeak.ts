@@ -19,8 +19,8 @@ export interface EspeakOptions {
   spawnProcess?: (command: string, args: string[]) => ChildProcessWithoutNullStreams;
 }
 
-/** espeak-ng language voices for the seed's languages whose code is not already an espeak-ng voice. */
-const ESPEAK_LANGUAGES: Record<string, string> = { zh: 'cmn', fr: 'fr-fr' };
+/** espeak-ng language voices for the languages of calls whose code is not already an espeak-ng voice. */
+const ESPEAK_LANGUAGES: Record<string, string> = { zh: 'cmn', fr: 'fr-fr', no: 'nb' };
 
 /**
  * The espeak-ng voice for a call: the catalogue voice (`en-us+f3`) for English calls; for other
