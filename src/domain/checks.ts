@@ -29,6 +29,19 @@ export function httpUrlProblem(value: unknown, protocols: string[] = ['http:', '
 }
 
 /**
+ * A URL a call fills in: one that begins with a prompt variable (`{{webhook_url}}`,
+ * `{{base_url}}/book`), as the hosted dashboard saves tools and webhook nodes. Its scheme and host
+ * are known only once the variable is rendered; the request is checked then (runTool, the
+ * pathway webhook, dynamic_data), so at save time it is taken as it is.
+ */
+const LEADING_VARIABLE = /^\{\{\s*[\w$-]+(?:\.[\w$-]+)*\s*\}\}/;
+
+/** httpUrlProblem for a URL that may begin with a prompt variable (see LEADING_VARIABLE). */
+export function templatedUrlProblem(value: unknown, protocols?: string[]): string | null {
+  return typeof value === 'string' && LEADING_VARIABLE.test(value.trim()) ? null : httpUrlProblem(value, protocols);
+}
+
+/**
  * Domain rules usable from any schema as `"x-check": "<name>"`. Each returns null when the value
  * is fine, else the end of a sentence that starts with the field's name.
  */
@@ -53,8 +66,9 @@ export const CHECKS = {
     typeof value === 'string' && /^[^:]+(:\d+(\.\d+)?)?$/.test(value) && value.trim() !== ''
       ? null
       : 'must be "word" or "word:<boost>" with a numeric boost',
-  tool_url: (value, context) => httpUrlProblem(value, context.allowPrivateUrls ? ['https:', 'http:'] : ['https:']),
+  tool_url: (value, context) => templatedUrlProblem(value, context.allowPrivateUrls ? ['https:', 'http:'] : ['https:']),
   http_url: (value) => httpUrlProblem(value, ['https:', 'http:']),
+  templated_http_url: (value) => templatedUrlProblem(value, ['https:', 'http:']),
   // A voice this server does not know falls back to the default voice with a warning (see
   // resolveVoice): clients send voices of the hosted service that no self-hosted server can know.
   voice: (value) => (typeof value === 'string' && value.trim() !== '' ? null : 'must be a voice name or id'),

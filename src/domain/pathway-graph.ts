@@ -1,5 +1,5 @@
 import { normalizePhone } from './phone.js';
-import { httpUrlProblem } from './checks.js';
+import { templatedUrlProblem } from './checks.js';
 import { isRecord } from './records.js';
 
 /**
@@ -203,7 +203,7 @@ function checkTypedData(type: NodeType, data: Record<string, unknown>, at: strin
       break;
     case 'Webhook': {
       if (need('url')) {
-        const problem = httpUrlProblem(data.url);
+        const problem = templatedUrlProblem(data.url);
         if (problem) errors.push(`${at}.url ${problem}`);
       }
       const method = data.method;

@@ -37,7 +37,10 @@ export const ResponseDataItem = Type.Object(
 /** Seed 2.2: an external request whose results enter the call (Send Call, inbound numbers, agents). */
 export const DynamicDataItem = Type.Object(
   {
-    url: checked(Type.String({ description: 'External API URL' }), 'http_url'),
+    url: checked(
+      Type.String({ description: 'External API URL; may begin with a prompt variable ({{crm_url}}/orders)' }),
+      'templated_http_url',
+    ),
     response_data: Type.Array(ResponseDataItem, { description: 'Parsing rules for the response' }),
     method: Type.Optional(DynamicMethod),
     cache: Type.Optional(

@@ -9,7 +9,10 @@ export const CustomTool = Type.Object(
     name: checked(Type.String({ description: 'Name the AI sees; no built-in names or reserved words' }), 'tool_name'),
     description: Type.String({ minLength: 1, description: 'What the tool does, as the AI sees it' }),
     speech: Type.Optional(Type.String({ description: 'Spoken while the tool runs' })),
-    url: checked(Type.String({ description: 'https:// endpoint' }), 'tool_url'),
+    url: checked(
+      Type.String({ description: 'https:// endpoint; may begin with a prompt variable ({{webhook_url}})' }),
+      'tool_url',
+    ),
     method: Type.Optional(Method),
     headers: Type.Optional(FreeObject({ description: 'Supports prompt variables' })),
     body: Type.Optional(

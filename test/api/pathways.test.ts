@@ -104,6 +104,23 @@ for (const storage of ['sqlite', 'postgres'] as const)
       assert.deepEqual(notArray.body.errors, ['nodes must be an array']);
     });
 
+    it('takes a Webhook node whose url is a prompt variable, as the hosted dashboard saves it', async () => {
+      const webhookNodes = [
+        nodes[0]!,
+        { id: 'w', type: 'Webhook', data: { name: 'Send lead', url: '{{webhook_url}}', method: 'POST' } },
+      ];
+      const id = await createPathway({ name: 'Leads', nodes: webhookNodes, edges: [] });
+      const read = await t.request('GET', `/v1/pathway/${id}`);
+      const saved = (read.body.nodes as { id: string; data: Json }[]).find((n) => n.id === 'w');
+      assert.equal(saved?.data.url, '{{webhook_url}}');
+      const bad = await t.request('POST', '/v1/pathway/create', {
+        name: 'Bad',
+        nodes: [nodes[0]!, { id: 'w', type: 'Webhook', data: { name: 'Send', url: 'not a url' } }],
+        edges: [],
+      });
+      assert.equal(bad.status, 400);
+    });
+
     it('lists pathways with their version numbers and draft graphs', async () => {
       const id = await createPathway({ name: 'Listed' });
       await createVersion(id, 'v1');

@@ -76,6 +76,24 @@ for (const storage of ['sqlite', 'postgres'] as const)
       assert.equal(notUrl.status, 400);
     });
 
+    it('takes a URL that starts with a prompt variable, checked once the call fills it in', async () => {
+      for (const url of ['{{webhook_url}}', '{{ base_url }}/book', '{{api.base}}?slot={{input.slot}}']) {
+        const r = await t.request('POST', '/v1/tools', { ...valid, name: 'Book Slot', url });
+        assert.equal(r.status, 200, `${url}: ${JSON.stringify(r.body)}`);
+        const stored = await t.request('GET', `/v1/tools/${String(r.body.tool_id)}`);
+        assert.equal(stored.body.url, url);
+      }
+      for (const url of ['webhook_url', '{{webhook_url', 'ftp://{{host}}/x', '{{}}'])
+        assert.equal((await t.request('POST', '/v1/tools', { ...valid, url })).status, 400, url);
+      const created = await t.request('POST', '/v1/calls', {
+        phone_number: '+14155550100',
+        task: 'Book a slot.',
+        dynamic_data: [{ url: '{{crm_url}}', response_data: [{ name: 'plan', data: '$.plan' }] }],
+        start_time: '2099-01-01 00:00:00',
+      });
+      assert.equal(created.status, 200, JSON.stringify(created.body));
+    });
+
     it('lists, updates and deletes', async () => {
       const { body } = await t.request('POST', '/v1/tools', { ...valid, name: 'Check Stock' });
       const id = String(body.tool_id);
