@@ -33,6 +33,29 @@ function headersOf(raw: unknown, variables: Record<string, unknown>): Record<str
 }
 
 /**
+ * The node's `auth` as the hosted editor saves it, `{type: "bearer" | "basic", token, encode?}`:
+ * an Authorization header (`Bearer <token>`, `Basic <token>`, with `encode` the token base64
+ * encoded, as `user:password` is written). The token is a template over the call's variables.
+ * An Authorization header among the node's own headers wins.
+ */
+function withAuth(
+  headers: Record<string, string>,
+  auth: unknown,
+  variables: Record<string, unknown>,
+): Record<string, string> {
+  if (!isRecord(auth) || typeof auth.token !== 'string') return headers;
+  if (Object.keys(headers).some((name) => name.toLowerCase() === 'authorization')) return headers;
+  const token = renderTemplate(auth.token, variables).trim();
+  if (token === '') return headers;
+  const type = typeof auth.type === 'string' ? auth.type.trim().toLowerCase() : 'bearer';
+  const value =
+    type === 'basic'
+      ? `Basic ${auth.encode === true ? Buffer.from(token).toString('base64') : token}`
+      : `Bearer ${token}`;
+  return { ...headers, Authorization: value };
+}
+
+/**
  * responseData maps the response into variables: a list of `{name, data}` where data is a JSON
  * path (`$.booking.id`), or an object of variable names to paths.
  */
@@ -75,7 +98,7 @@ export async function callWebhook(
   } catch {
     return fail('invalid URL after templating');
   }
-  const headers = headersOf(data.headers, variables);
+  const headers = withAuth(headersOf(data.headers, variables), data.auth, variables);
   let body: string | undefined;
   if (method === 'POST' && data.body !== undefined && data.body !== null) {
     body = templatedBody(data.body, variables, headers);
