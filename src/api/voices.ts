@@ -53,6 +53,17 @@ const SpeechBody = Type.Object(
   { additionalProperties: true },
 );
 
+/** The hosted API's pause marker in /v1/speak text: `<|N|>` is N seconds (0.1 to 10) of silence. */
+const PAUSE = /<\|\s*(\d+(?:\.\d+)?)\s*\|>/;
+
+/** Text with its pause markers as the pieces to say and the seconds of silence between them. */
+function withPauses(text: string): Array<string | number> {
+  return text
+    .split(new RegExp(PAUSE.source, 'g'))
+    .map((piece, i) => (i % 2 === 1 ? Math.min(10, Math.max(0.1, Number(piece))) : piece))
+    .filter((piece) => typeof piece === 'number' || piece.trim() !== '');
+}
+
 const Audio = Type.Unsafe<Buffer>({ type: 'string', format: 'binary', description: 'audio/wav, 16-bit mono PCM' });
 
 /** The hosted API's output formats of POST /v1/speak: 16-bit mono PCM at a rate, or 8 kHz G.711 mu-law. */
@@ -70,22 +81,31 @@ async function synthesizeWav(
   language: string,
   outputFormat?: OutputFormat,
 ): Promise<{ wav: Buffer; format: string }> {
-  const chunks: Int16Array[] = [];
+  const parts: Array<Int16Array | number> = [];
   let sampleRate = 16000;
   const { tts } = services.speech;
   try {
-    for await (const chunk of tts.synthesize({
-      text,
-      voice: services.speech.ttsVoiceFor({ voice, language }),
-      language,
-    })) {
-      chunks.push(chunk.pcm);
-      sampleRate = chunk.sampleRate;
+    for (const piece of withPauses(text)) {
+      if (typeof piece === 'number') {
+        parts.push(piece);
+        continue;
+      }
+      for await (const chunk of tts.synthesize({
+        text: piece,
+        voice: services.speech.ttsVoiceFor({ voice, language }),
+        language,
+      })) {
+        parts.push(chunk.pcm);
+        sampleRate = chunk.sampleRate;
+      }
     }
   } catch (error) {
     throw speechFailed(services, error);
   }
-  const pcm = concatPcm(chunks);
+  // Pauses become silence at the provider's rate, known once it spoke.
+  const pcm = concatPcm(
+    parts.map((part) => (typeof part === 'number' ? new Int16Array(Math.round(part * sampleRate)) : part)),
+  );
   if (outputFormat === undefined) return { wav: encodeWav(pcm, { sampleRate }), format: `pcm_${sampleRate}` };
   const [encoding, rate] = outputFormat.split('_') as ['pcm' | 'ulaw', string];
   const audio = resample(pcm, sampleRate, Number(rate));
@@ -192,6 +212,11 @@ export default async function routes(app: Api, services: Services): Promise<void
         body: Type.Object(
           {
             ...SpeechBody.properties,
+            text: Type.String({
+              minLength: 1,
+              maxLength: 5000,
+              description: 'What to say (at most 5,000 characters); `<|N|>` pauses N seconds (0.1 to 10)',
+            }),
             voice: Type.Optional(Type.String({ minLength: 1 })),
             output_format: Type.Optional(
               StringEnum(OUTPUT_FORMATS, {

@@ -142,6 +142,20 @@ describe('voices', () => {
         const sample = await t.request('GET', `/v1/speak/samples/${String(r.headers['x-sample-id'])}`);
         assert.equal((sample.body.data as Record<string, unknown>).output_format, outputFormat);
       }
+      // Up to 5,000 characters, as the hosted API takes.
+      const long = await speak({ text: 'Your order ships today. '.repeat(60).trim(), output_format: 'pcm_8000' });
+      assert.equal(long.statusCode, 200, long.body);
+      const tooLong = await t.request('POST', '/v1/speak', { text: 'a'.repeat(5001) });
+      assert.equal(tooLong.status, 400);
+      assert.match((tooLong.body.errors as string[])[0]!, /^text must be at most 5000 characters/);
+      // A pause marker <|N|> is N seconds of silence, not words.
+      const seconds = async (text: string) => {
+        const wav = parseWav((await speak({ text, output_format: 'pcm_8000' })).rawPayload);
+        return wav.data.length / 2 / 8000;
+      };
+      const plain = await seconds('Hello there. Goodbye now.');
+      const paused = await seconds('Hello there. <|2|> Goodbye now.');
+      assert.ok(paused - plain > 1.8 && paused - plain < 2.5, `${paused} s with the pause, ${plain} s without`);
       const mp3 = await t.request('POST', '/v1/speak', { text: 'Hi', output_format: 'mp3' });
       assert.equal(mp3.status, 400);
       assert.match((mp3.body.errors as string[])[0]!, /^output_format must be one of: pcm_8000, /);
