@@ -173,6 +173,19 @@ async function batchOrThrow(services: Services, accountId: string, id: string): 
   return row;
 }
 
+/** The hosted list's paging: `limit` batches, after skipping `offset` of them (newest first). */
+const ListPage = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'Default 1000' })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Batches to skip; default 0' })),
+});
+
+/** One page of the account's batches, newest first, as the lists show them. */
+async function listPage(services: Services, accountId: string, page: Static<typeof ListPage>) {
+  const offset = page.offset ?? 0;
+  const rows = await services.batches.list(accountId, offset + (page.limit ?? 1000));
+  return Promise.all(rows.slice(offset).map((row) => present(services, row)));
+}
+
 /** A batch of the account and its calls, oldest first (404 for another account's). */
 async function batchWithCalls(services: Services, accountId: string, id: string) {
   const row = await batchOrThrow(services, accountId, id);
@@ -251,15 +264,22 @@ export default async function routes(app: Api, services: Services): Promise<void
       schema: {
         tags,
         summary: 'List batches',
+        description: 'Newest first. The list is under `batches` and, as the hosted API answers, under `data`.',
+        querystring: ListPage,
         response: {
-          200: Type.Object({ status: Type.Literal('success'), batches: Type.Array(BatchInfo) }),
+          200: Type.Object({
+            status: Type.Literal('success'),
+            batches: Type.Array(BatchInfo),
+            data: Type.Array(BatchInfo),
+            errors: Type.Null(),
+          }),
           ...errorResponses,
         },
       },
     },
     async (request) => {
-      const rows = await services.batches.list(request.account.id);
-      return { status: 'success' as const, batches: await Promise.all(rows.map((r) => present(services, r))) };
+      const batches = await listPage(services, request.account.id, request.query);
+      return { status: 'success' as const, batches, data: batches, errors: null };
     },
   );
 
@@ -484,16 +504,15 @@ export async function batchesV2(app: Api, services: Services): Promise<void> {
       schema: {
         tags,
         summary: 'List batches (v2)',
+        description: 'Newest first.',
+        querystring: ListPage,
         response: {
           200: Type.Object({ data: Type.Array(BatchInfo), errors: Nullable(Type.Array(Type.String())) }),
           ...errorResponses,
         },
       },
     },
-    async (request) => {
-      const rows = await services.batches.list(request.account.id);
-      return { data: await Promise.all(rows.map((r) => present(services, r))), errors: null };
-    },
+    async (request) => ({ data: await listPage(services, request.account.id, request.query), errors: null }),
   );
 
   app.get(

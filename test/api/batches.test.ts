@@ -65,6 +65,39 @@ for (const storage of ['sqlite', 'postgres'] as const)
       assert.deepEqual(Object.keys(analyzed.body.answers as Json).sort(), records.map((c) => c.call_id).sort());
     });
 
+    it('GET /v1/batches answers the hosted {data, errors} too, and both lists take limit and offset', async () => {
+      const made: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const r = await t.request('POST', '/v2/batches/create', {
+          call_objects: [{ phone_number: '+14155550100', start_time: '2099-01-01 10:00:00' }],
+          global: { task: `Batch ${i}` },
+        });
+        made.push(String((r.body.data as Json).batch_id));
+      }
+      const v1 = await t.request('GET', '/v1/batches');
+      assert.equal(v1.status, 200);
+      assert.equal(v1.body.errors, null);
+      assert.deepEqual(
+        (v1.body.data as Json[]).map((b) => b.id),
+        (v1.body.batches as Json[]).map((b) => b.id),
+      );
+      const newest = made.reverse();
+      for (const path of ['/v1/batches', '/v2/batches/list']) {
+        const page = await t.request('GET', `${path}?limit=2&offset=1`);
+        assert.equal(page.status, 200, JSON.stringify(page.body));
+        assert.deepEqual(
+          (page.body.data as Json[]).map((b) => b.id),
+          newest.slice(1, 3),
+          path,
+        );
+        const bad = await t.request('GET', `${path}?limit=0&offset=-1`);
+        assert.deepEqual(
+          (bad.body.errors as string[]).map((e) => e.split(' ')[0]),
+          ['limit', 'offset'],
+        );
+      }
+    });
+
     it('refuses the whole batch when one call is wrong, naming it; nothing is created', async () => {
       const before = ((await t.request('GET', '/v1/batches')).body.batches as Json[]).length;
       const r = await t.request('POST', '/v1/batches', {
