@@ -56,7 +56,11 @@ const ListQuery = Type.Object({
   duration_gt: Type.Optional(Type.Number({ description: 'call_length (minutes) above this' })),
   duration_lt: Type.Optional(Type.Number({ description: 'call_length (minutes) below this' })),
   ascending: Type.Optional(Type.Boolean({ description: 'Oldest first; default newest first' })),
-  sort_by: Type.Optional(StringEnum(['created_at'], { description: 'The order is by creation time' })),
+  sort_by: Type.Optional(
+    Type.String({
+      description: 'Taken as sent; calls always come in order of creation (`ascending` for oldest first)',
+    }),
+  ),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 1000 })),
   cursor: Type.Optional(Type.String({ description: 'next_cursor of the previous page' })),
   // The hosted API's range: from (inclusive) and to (exclusive) positions in the sorted result.
