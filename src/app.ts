@@ -109,6 +109,14 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     logController: new QuietRequests(),
     bodyLimit: services.config.bodyLimitBytes,
+    // A client that sends its request a byte at a time (slowloris) would otherwise hold its
+    // connection, and a file descriptor, for ever: Fastify turns Node's request timeout off.
+    requestTimeout: services.config.requestTimeoutMs,
+    http: {
+      headersTimeout: services.config.headersTimeoutMs,
+      // Node looks for expired requests every 30 s by default: a timeout of 20 s then acts at 50.
+      connectionsCheckingInterval: Math.min(1000, services.config.headersTimeoutMs / 2),
+    },
     trustProxy: true,
     genReqId: () => crypto.randomUUID(),
     // A base URL with a trailing slash makes `//v1/calls`: read as `/v1/calls`, as most proxies do.
@@ -118,8 +126,10 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       void (reply as FastifyReply).status(statusCode).send(body);
     },
     clientErrorHandler: (error: Error & { code?: string }, socket) => {
-      if (socket.writable) socket.end(clientErrorResponse(error));
-      else socket.destroy(error);
+      if (!socket.writable) return socket.destroy(error);
+      // Closed once the answer is written, without waiting for the client's end of the
+      // connection: a client that never reads nor closes would otherwise keep it open.
+      socket.end(clientErrorResponse(error), () => socket.destroy());
     },
     ajv: { customOptions: {} },
   }).withTypeProvider<TypeBoxTypeProvider>();

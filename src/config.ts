@@ -32,6 +32,13 @@ export interface Config {
   masterKey: string | undefined;
   /** Largest accepted request body in bytes. Default 1 MiB. */
   bodyLimitBytes: number;
+  /**
+   * OPENLINE_REQUEST_TIMEOUT_S: the longest a client may take to send a whole request, headers
+   * and body (408 beyond). Default 120 s. Websockets and event streams are not limited by it.
+   */
+  requestTimeoutMs: number;
+  /** The longest a client may take to send a request's headers: 20 s, or the request timeout if shorter. */
+  headersTimeoutMs: number;
   /** Bearer token for GET /metrics; without one, /metrics answers on loopback only. */
   metricsToken: string | undefined;
   /** Requests a minute each API key may make (429 beyond). Default 3000; 0 turns the limit off. */
@@ -388,6 +395,9 @@ function sipConfig(env: Env): SipConfig {
 }
 
 /** Reads and validates the environment. Throws ConfigError naming the variable on a bad value. */
+/** The longest a client may take to send a request's headers (a slowloris sends them a byte at a time). */
+const HEADERS_TIMEOUT_MS = 20_000;
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const host = env.HOST || '0.0.0.0';
@@ -403,6 +413,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (metricsToken !== undefined && metricsToken.length < 16) {
     throw new ConfigError('OPENLINE_METRICS_TOKEN', 'must be at least 16 characters long');
   }
+  const requestTimeoutS = integer(env, 'OPENLINE_REQUEST_TIMEOUT_S', 120, 1, 3600);
   return {
     port,
     host,
@@ -415,6 +426,8 @@ export function loadConfig(env: Env = process.env): Config {
     voiceAliases: voiceAliases(env),
     masterKey,
     bodyLimitBytes: integer(env, 'OPENLINE_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    requestTimeoutMs: requestTimeoutS * 1000,
+    headersTimeoutMs: Math.min(HEADERS_TIMEOUT_MS, requestTimeoutS * 1000),
     metricsToken,
     rateLimitPerMinute: integer(env, 'OPENLINE_RATE_LIMIT_PER_MINUTE', 3000, 0, 1_000_000),
     drainSeconds: integer(env, 'OPENLINE_DRAIN_S', 30, 0, 24 * 3600),

@@ -16,6 +16,7 @@ export const ERROR_STATUS = {
   METHOD_NOT_ALLOWED: 405,
   ROUTE_NOT_FOUND: 404,
   CALL_RECORDING_NOT_FOUND: 404,
+  REQUEST_TIMEOUT: 408,
   CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
   URI_TOO_LONG: 414,
@@ -106,18 +107,26 @@ function fromFastify(error: FastifyError): ApiError | undefined {
   return undefined;
 }
 
+const REASON_PHRASES: Record<number, string> = { 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+
 /**
  * A request Node's HTTP parser refused before Fastify saw it (Fastify's `clientErrorHandler`):
- * headers over the server's limit are a 431, anything else a 400, both in the contract's shape,
+ * headers over the server's limit are a 431, a request slower than the request timeout a 408,
+ * anything else a 400, all in the contract's shape,
  * written to the socket, which then closes.
  */
 export function clientErrorResponse(error: { code?: string }): string {
   const known =
     error.code === 'HPE_HEADER_OVERFLOW'
       ? new ApiError('HEADERS_TOO_LARGE', 'Request headers are too large (the query string among them)')
-      : new ApiError('BAD_REQUEST', 'The request is not valid HTTP');
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new ApiError(
+            'REQUEST_TIMEOUT',
+            'The request took too long to arrive: send its headers and body without pauses',
+          )
+        : new ApiError('BAD_REQUEST', 'The request is not valid HTTP');
   const json = JSON.stringify(body(known));
-  const reason = known.statusCode === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
+  const reason = REASON_PHRASES[known.statusCode] ?? 'Bad Request';
   return (
     `HTTP/1.1 ${known.statusCode} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
     `Content-Length: ${Buffer.byteLength(json)}\r\nConnection: close\r\n\r\n${json}`
