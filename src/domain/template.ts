@@ -20,12 +20,46 @@ function show(value: unknown): string {
 }
 
 /**
+ * The most characters of variable values one rendering inserts. A template that names a large
+ * variable many times (`{{doc}}` 60,000 times in an 800 KB task, with an 8 KB `doc` in
+ * request_data) would otherwise grow to hundreds of megabytes and hold the event loop for
+ * seconds; past the bound, values render empty, as an unknown variable does.
+ */
+export const MAX_INSERTED_CHARS = 1_000_000;
+
+/** The values of one rendering: each path is read and written out once, and all count against one bound. */
+class Values {
+  private left = MAX_INSERTED_CHARS;
+  private readonly shown = new Map<string, string>();
+  constructor(private readonly variables: Record<string, unknown>) {}
+
+  of(path: string): string {
+    let text = this.shown.get(path);
+    if (text === undefined) {
+      text = show(readPath(this.variables, path));
+      this.shown.set(path, text);
+    }
+    if (text.length > this.left) {
+      this.left = 0;
+      return '';
+    }
+    this.left -= text.length;
+    return text;
+  }
+}
+
+/**
  * Replaces `{{name}}` and `{{name.field}}` with variables. The one template function of Openline:
  * task, first_sentence, tool URLs, headers, bodies and dynamic_data all go through it. An unknown
- * variable becomes empty text, so a caller never hears braces read aloud.
+ * variable becomes empty text, so a caller never hears braces read aloud. At most
+ * MAX_INSERTED_CHARS of values are inserted.
  */
 export function renderTemplate(text: string, variables: Record<string, unknown>): string {
-  return text.replace(PLACEHOLDERS, (_match, path: string) => show(readPath(variables, path)));
+  return renderWith(text, new Values(variables));
+}
+
+function renderWith(text: string, values: Values): string {
+  return text.replace(PLACEHOLDERS, (_match, path: string) => values.of(path));
 }
 
 const PLACEHOLDERS = /\{\{\s*([\w$-]+(?:\.[\w$-]+)*)\s*\}\}/g;
@@ -35,10 +69,11 @@ const PLACEHOLDERS = /\{\{\s*([\w$-]+(?:\.[\w$-]+)*)\s*\}\}/g;
  * along, so "Hi {{name}}, welcome." without a name is "Hi, welcome.", not "Hi , welcome.".
  */
 export function renderSpoken(text: string, variables: Record<string, unknown>): string {
+  const values = new Values(variables);
   return text.replace(
     new RegExp(String.raw`(\s*)${PLACEHOLDERS.source}`, 'g'),
     (_match, space: string, path: string) => {
-      const value = show(readPath(variables, path));
+      const value = values.of(path);
       return value === '' ? '' : space + value;
     },
   );
@@ -52,13 +87,14 @@ export function renderSpoken(text: string, variables: Record<string, unknown>): 
  */
 export function renderJsonTemplate(text: string, variables: Record<string, unknown>): string {
   const placeholder = /\{\{\s*([\w$-]+(?:\.[\w$-]+)*)\s*\}\}/y;
+  const values = new Values(variables);
   let out = '';
   let inString = false;
   for (let i = 0; i < text.length;) {
     placeholder.lastIndex = i;
     const match = placeholder.exec(text);
     if (match) {
-      const value = show(readPath(variables, match[1]!));
+      const value = values.of(match[1]!);
       out += inString ? JSON.stringify(value).slice(1, -1) : value;
       i += match[0].length;
       continue;
@@ -93,12 +129,16 @@ export function secretNames(template: unknown): string[] {
   return [...names];
 }
 
-/** Renders every string inside a JSON value (tool bodies, headers, query objects). */
+/** Renders every string inside a JSON value (tool bodies, headers, query objects), all against one bound. */
 export function renderDeep<T>(value: T, variables: Record<string, unknown>): T {
-  if (typeof value === 'string') return renderTemplate(value, variables) as T;
-  if (Array.isArray(value)) return value.map((v) => renderDeep(v, variables)) as T;
+  return renderDeepWith(value, new Values(variables));
+}
+
+function renderDeepWith<T>(value: T, values: Values): T {
+  if (typeof value === 'string') return renderWith(value, values) as T;
+  if (Array.isArray(value)) return value.map((v) => renderDeepWith(v, values)) as T;
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renderDeep(v, variables)])) as T;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renderDeepWith(v, values)])) as T;
   }
   return value;
 }

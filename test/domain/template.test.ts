@@ -1,6 +1,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readPath, renderDeep, renderSpoken, renderTemplate, systemVariables } from '../../src/domain/template.js';
+import {
+  MAX_INSERTED_CHARS,
+  readPath,
+  renderDeep,
+  renderJsonTemplate,
+  renderSpoken,
+  renderTemplate,
+  systemVariables,
+} from '../../src/domain/template.js';
 
 const VARS: Record<string, unknown> = {
   name: 'Ada',
@@ -243,5 +251,30 @@ describe('systemVariables', () => {
       renderTemplate('{{from}} {{to}} {{short_from}} {{short_to}} {{call_id}}', v),
       '+14155550100 +12125550123 4155550100 2125550123 call-9',
     );
+  });
+});
+
+describe('a template that names a large variable many times', () => {
+  const big = 'x'.repeat(20_000);
+  const template = '{{doc}}'.repeat(2000);
+
+  it('renderTemplate inserts at most MAX_INSERTED_CHARS of values, then renders the rest empty', () => {
+    const out = renderTemplate(`${template} {{name}}`, { doc: big, name: 'Ada' });
+    assert.ok(out.length <= MAX_INSERTED_CHARS + template.length, `${out.length} characters`);
+    assert.ok(out.startsWith(big + big), 'the values that fit are inserted');
+    assert.ok(out.endsWith(' '), 'a value past the bound is empty');
+  });
+
+  it('renderSpoken and renderJsonTemplate keep to the same bound', () => {
+    assert.ok(renderSpoken(template, { doc: big }).length <= MAX_INSERTED_CHARS + template.length);
+    const json = `{"a":"${template}"}`;
+    assert.ok(renderJsonTemplate(json, { doc: big }).length <= MAX_INSERTED_CHARS + json.length);
+  });
+
+  it('renderDeep counts every string of one value against one bound', () => {
+    const strings = Array.from({ length: 100 }, () => '{{doc}}'.repeat(100));
+    const out = renderDeep({ strings }, { doc: big });
+    const total = out.strings.reduce((sum, s) => sum + s.length, 0);
+    assert.ok(total <= MAX_INSERTED_CHARS + 100 * 700, `${total} characters`);
   });
 });
