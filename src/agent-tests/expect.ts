@@ -1,3 +1,4 @@
+import vm from 'node:vm';
 import { functionName } from '../agent/tools.js';
 import type { Expect, ToolCalled } from './suite.js';
 
@@ -16,16 +17,57 @@ export interface CallView {
   latency: { turns: { total_ms: number }[] } | null;
 }
 
-/** "/words/i" is a regular expression; anything else matches as words, case-insensitively. */
+/**
+ * How long one regular expression of a test may take on one text. A user's pattern with nested
+ * repetition (`(a+)+b`) backtracks for hours on a text it nearly matches, and V8 cannot run a
+ * case-insensitive pattern in linear time: the match runs under vm's watchdog, which stops it.
+ */
+const REGEX_TIMEOUT_MS = 200;
+const regexContext = vm.createContext({ re: /$^/, text: '' });
+const REGEX_TEST = new vm.Script('re.test(text)');
+
+/** A regular expression of an expectation that ran out of time. */
+class SlowPattern extends Error {}
+
+function testWithin(re: RegExp, text: string): boolean {
+  Object.assign(regexContext, { re, text });
+  try {
+    return REGEX_TEST.runInContext(regexContext, { timeout: REGEX_TIMEOUT_MS }) === true;
+  } catch (error) {
+    if ((error as { code?: string }).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') throw new SlowPattern();
+    throw error;
+  } finally {
+    Object.assign(regexContext, { re: /$^/, text: '' });
+  }
+}
+
+/**
+ * "/words/i" is a regular expression; anything else matches as words, case-insensitively. A
+ * regular expression that runs out of time throws SlowPattern.
+ */
 function matcher(pattern: string): (text: string) => boolean {
   const regex = /^\/(.+)\/([a-z]*)$/.exec(pattern);
   if (regex) {
     const re = new RegExp(regex[1]!, regex[2]!.includes('i') ? regex[2] : `${regex[2]}i`);
-    return (text) => re.test(text);
+    return (text) => testWithin(re, text);
   }
   const words = pattern.toLowerCase();
   return (text) => text.toLowerCase().includes(words);
 }
+
+/** What `find` gives, or SLOW when the pattern ran out of time. */
+const SLOW = Symbol('slow');
+function unlessSlow<T>(find: () => T): T | typeof SLOW {
+  try {
+    return find();
+  } catch (error) {
+    if (error instanceof SlowPattern) return SLOW;
+    throw error;
+  }
+}
+
+const slowFailure = (expectation: string, pattern: string) =>
+  `${expectation}: "${pattern}" took too long to match (over ${REGEX_TIMEOUT_MS} ms): simplify the regular expression (nested repetition such as (a+)+ backtracks without end)`;
 
 const same = (actual: unknown, wanted: unknown): boolean => {
   if (wanted === '*') return actual !== undefined && actual !== null && actual !== '';
@@ -206,11 +248,16 @@ export function check(call: CallView, expect: Expect): string[] {
     failures.push(`answered_by: wanted ${expect.answered_by}, got ${call.answered_by ?? 'null'}`);
   if (expect.ended_by !== undefined && call.call_ended_by !== expect.ended_by)
     failures.push(`ended_by: wanted ${expect.ended_by}, got ${call.call_ended_by ?? 'null'}`);
-  for (const pattern of expect.transcript_contains ?? [])
-    if (!matcher(pattern)(transcript)) failures.push(`transcript_contains: "${pattern}" was not said`);
+  for (const pattern of expect.transcript_contains ?? []) {
+    const said = unlessSlow(() => matcher(pattern)(transcript));
+    if (said === SLOW) failures.push(slowFailure('transcript_contains', pattern));
+    else if (!said) failures.push(`transcript_contains: "${pattern}" was not said`);
+  }
   for (const pattern of expect.transcript_not_contains ?? []) {
-    const line = call.transcripts.find((t) => matcher(pattern)(`${t.user}: ${t.text}`));
-    if (line) failures.push(`transcript_not_contains: "${pattern}" was said (${line.user}: "${line.text}")`);
+    const matches = matcher(pattern);
+    const line = unlessSlow(() => call.transcripts.find((t) => matches(`${t.user}: ${t.text}`)));
+    if (line === SLOW) failures.push(slowFailure('transcript_not_contains', pattern));
+    else if (line) failures.push(`transcript_not_contains: "${pattern}" was said (${line.user}: "${line.text}")`);
   }
   for (const [name, wanted] of Object.entries(expect.variables ?? {})) {
     const actual = call.variables?.[name];
