@@ -162,6 +162,8 @@ export function installErrorHandling(
     if (known) {
       // A 401 says how to authenticate (RFC 9110): the API key as a bearer token.
       if (known.statusCode === 401) void reply.header('www-authenticate', 'Bearer realm="openline"');
+      // The rate limit sets its own; a 429 of a busy resource asks for a minute.
+      if (known.statusCode === 429 && !reply.hasHeader('retry-after')) void reply.header('retry-after', '60');
       return reply.status(known.statusCode).send(body(known));
     }
     if (isStorageUnavailable(error)) {

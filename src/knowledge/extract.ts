@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { ApiError } from '../errors.js';
 
 /** The documents a knowledge base is read from. */
 export type DocumentKind = 'text' | 'pdf' | 'docx' | 'html';
@@ -78,12 +79,27 @@ export async function extractDocumentText(kind: DocumentKind, data: Buffer): Pro
 
 /** PDF and Word files read at once; more wait their turn, so uploads never take all the memory. */
 const MAX_READERS = 2;
+/**
+ * Documents that may wait for a reader. Each waits with its file in memory (up to 16 MB) and
+ * reading one may take 30 s: beyond this, a document is refused at once (429) rather than keeping
+ * its file in memory for minutes, and every account's uploads behind it.
+ */
+export const MAX_WAITING_DOCUMENTS = 8;
 let readers = 0;
 const waiting: (() => void)[] = [];
+
+/** The readers are busy and MAX_WAITING_DOCUMENTS wait: answered 429, to be sent again shortly. */
+export class ReadersBusy extends ApiError {
+  constructor() {
+    super('RATE_LIMITED', 'Too many other documents are being read: try again in a minute');
+    this.name = 'ReadersBusy';
+  }
+}
 
 async function inReader(kind: Exclude<DocumentKind, 'text'>, data: Buffer): Promise<string> {
   // A reader that finishes hands its place to the next one waiting.
   if (readers < MAX_READERS) readers++;
+  else if (waiting.length >= MAX_WAITING_DOCUMENTS) throw new ReadersBusy();
   else await new Promise<void>((resolve) => waiting.push(resolve));
   try {
     return await readInChild(kind, data);

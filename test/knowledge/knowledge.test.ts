@@ -6,6 +6,8 @@ import {
   documentKind,
   extractDocumentText,
   MAX_KNOWLEDGE_TEXT_BYTES,
+  MAX_WAITING_DOCUMENTS,
+  ReadersBusy,
   tidyKnowledgeText,
   UnreadableDocument,
 } from '../../src/knowledge/extract.js';
@@ -109,5 +111,18 @@ describe('knowledge base documents', () => {
       texts,
       files.map((_, i) => `Document ${i} says hello.`),
     );
+  });
+
+  it('refuses a document at once when the readers are busy and MAX_WAITING_DOCUMENTS wait, and reads the next one after', async () => {
+    // The readers' places and the waiting line are taken as the calls are made, before any reader answers.
+    const files = Array.from({ length: 2 + MAX_WAITING_DOCUMENTS + 1 }, (_, i) => pdfDocument([`Document ${i}.`]));
+    const reads = files.map((file) => extractDocumentText('pdf', file));
+    const outcomes = await Promise.allSettled(reads);
+    const refused = outcomes.filter((o) => o.status === 'rejected');
+    assert.equal(refused.length, 1, JSON.stringify(outcomes.map((o) => o.status)));
+    assert.ok(refused[0]!.reason instanceof ReadersBusy);
+    assert.match(String(refused[0]!.reason.message), /other documents are being read: try again/);
+    assert.equal(outcomes.at(-1)!.status, 'rejected', 'the last one is the one refused');
+    assert.equal(await extractDocumentText('pdf', pdfDocument(['After.'])), 'After.');
   });
 });
