@@ -5,15 +5,7 @@ import { isSandboxPersona } from '../../store/inbound.js';
 import type { AudioLegFactory, CarrierLogger } from '../audio-legs.js';
 import type { Carrier, CallLeg, DialRequest, DialResult, TransferResult } from '../types.js';
 import { answerChallenge } from './digest.js';
-import {
-  SipEndpoint,
-  cancelFor,
-  defaultPort,
-  hostPort,
-  type Responder,
-  type Target,
-  type Transport,
-} from './endpoint.js';
+import { SipEndpoint, defaultPort, hostPort, type Responder, type Target, type Transport } from './endpoint.js';
 import {
   cseqOf,
   header,
@@ -281,19 +273,14 @@ export class SipCarrier implements Carrier {
       connectMedia(rtp, media, { early: true });
     };
 
-    let current = invite();
-    let sent = endpoint.request(current, target, onProvisional);
+    let sent = endpoint.request(invite(), target, onProvisional);
     let cancelled: 'timeout' | 'stopped' | undefined;
     const cancel = (why: 'timeout' | 'stopped') => {
       if (cancelled) return;
       cancelled = why;
-      // On the INVITE's own connection (TCP, TLS).
-      void endpoint.request(cancelFor(current), {
-        ...target,
-        ...(sent.connection !== undefined && { connection: sent.connection }),
-      }).response;
-      // A far end that never answers the INVITE after this (no 487) does not hold the call: 64 T1 at most.
-      endpoint.cancelled(sent.branch);
+      // Once the INVITE heard a provisional response; a far end that never answers the INVITE
+      // after the CANCEL (no 487) does not hold the call: 64 T1 at most.
+      endpoint.cancel(sent.branch);
     };
     const ring = setTimeout(() => cancel('timeout'), request.ringTimeoutMs);
     const onAbort = () => cancel('stopped');
@@ -322,8 +309,7 @@ export class SipCarrier implements Carrier {
           sessionExpires = minSeOf(response)!;
         } else break;
         seq++;
-        current = invite();
-        sent = endpoint.request(current, target, onProvisional);
+        sent = endpoint.request(invite(), target, onProvisional);
         response = await sent.response;
       }
       if (response.status >= 200 && response.status < 300)

@@ -87,6 +87,8 @@ interface ClientTransaction {
   timers: NodeJS.Timeout[];
   settled: boolean;
   provisional: boolean;
+  /** A CANCEL was asked for: sent once a provisional response came (RFC 3261 section 9.1). */
+  cancelling: 'waiting' | 'sent' | undefined;
 }
 
 /** An INVITE server transaction, for the CANCEL that names it (RFC 3261 section 9.2). */
@@ -267,6 +269,7 @@ export class SipEndpoint {
         timers: [],
         settled: false,
         provisional: false,
+        cancelling: undefined,
       };
       this.clients.set(key, transaction);
       connection = this.send(message, target);
@@ -297,32 +300,34 @@ export class SipEndpoint {
       // cancelled; without a final response 64 T1 after that, it is over with a made-up 408.
       if (request.method === 'INVITE')
         transaction.timers.push(
-          setTimeout(() => {
-            if (transaction.settled) return;
-            void this.request(cancelFor(request), transaction.target).response;
-            transaction.timers.push(
-              setTimeout(
-                () => this.settle(key, madeUpResponse(request, 408, 'Request Timeout')),
-                this.transactionTimeoutMs,
-              ),
-            );
-          }, this.inviteTimeoutMs),
+          setTimeout(() => this.cancelTransaction(key, 408, 'Request Timeout'), this.inviteTimeoutMs),
         );
     });
     return { response, branch, connection };
   }
 
   /**
-   * The INVITE of `branch` was cancelled (its CANCEL sent): when no final response comes within
-   * 64 T1, its transaction is over all the same (RFC 3261 section 9.1), resolved with a made-up 487.
+   * Cancels the INVITE of `branch` (RFC 3261 section 9.1): the CANCEL goes out on the INVITE's own
+   * target and connection once a provisional response came (at once if one did; never if the
+   * final response comes first, which the INVITE then resolves with). When no final response
+   * comes within 64 T1 of the CANCEL, the transaction is over all the same, with a made-up 487.
    */
-  cancelled(branch: string): void {
-    const key = `${branch}|INVITE`;
+  cancel(branch: string): void {
+    this.cancelTransaction(`${branch}|INVITE`, 487, 'Request Terminated');
+  }
+
+  private cancelTransaction(key: string, status: number, reason: string): void {
     const transaction = this.clients.get(key);
-    if (!transaction || transaction.settled) return;
+    if (!transaction || transaction.settled || transaction.cancelling === 'sent') return;
+    if (!transaction.provisional) {
+      transaction.cancelling = 'waiting';
+      return;
+    }
+    transaction.cancelling = 'sent';
+    void this.request(cancelFor(transaction.request), transaction.target).response;
     transaction.timers.push(
       setTimeout(
-        () => this.settle(key, madeUpResponse(transaction.request, 487, 'Request Terminated')),
+        () => this.settle(key, madeUpResponse(transaction.request, status, reason)),
         this.transactionTimeoutMs,
       ),
     );
@@ -493,6 +498,7 @@ export class SipEndpoint {
     }
     if (response.status < 200) {
       transaction.provisional = true;
+      if (transaction.cancelling === 'waiting') this.cancel(branch);
       transaction.onProvisional?.(response);
       return;
     }

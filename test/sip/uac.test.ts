@@ -1,0 +1,106 @@
+import { describe, it, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { SipEndpoint } from '../../src/carriers/sip/endpoint.js';
+import { SipCarrier } from '../../src/carriers/sip/carrier.js';
+import { header, type SipMessage, type SipRequest } from '../../src/carriers/sip/message.js';
+import type { AudioLeg } from '../../src/media/audio-leg.js';
+import type { CallRequest } from '../../src/schemas/call-request.js';
+import type { DialResult } from '../../src/carriers/types.js';
+import { isRequest, udpPeer, type UdpPeer } from './udp-peer.js';
+
+/**
+ * Openline as the caller (the UAC of RFC 3261) against a trunk speaking raw SIP over UDP: what a
+ * real trunk sometimes does to an INVITE (no provisional response before the caller gives up, a
+ * 200 OK crossing the CANCEL or coming after it) and what Openline must then say.
+ *
+ * Every test has its own endpoint, carrier and trunk on ports the system picks, and RTP ports from
+ * a range the carrier skips through when one is taken: nothing clashes with SIP tests running at
+ * the same time.
+ */
+
+/** T1: retransmissions at 100, 300, 700 ms...; 64 T1 (timer B, the wait after a CANCEL) is 6.4 s. */
+const T1_MS = 100;
+
+interface Setup {
+  endpoint: SipEndpoint;
+  carrier: SipCarrier;
+  trunk: UdpPeer;
+}
+
+const opened: Setup[] = [];
+
+async function setup(options: { t1Ms?: number } = {}): Promise<Setup> {
+  const trunk = await udpPeer();
+  const endpoint = await SipEndpoint.listen({ host: '127.0.0.1', port: 0, t1Ms: options.t1Ms ?? T1_MS });
+  const carrier = new SipCarrier({
+    endpoint,
+    trunk: { host: '127.0.0.1', port: trunk.port, transport: 'udp' },
+    rtpPorts: { min: 36200, max: 36399 },
+    rtpHost: '127.0.0.1',
+    // Calls that connect get a leg nobody uses: these tests are about the signalling.
+    audioLeg: () => ({}) as AudioLeg,
+  });
+  const s = { endpoint, carrier, trunk };
+  opened.push(s);
+  return s;
+}
+
+afterEach(async () => {
+  for (const s of opened.splice(0)) {
+    await s.carrier.close();
+    s.trunk.close();
+  }
+});
+
+/** Places a call to `to` through the setup's trunk; `stop` aborts it as the API's stop does. */
+function dial(s: Setup, to: string): { result: Promise<DialResult>; stop: AbortController } {
+  const stop = new AbortController();
+  const result = s.carrier.dial({
+    callId: `uac-${to}`,
+    to,
+    from: null,
+    ringTimeoutMs: 60_000,
+    signal: stop.signal,
+    request: {} as CallRequest,
+  });
+  return { result, stop };
+}
+
+const forCall = (to: string) => (m: SipMessage) => m.kind === 'request' && m.uri.startsWith(`sip:${to}@`);
+const request = (method: string, to?: string) => (m: SipMessage) =>
+  isRequest(method)(m) && (to === undefined || header(m, 'to')?.includes(`sip:${to}@`) === true);
+
+describe('SIP as the caller: CANCEL', () => {
+  it('a call stopped before any provisional response sends its CANCEL only once one comes (RFC 3261 section 9.1)', async () => {
+    const s = await setup();
+    const to = '+14155552101';
+    const call = dial(s, to);
+    const invite = (await s.trunk.next('the INVITE', forCall(to))) as SipRequest;
+    call.stop.abort();
+    // The INVITE is still being retransmitted (no provisional response yet): two more of them,
+    // and no CANCEL meanwhile.
+    await s.trunk.next('a retransmission', isRequest('INVITE'));
+    await s.trunk.next('another retransmission', isRequest('INVITE'));
+    assert.equal(s.trunk.inbox.filter(isRequest('CANCEL')).length, 0, 'no CANCEL before a provisional response');
+    s.trunk.respond(invite, '180 Ringing');
+    const cancel = (await s.trunk.next('the CANCEL', isRequest('CANCEL'))) as SipRequest;
+    assert.equal(header(cancel, 'via'), header(invite, 'via'));
+    s.trunk.respond(cancel, '200 OK');
+    s.trunk.respond(invite, '487 Request Terminated');
+    await s.trunk.next('the ACK of the 487', request('ACK', to));
+    assert.equal((await call.result).status, 'no-answer');
+  });
+
+  it('a call stopped before any provisional response that then gets a final one never sends CANCEL', async () => {
+    const s = await setup();
+    const to = '+14155552102';
+    const call = dial(s, to);
+    const invite = (await s.trunk.next('the INVITE', forCall(to))) as SipRequest;
+    call.stop.abort();
+    await s.trunk.next('a retransmission', isRequest('INVITE'));
+    s.trunk.respond(invite, '486 Busy Here');
+    await s.trunk.next('the ACK of the 486', request('ACK', to));
+    assert.notEqual((await call.result).status, 'answered');
+    assert.equal(s.trunk.inbox.filter(isRequest('CANCEL')).length, 0, 'no CANCEL');
+  });
+});
