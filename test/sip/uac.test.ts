@@ -2,11 +2,11 @@ import { describe, it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { SipEndpoint } from '../../src/carriers/sip/endpoint.js';
 import { SipCarrier } from '../../src/carriers/sip/carrier.js';
-import { header, type SipMessage, type SipRequest } from '../../src/carriers/sip/message.js';
+import { cseqOf, header, type SipMessage, type SipRequest } from '../../src/carriers/sip/message.js';
 import type { AudioLeg } from '../../src/media/audio-leg.js';
 import type { CallRequest } from '../../src/schemas/call-request.js';
 import type { DialResult } from '../../src/carriers/types.js';
-import { isRequest, udpPeer, type UdpPeer } from './udp-peer.js';
+import { audioSdp, isRequest, udpPeer, type UdpPeer } from './udp-peer.js';
 
 /**
  * Openline as the caller (the UAC of RFC 3261) against a trunk speaking raw SIP over UDP: what a
@@ -102,5 +102,88 @@ describe('SIP as the caller: CANCEL', () => {
     await s.trunk.next('the ACK of the 486', request('ACK', to));
     assert.notEqual((await call.result).status, 'answered');
     assert.equal(s.trunk.inbox.filter(isRequest('CANCEL')).length, 0, 'no CANCEL');
+  });
+});
+
+describe('SIP as the caller: a 200 OK after Openline gave up', () => {
+  /** The trunk answers `invite` with 200 OK (its Contact, SDP); Openline must ACK it and then hang up with BYE. */
+  async function answeredTooLate(s: Setup, invite: SipRequest, to: string): Promise<void> {
+    s.trunk.respond(invite, '200 OK', [`Contact: <sip:far@127.0.0.1:${s.trunk.port}>`], audioSdp(36990));
+    const ack = (await s.trunk.next('the ACK of the 200', request('ACK', to))) as SipRequest;
+    assert.equal(cseqOf(ack)?.seq, cseqOf(invite)?.seq);
+    assert.match(header(ack, 'to') ?? '', /;tag=peer1/);
+    assert.equal(ack.uri, `sip:far@127.0.0.1:${s.trunk.port}`);
+    const bye = (await s.trunk.next('the BYE', request('BYE', to))) as SipRequest;
+    assert.match(header(bye, 'to') ?? '', /;tag=peer1/);
+    assert.equal(header(bye, 'call-id'), header(invite, 'call-id'));
+    assert.equal(bye.uri, `sip:far@127.0.0.1:${s.trunk.port}`);
+    assert.ok((cseqOf(bye)?.seq ?? 0) > (cseqOf(invite)?.seq ?? 0), 'the BYE has a CSeq of its own');
+    s.trunk.respond(bye, '200 OK');
+    // The 200 again (as if the ACK was lost): acknowledged again, and no second BYE.
+    s.trunk.respond(invite, '200 OK', [`Contact: <sip:far@127.0.0.1:${s.trunk.port}>`], audioSdp(36990));
+    await s.trunk.next('the ACK of the repeated 200', request('ACK', to));
+    const byes = new Set(s.trunk.inbox.filter(request('BYE', to)).map((m) => header(m, 'via')));
+    assert.equal(byes.size, 1, 'one BYE (and its retransmissions)');
+  }
+
+  it('a 200 OK crossing the CANCEL is acknowledged and ended with BYE; the call is not connected', async () => {
+    const s = await setup();
+    const to = '+14155552201';
+    const call = dial(s, to);
+    const invite = (await s.trunk.next('the INVITE', forCall(to))) as SipRequest;
+    s.trunk.respond(invite, '180 Ringing');
+    call.stop.abort();
+    const cancel = (await s.trunk.next('the CANCEL', isRequest('CANCEL'))) as SipRequest;
+    // The far end answered before it saw the CANCEL: the CANCEL is too late (200 to it all the same).
+    s.trunk.respond(cancel, '200 OK');
+    await answeredTooLate(s, invite, to);
+    assert.equal((await call.result).status, 'no-answer');
+  });
+
+  it('a 200 OK that comes after the INVITE was given up for good is acknowledged and ended with BYE', async () => {
+    // 64 T1 after the CANCEL is 1.28 s.
+    const s = await setup({ t1Ms: 20 });
+    const to = '+14155552202';
+    const call = dial(s, to);
+    const invite = (await s.trunk.next('the INVITE', forCall(to))) as SipRequest;
+    s.trunk.respond(invite, '180 Ringing');
+    call.stop.abort();
+    await s.trunk.next('the CANCEL', isRequest('CANCEL'));
+    // Neither the CANCEL nor the INVITE is answered: the call is over for Openline...
+    assert.equal((await call.result).status, 'no-answer');
+    // ... when the far end answers after all.
+    await answeredTooLate(s, invite, to);
+  });
+
+  it('the 200 OK of a second branch of a forked INVITE is acknowledged and ended with BYE; the call stays up', async () => {
+    const s = await setup();
+    const to = '+14155552203';
+    const call = dial(s, to);
+    const invite = (await s.trunk.next('the INVITE', forCall(to))) as SipRequest;
+    s.trunk.respond(invite, '200 OK', [`Contact: <sip:first@127.0.0.1:${s.trunk.port}>`], audioSdp(36992));
+    assert.equal((await call.result).status, 'answered');
+    await s.trunk.next('the ACK of the first 200', request('ACK', to));
+    // A 200 from another branch: its own To tag and Contact.
+    s.trunk.send(
+      [
+        'SIP/2.0 200 OK',
+        ...(invite.headers.get('via') ?? []).map((v) => `Via: ${v}`),
+        `From: ${header(invite, 'from')}`,
+        `To: ${header(invite, 'to')};tag=branch2`,
+        `Call-ID: ${header(invite, 'call-id')}`,
+        `CSeq: ${header(invite, 'cseq')}`,
+        `Contact: <sip:second@127.0.0.1:${s.trunk.port}>`,
+        'Content-Length: 0',
+        '',
+        '',
+      ].join('\r\n'),
+      s.endpoint.port,
+    );
+    const ack = await s.trunk.next('the ACK of the second 200', request('ACK', to));
+    assert.match(header(ack, 'to') ?? '', /;tag=branch2/);
+    const bye = (await s.trunk.next('the BYE', request('BYE', to))) as SipRequest;
+    assert.equal(bye.uri, `sip:second@127.0.0.1:${s.trunk.port}`);
+    assert.match(header(bye, 'to') ?? '', /;tag=branch2/);
+    s.trunk.respond(bye, '200 OK');
   });
 });

@@ -125,6 +125,25 @@ type Placed = { status: 'answered'; dialog: Dialog } | Exclude<DialResult, { sta
 /** What answers a trunk's digest challenges. */
 type Credentials = { username?: string | undefined; password?: string | undefined };
 
+/** What a request in a dialog needs (sendInDialog): whose it is, and where and how it goes. */
+type Signalling = Pick<
+  Dialog,
+  'callId' | 'local' | 'remote' | 'remoteTarget' | 'routes' | 'domain' | 'transport' | 'connection' | 'credentials'
+> & { localSeq: number };
+
+/**
+ * An INVITE of ours whose 2xx is no longer wanted (the call was given up, or another branch of a
+ * forked INVITE answered first): where its dialogs' requests go, and the far ends (To tags)
+ * already sent BYE.
+ */
+interface Unwanted {
+  domain: string;
+  transport: Transport;
+  connection: number | undefined;
+  credentials: Credentials;
+  ended: Set<string>;
+}
+
 /** One call's SIP dialog (RFC 3261 section 12): who we talk to and how to reach them. */
 class Dialog {
   localSeq = randomInt(1, 10_000);
@@ -182,6 +201,8 @@ class Dialog {
 export class SipCarrier implements Carrier {
   readonly name = 'sip';
   private readonly dialogs = new Map<string, Dialog>();
+  /** INVITEs given up (by Call-ID), for a while: a 2xx that still comes is acknowledged and ended with BYE. */
+  private readonly unwanted = new Map<string, Unwanted>();
 
   constructor(private readonly o: SipCarrierOptions) {
     o.endpoint.onRequest((request, from, respond, transaction) => {
@@ -190,11 +211,25 @@ export class SipCarrier implements Carrier {
         respond(500, 'Server Internal Error');
       });
     });
-    // A 2xx to our INVITE that came again: its ACK was lost.
+    // A 2xx to our INVITE that came again (its ACK was lost): ACK again. One of a dialog we do not
+    // want (a call given up, another branch of a forked INVITE): ACK and BYE.
     o.endpoint.onRepeated2xx = (response) => {
-      const dialog = this.dialogs.get(header(response, 'call-id') ?? '');
+      const callId = header(response, 'call-id') ?? '';
+      const dialog = this.dialogs.get(callId);
       const seq = cseqOf(response)?.seq;
-      if (dialog && seq !== undefined) this.sendInDialog(dialog, 'ACK', { seq });
+      if (seq === undefined) return;
+      if (dialog && dialog.remoteTag === (param(header(response, 'to'), 'tag') ?? ''))
+        return void this.sendInDialog(dialog, 'ACK', { seq });
+      const unwanted =
+        this.unwanted.get(callId) ??
+        (dialog &&
+          this.giveUp(callId, {
+            domain: dialog.domain,
+            transport: dialog.transport,
+            connection: dialog.connection,
+            credentials: typeof dialog.credentials === 'object' ? dialog.credentials : {},
+          }));
+      if (unwanted) this.endUnwanted(response, unwanted);
     };
     // Our 2xx was never acknowledged: the far end does not have the call; it ends (RFC 3261 section 13.3.1.4).
     o.endpoint.onAckTimeout = (callId) => {
@@ -312,6 +347,14 @@ export class SipCarrier implements Carrier {
         sent = endpoint.request(invite(), target, onProvisional);
         response = await sent.response;
       }
+      const unwanted = () =>
+        this.giveUp(callId, { domain, transport, connection: sent.connection, credentials: trunk });
+      if (response.status >= 200 && response.status < 300 && cancelled) {
+        // Answered as we gave up (the 200 crossed the CANCEL): the far end holds a call nobody wants.
+        rtp.close();
+        this.endUnwanted(response, unwanted());
+        return { status: 'no-answer' };
+      }
       if (response.status >= 200 && response.status < 300)
         return this.connected(request.to, response, rtp, {
           credentials: trunk,
@@ -326,6 +369,8 @@ export class SipCarrier implements Carrier {
           early,
         });
       rtp.close();
+      // A 2xx may still come (after a made-up 408 or 487 above all): it gets ACK and BYE.
+      unwanted();
       if (cancelled || NO_ANSWER.has(response.status)) return { status: 'no-answer' };
       if (BUSY.has(response.status)) return { status: 'busy' };
       return { status: 'failed', reason: `SIP ${response.status} ${response.reason}`.trim() };
@@ -333,6 +378,47 @@ export class SipCarrier implements Carrier {
       clearTimeout(ring);
       request.signal.removeEventListener('abort', onAbort);
     }
+  }
+
+  /**
+   * Remembers an INVITE of ours as given up (for as long as Timer C, 3 minutes): a 2xx that comes
+   * for it is acknowledged and ended (endUnwanted).
+   */
+  private giveUp(callId: string, call: Omit<Unwanted, 'ended'>): Unwanted {
+    const known = this.unwanted.get(callId);
+    if (known) return known;
+    const unwanted = { ...call, ended: new Set<string>() };
+    this.unwanted.set(callId, unwanted);
+    setTimeout(() => this.unwanted.delete(callId), this.o.endpoint.inviteTimeoutMs).unref();
+    return unwanted;
+  }
+
+  /**
+   * A 2xx to an INVITE Openline no longer wants: the dialog it set up is acknowledged (each time
+   * the 2xx comes) and ended at once with BYE (once), so that the far end holds no call nobody is
+   * on (RFC 3261 sections 13.2.2.4 and 15).
+   */
+  private endUnwanted(response: SipResponse, unwanted: Unwanted): void {
+    const seq = cseqOf(response)?.seq;
+    const remoteTag = param(header(response, 'to'), 'tag') ?? '';
+    if (seq === undefined) return;
+    const dialog: Signalling = {
+      callId: header(response, 'call-id') ?? '',
+      local: header(response, 'from') ?? '',
+      remote: header(response, 'to') ?? '',
+      remoteTarget: uriOf(header(response, 'contact')) ?? `sip:${unwanted.domain}`,
+      routes: [...(response.headers.get('record-route') ?? [])].reverse(),
+      domain: unwanted.domain,
+      transport: unwanted.transport,
+      connection: unwanted.connection,
+      credentials: unwanted.credentials,
+      localSeq: seq,
+    };
+    void this.sendInDialog(dialog, 'ACK', { seq });
+    if (unwanted.ended.has(remoteTag)) return;
+    unwanted.ended.add(remoteTag);
+    this.o.log?.info({ sip_call_id: dialog.callId }, 'SIP: a 200 OK came for a call given up: ACK and BYE');
+    void this.sendInDialog(dialog, 'BYE');
   }
 
   /** The INVITE was answered: ACK, media (the answer's SDP, else the early media's), the session timer. */
@@ -599,7 +685,7 @@ export class SipCarrier implements Carrier {
    * while it is open (TCP, TLS). Resolves with the final response (ACK has none).
    */
   private async sendInDialog(
-    dialog: Dialog,
+    dialog: Signalling,
     method: 'ACK' | 'BYE' | 'REFER' | 'UPDATE' | 'INVITE',
     options: { seq?: number; headers?: Headers; body?: string; timeoutMs?: number } = {},
   ): Promise<SipResponse | undefined> {
