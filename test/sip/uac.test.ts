@@ -7,6 +7,7 @@ import type { AudioLeg } from '../../src/media/audio-leg.js';
 import type { CallRequest } from '../../src/schemas/call-request.js';
 import type { DialResult } from '../../src/carriers/types.js';
 import { audioSdp, isRequest, udpPeer, type UdpPeer } from './udp-peer.js';
+import { until } from './sipp-run.js';
 
 /**
  * Openline as the caller (the UAC of RFC 3261) against a trunk speaking raw SIP over UDP: what a
@@ -31,7 +32,15 @@ const opened: Setup[] = [];
 
 async function setup(options: { t1Ms?: number } = {}): Promise<Setup> {
   const trunk = await udpPeer();
-  const endpoint = await SipEndpoint.listen({ host: '127.0.0.1', port: 0, t1Ms: options.t1Ms ?? T1_MS });
+  // UDP on a port the system picks, TCP on the same number: taken by someone else now and then.
+  let endpoint: SipEndpoint | undefined;
+  for (let attempt = 0; !endpoint; attempt++)
+    endpoint = await SipEndpoint.listen({ host: '127.0.0.1', port: 0, t1Ms: options.t1Ms ?? T1_MS }).catch(
+      (error: unknown) => {
+        if (attempt >= 10 || (error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+        return undefined;
+      },
+    );
   const carrier = new SipCarrier({
     endpoint,
     trunk: { host: '127.0.0.1', port: trunk.port, transport: 'udp' },
@@ -185,5 +194,88 @@ describe('SIP as the caller: a 200 OK after Openline gave up', () => {
     assert.equal(bye.uri, `sip:second@127.0.0.1:${s.trunk.port}`);
     assert.match(header(bye, 'to') ?? '', /;tag=branch2/);
     s.trunk.respond(bye, '200 OK');
+  });
+});
+
+describe('SIP as the caller: redirects (3xx)', () => {
+  it('a 302 is acknowledged and its Contact called with a new INVITE, in the same call', async () => {
+    const s = await setup();
+    const other = await udpPeer();
+    try {
+      const to = '+14155552301';
+      const call = dial(s, to);
+      const invite = (await s.trunk.next('the INVITE', forCall(to))) as SipRequest;
+      s.trunk.respond(invite, '302 Moved Temporarily', [`Contact: <sip:+14155550177@127.0.0.1:${other.port}>`]);
+      await s.trunk.next('the ACK of the 302', request('ACK', to));
+      const moved = (await other.next('the INVITE to the Contact', forCall('+14155550177'))) as SipRequest;
+      assert.equal(header(moved, 'call-id'), header(invite, 'call-id'));
+      assert.equal(header(moved, 'from'), header(invite, 'from'));
+      assert.ok((cseqOf(moved)?.seq ?? 0) > (cseqOf(invite)?.seq ?? 0));
+      other.respond(moved, '486 Busy Here');
+      assert.equal((await call.result).status, 'busy');
+    } finally {
+      other.close();
+    }
+  });
+
+  it('a Contact at a private or metadata address is not followed; the next Contact (by q) is', async () => {
+    const s = await setup();
+    const other = await udpPeer();
+    try {
+      const to = '+14155552302';
+      const call = dial(s, to);
+      const invite = (await s.trunk.next('the INVITE', forCall(to))) as SipRequest;
+      s.trunk.respond(invite, '302 Moved Temporarily', [
+        `Contact: <sip:${to}@127.0.0.1:${other.port}>;q=0.5, <sip:${to}@169.254.169.254>;q=0.9`,
+        'Contact: <sip:+14155550178@10.1.2.3:5060>;q=1.0',
+      ]);
+      const moved = (await other.next('the INVITE to the allowed Contact', forCall(to))) as SipRequest;
+      other.respond(moved, '404 Not Found');
+      const result = await call.result;
+      assert.equal(result.status, 'failed');
+      assert.match(result.status === 'failed' ? result.reason : '', /^SIP 404/);
+
+      const refused = dial(s, '+14155552303');
+      const second = (await s.trunk.next('the second INVITE', forCall('+14155552303'))) as SipRequest;
+      s.trunk.respond(second, '302 Moved Temporarily', ['Contact: <sip:+14155550178@169.254.169.254>']);
+      const outcome = await refused.result;
+      assert.equal(outcome.status, 'failed');
+      assert.match(outcome.status === 'failed' ? outcome.reason : '', /^SIP 302 .*redirect/i);
+    } finally {
+      other.close();
+    }
+  });
+
+  it('a challenge from the trunk itself (no redirect) without credentials to answer it says the trunk wants them', async () => {
+    const s = await setup();
+    const to = '+14155552305';
+    const call = dial(s, to);
+    const invite = (await s.trunk.next('the INVITE', forCall(to))) as SipRequest;
+    s.trunk.respond(invite, '401 Unauthorized', ['WWW-Authenticate: Digest realm="trunk", nonce="abc"']);
+    const result = await call.result;
+    assert.equal(result.status, 'failed');
+    assert.match(result.status === 'failed' ? result.reason : '', /^SIP 401: the trunk wants credentials/);
+  });
+
+  it('redirects are followed a few hops at most', async () => {
+    const s = await setup();
+    const to = '+14155552304';
+    const call = dial(s, to);
+    // Every new INVITE (not its retransmissions) is sent on to another Contact.
+    const seen = new Set<string>();
+    let result: DialResult | undefined;
+    void call.result.then((r) => (result = r));
+    await until('the call to give up', () => {
+      for (const m of s.trunk.inbox) {
+        const via = header(m, 'via') ?? '';
+        if (!isRequest('INVITE')(m) || seen.has(via)) continue;
+        seen.add(via);
+        s.trunk.respond(m, '302 Moved Temporarily', [`Contact: <sip:hop${seen.size}@127.0.0.1:${s.trunk.port}>`]);
+      }
+      return result !== undefined;
+    });
+    assert.equal(result?.status, 'failed');
+    assert.match(result?.status === 'failed' ? result.reason : '', /^SIP 302 .*redirect/i);
+    assert.ok(seen.size > 1 && seen.size <= 6, `${seen.size} INVITEs`);
   });
 });

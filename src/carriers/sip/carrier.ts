@@ -1,9 +1,13 @@
 import { randomInt, randomUUID } from 'node:crypto';
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import { blockedReason } from '../../outbound/addresses.js';
 import type { CallRequest } from '../../schemas/call-request.js';
 import { normalizePathNumber } from '../../domain/phone.js';
 import { isSandboxPersona } from '../../store/inbound.js';
 import type { AudioLegFactory, CarrierLogger } from '../audio-legs.js';
 import type { Carrier, CallLeg, DialRequest, DialResult, TransferResult } from '../types.js';
+import { isTrunkAddress } from './allow.js';
 import { answerChallenge } from './digest.js';
 import { SipEndpoint, defaultPort, hostPort, type Responder, type Target, type Transport } from './endpoint.js';
 import {
@@ -92,6 +96,11 @@ export interface SipCarrierOptions {
   allowed?: (address: string) => boolean;
   /** Where the calls' work on the audio they receive runs (RtpSession.open's `defer`): the frame scheduler's defer. */
   deferInbound?: (task: () => void) => void;
+  /**
+   * OPENLINE_ALLOW_PRIVATE_URLS: a redirect (3xx) may lead to loopback, private and link-local
+   * addresses, as outbound HTTP may. Otherwise only the trunk's own host and public addresses.
+   */
+  allowPrivateAddresses?: boolean;
   /** RTP silence after which a call is ended (the far end vanished). Default 30 s. */
   rtpTimeoutMs?: number;
   /** The registrations with trunks (register=true), removed when the carrier closes. */
@@ -110,6 +119,10 @@ const SUPPORTED = new Set(['timer']);
 const BUSY = new Set([486, 600, 603]);
 /** Final responses that mean nobody answered. */
 const NO_ANSWER = new Set([408, 480, 487]);
+/** How many redirects (3xx) one call follows at most. */
+const MAX_REDIRECTS = 5;
+/** The redirects followed: 300 Multiple Choices, 301 Moved Permanently, 302 Moved Temporarily. */
+const REDIRECTS = new Set([300, 301, 302]);
 /** How long the target of a transfer that falls back to a new call may ring. */
 const TRANSFER_RING_MS = 30_000;
 /**
@@ -124,6 +137,15 @@ type Placed = { status: 'answered'; dialog: Dialog } | Exclude<DialResult, { sta
 
 /** What answers a trunk's digest challenges. */
 type Credentials = { username?: string | undefined; password?: string | undefined };
+
+/** A Contact of a redirect to call: its URI, where the INVITE goes, whether that is the trunk's host. */
+interface Redirect {
+  uri: string;
+  target: Target;
+  trunkHost: boolean;
+  /** The URI and address, to call each once. */
+  key: string;
+}
 
 /** What a request in a dialog needs (sendInDialog): whose it is, and where and how it goes. */
 type Signalling = Pick<
@@ -264,14 +286,17 @@ export class SipCarrier implements Carrier {
     if (!trunk) return { status: 'failed', reason: 'no SIP trunk is configured (OPENLINE_SIP_TRUNK)' };
     const rtp = await this.openRtp();
     const endpoint = this.o.endpoint;
-    const transport = trunk.transport;
-    const target: Target = { host: trunk.host, port: trunk.port, transport };
+    let target: Target = { host: trunk.host, port: trunk.port, transport: trunk.transport };
     const domain = hostPort(trunk.host, trunk.port);
     const callerId = request.from ?? this.o.defaultFrom ?? trunk.username ?? 'openline';
     const callId = `${randomUUID()}@openline`;
     await request.placed?.({ carrier: 'sip', carrierCallId: callId });
     const localTag = newTag();
-    const uri = `sip:${request.to}@${domain}`;
+    let uri = `sip:${request.to}@${domain}`;
+    /** Where a redirect sent the call (its Contact's URI and address), else the trunk. */
+    let redirected: Redirect | undefined;
+    const alternatives: Redirect[] = [];
+    const tried = new Set<string>([`${uri}|${target.transport}|${target.host}|${target.port}`]);
     const local = `<sip:${callerId}@${domain}>;tag=${localTag}`;
     const remote = `<sip:${request.to}@${domain}>`;
     const origin = { sessionId: randomInt(1, 2 ** 31), version: 1 };
@@ -281,13 +306,13 @@ export class SipCarrier implements Carrier {
     let authorization: { name: string; value: string } | undefined;
     const invite = (): SipRequest => {
       const headers: Headers = new Map([
-        ['via', [endpoint.via(transport)]],
+        ['via', [endpoint.via(target.transport)]],
         ['max-forwards', ['70']],
         ['from', [local]],
         ['to', [remote]],
         ['call-id', [callId]],
         ['cseq', [`${seq} INVITE`]],
-        ['contact', [endpoint.contact(transport)]],
+        ['contact', [endpoint.contact(target.transport)]],
         ['allow', [ALLOW]],
         ['supported', ['timer']],
         ['session-expires', [String(sessionExpires)]],
@@ -321,23 +346,63 @@ export class SipCarrier implements Carrier {
     const onAbort = () => cancel('stopped');
     request.signal.addEventListener('abort', onAbort);
 
+    const unwanted = () =>
+      this.giveUp(callId, {
+        domain,
+        transport: target.transport ?? 'udp',
+        connection: sent.connection,
+        credentials: redirected?.trunkHost === false ? {} : trunk,
+      });
     try {
       let response = await sent.response;
       let challenged = false;
       let briefed = false;
+      let redirects = 0;
+      /** Why a redirect was not followed, for the call's error. */
+      let unfollowed: string | undefined;
       for (;;) {
         if (cancelled) break;
-        // One answer to a digest challenge (401 from a registrar-like trunk, 407 from a proxy).
+        // One answer to a digest challenge (401 from a registrar-like trunk, 407 from a proxy);
+        // the trunk's credentials go to the trunk's own host only, never where a redirect led.
         if ((response.status === 401 || response.status === 407) && !challenged) {
           challenged = true;
-          authorization = answerChallenge(response, trunk, { method: 'INVITE', uri });
+          authorization = answerChallenge(response, redirected?.trunkHost === false ? undefined : trunk, {
+            method: 'INVITE',
+            uri,
+          });
           if (!authorization) {
             rtp.close();
+            unwanted();
             return {
               status: 'failed',
-              reason: `SIP ${response.status}: the trunk wants credentials (user:password@ in OPENLINE_SIP_TRUNK)`,
+              reason:
+                redirected?.trunkHost === false
+                  ? `SIP ${response.status}: where the trunk redirected the call wants credentials`
+                  : `SIP ${response.status}: the trunk wants credentials (user:password@ in OPENLINE_SIP_TRUNK)`,
             };
           }
+        } else if (REDIRECTS.has(response.status) || (alternatives.length > 0 && !BUSY.has(response.status))) {
+          // A redirect (RFC 3261 section 8.1.3.4): its Contacts, best q first, ahead of those of an
+          // earlier one; a Contact that fails gives way to the next. A few hops, allowed addresses only.
+          if (REDIRECTS.has(response.status)) {
+            const found = await this.redirects(response, trunk);
+            unfollowed = found.refused;
+            alternatives.unshift(...found.allowed.filter((r) => !tried.has(r.key)));
+          }
+          const next = alternatives.shift();
+          if (!next || redirects >= MAX_REDIRECTS) {
+            if (next) unfollowed = `more than ${MAX_REDIRECTS} redirects`;
+            break;
+          }
+          redirects++;
+          tried.add(next.key);
+          redirected = next;
+          uri = next.uri;
+          target = next.target;
+          // A new target: its own challenge, if any, is answered afresh.
+          authorization = undefined;
+          challenged = false;
+          if (cancelled) break;
         } else if (response.status === 422 && !briefed && (minSeOf(response) ?? 0) > sessionExpires) {
           // 422 Session Interval Too Small: ask again with the far end's minimum (RFC 4028 section 7.2).
           briefed = true;
@@ -347,8 +412,6 @@ export class SipCarrier implements Carrier {
         sent = endpoint.request(invite(), target, onProvisional);
         response = await sent.response;
       }
-      const unwanted = () =>
-        this.giveUp(callId, { domain, transport, connection: sent.connection, credentials: trunk });
       if (response.status >= 200 && response.status < 300 && cancelled) {
         // Answered as we gave up (the 200 crossed the CANCEL): the far end holds a call nobody wants.
         rtp.close();
@@ -356,8 +419,9 @@ export class SipCarrier implements Carrier {
         return { status: 'no-answer' };
       }
       if (response.status >= 200 && response.status < 300)
-        return this.connected(request.to, response, rtp, {
-          credentials: trunk,
+        return this.connected(uri, response, rtp, {
+          credentials: redirected?.trunkHost === false ? {} : trunk,
+          domain,
           callId,
           localTag,
           local,
@@ -373,11 +437,67 @@ export class SipCarrier implements Carrier {
       unwanted();
       if (cancelled || NO_ANSWER.has(response.status)) return { status: 'no-answer' };
       if (BUSY.has(response.status)) return { status: 'busy' };
-      return { status: 'failed', reason: `SIP ${response.status} ${response.reason}`.trim() };
+      const status = `SIP ${response.status} ${response.reason}`.trim();
+      if (REDIRECTS.has(response.status))
+        return { status: 'failed', reason: `${status}: redirect not followed (${unfollowed ?? 'no Contact to call'})` };
+      return { status: 'failed', reason: status };
     } finally {
       clearTimeout(ring);
       request.signal.removeEventListener('abort', onAbort);
     }
+  }
+
+  /**
+   * The Contacts of a redirect that a call may follow, best q first: sip: and sips: URIs at the
+   * trunk's own host, else at public addresses only (unless OPENLINE_ALLOW_PRIVATE_URLS), as for
+   * every outbound request of Openline; and why others were refused.
+   */
+  private async redirects(
+    response: SipResponse,
+    trunk: SipTrunk,
+  ): Promise<{ allowed: Redirect[]; refused: string | undefined }> {
+    const contacts = (response.headers.get('contact') ?? [])
+      .map((value) => ({ uri: uriOf(value) ?? '', q: Number(param(value, 'q') ?? 1) }))
+      .sort((a, b) => (Number.isNaN(b.q) ? 0 : b.q) - (Number.isNaN(a.q) ? 0 : a.q));
+    const allowed: Redirect[] = [];
+    let refused: string | undefined;
+    for (const contact of contacts) {
+      const parsed = parseUri(contact.uri);
+      if (!parsed || !/^sips?:/i.test(contact.uri)) {
+        refused = 'a Contact that is not a SIP URI';
+        continue;
+      }
+      const named = parsed.params.transport?.toLowerCase();
+      const transport: Transport = /^sips:/i.test(contact.uri)
+        ? 'tls'
+        : named && TRANSPORTS.has(named)
+          ? (named as Transport)
+          : 'udp';
+      const port = parsed.port ?? defaultPort(transport);
+      const trunkHost =
+        parsed.host.toLowerCase() === trunk.host.toLowerCase() || (await isTrunkAddress(trunk.host, parsed.host));
+      let host = parsed.host;
+      if (!trunkHost) {
+        const addresses = isIP(host)
+          ? [host]
+          : (await lookup(host, { all: true }).catch(() => [])).map((a) => a.address);
+        const blocked = this.o.allowPrivateAddresses ? undefined : addresses.map(blockedReason).find(Boolean);
+        if (addresses.length === 0 || blocked) {
+          refused = addresses.length === 0 ? `${parsed.host} did not resolve` : `${blocked} addresses are not allowed`;
+          continue;
+        }
+        // To the address just checked (TLS: to the name, which its certificate must match).
+        if (transport !== 'tls') host = addresses[0]!;
+      }
+      const uri = contact.uri.split('?')[0]!;
+      allowed.push({
+        uri,
+        target: { host, port, transport },
+        trunkHost,
+        key: `${uri}|${transport}|${host}|${port}`,
+      });
+    }
+    return { allowed, refused };
   }
 
   /**
@@ -423,11 +543,13 @@ export class SipCarrier implements Carrier {
 
   /** The INVITE was answered: ACK, media (the answer's SDP, else the early media's), the session timer. */
   private connected(
-    to: string,
+    uri: string,
     response: SipResponse,
     rtp: RtpSession,
     call: {
-      credentials: SipTrunk;
+      credentials: Credentials;
+      /** The trunk's host:port: numbers are dialled there (REFER). */
+      domain: string;
       callId: string;
       localTag: string;
       local: string;
@@ -439,8 +561,8 @@ export class SipCarrier implements Carrier {
       early: RemoteMedia | undefined;
     },
   ): Placed {
-    const domain = hostPort(call.target.host, call.target.port);
-    const remoteTarget = uriOf(header(response, 'contact')) ?? `sip:${to}@${domain}`;
+    const domain = call.domain;
+    const remoteTarget = uriOf(header(response, 'contact')) ?? uri;
     const routes = [...(response.headers.get('record-route') ?? [])].reverse();
     const dialog = new Dialog(
       call.callId,

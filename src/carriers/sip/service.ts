@@ -153,6 +153,7 @@ export async function startSip(
     deferInbound: (task) => services.frames.defer(task),
     audioLeg,
     allowed,
+    allowPrivateAddresses: services.config.allowPrivateUrls,
     ...(services.config.twilioPhoneNumber && { defaultFrom: services.config.twilioPhoneNumber }),
     ...(log && { log }),
     inbound: {
