@@ -279,3 +279,56 @@ describe('SIP as the caller: redirects (3xx)', () => {
     assert.ok(seen.size > 1 && seen.size <= 6, `${seen.size} INVITEs`);
   });
 });
+
+/** Places a call that the trunk answers at once with `extra` headers; resolves with the INVITE once acknowledged. */
+async function answeredCall(s: Setup, to: string, extra: string[]): Promise<SipRequest> {
+  const call = dial(s, to);
+  const invite = (await s.trunk.next('the INVITE', forCall(to))) as SipRequest;
+  s.trunk.respond(invite, '200 OK', [`Contact: <sip:far@127.0.0.1:${s.trunk.port}>`, ...extra], audioSdp(36994));
+  assert.equal((await call.result).status, 'answered');
+  await s.trunk.next('the ACK', request('ACK', to));
+  return invite;
+}
+
+/** The next request in the dialog of the call `to` that is one of `methods`, not a retransmission of one seen already. */
+async function nextOf(s: Setup, to: string, methods: string[], what: string, seen: Set<string>): Promise<SipRequest> {
+  const found = (await s.trunk.next(
+    what,
+    (m) =>
+      methods.some((method) => request(method, to)(m)) &&
+      // In the dialog (a To tag): not a retransmission of the call's first INVITE.
+      /;tag=/.test(header(m, 'to') ?? '') &&
+      !seen.has(header(m, 'via') ?? ''),
+  )) as SipRequest;
+  seen.add(header(found, 'via') ?? '');
+  return found;
+}
+
+describe('SIP as the caller: glare (491 Request Pending)', () => {
+  for (const method of ['UPDATE', 'INVITE']) {
+    it(`a session refresh (${method}) answered 491 is sent again after RFC 3261's random wait, not given up`, async () => {
+      const s = await setup();
+      const to = method === 'UPDATE' ? '+14155552401' : '+14155552402';
+      // Openline refreshes (refresher=uac) every second; UPDATE when the far end allows it.
+      const allow = method === 'UPDATE' ? 'INVITE, ACK, BYE, CANCEL, UPDATE' : 'INVITE, ACK, BYE, CANCEL';
+      await answeredCall(s, to, ['Session-Expires: 2;refresher=uac', 'Require: timer', `Allow: ${allow}`]);
+      const seen = new Set<string>();
+      const first = await nextOf(s, to, [method], 'the refresh', seen);
+      s.trunk.respond(first, '491 Request Pending');
+      // Glare: the far end sent a request of its own at the same time. Openline tries again later
+      // (it made the Call-ID: after 2.1 to 4 seconds); giving up would end the call (BYE).
+      const again = await nextOf(s, to, [method, 'BYE'], 'the refresh again', seen);
+      assert.equal(again.method, method, 'the refresh is sent again, the call not ended');
+      assert.ok((cseqOf(again)?.seq ?? 0) > (cseqOf(first)?.seq ?? 0));
+      assert.match(header(again, 'session-expires') ?? '', /^2;refresher=uac/);
+      // Answered this time, with a long interval: the call goes on.
+      s.trunk.respond(
+        again,
+        '200 OK',
+        ['Session-Expires: 3600;refresher=uac'],
+        method === 'INVITE' ? audioSdp(36994) : '',
+      );
+      if (method === 'INVITE') await s.trunk.next('the ACK of the re-INVITE', request('ACK', to));
+    });
+  }
+});

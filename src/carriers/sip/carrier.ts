@@ -119,6 +119,8 @@ const SUPPORTED = new Set(['timer']);
 const BUSY = new Set([486, 600, 603]);
 /** Final responses that mean nobody answered. */
 const NO_ANSWER = new Set([408, 480, 487]);
+/** How many times a session refresh answered 491 Request Pending is sent again. */
+const MAX_GLARE_RETRIES = 3;
 /** How many redirects (3xx) one call follows at most. */
 const MAX_REDIRECTS = 5;
 /** The redirects followed: 300 Multiple Choices, 301 Moved Permanently, 302 Moved Temporarily. */
@@ -178,6 +180,8 @@ class Dialog {
   remoteAllowsUpdate = false;
   /** The CSeq of the far end's last request in the dialog (RFC 3261 section 12.2.2); none yet: undefined. */
   remoteSeq: number | undefined;
+  /** We made the dialog's Call-ID (a call we placed): how long we wait after a 491 (RFC 3261 section 14.1). */
+  ownsCallId = false;
   /** Our 2xx to an INVITE without SDP carried our offer: the answer comes in the ACK. */
   awaitingAnswer = false;
   /**
@@ -581,6 +585,7 @@ export class SipCarrier implements Carrier {
       call.credentials,
     );
     dialog.localSeq = call.seq;
+    dialog.ownsCallId = true;
     dialog.remoteAllowsUpdate = allowsUpdate(response.headers);
     this.dialogs.set(call.callId, dialog);
     this.o.endpoint.keep(dialog.connection, true);
@@ -614,7 +619,7 @@ export class SipCarrier implements Carrier {
   }
 
   /** Refreshes the session as its refresher: UPDATE when the far end takes it, else a re-INVITE with our SDP. */
-  private async refreshSession(dialog: Dialog, interval: number): Promise<void> {
+  private async refreshSession(dialog: Dialog, interval: number, glare = 0): Promise<void> {
     if (dialog.ended) return;
     const method = dialog.remoteAllowsUpdate ? 'UPDATE' : 'INVITE';
     const seq = dialog.localSeq + 1;
@@ -637,7 +642,14 @@ export class SipCarrier implements Carrier {
     // The dialog is gone at the far end, or nobody answers (a re-INVITE cancelled after Timer C
     // ends with 487 or 408): the session is over.
     if (!response || [408, 481, 487].includes(response.status)) return this.sessionExpired(dialog);
-    // Refused otherwise (491 glare, 500): the session runs out unless the far end refreshes it.
+    if (response.status === 491 && glare < MAX_GLARE_RETRIES) {
+      // Glare: the far end's own re-INVITE or UPDATE crossed ours. Ours goes again after a random
+      // wait (RFC 3261 section 14.1): 2.1 to 4 s when we made the Call-ID, else up to 2 s, in 10 ms steps.
+      const wait = (dialog.ownsCallId ? randomInt(210, 401) : randomInt(0, 201)) * 10;
+      dialog.sessionTimer = setTimeout(() => void this.refreshSession(dialog, interval, glare + 1), wait);
+      return;
+    }
+    // Refused otherwise (500, 491 again and again): the session runs out unless the far end refreshes it.
     this.armSessionTimer(dialog, `${interval};refresher=uas`, true);
   }
 
