@@ -332,3 +332,42 @@ describe('SIP as the caller: glare (491 Request Pending)', () => {
     });
   }
 });
+
+describe('SIP as the caller: 422 Session Interval Too Small (RFC 4028)', () => {
+  it("an INVITE answered 422 is sent again with Session-Expires and Min-SE raised to the far end's Min-SE", async () => {
+    const s = await setup();
+    const to = '+14155552501';
+    const call = dial(s, to);
+    const invite = (await s.trunk.next('the INVITE', forCall(to))) as SipRequest;
+    assert.equal(header(invite, 'session-expires'), '1800');
+    s.trunk.respond(invite, '422 Session Interval Too Small', ['Min-SE: 3600']);
+    await s.trunk.next('the ACK of the 422', request('ACK', to));
+    const again = (await s.trunk.next(
+      'the INVITE again',
+      (m) => forCall(to)(m) && isRequest('INVITE')(m) && header(m, 'via') !== header(invite, 'via'),
+    )) as SipRequest;
+    assert.ok((cseqOf(again)?.seq ?? 0) > (cseqOf(invite)?.seq ?? 0));
+    assert.equal(header(again, 'session-expires'), '3600');
+    assert.equal(header(again, 'min-se'), '3600');
+    s.trunk.respond(again, '486 Busy Here');
+    assert.equal((await call.result).status, 'busy');
+  });
+
+  it("a session refresh answered 422 is sent again with the interval raised to the far end's Min-SE", async () => {
+    const s = await setup();
+    const to = '+14155552502';
+    await answeredCall(s, to, [
+      'Session-Expires: 2;refresher=uac',
+      'Require: timer',
+      'Allow: INVITE, ACK, BYE, UPDATE',
+    ]);
+    const seen = new Set<string>();
+    const first = await nextOf(s, to, ['UPDATE'], 'the refresh', seen);
+    s.trunk.respond(first, '422 Session Interval Too Small', ['Min-SE: 120']);
+    const again = await nextOf(s, to, ['UPDATE', 'BYE'], 'the refresh again', seen);
+    assert.equal(again.method, 'UPDATE', 'the refresh is sent again, the call not ended');
+    assert.match(header(again, 'session-expires') ?? '', /^120;refresher=uac/);
+    assert.equal(header(again, 'min-se'), '120');
+    s.trunk.respond(again, '200 OK', ['Session-Expires: 3600;refresher=uac']);
+  });
+});

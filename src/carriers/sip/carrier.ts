@@ -180,6 +180,8 @@ class Dialog {
   remoteAllowsUpdate = false;
   /** The CSeq of the far end's last request in the dialog (RFC 3261 section 12.2.2); none yet: undefined. */
   remoteSeq: number | undefined;
+  /** The Min-SE of the dialog (RFC 4028 section 7.4): our INVITE's, raised by a 422. */
+  minSe = MIN_SE;
   /** We made the dialog's Call-ID (a call we placed): how long we wait after a 491 (RFC 3261 section 14.1). */
   ownsCallId = false;
   /** Our 2xx to an INVITE without SDP carried our offer: the answer comes in the ACK. */
@@ -307,6 +309,7 @@ export class SipCarrier implements Carrier {
     const sdp = offer({ address: endpoint.address, port: rtp.port, ...origin });
     let seq = 1;
     let sessionExpires = SESSION_EXPIRES;
+    let minSe = MIN_SE;
     let authorization: { name: string; value: string } | undefined;
     const invite = (): SipRequest => {
       const headers: Headers = new Map([
@@ -320,7 +323,7 @@ export class SipCarrier implements Carrier {
         ['allow', [ALLOW]],
         ['supported', ['timer']],
         ['session-expires', [String(sessionExpires)]],
-        ['min-se', [String(MIN_SE)]],
+        ['min-se', [String(minSe)]],
         ['user-agent', [USER_AGENT]],
         ['content-type', ['application/sdp']],
       ]);
@@ -407,10 +410,12 @@ export class SipCarrier implements Carrier {
           authorization = undefined;
           challenged = false;
           if (cancelled) break;
-        } else if (response.status === 422 && !briefed && (minSeOf(response) ?? 0) > sessionExpires) {
-          // 422 Session Interval Too Small: ask again with the far end's minimum (RFC 4028 section 7.2).
+        } else if (response.status === 422 && !briefed && (minSeOf(response) ?? 0) > minSe) {
+          // 422 Session Interval Too Small: ask again with the far end's minimum as our interval
+          // (when ours is smaller) and our Min-SE (RFC 4028 section 7.4).
           briefed = true;
-          sessionExpires = minSeOf(response)!;
+          minSe = minSeOf(response)!;
+          sessionExpires = Math.max(sessionExpires, minSe);
         } else break;
         seq++;
         sent = endpoint.request(invite(), target, onProvisional);
@@ -426,6 +431,7 @@ export class SipCarrier implements Carrier {
         return this.connected(uri, response, rtp, {
           credentials: redirected?.trunkHost === false ? {} : trunk,
           domain,
+          minSe,
           callId,
           localTag,
           local,
@@ -554,6 +560,7 @@ export class SipCarrier implements Carrier {
       credentials: Credentials;
       /** The trunk's host:port: numbers are dialled there (REFER). */
       domain: string;
+      minSe: number;
       callId: string;
       localTag: string;
       local: string;
@@ -586,6 +593,7 @@ export class SipCarrier implements Carrier {
     );
     dialog.localSeq = call.seq;
     dialog.ownsCallId = true;
+    dialog.minSe = call.minSe;
     dialog.remoteAllowsUpdate = allowsUpdate(response.headers);
     this.dialogs.set(call.callId, dialog);
     this.o.endpoint.keep(dialog.connection, true);
@@ -619,14 +627,15 @@ export class SipCarrier implements Carrier {
   }
 
   /** Refreshes the session as its refresher: UPDATE when the far end takes it, else a re-INVITE with our SDP. */
-  private async refreshSession(dialog: Dialog, interval: number, glare = 0): Promise<void> {
+  private async refreshSession(dialog: Dialog, interval: number, glare = 0, briefed = false): Promise<void> {
     if (dialog.ended) return;
     const method = dialog.remoteAllowsUpdate ? 'UPDATE' : 'INVITE';
     const seq = dialog.localSeq + 1;
     const response = await this.sendInDialog(dialog, method, {
       headers: new Map([
         ['session-expires', [`${interval};refresher=uac`]],
-        ['min-se', [String(MIN_SE)]],
+        // Never above the interval (the far end may have chosen one under our Min-SE).
+        ['min-se', [String(Math.min(dialog.minSe, interval))]],
         ['supported', ['timer']],
       ]),
       ...(method === 'INVITE' && { body: dialog.localSdp }),
@@ -642,11 +651,17 @@ export class SipCarrier implements Carrier {
     // The dialog is gone at the far end, or nobody answers (a re-INVITE cancelled after Timer C
     // ends with 487 or 408): the session is over.
     if (!response || [408, 481, 487].includes(response.status)) return this.sessionExpired(dialog);
+    const asked = minSeOf(response);
+    if (response.status === 422 && !briefed && asked !== undefined && asked > interval) {
+      // Too brief for the far end now: the refresh again at once, with its minimum (RFC 4028 section 7.4).
+      dialog.minSe = Math.max(dialog.minSe, asked);
+      return this.refreshSession(dialog, asked, glare, true);
+    }
     if (response.status === 491 && glare < MAX_GLARE_RETRIES) {
       // Glare: the far end's own re-INVITE or UPDATE crossed ours. Ours goes again after a random
       // wait (RFC 3261 section 14.1): 2.1 to 4 s when we made the Call-ID, else up to 2 s, in 10 ms steps.
       const wait = (dialog.ownsCallId ? randomInt(210, 401) : randomInt(0, 201)) * 10;
-      dialog.sessionTimer = setTimeout(() => void this.refreshSession(dialog, interval, glare + 1), wait);
+      dialog.sessionTimer = setTimeout(() => void this.refreshSession(dialog, interval, glare + 1, briefed), wait);
       return;
     }
     // Refused otherwise (500, 491 again and again): the session runs out unless the far end refreshes it.
