@@ -26,12 +26,15 @@ interface Setup {
   endpoint: SipEndpoint;
   carrier: SipCarrier;
   trunk: UdpPeer;
+  /** Hangs up the calls that connected, as their agent does, in order. */
+  hangups: (() => Promise<void>)[];
 }
 
 const opened: Setup[] = [];
 
 async function setup(options: { t1Ms?: number } = {}): Promise<Setup> {
   const trunk = await udpPeer();
+  const hangups: (() => Promise<void>)[] = [];
   // UDP on a port the system picks, TCP on the same number: taken by someone else now and then.
   let endpoint: SipEndpoint | undefined;
   for (let attempt = 0; !endpoint; attempt++)
@@ -47,9 +50,12 @@ async function setup(options: { t1Ms?: number } = {}): Promise<Setup> {
     rtpPorts: { min: 36200, max: 36399 },
     rtpHost: '127.0.0.1',
     // Calls that connect get a leg nobody uses: these tests are about the signalling.
-    audioLeg: () => ({}) as AudioLeg,
+    audioLeg: (_transport, _request, _callId, control) => {
+      hangups.push(control.hangup);
+      return {} as AudioLeg;
+    },
   });
-  const s = { endpoint, carrier, trunk };
+  const s = { endpoint, carrier, trunk, hangups };
   opened.push(s);
   return s;
 }
@@ -369,5 +375,39 @@ describe('SIP as the caller: 422 Session Interval Too Small (RFC 4028)', () => {
     assert.match(header(again, 'session-expires') ?? '', /^120;refresher=uac/);
     assert.equal(header(again, 'min-se'), '120');
     s.trunk.respond(again, '200 OK', ['Session-Expires: 3600;refresher=uac']);
+  });
+});
+
+describe('SIP as the caller: reliable provisional responses (RFC 3262)', () => {
+  it('a 183 that requires 100rel gets a PRACK with its RAck, once; the call goes on with the next CSeq', async () => {
+    const s = await setup();
+    const to = '+14155552601';
+    const call = dial(s, to);
+    const invite = (await s.trunk.next('the INVITE', forCall(to))) as SipRequest;
+    assert.match((invite.headers.get('supported') ?? []).join(','), /(^|[\s,])100rel([\s,]|$)/);
+    const seq = cseqOf(invite)?.seq ?? 0;
+    const contact = `Contact: <sip:far@127.0.0.1:${s.trunk.port}>`;
+    const reliable = ['Require: 100rel', 'RSeq: 7', contact];
+    s.trunk.respond(invite, '183 Session Progress', reliable, audioSdp(36996));
+    const prack = (await s.trunk.next('the PRACK', request('PRACK', to))) as SipRequest;
+    assert.equal(prack.uri, `sip:far@127.0.0.1:${s.trunk.port}`);
+    assert.equal(header(prack, 'rack'), `7 ${seq} INVITE`);
+    assert.equal(header(prack, 'call-id'), header(invite, 'call-id'));
+    assert.match(header(prack, 'to') ?? '', /;tag=peer1/);
+    assert.ok((cseqOf(prack)?.seq ?? 0) > seq, 'the PRACK has a CSeq of its own');
+    s.trunk.respond(prack, '200 OK');
+    // The 183 again (a retransmission): no second PRACK. Then the answer.
+    s.trunk.respond(invite, '183 Session Progress', reliable, audioSdp(36996));
+    s.trunk.respond(invite, '200 OK', [contact], audioSdp(36996));
+    assert.equal((await call.result).status, 'answered');
+    const ack = await s.trunk.next('the ACK', request('ACK', to));
+    assert.equal(cseqOf(ack)?.seq, seq);
+    const pracks = new Set(s.trunk.inbox.filter(request('PRACK', to)).map((m) => header(m, 'via')));
+    assert.equal(pracks.size, 1, 'one PRACK (and its retransmissions)');
+    // Hung up: the BYE's CSeq comes after the PRACK's.
+    void s.hangups[0]?.();
+    const bye = await s.trunk.next('the BYE', request('BYE', to));
+    assert.ok((cseqOf(bye)?.seq ?? 0) > (cseqOf(prack)?.seq ?? 0));
+    s.trunk.respond(bye as SipRequest, '200 OK');
   });
 });

@@ -165,6 +165,8 @@ interface Unwanted {
   transport: Transport;
   connection: number | undefined;
   credentials: Credentials;
+  /** The last CSeq number the INVITE's call used (its PRACKs'): the BYE's comes after. */
+  lastSeq: number;
   ended: Set<string>;
 }
 
@@ -256,6 +258,7 @@ export class SipCarrier implements Carrier {
             transport: dialog.transport,
             connection: dialog.connection,
             credentials: typeof dialog.credentials === 'object' ? dialog.credentials : {},
+            lastSeq: dialog.localSeq,
           }));
       if (unwanted) this.endUnwanted(response, unwanted);
     };
@@ -308,6 +311,8 @@ export class SipCarrier implements Carrier {
     const origin = { sessionId: randomInt(1, 2 ** 31), version: 1 };
     const sdp = offer({ address: endpoint.address, port: rtp.port, ...origin });
     let seq = 1;
+    /** The last CSeq number used in the call: the INVITE's, or its PRACKs' after it. */
+    let lastSeq = seq;
     let sessionExpires = SESSION_EXPIRES;
     let minSe = MIN_SE;
     let authorization: { name: string; value: string } | undefined;
@@ -321,7 +326,7 @@ export class SipCarrier implements Carrier {
         ['cseq', [`${seq} INVITE`]],
         ['contact', [endpoint.contact(target.transport)]],
         ['allow', [ALLOW]],
-        ['supported', ['timer']],
+        ['supported', ['timer, 100rel']],
         ['session-expires', [String(sessionExpires)]],
         ['min-se', [String(minSe)]],
         ['user-agent', [USER_AGENT]],
@@ -333,7 +338,34 @@ export class SipCarrier implements Carrier {
     };
     // Early media (a 183 or 180 with SDP): its RTP is taken from then on, heard by nobody until the answer.
     let early: RemoteMedia | undefined;
+    /** The RSeq of the last reliable provisional response of each early dialog (To tag). */
+    const rseqs = new Map<string, number>();
+    /** The early dialogs PRACKs went in: their CSeq numbers (a challenged PRACK takes two) come before the call's next. */
+    const acknowledged: Signalling[] = [];
+    const usedSeq = () => Math.max(lastSeq, ...acknowledged.map((d) => d.localSeq));
     const onProvisional = (response: SipResponse) => {
+      const rseq = reliableRSeq(response);
+      const tag = param(header(response, 'to'), 'tag') ?? '';
+      const last = rseqs.get(tag);
+      if (rseq !== undefined && (last === undefined || rseq === last + 1)) {
+        // A reliable provisional response (RFC 3262): PRACK in its early dialog, once (a
+        // retransmission or one out of order is not acknowledged again).
+        rseqs.set(tag, rseq);
+        const dialog: Signalling = {
+          callId,
+          local,
+          remote: header(response, 'to') ?? remote,
+          remoteTarget: uriOf(header(response, 'contact')) ?? uri,
+          routes: [...(response.headers.get('record-route') ?? [])].reverse(),
+          domain,
+          transport: target.transport ?? 'udp',
+          connection: sent.connection,
+          credentials: redirected?.trunkHost === false ? {} : trunk,
+          localSeq: usedSeq(),
+        };
+        acknowledged.push(dialog);
+        void this.sendInDialog(dialog, 'PRACK', { headers: new Map([['rack', [`${rseq} ${seq} INVITE`]]]) });
+      }
       const media = response.body ? remoteMedia(response.body) : undefined;
       if (!media) return;
       early = media;
@@ -359,6 +391,7 @@ export class SipCarrier implements Carrier {
         transport: target.transport ?? 'udp',
         connection: sent.connection,
         credentials: redirected?.trunkHost === false ? {} : trunk,
+        lastSeq: usedSeq(),
       });
     try {
       let response = await sent.response;
@@ -417,7 +450,7 @@ export class SipCarrier implements Carrier {
           minSe = minSeOf(response)!;
           sessionExpires = Math.max(sessionExpires, minSe);
         } else break;
-        seq++;
+        seq = lastSeq = usedSeq() + 1;
         sent = endpoint.request(invite(), target, onProvisional);
         response = await sent.response;
       }
@@ -436,6 +469,7 @@ export class SipCarrier implements Carrier {
           localTag,
           local,
           seq,
+          lastSeq: usedSeq(),
           target,
           connection: sent.connection,
           sdp,
@@ -542,7 +576,7 @@ export class SipCarrier implements Carrier {
       transport: unwanted.transport,
       connection: unwanted.connection,
       credentials: unwanted.credentials,
-      localSeq: seq,
+      localSeq: Math.max(seq, unwanted.lastSeq),
     };
     void this.sendInDialog(dialog, 'ACK', { seq });
     if (unwanted.ended.has(remoteTag)) return;
@@ -564,7 +598,9 @@ export class SipCarrier implements Carrier {
       callId: string;
       localTag: string;
       local: string;
+      /** The INVITE's CSeq number (its ACK's), and the last one used (its PRACKs'). */
       seq: number;
+      lastSeq: number;
       target: Target;
       connection: number | undefined;
       sdp: string;
@@ -591,7 +627,7 @@ export class SipCarrier implements Carrier {
       call.origin,
       call.credentials,
     );
-    dialog.localSeq = call.seq;
+    dialog.localSeq = call.lastSeq;
     dialog.ownsCallId = true;
     dialog.minSe = call.minSe;
     dialog.remoteAllowsUpdate = allowsUpdate(response.headers);
@@ -835,7 +871,7 @@ export class SipCarrier implements Carrier {
    */
   private async sendInDialog(
     dialog: Signalling,
-    method: 'ACK' | 'BYE' | 'REFER' | 'UPDATE' | 'INVITE',
+    method: 'ACK' | 'BYE' | 'REFER' | 'UPDATE' | 'INVITE' | 'PRACK',
     options: { seq?: number; headers?: Headers; body?: string; timeoutMs?: number } = {},
   ): Promise<SipResponse | undefined> {
     const seq = options.seq ?? ++dialog.localSeq;
@@ -1120,6 +1156,18 @@ function connectMedia(rtp: RtpSession, media: RemoteMedia, options: { early?: bo
     send: receives(media.direction),
     expectMedia: sends(media.direction),
   });
+}
+
+/**
+ * The RSeq of a reliable provisional response (RFC 3262: `Require: 100rel` and an RSeq from 1 to
+ * 2**31 - 1), else undefined.
+ */
+function reliableRSeq(response: SipResponse): number | undefined {
+  if (response.status <= 100 || response.status >= 200) return undefined;
+  const required = (response.headers.get('require') ?? []).join(',');
+  if (!/(^|[\s,])100rel([\s,]|$)/i.test(required)) return undefined;
+  const rseq = Number(header(response, 'rseq'));
+  return Number.isInteger(rseq) && rseq >= 1 && rseq < 2 ** 31 ? rseq : undefined;
 }
 
 /** Whether an Allow header lists UPDATE. */
