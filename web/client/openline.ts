@@ -43,9 +43,20 @@ export interface WebCallEvents {
   agent_stop_talking: Record<string, never>;
   /** Something the person should know (e.g. the server has no speech recogniser). */
   notice: { code: string; message: string };
-  /** The call is over (either side hung up, or the connection was lost). Always the last event. */
-  ended: { callId: string | null; reason: 'local' | 'remote' | 'network' };
+  /**
+   * The call is over. Always the last event. `reason`: `local` (this page hung up), `remote` (the
+   * agent or the server ended it), `network` (the server stopped answering: it is down, or the
+   * network between them is); `message` says so in a sentence a page can show.
+   */
+  ended: { callId: string | null; reason: 'local' | 'remote' | 'network'; message: string };
 }
+
+/** What `ended` says for each reason. */
+const ENDED_MESSAGES: Record<WebCallEvents['ended']['reason'], string> = {
+  local: 'You hung up.',
+  remote: 'The call ended.',
+  network: 'The call ended: the connection to the server was lost.',
+};
 
 type Listener<K extends keyof WebCallEvents> = (event: WebCallEvents[K]) => void;
 
@@ -53,6 +64,12 @@ type Listener<K extends keyof WebCallEvents> = (event: WebCallEvents[K]) => void
 const TALKING_LEVEL = 0.01;
 /** How long the agent's audio must stay quiet before it counts as having stopped. */
 const QUIET_MS = 400;
+/**
+ * The server says `heartbeat` on the data channel every second: this long with no message from it
+ * means the server or the network between is gone, and the call ends (reason `network`) instead
+ * of waiting for ICE to give up, which takes Chromium 15 s and more.
+ */
+const SERVER_SILENCE_MS = 3000;
 
 /** The origin of the server this module was loaded from, for pages that load it from Openline. */
 function moduleOrigin(): string | undefined {
@@ -75,6 +92,9 @@ export class WebCall {
   private readonly ownsAudio: boolean;
   private meter: { context: AudioContext; timer: ReturnType<typeof setInterval> } | undefined;
   private talking = false;
+  /** When the server's last data channel message arrived (performance.now()). */
+  private lastMessage = 0;
+  private liveness: ReturnType<typeof setInterval> | undefined;
 
   private constructor(private readonly options: WebCallOptions) {
     this.pc = new RTCPeerConnection({ iceServers: options.iceServers ?? [] });
@@ -145,6 +165,8 @@ export class WebCall {
       this.watchAgent(stream);
     };
     this.channel.onmessage = (event) => this.onMessage(String(event.data));
+    // The server closes the connection after its `ended`; closed without one, the call is lost.
+    this.channel.onclose = () => this.finish('network');
     this.pc.onconnectionstatechange = () => {
       if (this.pc.connectionState === 'failed') this.finish('network');
     };
@@ -196,6 +218,7 @@ export class WebCall {
   }
 
   private onMessage(text: string): void {
+    this.lastMessage = performance.now();
     let message: { type?: string; [key: string]: unknown };
     try {
       message = JSON.parse(text) as typeof message;
@@ -219,6 +242,12 @@ export class WebCall {
         break;
       case 'ended':
         this.finish('remote');
+        break;
+      case 'heartbeat':
+        // A server that sends heartbeats is watched for them (an older one is not).
+        this.liveness ??= setInterval(() => {
+          if (performance.now() - this.lastMessage > SERVER_SILENCE_MS) this.finish('network');
+        }, 500);
         break;
     }
   }
@@ -258,6 +287,7 @@ export class WebCall {
   private finish(reason: WebCallEvents['ended']['reason']): void {
     if (this.state === 'ended') return;
     this.state = 'ended';
+    clearInterval(this.liveness);
     if (this.meter) {
       clearInterval(this.meter.timer);
       void this.meter.context.close().catch(() => undefined);
@@ -267,7 +297,7 @@ export class WebCall {
     this.pc.close();
     this.audio.srcObject = null;
     if (this.ownsAudio) this.audio.remove();
-    this.emit('ended', { callId: this.callId, reason });
+    this.emit('ended', { callId: this.callId, reason, message: ENDED_MESSAGES[reason] });
   }
 }
 

@@ -74,7 +74,11 @@ function mount(script: HTMLScriptElement): void {
       button.disabled = false;
       call.on('transcript', ({ role, text }) => line(`${role === 'user' ? 'You' : 'Agent'}: ${text}`));
       call.on('notice', ({ message }) => line(message));
-      call.on('ended', idle);
+      call.on('ended', ({ reason, message }) => {
+        // The page says why a call ended that the person did not end themselves.
+        if (reason !== 'local') line(message);
+        idle();
+      });
     } catch (error) {
       line(error instanceof Error ? error.message : String(error));
       idle();

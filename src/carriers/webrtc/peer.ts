@@ -32,6 +32,12 @@ const DISCONNECTED_GRACE_MS = 5000;
  * while connected (a muted microphone sends silence), so this is a closed tab or a lost network.
  */
 const SILENT_TIMEOUT_MS = 4000;
+/**
+ * How often the server says `{"type":"heartbeat"}` on the data channel: the browser's side of the
+ * watchdog above. The server sends audio only while the agent speaks, so without it a page would
+ * learn that the server or the network is gone only from ICE, many seconds later.
+ */
+export const HEARTBEAT_MS = 1000;
 
 /** A browser's offer that cannot become a call, with the reason the API reports for `sdp`. */
 export class OfferError extends Error {}
@@ -94,6 +100,7 @@ export class WebRtcPeer implements MediaTransport {
    */
   readonly connected = new Promise<boolean>((resolve) => (this.settleConnected = resolve));
   private readonly watchdog: NodeJS.Timeout;
+  private heartbeat: NodeJS.Timeout | undefined;
   /** Audio packets received from and sent to the browser. */
   readonly stats = { received: 0, sent: 0 };
 
@@ -205,14 +212,21 @@ export class WebRtcPeer implements MediaTransport {
     channel.stateChanged.subscribe((state) => {
       if (state === 'closed') this.stop('remote');
     });
-    const flush = () => {
+    const opened = () => {
+      if (this.closed || this.heartbeat) return;
       for (const text of this.pending.splice(0)) channel.send(text);
+      const beat = () => {
+        if (channel.readyState === 'open') channel.send('{"type":"heartbeat"}');
+      };
+      beat();
+      this.heartbeat = setInterval(beat, HEARTBEAT_MS);
+      this.heartbeat.unref();
     };
     // The channel may be announced open already.
-    if (channel.readyState === 'open') flush();
+    if (channel.readyState === 'open') opened();
     else
       channel.stateChanged.subscribe((state) => {
-        if (state === 'open') flush();
+        if (state === 'open') opened();
       });
   }
 
@@ -268,6 +282,7 @@ export class WebRtcPeer implements MediaTransport {
     this.closed = true;
     this.settleConnected(false);
     clearInterval(this.watchdog);
+    clearInterval(this.heartbeat);
     this.frames.close();
     // The last message has a moment to leave before the transport goes.
     setTimeout(() => void this.pc.close().catch(() => undefined), 200).unref();

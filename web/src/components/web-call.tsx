@@ -37,7 +37,10 @@ export function WebCallPanel({ target, title, onClose }: { target: TalkTarget; t
         started.on('notice', ({ message }) => setProblem(message));
         started.on('agent_start_talking', () => setTalking(true));
         started.on('agent_stop_talking', () => setTalking(false));
-        started.on('ended', () => setState('ended'));
+        started.on('ended', ({ reason, message }) => {
+          if (reason === 'network') setProblem(message);
+          setState('ended');
+        });
       },
       (error: unknown) => {
         if (cancelled) return;
