@@ -162,8 +162,11 @@ export function installErrorHandling(
     if (known) {
       // A 401 says how to authenticate (RFC 9110): the API key as a bearer token.
       if (known.statusCode === 401) void reply.header('www-authenticate', 'Bearer realm="openline"');
-      // The rate limit sets its own; a 429 of a busy resource asks for a minute.
-      if (known.statusCode === 429 && !reply.hasHeader('retry-after')) void reply.header('retry-after', '60');
+      // A limit that says when it opens again says it as Retry-After too; the rate limit sets its
+      // own; any other 429 (a busy resource) asks for a minute.
+      if (typeof known.extra?.retry_after === 'number')
+        void reply.header('retry-after', String(known.extra.retry_after));
+      else if (known.statusCode === 429 && !reply.hasHeader('retry-after')) void reply.header('retry-after', '60');
       return reply.status(known.statusCode).send(body(known));
     }
     if (isStorageUnavailable(error)) {

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import rateLimit, { type FastifyRateLimitStore, type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database } from '../store/types.js';
+import { countInWindow } from '../store/rate-windows.js';
 import { hashApiKey } from '../security/secrets.js';
 import { ApiError } from '../errors.js';
 import type { Account } from '../store/accounts.js';
@@ -11,31 +12,16 @@ const WINDOW_MS = 60_000;
 type IncrCallback = Parameters<FastifyRateLimitStore['incr']>[1];
 
 /**
- * Counts requests per key in the database, so that several processes on one PostgreSQL database
- * enforce one limit together: one upsert per request. A key's window opens at its first request
- * and lasts `timeWindow`, as in the in-memory store (not at the top of the clock's minute, where
- * a burst that spans it would get twice the limit).
+ * Counts requests per key in the database (countInWindow), so that several processes on one
+ * PostgreSQL database enforce one limit together.
  */
 export function sqlRateLimitStore(db: Kysely<Database>): FastifyRateLimitStoreCtor {
   class SqlRateLimitStore implements FastifyRateLimitStore {
     incr(key: string, callback: IncrCallback, timeWindow: number): void {
-      const now = Date.now();
-      // In an upsert's SET every expression reads the row as it was.
-      const open = sql<boolean>`rate_limit_windows.window_start > ${now - timeWindow}`;
-      db.insertInto('rate_limit_windows')
-        .values({ key, window_start: now, count: 1 })
-        .onConflict((oc) =>
-          oc.column('key').doUpdateSet({
-            count: sql<number>`case when ${open} then rate_limit_windows.count + 1 else 1 end`,
-            window_start: sql<number>`case when ${open} then rate_limit_windows.window_start else ${now} end`,
-          }),
-        )
-        .returning(['count', 'window_start'])
-        .executeTakeFirstOrThrow()
-        .then(
-          (row) => callback(null, { current: Number(row.count), ttl: Number(row.window_start) + timeWindow - now }),
-          (error: Error) => callback(error),
-        );
+      countInWindow(db, key, timeWindow).then(
+        (window) => callback(null, window),
+        (error: Error) => callback(error),
+      );
     }
 
     child(): FastifyRateLimitStore {

@@ -13,11 +13,68 @@ import {
   refuseSocket,
 } from '../carriers/webrtc/agent-socket.js';
 import { refuseOversizedBodies } from './validation.js';
+import {
+  DEFAULT_CALLS_PER_MINUTE,
+  MAX_CALLS_PER_MINUTE,
+  MAX_WEB_CALL_TOKEN_TTL_S,
+  type RedeemedToken,
+} from '../store/web-call-tokens.js';
 import { accountOfKey, bearerless } from './auth.js';
 
 const tags = ['Web calls'];
 
-/** POST /v1/agents/{id}/authorize: the hosted API's web-agent token (single use, ten minutes). */
+const AuthorizeBody = Type.Object(
+  {
+    request_data: Type.Optional(FreeObject({ description: 'Variables of the calls ({{name}})' })),
+    reusable: Type.Optional(
+      Type.Boolean({
+        description:
+          'Good for any number of calls until it expires, at most calls_per_minute a minute (a widget’s data-token on a page every visitor loads); default false: one call',
+      }),
+    ),
+    expires_in: Type.Optional(
+      Type.Integer({
+        minimum: 60,
+        maximum: MAX_WEB_CALL_TOKEN_TTL_S,
+        description: 'Seconds the token stays good; default 600',
+      }),
+    ),
+    calls_per_minute: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_CALLS_PER_MINUTE,
+        description: `A reusable token’s limit of calls a minute; default ${DEFAULT_CALLS_PER_MINUTE}`,
+      }),
+    ),
+    allowed_origins: Type.Optional(
+      Type.Array(Type.String({ maxLength: 300 }), {
+        maxItems: 50,
+        description: 'Origins (https://shop.example) whose pages may use the token; default any',
+      }),
+    ),
+  },
+  { additionalProperties: true },
+);
+
+/** `allowed_origins`' entries as browsers send Origin (scheme, host, port), or the problems naming them. */
+function parseOrigins(values: string[] | undefined, errors: string[]): string[] | undefined {
+  return values?.map((value, i) => {
+    let url: URL | undefined;
+    try {
+      url = new URL(value);
+    } catch {
+      // reported below
+    }
+    if (!url || !/^https?:$/.test(url.protocol) || (url.pathname !== '/' && url.pathname !== '') || url.search)
+      errors.push(`allowed_origins[${i}] must be an origin such as https://shop.example, got "${value}"`);
+    return url?.origin ?? value;
+  });
+}
+
+/**
+ * POST /v1/agents/{id}/authorize: the hosted API's web-agent token, single use for ten minutes; or,
+ * with `reusable`, good for many calls (rate limited) until it expires, for a page every visitor loads.
+ */
 export async function authorizeRoutes(app: Api, services: Services): Promise<void> {
   app.post(
     '/agents/:id/authorize',
@@ -26,26 +83,87 @@ export async function authorizeRoutes(app: Api, services: Services): Promise<voi
         tags,
         summary: 'Authorize a web call',
         description:
-          'A single-use token that lets a browser start one web call with this agent (POST /v1/web-calls with `token`) without the API key. It expires after ten minutes.',
+          'A token that lets a browser start a web call with this agent (POST /v1/web-calls with `token`) without the API key. By default it is good for one call and expires after ten minutes; `reusable` makes it good for any number of calls (at most `calls_per_minute` a minute) until it expires, for a widget’s `data-token` on a page every visitor loads; `allowed_origins` restricts it to pages of those origins.',
         params: IdParams,
-        // The body is optional (clients send none): {"request_data": {...}}, the call's variables.
-        response: { 200: Type.Object({ status: Type.Literal('success'), token: Type.String() }), ...errorResponses },
+        // The body is optional (clients send none).
+        body: Type.Optional(AuthorizeBody),
+        response: {
+          200: Type.Object({ status: Type.Literal('success'), token: Type.String(), expires_at: Type.String() }),
+          ...errorResponses,
+        },
       },
     },
     async (request) => {
-      const requestData = (request.body as { request_data?: unknown } | undefined)?.request_data ?? null;
-      if (requestData !== null && (typeof requestData !== 'object' || Array.isArray(requestData)))
-        throw validationError(['request_data must be an object']);
+      const body = request.body ?? {};
+      const errors: string[] = [];
+      const allowedOrigins = parseOrigins(body.allowed_origins, errors);
+      if (body.calls_per_minute !== undefined && !body.reusable)
+        errors.push('calls_per_minute applies to reusable tokens only: set reusable to true');
+      if (errors.length > 0) throw validationError(errors);
       const agent = await services.agents.get(request.account.id, request.params.id);
       if (!agent) throw notFound('Agent');
-      const token = await services.webCallTokens.issue(
+      const { token, expiresAt } = await services.webCallTokens.issue(
         request.account.id,
         agent.agent_id,
-        requestData as Record<string, unknown> | null,
+        body.request_data ?? null,
+        {
+          ...(body.reusable && { reusable: true }),
+          ...(body.expires_in !== undefined && { expiresInS: body.expires_in }),
+          ...(body.calls_per_minute !== undefined && { callsPerMinute: body.calls_per_minute }),
+          ...(allowedOrigins && { allowedOrigins }),
+        },
       );
-      return { status: 'success' as const, token };
+      return { status: 'success' as const, token, expires_at: expiresAt };
     },
   );
+
+  app.post(
+    '/agents/:id/authorize/revoke',
+    {
+      schema: {
+        tags,
+        summary: 'Revoke web call tokens',
+        description:
+          'Ends every token of this agent at once, reusable ones included (one embedded in a page that should no longer call).',
+        params: IdParams,
+        response: {
+          200: Type.Object({ status: Type.Literal('success'), revoked: Type.Integer() }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const agent = await services.agents.get(request.account.id, request.params.id);
+      if (!agent) throw notFound('Agent');
+      return {
+        status: 'success' as const,
+        revoked: await services.webCallTokens.revoke(request.account.id, agent.agent_id),
+      };
+    },
+  );
+}
+
+/**
+ * A web call token's grant for one call from a page of `origin`, or the error answering it: 401
+ * unknown, expired or used up, 403 from a page of an origin it is not for, 429 over its rate.
+ */
+async function redeemToken(services: Services, token: string, origin: string | undefined): Promise<RedeemedToken> {
+  const result = await services.webCallTokens.redeem(token, origin);
+  if (!('refused' in result)) return result;
+  if (result.refused === 'origin')
+    throw new ApiError('FORBIDDEN', `token is not valid on pages of ${origin ?? 'no origin'}: see its allowed_origins`);
+  if (result.refused === 'rate') {
+    const seconds = Math.max(1, Math.ceil(result.retryAfterMs / 1000));
+    throw new ApiError(
+      'RATE_LIMITED',
+      `token has started as many calls this minute as it may; retry in ${seconds} s`,
+      undefined,
+      {
+        retry_after: seconds,
+      },
+    );
+  }
+  throw new ApiError('UNAUTHORIZED', 'token is unknown, expired or already used');
 }
 
 const WebCallBody = Type.Object(
@@ -103,8 +221,7 @@ export async function webCallRoutes(app: Api, services: Services): Promise<void>
       let target: WebCallTarget;
       let requestData = body.request_data;
       if (body.token !== undefined) {
-        const grant = await services.webCallTokens.redeem(body.token);
-        if (!grant) throw new ApiError('UNAUTHORIZED', 'token is unknown, expired or already used');
+        const grant = await redeemToken(services, body.token, request.headers.origin);
         accountId = grant.accountId;
         target = { agentId: grant.agentId };
         requestData = { ...(grant.requestData ?? {}), ...(requestData ?? {}) };
@@ -170,8 +287,7 @@ export async function agentSocketRoute(app: FastifyInstance, options: { services
       if (!token)
         return refuse(new ApiError('UNAUTHORIZED', 'token is required: a token from POST /v1/agents/{id}/authorize'));
       void (async () => {
-        const grant = await services.webCallTokens.redeem(token);
-        if (!grant) return refuse(new ApiError('UNAUTHORIZED', 'token is unknown, expired or already used'));
+        const grant = await redeemToken(services, token, request.headers.origin);
         const agent = request.query.agent;
         if (agent && agent !== grant.agentId)
           return refuse(new ApiError('UNAUTHORIZED', 'agent is not the agent the token was issued for'));

@@ -43,6 +43,7 @@ import * as m108 from './migrations/108_speech_samples.js';
 import * as m109 from './migrations/109_sms_agent_memory.js';
 import * as m110 from './migrations/110_call_pathway.js';
 import * as m111 from './migrations/111_fractional_max_duration.js';
+import * as m112 from './migrations/112_reusable_web_call_tokens.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -85,6 +86,7 @@ const MIGRATIONS: Record<string, { up: (db: Kysely<any>, dialect: Dialect) => Pr
   '109_sms_agent_memory': m109,
   '110_call_pathway': m110,
   '111_fractional_max_duration': m111,
+  '112_reusable_web_call_tokens': m112,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -486,6 +486,12 @@ export interface WebCallTokensTable {
   request_data: string | null;
   expires_at: string;
   created_at: string;
+  /** 1: good for any number of calls until it expires; 0: one call. */
+  reusable: Generated<number>;
+  /** A reusable token's limit of calls a minute. */
+  calls_per_minute: number | null;
+  /** JSON array of origins (`https://shop.example`) the token works from; null: any. */
+  allowed_origins: string | null;
 }
 
 /** An agent test scenario (POST /v1/agent-testing/scenarios): its fields as JSON. */

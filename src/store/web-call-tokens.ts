@@ -4,9 +4,26 @@ import type { Clock } from '../clock.js';
 import { hashApiKey } from '../security/secrets.js';
 import type { Database } from './types.js';
 import { fromJson } from './json.js';
+import { countInWindow } from './rate-windows.js';
 
-/** How long a web call token stays good: enough to load a page and press a button. */
+/** How long a web call token stays good unless its issuer says otherwise: enough to load a page and press a button. */
 export const WEB_CALL_TOKEN_TTL_MS = 10 * 60_000;
+/** The longest a token may be good for (`expires_in`): a reusable one embedded in a page is rotated at least this often. */
+export const MAX_WEB_CALL_TOKEN_TTL_S = 90 * 24 * 3600;
+/** A reusable token's limit of calls a minute unless its issuer says otherwise. */
+export const DEFAULT_CALLS_PER_MINUTE = 10;
+export const MAX_CALLS_PER_MINUTE = 1000;
+
+export interface TokenOptions {
+  /** Good for any number of calls until it expires (a widget's `data-token` every visitor loads). */
+  reusable?: boolean;
+  /** Seconds it stays good; default ten minutes. */
+  expiresInS?: number;
+  /** A reusable token's limit of calls a minute. */
+  callsPerMinute?: number;
+  /** Origins (`https://shop.example`) whose pages may use it; default any. */
+  allowedOrigins?: string[];
+}
 
 export interface RedeemedToken {
   accountId: string;
@@ -14,9 +31,18 @@ export interface RedeemedToken {
   requestData: Record<string, unknown> | null;
 }
 
+/** Why a token starts no call: unknown, expired or used up; a page of another origin; over its rate. */
+export type TokenRefusal = { refused: 'unknown' } | { refused: 'origin' } | { refused: 'rate'; retryAfterMs: number };
+
+/** The rate window's key of a reusable token (rate_limit_windows). */
+const windowKey = (hash: string) => `wct:${hash}`;
+
 /**
- * Web call tokens: a public page starts one call with one, without the account's API key. Only
- * their hash is stored; redeeming deletes the row, so a token works once, and never after it expired.
+ * Web call tokens: a public page starts calls with one, without the account's API key. Only their
+ * hash is stored. A single-use token's row is taken when it is redeemed, so it works once; a
+ * reusable one works until it expires, at most `calls_per_minute` calls a minute (counted in the
+ * database, so several processes share the limit). Neither works after it expired, nor, with
+ * `allowed_origins`, from a page of another origin.
  */
 export class WebCallTokenStore {
   constructor(
@@ -24,9 +50,16 @@ export class WebCallTokenStore {
     private readonly clock: Clock,
   ) {}
 
-  async issue(accountId: string, agentId: string, requestData: Record<string, unknown> | null): Promise<string> {
+  async issue(
+    accountId: string,
+    agentId: string,
+    requestData: Record<string, unknown> | null,
+    options: TokenOptions = {},
+  ): Promise<{ token: string; expiresAt: string }> {
     const token = `wct_${randomBytes(24).toString('base64url')}`;
     const now = this.clock.now();
+    const ttlMs = options.expiresInS !== undefined ? options.expiresInS * 1000 : WEB_CALL_TOKEN_TTL_MS;
+    const expiresAt = new Date(now.getTime() + ttlMs).toISOString();
     await this.db
       .insertInto('web_call_tokens')
       .values({
@@ -34,27 +67,68 @@ export class WebCallTokenStore {
         account_id: accountId,
         agent_id: agentId,
         request_data: requestData === null ? null : JSON.stringify(requestData),
-        expires_at: new Date(now.getTime() + WEB_CALL_TOKEN_TTL_MS).toISOString(),
+        expires_at: expiresAt,
         created_at: now.toISOString(),
+        reusable: options.reusable ? 1 : 0,
+        calls_per_minute: options.reusable ? (options.callsPerMinute ?? DEFAULT_CALLS_PER_MINUTE) : null,
+        allowed_origins: options.allowedOrigins?.length ? JSON.stringify(options.allowedOrigins) : null,
       })
       .execute();
-    // Tokens nobody used are cleared as new ones are issued.
-    await this.db.deleteFrom('web_call_tokens').where('expires_at', '<', now.toISOString()).execute();
-    return token;
+    // Tokens nobody used are cleared as new ones are issued, with the rate windows of reusable ones.
+    const expired = await this.db
+      .deleteFrom('web_call_tokens')
+      .where('expires_at', '<', now.toISOString())
+      .returning(['token_hash', 'reusable'])
+      .execute();
+    await this.forgetWindows(expired);
+    return { token, expiresAt };
   }
 
-  /** The token's grant, once: the row is taken in the same statement that reads it. */
-  async redeem(token: string): Promise<RedeemedToken | undefined> {
-    const row = await this.db
-      .deleteFrom('web_call_tokens')
-      .where('token_hash', '=', hashApiKey(token))
-      .returning(['account_id', 'agent_id', 'request_data', 'expires_at'])
-      .executeTakeFirst();
-    if (!row || row.expires_at < this.clock.now().toISOString()) return undefined;
+  /**
+   * The token's grant for one call from a page of `origin` (the request's Origin header), or why
+   * not. A single-use token is taken in the same statement that reads it.
+   */
+  async redeem(token: string, origin?: string): Promise<RedeemedToken | TokenRefusal> {
+    const hash = hashApiKey(token);
+    const now = this.clock.now();
+    let row = await this.db.selectFrom('web_call_tokens').selectAll().where('token_hash', '=', hash).executeTakeFirst();
+    // A single-use token is someone's only once, however many requests race for it.
+    if (row && !row.reusable)
+      row = await this.db
+        .deleteFrom('web_call_tokens')
+        .where('token_hash', '=', hash)
+        .returningAll()
+        .executeTakeFirst();
+    if (!row || row.expires_at < now.toISOString()) return { refused: 'unknown' };
+    const origins = fromJson<string[] | null>(row.allowed_origins, null);
+    if (origins && !(origin && origins.includes(origin))) return { refused: 'origin' };
+    if (row.reusable) {
+      const window = await countInWindow(this.db, windowKey(hash), 60_000, now.getTime());
+      if (window.current > (row.calls_per_minute ?? DEFAULT_CALLS_PER_MINUTE))
+        return { refused: 'rate', retryAfterMs: window.ttl };
+    }
     return {
       accountId: row.account_id,
       agentId: row.agent_id,
       requestData: fromJson<Record<string, unknown> | null>(row.request_data, null),
     };
+  }
+
+  /** Ends every token of the account's agent at once (a reusable one that leaked); resolves with how many. */
+  async revoke(accountId: string, agentId: string): Promise<number> {
+    const rows = await this.db
+      .deleteFrom('web_call_tokens')
+      .where('account_id', '=', accountId)
+      .where('agent_id', '=', agentId)
+      .returning(['token_hash', 'reusable'])
+      .execute();
+    await this.forgetWindows(rows);
+    return rows.length;
+  }
+
+  /** Deleted reusable tokens' rate windows go with them. */
+  private async forgetWindows(rows: { token_hash: string; reusable: number }[]): Promise<void> {
+    const windows = rows.filter((r) => r.reusable).map((r) => windowKey(r.token_hash));
+    if (windows.length > 0) await this.db.deleteFrom('rate_limit_windows').where('key', 'in', windows).execute();
   }
 }

@@ -77,16 +77,16 @@ describe('web calls: WebRTC settings and tokens', () => {
       const agent = await t.request('POST', '/v1/agents', { prompt: 'Hi' });
       const agentId = (agent.body.agent as { agent_id: string }).agent_id;
       const tokens = t.services.webCallTokens;
-      const first = await tokens.issue('acc', agentId, { name: 'Ada' });
+      const { token: first } = await tokens.issue('acc', agentId, { name: 'Ada' });
       const rows = await t.services.storage.db.selectFrom('web_call_tokens').selectAll().execute();
       assert.equal(rows.length, 1);
       assert.ok(!JSON.stringify(rows).includes(first), 'the token itself is not stored');
       assert.deepEqual(await tokens.redeem(first), { accountId: 'acc', agentId, requestData: { name: 'Ada' } });
-      assert.equal(await tokens.redeem(first), undefined, 'used up');
+      assert.deepEqual(await tokens.redeem(first), { refused: 'unknown' }, 'used up');
 
-      const late = await tokens.issue('acc', agentId, null);
+      const { token: late } = await tokens.issue('acc', agentId, null);
       now = new Date(now.getTime() + 10 * 60_000 + 1);
-      assert.equal(await tokens.redeem(late), undefined, 'expired');
+      assert.deepEqual(await tokens.redeem(late), { refused: 'unknown' }, 'expired');
 
       // Through the API: the agent must be the account's own.
       const auth = await t.request('POST', `/v1/agents/${agentId}/authorize`);
@@ -141,6 +141,86 @@ describe('web calls: WebRTC settings and tokens', () => {
         assert.equal(response.statusCode, status, response.body);
         assert.match(response.body, reason);
         assert.equal(response.headers['access-control-allow-origin'], '*', `${status}: ${response.body}`);
+      }
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a reusable token starts calls until it expires, at its rate, from its origins only; revoke ends it', async () => {
+    let now = new Date('2026-11-25T10:00:00Z');
+    const clock = new ScaledClock(1);
+    clock.now = () => now;
+    const t = await createTestApp({ clock });
+    try {
+      const agent = await t.request('POST', '/v1/agents', { prompt: 'Hi' });
+      const agentId = (agent.body.agent as { agent_id: string }).agent_id;
+      const auth = await t.request('POST', `/v1/agents/${agentId}/authorize`, {
+        reusable: true,
+        expires_in: 3600,
+        calls_per_minute: 2,
+        allowed_origins: ['https://shop.example/', 'http://localhost:3000'],
+        request_data: { name: 'Ada' },
+      });
+      assert.equal(auth.status, 200, JSON.stringify(auth.body));
+      assert.equal(auth.body.expires_at, '2026-11-25T11:00:00.000Z');
+      const token = auth.body.token as string;
+      const tokens = t.services.webCallTokens;
+      // Every visitor of the page (a reload, a second person) calls with the same token.
+      const grant = await tokens.redeem(token, 'https://shop.example');
+      assert.ok(!('refused' in grant), JSON.stringify(grant));
+      assert.equal(grant.agentId, agentId);
+      assert.deepEqual(grant.requestData, { name: 'Ada' });
+      assert.deepEqual(await tokens.redeem(token, 'http://localhost:3000'), grant);
+      // Two a minute: the third waits for the window to pass.
+      const over = await tokens.redeem(token, 'https://shop.example');
+      assert.equal('refused' in over && over.refused, 'rate');
+      now = new Date(now.getTime() + 61_000);
+      assert.deepEqual(await tokens.redeem(token, 'https://shop.example'), grant);
+      // Another site's page, or no page at all, cannot use it.
+      assert.deepEqual(await tokens.redeem(token, 'https://evil.example'), { refused: 'origin' });
+      assert.deepEqual(await tokens.redeem(token), { refused: 'origin' });
+
+      // Through signalling: 403 from another origin, 429 with Retry-After over the rate.
+      const post = (origin: string) =>
+        t.app.inject({
+          method: 'POST',
+          url: '/v1/web-calls',
+          headers: { origin, 'content-type': 'application/json' },
+          payload: JSON.stringify({ token, sdp: 'v=0\r\n' }),
+        });
+      const foreign = await post('https://evil.example');
+      assert.equal(foreign.statusCode, 403, foreign.body);
+      assert.match(foreign.body, /allowed_origins/);
+      assert.equal((await post('https://shop.example')).statusCode, 400, 'the rate’s second call (a bad offer)');
+      const limited = await post('https://shop.example');
+      assert.equal(limited.statusCode, 429, limited.body);
+      assert.match(limited.body, /this minute/);
+      assert.ok(Number(limited.headers['retry-after']) >= 1);
+
+      // It expires as asked; a new one is revoked with every other token of the agent.
+      now = new Date(now.getTime() + 3600_000);
+      assert.deepEqual(await tokens.redeem(token, 'https://shop.example'), { refused: 'unknown' });
+      const next = await t.request('POST', `/v1/agents/${agentId}/authorize`, { reusable: true });
+      assert.equal(next.body.expires_at, new Date(now.getTime() + 600_000).toISOString(), 'ten minutes by default');
+      const revoked = await t.request('POST', `/v1/agents/${agentId}/authorize/revoke`);
+      assert.deepEqual(revoked.body, { status: 'success', revoked: 1 });
+      assert.deepEqual(await tokens.redeem(next.body.token as string), { refused: 'unknown' });
+      assert.equal((await t.request('POST', '/v1/agents/nope/authorize/revoke')).status, 404);
+
+      // Bad values are 400s naming the field.
+      for (const [body, reason] of [
+        [{ expires_in: 10 }, /expires_in/],
+        [{ expires_in: 91 * 24 * 3600 }, /expires_in/],
+        [{ reusable: true, calls_per_minute: 0 }, /calls_per_minute/],
+        [{ calls_per_minute: 5 }, /calls_per_minute applies to reusable tokens only/],
+        [{ allowed_origins: ['shop.example'] }, /allowed_origins\[0\] must be an origin/],
+        [{ allowed_origins: ['https://shop.example/page'] }, /allowed_origins\[0\] must be an origin/],
+        [{ reusable: 'maybe' }, /reusable/],
+      ] as const) {
+        const refused = await t.request('POST', `/v1/agents/${agentId}/authorize`, body);
+        assert.equal(refused.status, 400, JSON.stringify(body));
+        assert.match(JSON.stringify(refused.body), reason);
       }
     } finally {
       await t.close();

@@ -6,7 +6,8 @@
  *
  * `data-token-url`: a URL of the page's own back end that calls POST /v1/agents/{id}/authorize
  * with the API key and answers `{"token": "..."}` (fetched with POST for every call); or
- * `data-token` for a page that already holds a fresh token.
+ * `data-token`: a token written into the page, used for every call (a reusable one, from authorize
+ * with `reusable`, for a static page every visitor loads).
  */
 import { startWebCall, type WebCall } from './openline.js';
 
