@@ -219,6 +219,45 @@ describe('dashboard in Chromium', () => {
     await page.getByText('Current node: Pick a day').waitFor();
   });
 
+  it('edits a pathway with the keyboard alone: opens a node from the canvas and adds a path without dragging', async () => {
+    const created = await api('POST', '/v1/pathway/create', { name: 'Keyboard pathway' });
+    const id = String(created.pathway_id);
+    await page.goto(`${origin}/pathways/${id}`);
+    const canvas = page.getByLabel('Pathway canvas');
+    await page.getByRole('button', { name: 'Add node' }).focus();
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Enter');
+    await canvas.getByText('Node 2', { exact: true }).waitFor();
+    const node = page.getByRole('form', { name: 'Node' });
+    assert.equal(await node.getByLabel('Name', { exact: true }).inputValue(), 'Node 2');
+    await node.getByLabel('Text', { exact: true }).fill('Which day suits you?');
+    // Tab reaches the canvas's nodes; Enter opens the focused one in the fields.
+    await page.getByRole('button', { name: 'Add node' }).focus();
+    for (let i = 0; i < 20; i++) {
+      await page.keyboard.press('Tab');
+      if (await page.evaluate<boolean>("document.activeElement?.classList.contains('react-flow__node') === true"))
+        break;
+    }
+    assert.match(await page.evaluate<string>('document.activeElement?.textContent ?? ""'), /Node 1/);
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(`document.querySelector('form[aria-label="Node"] input')?.value === 'Node 1'`);
+    await node.getByLabel('Text', { exact: true }).fill('Shall we book a table?');
+    // A path from the node to another, chosen from a list.
+    await node.getByLabel('Add a path to').selectOption({ label: 'Node 2' });
+    await node.getByRole('button', { name: 'Add path' }).focus();
+    await page.keyboard.press('Enter');
+    const edge = page.getByRole('form', { name: 'Path' });
+    await edge.waitFor();
+    await edge.getByLabel('Label').fill('wants to book');
+    await page.getByRole('button', { name: 'Save draft' }).click();
+    await page.getByRole('button', { name: 'Draft saved' }).waitFor();
+    const draft = await api('GET', `/v1/pathway/${id}`);
+    assert.deepEqual(
+      (draft.edges as { source: string; target: string; label: string }[]).map((e) => [e.source, e.target, e.label]),
+      [['node-1', 'node-2', 'wants to book']],
+    );
+  });
+
   it('creates a campaign from a CSV file and watches it finish', async () => {
     await page.goto(`${origin}/campaigns`);
     await page.getByLabel('Campaign name').fill('Reminders');

@@ -8,6 +8,7 @@ import {
   Position,
   ReactFlow,
   type Edge,
+  type EdgeChange,
   type Node,
   type NodeChange,
   type NodeProps,
@@ -312,11 +313,27 @@ export function PathwayPage() {
   const onNodesChange = (changes: NodeChange<Node<CardData>>[]) => {
     const moved = new Map<string, { x: number; y: number }>();
     for (const c of changes) if (c.type === 'position' && c.position) moved.set(c.id, c.position);
+    // Enter or Space on a node the keyboard focused selects it, as a click does.
+    for (const c of changes) if (c.type === 'select' && c.selected) setSelection({ kind: 'node', id: c.id });
     if (moved.size > 0)
       change({
         ...graph,
         nodes: graph.nodes.map((n) => (moved.has(n.id) ? { ...n, position: moved.get(n.id) } : n)),
       });
+  };
+  const onEdgesChange = (changes: EdgeChange<Edge>[]) => {
+    for (const c of changes) if (c.type === 'select' && c.selected) setSelection({ kind: 'edge', id: c.id });
+  };
+  /** A new path from `source` to `target` (dragged between handles, or Add path), selected to be described. */
+  const connect = (source: string, target: string) => {
+    const edge: PathwayEdge = {
+      id: `edge-${crypto.randomUUID().slice(0, 8)}`,
+      source,
+      target,
+      label: 'describe when to take this path',
+    };
+    change({ ...graph, edges: [...graph.edges, edge] });
+    setSelection({ kind: 'edge', id: edge.id });
   };
   const addNode = () => {
     let n = graph.nodes.length + 1;
@@ -396,16 +413,9 @@ export function PathwayPage() {
             onNodeClick={(_e, node) => setSelection({ kind: 'node', id: node.id })}
             onEdgeClick={(_e, edge) => setSelection({ kind: 'edge', id: edge.id })}
             onPaneClick={() => setSelection(null)}
+            onEdgesChange={onEdgesChange}
             onConnect={(connection) => {
-              if (!connection.source || !connection.target) return;
-              const edge: PathwayEdge = {
-                id: `edge-${crypto.randomUUID().slice(0, 8)}`,
-                source: connection.source,
-                target: connection.target,
-                label: 'describe when to take this path',
-              };
-              change({ ...graph, edges: [...graph.edges, edge] });
-              setSelection({ kind: 'edge', id: edge.id });
+              if (connection.source && connection.target) connect(connection.source, connection.target);
             }}
             onInit={(instance) => (flow.current = instance)}
             // A small pathway is shown at its size, not blown up to fill the canvas.
@@ -423,6 +433,8 @@ export function PathwayPage() {
               key={selectedNode.id}
               node={selectedNode}
               problems={marked.get(selectedNode.id) ?? []}
+              others={graph.nodes.filter((n) => n.id !== selectedNode.id)}
+              onAddPath={(target) => connect(selectedNode.id, target)}
               onChange={(node) => change({ ...graph, nodes: graph.nodes.map((n) => (n.id === node.id ? node : n)) })}
               onDelete={() => {
                 change({
@@ -446,7 +458,8 @@ export function PathwayPage() {
             />
           ) : (
             <p className="muted">
-              Select a node or a path to edit it. Drag from a node's bottom handle to another node to add a path.
+              Select a node or a path to edit it (or Tab to it and press Enter). Drag from a node's bottom handle to
+              another node to add a path, or use Add path in a node's fields.
             </p>
           )}
         </aside>
@@ -498,14 +511,20 @@ const TYPE_FIELDS: Partial<Record<PathwayNode['type'], TypedField[]>> = {
 function NodeFields({
   node,
   problems,
+  others,
+  onAddPath,
   onChange,
   onDelete,
 }: {
   node: PathwayNode;
   problems: string[];
+  /** The pathway's other nodes, that a path from this one can lead to. */
+  others: PathwayNode[];
+  onAddPath(target: string): void;
   onChange(node: PathwayNode): void;
   onDelete(): void;
 }) {
+  const [pathTarget, setPathTarget] = useState(others[0]?.id ?? '');
   const typed = TYPE_FIELDS[node.type] ?? [];
   // The fields with inputs of their own; the rest of the node's data is edited as JSON.
   const shown = new Set([...FORM_FIELDS, ...typed.map((f) => f.name)]);
@@ -618,6 +637,26 @@ function NodeFields({
         }}
       />
       {jsonProblem && <p className="problem-text">{jsonProblem}</p>}
+      {others.length > 0 && (
+        <div className="add-path">
+          <Field label="Add a path to">
+            <select value={pathTarget} onChange={(e) => setPathTarget(e.target.value)}>
+              {others.map((n) => (
+                <option key={n.id} value={n.id}>
+                  {str(n.data.name) || n.id}
+                </option>
+              ))}
+            </select>
+          </Field>
+          <button
+            type="button"
+            className="secondary"
+            onClick={() => onAddPath(others.some((n) => n.id === pathTarget) ? pathTarget : others[0]!.id)}
+          >
+            Add path
+          </button>
+        </div>
+      )}
       <button type="button" className="danger" onClick={onDelete}>
         Delete node
       </button>
