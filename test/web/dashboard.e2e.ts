@@ -75,6 +75,26 @@ describe('dashboard in Chromium', () => {
     const described = page.locator(`[id="${await metadata.getAttribute('aria-describedby')}"]`);
     assert.match(String(await described.textContent()), /^Not JSON/);
     await metadata.fill('');
+    // A refused call: each problem under the field it names, which is marked invalid; the first
+    // such field takes the focus (the button is at the end of a long form).
+    const phone = page.getByLabel('Phone number', { exact: true });
+    await phone.fill('12345');
+    await page.getByRole('button', { name: 'Place call' }).click();
+    await page.getByRole('alert').filter({ hasText: '2 fields above have problems' }).waitFor();
+    for (const [label, problem] of [
+      ['Phone number', /^phone_number must be in E\.164 form/],
+      ['Task', /^task is required/],
+    ] as const) {
+      const field = page.getByLabel(label, { exact: true });
+      assert.equal(await field.getAttribute('aria-invalid'), 'true', label);
+      const ids = String(await field.getAttribute('aria-describedby')).split(' ');
+      const texts = await Promise.all(ids.map((id) => page.locator(`[id="${id}"]`).textContent()));
+      assert.ok(
+        texts.some((text) => problem.test(String(text))),
+        `${label} is described by its problem: ${texts.join(' | ')}`,
+      );
+    }
+    assert.equal(await page.evaluate<string>('document.activeElement?.id ?? ""'), await phone.getAttribute('id'));
     await page.getByLabel('Phone number', { exact: true }).fill('+14155550100');
     await page.getByLabel('Task', { exact: true }).fill('Confirm the dentist appointment for tomorrow at 3 pm.');
     await page.getByLabel('Record the call').check();

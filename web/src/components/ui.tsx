@@ -67,14 +67,31 @@ export function Json({ value }: { value: unknown }) {
 
 /**
  * A labelled form control: the label names the control alone (its accessible name), the hint is
- * its description.
+ * its description; `problems`, the server's refusals of its value, show under it, mark it invalid
+ * and describe it too.
  */
-export function Field({ label, children, hint }: { label: string; children: ReactElement; hint?: string }) {
+export function Field({
+  label,
+  children,
+  hint,
+  problems,
+}: {
+  label: string;
+  children: ReactElement;
+  hint?: string;
+  problems?: string[] | undefined;
+}) {
   const id = useId();
-  const control = cloneElement(children as ReactElement<{ id?: string; 'aria-describedby'?: string }>, {
-    id,
-    ...(hint && { 'aria-describedby': `${id}-hint` }),
-  });
+  const invalid = (problems?.length ?? 0) > 0;
+  const describedBy = [hint && `${id}-hint`, invalid && `${id}-problems`].filter(Boolean).join(' ');
+  const control = cloneElement(
+    children as ReactElement<{ id?: string; 'aria-describedby'?: string; 'aria-invalid'?: boolean }>,
+    {
+      id,
+      ...(describedBy && { 'aria-describedby': describedBy }),
+      ...(invalid && { 'aria-invalid': true }),
+    },
+  );
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
@@ -84,6 +101,7 @@ export function Field({ label, children, hint }: { label: string; children: Reac
           {hint}
         </small>
       )}
+      <FieldProblems id={`${id}-problems`} lines={problems} />
     </div>
   );
 }
@@ -168,10 +186,10 @@ export function problemsByField<F extends string>(
 }
 
 /** The server's problems with one field, under it. */
-export function FieldProblems({ lines }: { lines: string[] | undefined }) {
+export function FieldProblems({ lines, id }: { lines: string[] | undefined; id?: string }) {
   if (!lines?.length) return null;
   return (
-    <ul role="alert" className="problem-text field-problems">
+    <ul role="alert" className="problem-text field-problems" id={id}>
       {lines.map((line) => (
         <li key={line}>{line}</li>
       ))}

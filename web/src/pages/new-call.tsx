@@ -1,9 +1,9 @@
-import { useState, type FormEvent, type ReactNode } from 'react';
+import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
 import { usePathways } from '../queries';
 import { api, type Json, type SendCallBody } from '../api';
-import { Field, JsonArea, Problem, parseJsonField, useTitle } from '../components/ui';
+import { Field, JsonArea, parseJsonField, problemsByField, useTitle } from '../components/ui';
 
 interface Voice {
   id: string;
@@ -46,6 +46,29 @@ const EMPTY = {
 type Form = typeof EMPTY;
 type TextField = { [K in keyof Form]: Form[K] extends string ? K : never }[keyof Form];
 type FlagField = { [K in keyof Form]: Form[K] extends boolean ? K : never }[keyof Form];
+
+/** The fields a refusal's lines are shown under, by the Send Call names the lines start with. */
+const FIELD_NAMES = {
+  phone_number: ['phone_number'],
+  from: ['from'],
+  task: ['task'],
+  pathway_id: ['pathway_id', 'pathway_version'],
+  first_sentence: ['first_sentence'],
+  voice: ['voice'],
+  model: ['model'],
+  language: ['language'],
+  temperature: ['temperature'],
+  interruption_threshold: ['interruption_threshold'],
+  max_duration: ['max_duration'],
+  voicemail_action: ['voicemail_action'],
+  voicemail_message: ['voicemail_message'],
+  transfer_phone_number: ['transfer_phone_number'],
+  start_time: ['start_time'],
+  timezone: ['timezone'],
+  webhook: ['webhook'],
+  summary_prompt: ['summary_prompt'],
+  analysis_prompt: ['analysis_prompt'],
+} satisfies Partial<Record<TextField, string[]>>;
 
 function Group({ title, children }: { title: string; children: ReactNode }) {
   return (
@@ -131,6 +154,13 @@ export function NewCallPage() {
     event.preventDefault();
     send.mutate();
   };
+  const { byField, other } = problemsByField(send.error, FIELD_NAMES);
+  const formRef = useRef<HTMLFormElement>(null);
+  // A refused call: the first field it names gets the focus (and comes into view), its problem under it.
+  useEffect(() => {
+    if (send.error) formRef.current?.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus();
+  }, [send.error]);
+  const fieldsInError = Object.keys(byField).length;
 
   return (
     <section>
@@ -139,18 +169,18 @@ export function NewCallPage() {
         Numbers of the sandbox (+1 NPA 555-01XX) answer with simulated people and machines; docs/sandbox.md in the
         repository lists them.
       </p>
-      <form onSubmit={submit} className="wide-form">
+      <form onSubmit={submit} className="wide-form" ref={formRef}>
         <Group title="Who and what">
-          <Field label="Phone number" hint="E.164, e.g. +14155550123">
+          <Field problems={byField.phone_number} label="Phone number" hint="E.164, e.g. +14155550123">
             <input required {...text('phone_number')} placeholder="+14155550123" />
           </Field>
-          <Field label="From" hint="One of your numbers; default: the server's">
+          <Field problems={byField.from} label="From" hint="One of your numbers; default: the server's">
             <input {...text('from')} />
           </Field>
-          <Field label="Task" hint="What the agent should do (or choose a pathway)">
+          <Field problems={byField.task} label="Task" hint="What the agent should do (or choose a pathway)">
             <textarea rows={5} {...text('task')} />
           </Field>
-          <Field label="Pathway">
+          <Field problems={byField.pathway_id} label="Pathway">
             <select {...text('pathway_id')}>
               <option value="">none: follow the task</option>
               {pathways.data?.pathways.map((p) => (
@@ -160,12 +190,16 @@ export function NewCallPage() {
               ))}
             </select>
           </Field>
-          <Field label="First sentence" hint="Said first; default: the agent opens by itself">
+          <Field
+            problems={byField.first_sentence}
+            label="First sentence"
+            hint="Said first; default: the agent opens by itself"
+          >
             <input {...text('first_sentence')} />
           </Field>
         </Group>
         <Group title="Voice and model">
-          <Field label="Voice">
+          <Field problems={byField.voice} label="Voice">
             <select {...text('voice')}>
               <option value="">default</option>
               {voices.data?.voices.map((v) => (
@@ -175,17 +209,17 @@ export function NewCallPage() {
               ))}
             </select>
           </Field>
-          <Field label="Model">
+          <Field problems={byField.model} label="Model">
             <select {...text('model')}>
               <option value="">enhanced (default)</option>
               <option value="base">base</option>
               <option value="turbo">turbo</option>
             </select>
           </Field>
-          <Field label="Language">
+          <Field problems={byField.language} label="Language">
             <input {...text('language')} placeholder="en-US" />
           </Field>
-          <Field label="Temperature">
+          <Field problems={byField.temperature} label="Temperature">
             <input inputMode="decimal" {...text('temperature')} placeholder="0.7" />
           </Field>
         </Group>
@@ -211,40 +245,40 @@ export function NewCallPage() {
           <label className="check">
             <input type="checkbox" {...flag('answered_by_enabled')} /> Detect answering machines
           </label>
-          <Field label="Interruption threshold (ms)">
+          <Field problems={byField.interruption_threshold} label="Interruption threshold (ms)">
             <input inputMode="numeric" {...text('interruption_threshold')} placeholder="100" />
           </Field>
-          <Field label="Max duration (minutes)">
+          <Field problems={byField.max_duration} label="Max duration (minutes)">
             <input inputMode="numeric" {...text('max_duration')} placeholder="30" />
           </Field>
-          <Field label="Voicemail action">
+          <Field problems={byField.voicemail_action} label="Voicemail action">
             <select {...text('voicemail_action')}>
               <option value="">hangup (default)</option>
               <option value="leave_message">leave_message</option>
               <option value="ignore">ignore</option>
             </select>
           </Field>
-          <Field label="Voicemail message">
+          <Field problems={byField.voicemail_message} label="Voicemail message">
             <input {...text('voicemail_message')} />
           </Field>
-          <Field label="Transfer phone number">
+          <Field problems={byField.transfer_phone_number} label="Transfer phone number">
             <input {...text('transfer_phone_number')} />
           </Field>
         </Group>
         <Group title="Scheduling and results">
-          <Field label="Start time" hint="Empty: now">
+          <Field problems={byField.start_time} label="Start time" hint="Empty: now">
             <input type="datetime-local" {...text('start_time')} />
           </Field>
-          <Field label="Time zone">
+          <Field problems={byField.timezone} label="Time zone">
             <input {...text('timezone')} placeholder="America/Los_Angeles" />
           </Field>
-          <Field label="Webhook URL">
+          <Field problems={byField.webhook} label="Webhook URL">
             <input type="url" {...text('webhook')} />
           </Field>
-          <Field label="Summary prompt">
+          <Field problems={byField.summary_prompt} label="Summary prompt">
             <input {...text('summary_prompt')} />
           </Field>
-          <Field label="Analysis prompt">
+          <Field problems={byField.analysis_prompt} label="Analysis prompt">
             <input {...text('analysis_prompt')} />
           </Field>
         </Group>
@@ -255,7 +289,22 @@ export function NewCallPage() {
           <JsonArea label="Dynamic data" rows={4} {...jsonProps(form, setForm, 'dynamic_data')} />
           <JsonArea label="Other settings" rows={4} {...jsonProps(form, setForm, 'other')} />
         </Group>
-        <Problem error={send.error} />
+        {send.error && (fieldsInError > 0 || other.length > 0) && (
+          <div role="alert" className="problem">
+            <ul>
+              {fieldsInError > 0 && (
+                <li>
+                  {fieldsInError === 1
+                    ? 'A field above has a problem: see under it.'
+                    : `${fieldsInError} fields above have problems: see under each.`}
+                </li>
+              )}
+              {other.map((line) => (
+                <li key={line}>{line}</li>
+              ))}
+            </ul>
+          </div>
+        )}
         <button type="submit" disabled={send.isPending}>
           Place call
         </button>
