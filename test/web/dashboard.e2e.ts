@@ -289,13 +289,20 @@ describe('dashboard in Chromium', () => {
       buffer: Buffer.from('phone_number,name\n+14155550100,Sam\nnot-a-number,Ana\n'),
     });
     await page.getByText('row 2 (line 3): phone_number must not contain letters or an extension').waitFor();
-    assert.ok(await page.getByRole('button', { name: 'Create campaign' }).isDisabled());
+    // Pressed anyway, the button says what is missing (it is never disabled without a word).
+    await page.getByRole('button', { name: 'Create campaign' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Numbers (CSV): no usable file chosen' }).waitFor();
     await page.getByLabel('Numbers (CSV)').setInputFiles({
       name: 'numbers.csv',
       mimeType: 'text/csv',
       buffer: Buffer.from('phone_number,name\n+14155550100,Sam\n+14155550104,Ana\n+14155550106,Lee\n'),
     });
     await page.getByText('3 numbers read from numbers.csv').waitFor();
+    // A count that is not a number is refused by name, not taken as the default.
+    await page.getByLabel('Retries per number').fill('two');
+    await page.getByRole('button', { name: 'Create campaign' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Retries per number must be a whole number, got "two"' }).waitFor();
+    await page.getByLabel('Retries per number').fill('0');
     await page.getByRole('button', { name: 'Create campaign' }).click();
     await page.waitForURL(/\/campaigns\/[0-9a-f-]+$/);
     await page.getByRole('heading', { name: /^Reminders/ }).waitFor();

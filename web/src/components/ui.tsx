@@ -155,6 +155,19 @@ export function JsonArea({
 }
 
 /** Parses a JSON field of a form: undefined when empty, an error naming the field otherwise. */
+/** A form's whole-number field: `fallback` when left empty, else its number, or an error naming it. */
+export function wholeNumberField(name: string, text: string, fallback: number): number {
+  if (text.trim() === '') return fallback;
+  if (!/^\d+$/.test(text.trim())) throw new Error(`${name} must be a whole number, got "${text.trim()}"`);
+  return Number(text.trim());
+}
+
+/** The CSV file a form sends its rows from, or an error naming the field when none was chosen. */
+export function chosenCsv<T>(name: string, file: T | null): T {
+  if (!file) throw new Error(`${name}: no usable file chosen; choose a CSV file with a phone_number column`);
+  return file;
+}
+
 export function parseJsonField(name: string, text: string): unknown {
   if (text.trim() === '') return undefined;
   try {

@@ -3,7 +3,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { api } from '../api';
 import { CsvInput, describeRows, type CsvRows } from '../components/csv';
-import { Badge, Field, ListTable, Problem, time, useTitle } from '../components/ui';
+import { Badge, Field, ListTable, Problem, chosenCsv, time, useTitle } from '../components/ui';
 
 interface Batch {
   batch_id: string;
@@ -30,10 +30,10 @@ export function BatchesPage() {
   const [prompt, setPrompt] = useState('');
   const [file, setFile] = useState<CsvRows | null>(null);
   const create = useMutation({
-    mutationFn: () =>
+    mutationFn: async () =>
       api('/v1/batches', {
         method: 'POST',
-        body: { ...(label && { label }), base_prompt: prompt, call_data: file?.rows ?? [] },
+        body: { ...(label && { label }), base_prompt: prompt, call_data: chosenCsv('Numbers (CSV)', file).rows },
       }),
     onSuccess: () => {
       setFile(null);
@@ -64,7 +64,7 @@ export function BatchesPage() {
         </Field>
         <CsvInput label="Numbers (CSV)" onRows={setFile} />
         <Problem error={create.error} describe={describeRows('call_data', file)} />
-        <button type="submit" disabled={!file || create.isPending}>
+        <button type="submit" disabled={create.isPending}>
           Start batch
         </button>
       </form>

@@ -7,7 +7,7 @@ import { usePathways } from '../queries';
 import { api, type CampaignDetail, type CampaignSummary } from '../api';
 import { CsvInput, describeRows, type CsvRows } from '../components/csv';
 import { StackedBars } from '../components/bars';
-import { Badge, Field, Loading, Problem, brief, time, useTitle } from '../components/ui';
+import { Badge, Field, Loading, Problem, brief, chosenCsv, time, useTitle, wholeNumberField } from '../components/ui';
 
 /** Campaigns: the list and a new campaign from a CSV of numbers. */
 export function CampaignsPage() {
@@ -22,15 +22,15 @@ export function CampaignsPage() {
   const [form, setForm] = useState({ name: '', task: '', pathway_id: '', retries: '0', max_concurrent: '10' });
   const [file, setFile] = useState<CsvRows | null>(null);
   const create = useMutation({
-    mutationFn: () =>
+    mutationFn: async () =>
       api<{ campaign_id: string }>('/v1/campaigns', {
         method: 'POST',
         body: {
           name: form.name,
-          numbers: file?.rows ?? [],
+          numbers: chosenCsv('Numbers (CSV)', file).rows,
           ...(form.pathway_id ? { pathway_id: form.pathway_id } : { task: form.task }),
-          sequence: { retries: Number(form.retries) || 0 },
-          pacing: { max_concurrent: Number(form.max_concurrent) || 10 },
+          sequence: { retries: wholeNumberField('Retries per number', form.retries, 0) },
+          pacing: { max_concurrent: wholeNumberField('Calls at once', form.max_concurrent, 10) },
         },
       }),
     onSuccess: (result) => navigate(`/campaigns/${result.campaign_id}`),
@@ -75,7 +75,7 @@ export function CampaignsPage() {
           <CsvInput label="Numbers (CSV)" onRows={setFile} />
         </div>
         <Problem error={create.error} describe={describeRows('numbers', file)} />
-        <button type="submit" disabled={!file || create.isPending}>
+        <button type="submit" disabled={create.isPending}>
           Create campaign
         </button>
       </form>
