@@ -43,6 +43,18 @@ describe('dashboard in Chromium', () => {
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
+  /**
+   * Waits until `expression` is true in the page (the dashboard's CSP forbids the eval that
+   * waitForFunction polls with).
+   */
+  async function until(expression: string, timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await page.evaluate<boolean>(expression))) {
+      if (Date.now() > deadline) throw new Error(`still false after ${timeoutMs} ms: ${expression}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
   async function api(method: string, url: string, body?: Json): Promise<Json> {
     const r = await t.request(method as 'GET', url, body);
     assert.equal(r.status, 200, JSON.stringify(r.body));
@@ -260,7 +272,7 @@ describe('dashboard in Chromium', () => {
     }
     assert.match(await page.evaluate<string>('document.activeElement?.textContent ?? ""'), /Node 1/);
     await page.keyboard.press('Enter');
-    await page.waitForFunction(`document.querySelector('form[aria-label="Node"] input')?.value === 'Node 1'`);
+    await until(`document.querySelector('form[aria-label="Node"] input')?.value === 'Node 1'`);
     await node.getByLabel('Text', { exact: true }).fill('Shall we book a table?');
     // A path from the node to another, chosen from a list.
     await node.getByLabel('Add a path to').selectOption({ label: 'Node 2' });
@@ -310,6 +322,17 @@ describe('dashboard in Chromium', () => {
     await page.getByText('3 of 3 numbers finished').waitFor({ timeout: 120_000 });
     await page.locator('h1 .badge', { hasText: 'completed' }).waitFor({ timeout: 30_000 });
     await page.getByRole('img', { name: 'Calls by outcome' }).waitFor();
+    // On a phone the chart is drawn at its width: its labels keep a readable size, not scaled down.
+    await page.setViewportSize({ width: 390, height: 900 });
+    await until(
+      "[...document.querySelectorAll('.chart svg text')].every((t) => t.getBoundingClientRect().height >= 11)",
+    );
+    assert.equal(
+      await page.evaluate<boolean>('document.documentElement.scrollWidth <= document.documentElement.clientWidth'),
+      true,
+      'nothing is wider than the phone',
+    );
+    await page.setViewportSize({ width: 1366, height: 900 });
 
     // A name of one long word wraps: the page is no wider than the window, on a laptop or a phone.
     await api('POST', '/v1/campaigns', {

@@ -1,4 +1,9 @@
-/** A small bar chart in SVG: one group per row, stacked parts with a legend. */
+import { useEffect, useRef, useState } from 'react';
+
+/**
+ * A small bar chart in SVG: one group per row, stacked parts with a legend. It is drawn at the
+ * width it is shown at (not scaled), so its labels keep their size on a phone.
+ */
 export interface BarRow {
   label: string;
   parts: { name: string; value: number }[];
@@ -11,12 +16,23 @@ export function StackedBars({ rows, unit, title }: { rows: BarRow[]; unit: strin
   const max = Math.max(1, ...rows.map((r) => r.parts.reduce((sum, p) => sum + Math.max(0, p.value), 0)));
   const rowHeight = 26;
   const labelWidth = 110;
-  const width = 640;
+  const figure = useRef<HTMLElement>(null);
+  const [width, setWidth] = useState(640);
+  useEffect(() => {
+    const element = figure.current;
+    if (!element || typeof ResizeObserver === 'undefined') return;
+    const observer = new ResizeObserver(() => {
+      const inner = element.clientWidth - parseFloat(getComputedStyle(element).paddingLeft) * 2;
+      if (inner > 0) setWidth(Math.round(Math.max(280, Math.min(760, inner))));
+    });
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, []);
   const height = rows.length * rowHeight + 8;
   return (
-    <figure className="chart">
+    <figure className="chart" ref={figure}>
       <figcaption>{title}</figcaption>
-      <svg viewBox={`0 0 ${width} ${height}`} role="img" aria-label={title} width="100%" style={{ maxWidth: 760 }}>
+      <svg viewBox={`0 0 ${width} ${height}`} role="img" aria-label={title} width={width} height={height}>
         {rows.map((row, r) => {
           let x = labelWidth;
           const total = row.parts.reduce((sum, p) => sum + Math.max(0, p.value), 0);
