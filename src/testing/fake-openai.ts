@@ -24,7 +24,12 @@ export type FakeReply =
   /** An HTTP error with an OpenAI-style error body; `retryAfterMs` sets retry-after-ms. */
   | { status: number; message?: string; retryAfterMs?: number }
   /** Never answers ('mid-stream': sends the stream's headers and first chunk, with `text` if given, then stalls). */
-  | { hang: 'before-headers' | 'mid-stream'; text?: string };
+  | { hang: 'before-headers' | 'mid-stream'; text?: string }
+  /**
+   * Sends the stream's headers and opening chunk (with `text` if given), then breaks the connection
+   * without `[DONE]`, as a restarting server or a proxy cutting an idle stream does.
+   */
+  | { drop: 'mid-stream'; text?: string };
 
 /** A request as the fake received it, for assertions on prompt, tools, temperature and model. */
 export interface RecordedRequest {
@@ -101,6 +106,12 @@ export class FakeOpenAi {
     const reply = this.queue.shift() ?? this.handler(recorded);
     if ('status' in reply)
       return this.error(res, reply.status, reply.message ?? 'Scripted failure', reply.retryAfterMs);
+    if ('drop' in reply) {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const opening = this.chunk(body.model, { role: 'assistant', content: reply.text ?? '' }, null);
+      res.write(`data: ${JSON.stringify(opening)}\n\n`, () => res.socket?.destroy());
+      return;
+    }
     if ('hang' in reply) {
       if (reply.hang === 'mid-stream') {
         res.writeHead(200, { 'content-type': 'text/event-stream' });

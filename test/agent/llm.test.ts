@@ -135,6 +135,24 @@ describe('OpenAI-compatible adapter (official SDK against the fake server)', () 
     assert.ok(Date.now() - started < 30_000);
   });
 
+  it('a connection that breaks before the first token is tried again; after words were heard it is not', async () => {
+    const retries: string[] = [];
+    fake.script({ drop: 'mid-stream' }, { text: 'Still here.' });
+    const reply = await complete(
+      provider,
+      { model: 'm', messages: [{ role: 'user', content: 'x' }] },
+      { onRetry: (error) => retries.push(error.message) },
+    );
+    assert.equal(reply.text, 'Still here.');
+    assert.equal(retries.length, 1);
+    assert.match(retries[0]!, /broke off/);
+    fake.script({ drop: 'mid-stream', text: 'Let me' });
+    const before = fake.requests.length;
+    const error = await failure(complete(provider, { model: 'm', messages: [{ role: 'user', content: 'x' }] }));
+    assert.match(error.message, /broke off/);
+    assert.equal(fake.requests.length - before, 1, 'words were heard: no second request');
+  });
+
   it('a 429 with Retry-After is retried and then succeeds', async () => {
     fake.script({ status: 429, retryAfterMs: 20 }, { text: 'Back again.' });
     const reply = await complete(provider, { model: 'm', messages: [{ role: 'user', content: 'x' }] });

@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import { Watchdog } from '../base.js';
 import { fromOpenAiSdk } from '../openai-errors.js';
+import { errorMessage } from '../../domain/records.js';
 import type {
   ChatCompletionChunk,
   ChatCompletionFunctionTool,
@@ -124,6 +125,7 @@ export class OpenAiProvider implements LlmProvider {
       : undefined;
     const assembler = new ToolCallAssembler();
     let finishReason: string | null = null;
+    let streaming = false;
     try {
       const stream = await this.client.chat.completions.create(
         {
@@ -136,6 +138,7 @@ export class OpenAiProvider implements LlmProvider {
         },
         { signal },
       );
+      streaming = true;
       // Time to the first piece is the model thinking (the whole deadline covers it); after that,
       // the watchdog runs while we wait for the next piece, never while the consumer holds one.
       for await (const chunk of stream) {
@@ -154,6 +157,13 @@ export class OpenAiProvider implements LlmProvider {
     } catch (error) {
       if (stall.fired && !timedOut && !request.signal?.aborted)
         throw new LlmError(`The language model sent nothing for ${stall.ms} ms`, true, undefined, { cause: error });
+      // The body broke off (a reset connection, a restarting server): the same request may well
+      // succeed, and it is retried when nothing of it was used yet. A chunk that is not JSON, or an
+      // error the server put in the stream, says what it is through the SDK instead.
+      if (streaming && !signal.aborted && !(error instanceof OpenAI.APIError) && !(error instanceof SyntaxError))
+        throw new LlmError(`The language model's reply broke off: ${errorMessage(error)}`, true, undefined, {
+          cause: error,
+        });
       throw toLlmError(error, timedOut);
     } finally {
       clearTimeout(timer);
