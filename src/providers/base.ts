@@ -14,6 +14,16 @@ export function retryableStatus(status: number | undefined): boolean {
 }
 
 /**
+ * A vendor's own words (an error message or body) made safe to show and log: the key we sent is
+ * cut out wherever the vendor quoted it, and so is a key it quoted masked (OpenAI's
+ * `sk-ab******wxyz`), whose ends are still part of a secret.
+ */
+export function withoutSecret(text: string, secret: string | undefined): string {
+  const unquoted = secret && secret.length >= 4 ? text.split(secret).join('[redacted]') : text;
+  return unquoted.replace(/[\w-]*\*{3,}[\w-]*/g, '[redacted]');
+}
+
+/**
  * Aborts `signal` once `ms` pass without progress: a vendor that accepts the request and then
  * stalls must not hold an agent's turn forever. It runs only while we wait on the vendor, never
  * while the consumer holds a chunk; its owner pauses it when done.

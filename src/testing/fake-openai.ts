@@ -60,17 +60,24 @@ export class FakeOpenAi {
   handler: (request: RecordedRequest) => FakeReply = () => ({ text: 'OK.' });
   private readonly sockets = new Set<Socket>();
   private sequence = 0;
+  private apiKey: string | undefined;
 
   private constructor(
     private readonly server: http.Server,
     readonly url: string,
   ) {}
 
-  static async start(): Promise<FakeOpenAi> {
+  /**
+   * `apiKey`: the key clients must send as `Authorization: Bearer`; any other is refused with 401
+   * and OpenAI's `invalid_api_key` body, which quotes the key it got, masked but for its ends.
+   * Default: any key (local servers ask for none).
+   */
+  static async start(options: { apiKey?: string } = {}): Promise<FakeOpenAi> {
     const server = http.createServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     const fake = new FakeOpenAi(server, `http://127.0.0.1:${port}/v1`);
+    fake.apiKey = options.apiKey;
     server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => void fake.handle(req, res));
     server.on('connection', (socket: Socket) => {
       fake.sockets.add(socket);
@@ -103,6 +110,17 @@ export class FakeOpenAi {
     }
     const recorded: RecordedRequest = { path: req.url, authorization: req.headers.authorization, body };
     this.requests.push(recorded);
+    if (this.apiKey !== undefined && recorded.authorization !== `Bearer ${this.apiKey}`) {
+      const sent = /^Bearer (.*)$/.exec(recorded.authorization ?? '')?.[1] ?? '';
+      const masked = sent.length > 8 ? `${sent.slice(0, 3)}${'*'.repeat(sent.length - 7)}${sent.slice(-4)}` : sent;
+      return this.error(
+        res,
+        401,
+        `Incorrect API key provided: ${masked}. You can find your API key at https://platform.openai.com/account/api-keys.`,
+        undefined,
+        'invalid_api_key',
+      );
+    }
     const reply = this.queue.shift() ?? this.handler(recorded);
     if ('status' in reply)
       return this.error(res, reply.status, reply.message ?? 'Scripted failure', reply.retryAfterMs);
@@ -203,7 +221,13 @@ export class FakeOpenAi {
     };
   }
 
-  private error(res: http.ServerResponse, status: number, message: string, retryAfterMs?: number): void {
+  private error(
+    res: http.ServerResponse,
+    status: number,
+    message: string,
+    retryAfterMs?: number,
+    code: string | null = null,
+  ): void {
     res.writeHead(status, {
       'content-type': 'application/json',
       // Without a hint the SDK backs off for about a second; tests want their retries fast.
@@ -215,7 +239,7 @@ export class FakeOpenAi {
           message,
           type: status === 429 ? 'rate_limit_exceeded' : status >= 500 ? 'server_error' : 'invalid_request_error',
           param: null,
-          code: null,
+          code,
         },
       }),
     );

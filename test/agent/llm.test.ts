@@ -9,6 +9,7 @@ import { OpenAiProvider } from '../../src/providers/llm/openai.js';
 import { complete, LlmError, type LlmEvent } from '../../src/providers/llm/types.js';
 import { FakeOpenAi } from '../../src/testing/fake-openai.js';
 import { loadConfig } from '../../src/config.js';
+import { stdSerializers } from 'pino';
 
 function context(request: Partial<CallRequest> = {}, transcript: Turn[] = []): AgentContext {
   const r = callRequest(request);
@@ -151,6 +152,28 @@ describe('OpenAI-compatible adapter (official SDK against the fake server)', () 
     const error = await failure(complete(provider, { model: 'm', messages: [{ role: 'user', content: 'x' }] }));
     assert.match(error.message, /broke off/);
     assert.equal(fake.requests.length - before, 1, 'words were heard: no second request');
+  });
+
+  it('a refused key appears neither in the error nor in its log line, whether the server masks it or echoes it', async () => {
+    const guarded = await FakeOpenAi.start({ apiKey: 'sk-right-key' });
+    const key = 'sk-wrong-0123456789abcdef';
+    const wrong = new OpenAiProvider({ apiKey: key, baseUrl: guarded.url, timeoutMs: 2000 });
+    const logged = (error: LlmError) => JSON.stringify({ ...stdSerializers.err(error), raw: undefined });
+    try {
+      const refused = await failure(complete(wrong, { model: 'm', messages: [{ role: 'user', content: 'x' }] }));
+      assert.equal(refused.status, 401);
+      assert.match(refused.message, /check OPENAI_API_KEY/);
+      assert.match(guarded.requests[0]!.authorization!, /cdef$/, 'the fake quotes the key it got');
+      for (const text of [refused.message, logged(refused)]) assert.doesNotMatch(text, /sk-wrong|cdef|\*\*\*/);
+      // A server that quotes the whole key in its message.
+      fake.script({ status: 403, message: `Key ${key} is not allowed here` });
+      const echoing = new OpenAiProvider({ apiKey: key, baseUrl: fake.url, timeoutMs: 2000 });
+      const echoed = await failure(complete(echoing, { model: 'm', messages: [{ role: 'user', content: 'x' }] }));
+      assert.match(echoed.message, /not allowed here/);
+      for (const text of [echoed.message, logged(echoed)]) assert.ok(!text.includes(key), text);
+    } finally {
+      await guarded.close();
+    }
   });
 
   it('a 429 with Retry-After is retried and then succeeds', async () => {

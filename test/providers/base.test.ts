@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ProviderError, retryableStatus, withRetries } from '../../src/providers/base.js';
+import { ProviderError, retryableStatus, withRetries, withoutSecret } from '../../src/providers/base.js';
 
 /** A stream that yields `items` and then fails with `error` (or ends). */
 async function* stream<T>(items: T[], error?: Error): AsyncGenerator<T> {
@@ -130,5 +130,16 @@ describe('provider base: retries of a stream that failed before its first item',
     for (const status of [undefined, 408, 409, 429, 500, 503])
       assert.equal(retryableStatus(status), true, String(status));
     for (const status of [400, 401, 403, 404, 422]) assert.equal(retryableStatus(status), false, String(status));
+  });
+});
+
+describe('provider base: vendor words without secrets', () => {
+  it('cuts out the key wherever a vendor quoted it, and keys the vendor masked itself', () => {
+    assert.equal(withoutSecret('bad key dg-123456 (dg-123456)', 'dg-123456'), 'bad key [redacted] ([redacted])');
+    assert.equal(
+      withoutSecret('Incorrect API key provided: sk-pr*************wxyz. See docs.', 'sk-other'),
+      'Incorrect API key provided: [redacted]. See docs.',
+    );
+    assert.equal(withoutSecret('Rate limit reached', undefined), 'Rate limit reached');
   });
 });

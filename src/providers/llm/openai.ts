@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import { Watchdog } from '../base.js';
+import { Watchdog, withoutSecret } from '../base.js';
 import { fromOpenAiSdk } from '../openai-errors.js';
 import { errorMessage } from '../../domain/records.js';
 import type {
@@ -86,9 +86,14 @@ export class ToolCallAssembler {
   }
 }
 
-/** Maps what the SDK throws to LlmError, keeping whether a retry could help. */
-export function toLlmError(error: unknown, timedOut: boolean): LlmError {
-  return fromOpenAiSdk(error, LlmError, { vendor: 'the language model', keyHint: 'check OPENAI_API_KEY', timedOut });
+/** Maps what the SDK throws to LlmError, keeping whether a retry could help; `apiKey` is never quoted. */
+export function toLlmError(error: unknown, timedOut: boolean, apiKey?: string): LlmError {
+  return fromOpenAiSdk(error, LlmError, {
+    vendor: 'the language model',
+    keyHint: 'check OPENAI_API_KEY',
+    timedOut,
+    apiKey,
+  });
 }
 
 /** Any OpenAI-compatible chat completions endpoint, through the official SDK. */
@@ -161,10 +166,15 @@ export class OpenAiProvider implements LlmProvider {
       // succeed, and it is retried when nothing of it was used yet. A chunk that is not JSON, or an
       // error the server put in the stream, says what it is through the SDK instead.
       if (streaming && !signal.aborted && !(error instanceof OpenAI.APIError) && !(error instanceof SyntaxError))
-        throw new LlmError(`The language model's reply broke off: ${errorMessage(error)}`, true, undefined, {
-          cause: error,
-        });
-      throw toLlmError(error, timedOut);
+        throw new LlmError(
+          `The language model's reply broke off: ${withoutSecret(errorMessage(error), this.options.apiKey)}`,
+          true,
+          undefined,
+          {
+            cause: error,
+          },
+        );
+      throw toLlmError(error, timedOut, this.options.apiKey);
     } finally {
       clearTimeout(timer);
       stall.pause();

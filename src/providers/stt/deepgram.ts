@@ -7,7 +7,7 @@
  */
 import WebSocket from 'ws';
 import { SttError, type SttEvent, type SttOptions, type SttProvider, type SttStream } from './types.js';
-import { retryableStatus } from '../base.js';
+import { retryableStatus, withoutSecret } from '../base.js';
 
 export interface DeepgramOptions {
   /** DEEPGRAM_API_KEY, sent as `Authorization: Token <key>`; a self-hosted server may need none. */
@@ -69,8 +69,8 @@ export function deepgramListenUrl(base: string, model: string, endpointingMs: nu
   return url;
 }
 
-/** Reads Deepgram's refusal of a handshake: `{"err_code","err_msg"}` in the body. */
-function refusal(status: number | undefined, body: string): SttError {
+/** Reads Deepgram's refusal of a handshake: `{"err_code","err_msg"}` in the body; `apiKey` is never quoted. */
+function refusal(status: number | undefined, body: string, apiKey: string | undefined): SttError {
   let detail = body.slice(0, 300);
   try {
     const parsed = JSON.parse(body) as { err_code?: unknown; err_msg?: unknown };
@@ -82,7 +82,7 @@ function refusal(status: number | undefined, body: string): SttError {
   }
   const hint = status === 401 || status === 403 ? ' (check DEEPGRAM_API_KEY)' : '';
   return new SttError(
-    `Deepgram refused the stream with ${status ?? 'an error'}${hint}: ${detail || 'no message'}`,
+    `Deepgram refused the stream with ${status ?? 'an error'}${hint}: ${withoutSecret(detail, apiKey) || 'no message'}`,
     retryableStatus(status),
     status,
   );
@@ -118,7 +118,7 @@ export class DeepgramStt implements SttProvider {
           if (body.length < 2000) body += piece;
         });
         const done = (): void => {
-          reject(refusal(response.statusCode, body));
+          reject(refusal(response.statusCode, body, this.options.apiKey));
           ws.terminate();
         };
         response.on('end', done);

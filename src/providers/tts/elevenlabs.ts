@@ -3,7 +3,7 @@
  * with `xi-api-key`, raw PCM (or mu-law 8 kHz, the telephone's own format) streamed back in chunks.
  */
 import { pcmFromBody } from './pcm-stream.js';
-import { Watchdog, retryableStatus } from '../base.js';
+import { Watchdog, retryableStatus, withoutSecret } from '../base.js';
 import { TtsError, type PcmChunk, type TtsProvider, type TtsRequest } from './types.js';
 
 /** The raw output formats this provider reads: PCM at a rate, or G.711 mu-law at 8 kHz. */
@@ -87,7 +87,7 @@ export class ElevenLabsTts implements TtsProvider {
         const body = await response.text().catch(() => '');
         const hint = response.status === 401 ? ' (check ELEVENLABS_API_KEY)' : '';
         throw new TtsError(
-          `ElevenLabs answered ${response.status}${hint}: ${errorMessage(body)}`,
+          `ElevenLabs answered ${response.status}${hint}: ${withoutSecret(errorMessage(body), this.options.apiKey)}`,
           retryableStatus(response.status),
           response.status,
         );

@@ -24,9 +24,9 @@ export interface OpenAiTtsOptions {
   maxRetries?: number;
 }
 
-/** Maps what the SDK throws to a TtsError that keeps whether a retry could help. */
-function toTtsError(error: unknown): TtsError {
-  return fromOpenAiSdk(error, TtsError, { vendor: 'OpenAI speech', keyHint: 'check OPENAI_API_KEY' });
+/** Maps what the SDK throws to a TtsError that keeps whether a retry could help; `apiKey` is never quoted. */
+function toTtsError(error: unknown, apiKey: string | undefined): TtsError {
+  return fromOpenAiSdk(error, TtsError, { vendor: 'OpenAI speech', keyHint: 'check OPENAI_API_KEY', apiKey });
 }
 
 export class OpenAiTts implements TtsProvider {
@@ -60,7 +60,7 @@ export class OpenAiTts implements TtsProvider {
         if (signal?.aborted) return;
         if (watchdog.fired)
           throw new TtsError('OpenAI speech did not answer in time', true, undefined, { cause: error });
-        throw toTtsError(error);
+        throw toTtsError(error, this.options.apiKey);
       }
       if (!response.body) throw new TtsError('OpenAI speech answered without audio', true);
       yield* pcmFromBody(response.body, {
