@@ -260,6 +260,8 @@ class AudioCallLeg implements AudioLeg {
   private sttUnsubscribe: (() => void) | undefined;
   /** The recogniser's stream broke once and was opened again: a second break ends the conversation. */
   private sttReopened = false;
+  /** What a broken recogniser stream had not settled, for the one that replaces it. */
+  private sttCarried: Buffer[] = [];
   /** The voice saying the agent's sentences: the call's own, or the fallback once it failed. */
   private voice: { tts: TtsProvider; voice: string };
   private utterance: Utterance | null = null;
@@ -472,10 +474,13 @@ class AudioCallLeg implements AudioLeg {
       }
       this.stt = stream;
       this.sttUnsubscribe = stream.on((event) => this.onStt(event));
+      for (const frame of this.sttCarried) stream.write(frame);
       for (const frame of this.sttPending ?? []) stream.write(frame);
+      this.sttCarried = [];
       this.sttPending = null;
       if (this.utterance?.vadEndedFrame !== null && this.utterance?.vadEndedFrame !== undefined) stream.finalize();
     } catch (error) {
+      this.sttCarried = [];
       this.sttPending = null;
       this.deps.onProviderError?.('stt');
       this.deps.log?.warn({ err: error, call_id: this.settings.callId }, 'speech recognition unavailable');
@@ -644,6 +649,8 @@ class AudioCallLeg implements AudioLeg {
       this.deps.onProviderError?.('stt');
       this.deps.log?.warn({ call_id: this.settings.callId, reason: event.message }, 'speech recognition failed');
       // The stream is unusable: open another once (audio is kept meanwhile); a second break is final.
+      // The new stream first hears what the broken one had not settled, so no word of the turn is lost.
+      const unsettled = this.stt?.unsettled?.() ?? [];
       this.sttUnsubscribe?.();
       void this.stt?.close().catch(() => undefined);
       this.stt = undefined;
@@ -652,6 +659,7 @@ class AudioCallLeg implements AudioLeg {
         return;
       }
       this.sttReopened = true;
+      this.sttCarried = unsettled;
       this.sttPending = [];
       void this.openStt();
       return;

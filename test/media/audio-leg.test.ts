@@ -11,6 +11,8 @@ import { endOfTurnMs, endOfTurnSilenceMs } from '../../src/media/turn-detector.j
 import { EnergyVad } from '../../src/media/vad-energy.js';
 import type { Vad } from '../../src/media/vad.js';
 import { ScriptedStt, ToneTts, createMediaPair, pause, voice, type FarEnd } from '../../src/testing/audio-fakes.js';
+import { FakeDeepgram } from '../../src/testing/fake-deepgram.js';
+import { DeepgramStt } from '../../src/providers/stt/deepgram.js';
 
 /** The energy VAD answering a tick later, as Silero does (its windows are scored off the frame's turn). */
 function asyncVad(): Vad {
@@ -455,5 +457,59 @@ describe('audio leg: recording and latency', () => {
     assert.equal(report.summary.turns, 1);
     assert.equal(report.summary.total_ms_p50, t.total_ms);
     await leg.hangup();
+  });
+});
+
+describe('audio leg: a recogniser stream that breaks mid-utterance', () => {
+  it('the new stream hears again what the broken one had not settled: no word of the turn is lost', async () => {
+    // The recogniser gives a final only the words its audio lasted for (100 ms a word).
+    const fake = await FakeDeepgram.start({
+      wordMs: 100,
+      wordsAsHeard: true,
+      transcripts: ['one two three four five six seven eight', 'one two three four five six seven eight'],
+    });
+    try {
+      const { transport, far } = createMediaPair({ playoutMs: 0 });
+      const leg = createAudioLeg(
+        transport,
+        {
+          callId: 'call-stt-break',
+          interruptionThreshold: 100,
+          language: 'en-US',
+          keywords: [],
+          voice: 'test-voice',
+          pronunciationGuide: [],
+          backgroundTrack: 'none',
+          record: false,
+        },
+        {
+          stt: new DeepgramStt({ apiKey: fake.apiKey, baseUrl: fake.url, endpointingMs: 300 }),
+          tts: new ToneTts({ msPerChar: 15 }),
+          vad: new EnergyVad(),
+          scheduler,
+        },
+      );
+      const events: LegEvent[] = [];
+      leg.on((event) => events.push(event));
+      await until('the stream', () => fake.connections.length === 1 && fake.connections[0]!.bytes === 0, 10_000);
+      far.sendPcm(pause(300));
+      far.sendPcm(voice(500));
+      await until(
+        'five words heard',
+        () => events.some((e) => e.type === 'speech_partial' && /five$/.test(e.text)),
+        10_000,
+      );
+      fake.dropAll(1011, 'NET-0000');
+      await until('the second stream', () => fake.connections.length === 2, 10_000);
+      far.sendPcm(voice(300));
+      far.sendPcm(pause(1500));
+      await until('the turn', () => events.some((e) => e.type === 'speech'), 10_000);
+      const speech = events.find((e) => e.type === 'speech');
+      assert.ok(speech?.type === 'speech');
+      assert.equal(speech.text, 'one two three four five six seven eight');
+      await leg.hangup();
+    } finally {
+      await fake.close();
+    }
   });
 });

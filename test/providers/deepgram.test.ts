@@ -254,6 +254,26 @@ describe('Deepgram live transcription against its fake', () => {
     });
   });
 
+  it('keeps the audio no final has covered yet, for a stream that replaces a broken one', async () => {
+    fake.script('first words', 'second words');
+    const { stream, events } = await start();
+    for (const frame of utterance(400, 400)) stream.write(frame);
+    await events.until(ended, 'the first final');
+    // The final covered the voice and the endpointing silence after it (200 ms); the rest is kept.
+    const kept = stream.unsettled!();
+    assert.equal(kept.length, 10, 'the last 200 ms of silence');
+    const voiced = utterance(300, 0);
+    for (const frame of voiced) stream.write(frame);
+    await events.until((e) => e.some((x) => x.type === 'partial' && x.text === 'second'), 'the next partial');
+    const next = stream.unsettled!();
+    assert.deepEqual(next.slice(-voiced.length), voiced, 'the voice under way is kept, frame for frame');
+    fake.dropAll(1011, 'NET-0000');
+    await events.until((e) => e.some((x) => x.type === 'error'), 'an error');
+    const late = utterance(40, 0);
+    for (const frame of late) stream.write(frame);
+    assert.deepEqual(stream.unsettled!().slice(-late.length), late, 'audio written as the socket went is kept too');
+  });
+
   it('a stream the server drops reports one error event', async () => {
     const { events } = await start();
     fake.dropAll(1011, 'NET-0000');

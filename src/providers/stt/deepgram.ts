@@ -29,6 +29,9 @@ export interface DeepgramOptions {
 /** Boost of a keyword written without one (seed: "default boost factor 2"). */
 const DEFAULT_BOOST = 2;
 
+/** Audio kept for a stream that replaces a broken one: at most this much not covered by a final. */
+const UNSETTLED_MAX_MS = 15_000;
+
 /** Deepgram's models that know only English; other languages fall back to the general model. */
 const ENGLISH_ONLY_SUFFIX =
   /-(phonecall|meeting|finance|conversationalai|voicemail|video|medical|drivethru|automotive|atc)$/;
@@ -36,6 +39,9 @@ const ENGLISH_ONLY_SUFFIX =
 /** The message Deepgram sends for every transcript, interim or final. */
 interface ResultsMessage {
   type: 'Results';
+  /** Where the result's audio starts and how long it lasts, in seconds of the stream's audio. */
+  start?: number;
+  duration?: number;
   is_final?: boolean;
   speech_final?: boolean;
   from_finalize?: boolean;
@@ -137,7 +143,13 @@ export class DeepgramStt implements SttProvider {
         );
       });
     });
-    return new DeepgramStream(ws, this.options.keepAliveMs ?? 4000, this.options.closeTimeoutMs ?? 2000);
+    return new DeepgramStream(
+      ws,
+      this.options.keepAliveMs ?? 4000,
+      this.options.closeTimeoutMs ?? 2000,
+      // mu-law: one byte a sample.
+      options.sampleRate / 1000,
+    );
   }
 }
 
@@ -150,11 +162,15 @@ class DeepgramStream implements SttStream {
   private failed = false;
   private readonly keepAlive: NodeJS.Timeout;
   private readonly closed: Promise<void>;
+  /** Audio written (ms of the stream's audio), and the frames after the end of the last final. */
+  private writtenMs = 0;
+  private readonly pending: { frame: Buffer; endMs: number }[] = [];
 
   constructor(
     private readonly ws: WebSocket,
     keepAliveMs: number,
     private readonly closeTimeoutMs: number,
+    private readonly bytesPerMs: number,
   ) {
     this.closed = new Promise((resolve) => ws.once('close', () => resolve()));
     ws.on('message', (data, isBinary) => {
@@ -182,9 +198,19 @@ class DeepgramStream implements SttStream {
   }
 
   write(frame: Buffer): void {
-    if (this.ws.readyState !== WebSocket.OPEN || this.closing) return;
+    if (this.closing) return;
+    // Kept until a final covers it, also when the socket is already going: a stream that replaces
+    // this one is given it (unsettled()).
+    this.writtenMs += frame.length / this.bytesPerMs;
+    this.pending.push({ frame, endMs: this.writtenMs });
+    while (this.pending.length > 0 && this.writtenMs - this.pending[0]!.endMs >= UNSETTLED_MAX_MS) this.pending.shift();
+    if (this.ws.readyState !== WebSocket.OPEN) return;
     this.ws.send(frame, { binary: true });
     this.lastSentAt = Date.now();
+  }
+
+  unsettled(): Buffer[] {
+    return this.pending.map((p) => p.frame);
   }
 
   finalize(): void {
@@ -241,6 +267,11 @@ class DeepgramStream implements SttStream {
 
   private onResults(results: ResultsMessage): void {
     const transcript = (results.channel?.alternatives?.[0]?.transcript ?? '').trim();
+    if (results.is_final && typeof results.start === 'number' && typeof results.duration === 'number') {
+      // Deepgram will not revise this audio again: it need not be heard again by another stream.
+      const settledMs = (results.start + results.duration) * 1000;
+      while (this.pending.length > 0 && this.pending[0]!.endMs <= settledMs + 0.5) this.pending.shift();
+    }
     if (!results.is_final) {
       if (transcript !== '') this.emit({ type: 'partial', text: transcript });
       return;

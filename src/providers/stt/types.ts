@@ -40,6 +40,12 @@ export interface SttStream {
   write(frame: Buffer): void;
   /** Asks the provider to settle what it has heard now (the VAD saw the speaker stop). */
   finalize(): void;
+  /**
+   * The audio written that no final has covered yet, oldest first (a bounded tail). Once the stream
+   * broke, the audio leg gives it to the stream that replaces it, which hears those words again
+   * rather than losing them. A provider that cannot tell what its finals covered leaves it out.
+   */
+  unsettled?(): Buffer[];
   close(): Promise<void>;
 }
 
