@@ -35,7 +35,8 @@ export function sentenceEnd(text: string): number {
   // A long sentence (or a long run with no end yet) is spoken clause by clause.
   const span = end > 0 ? end : text.length;
   if (span >= LONG_SENTENCE) {
-    const clause = /[,;:–—]\s/g;
+    // Chinese and Japanese write their commas without a space after them.
+    const clause = /[,;:–—]\s|[，；：]/g;
     clause.lastIndex = MIN_CLAUSE;
     const match = clause.exec(text);
     if (match && match.index < span) return match.index + 1;
@@ -44,11 +45,18 @@ export function sentenceEnd(text: string): number {
 }
 
 /**
- * The end of the first sentence: . ! ? or … followed by whitespace (closing quotes and brackets
- * included), but not after a title such as "Dr." or an initial; -1 when there is none yet.
+ * Full stops: . ! ? … (and Hindi's danda, Arabic's question mark) followed by whitespace, or
+ * Chinese and Japanese 。！？, which take no space after them, followed by anything but more of
+ * them; closing quotes and brackets belong to the sentence they close.
+ */
+const FULL_STOP = /[.!?…।॥؟]+["'”’)\]]*(?=\s)|[。！？]+[」』”’）)\]"']*(?=[^。！？」』”’）)\]"'])/g;
+
+/**
+ * The end of the first sentence (see FULL_STOP), but not after a title such as "Dr." or an
+ * initial; -1 when there is none yet.
  */
 function fullStop(text: string): number {
-  for (const sentence of text.matchAll(/[.!?…]+["'”’)\]]*(?=\s)/g)) {
+  for (const sentence of text.matchAll(FULL_STOP)) {
     const before = /(\S+)$/.exec(text.slice(0, sentence.index))?.[1] ?? '';
     if (sentence[0].startsWith('.') && (ABBREVIATIONS.has(before.toLowerCase()) || /^[A-Z]$/.test(before))) continue;
     if (sentence.index + sentence[0].length >= 2) return sentence.index + sentence[0].length;

@@ -38,3 +38,21 @@ test('a whole string stays one piece; a long sentence is cut at a clause', async
   assert.equal(sentenceEnd('Short, no end yet'), -1);
   assert.equal(await textOf(pieces('a', 'b')), 'ab');
 });
+
+test('Chinese and Japanese replies, whose full stops take no space after them, are split as they stream', async () => {
+  const chinese = await collect(
+    sentencesOf(pieces('你好。我是', '预约助手。请问您想订', '几点的位子？真的吗？', '！好的')),
+  );
+  assert.deepEqual(chinese, ['你好。', '我是预约助手。', '请问您想订几点的位子？', '真的吗？！', '好的']);
+  const japanese = await collect(sentencesOf(pieces('はい、承知しました。「少々お待ちください。」', 'ありがとう')));
+  assert.deepEqual(japanese, ['はい、承知しました。', '「少々お待ちください。」', 'ありがとう']);
+  // A stop at the end of what came so far may be followed by another ("？！"): not a sentence yet.
+  assert.equal(sentenceEnd('真的吗？'), -1);
+  // A long sentence is cut at an ideographic comma too.
+  const long = `${'我们看了下周所有的时间'.repeat(5)}，${'只有星期二下午三点对两位都合适'.repeat(5)}。再见。`;
+  const parts = await collect(sentencesOf(pieces(long)));
+  assert.equal(parts.length, 3, JSON.stringify(parts));
+  assert.ok(parts[0]!.endsWith('，'));
+  // Hindi's danda ends a sentence as a full stop does.
+  assert.deepEqual(await collect(sentencesOf(pieces('नमस्ते। आप कैसे हैं?'))), ['नमस्ते।', 'आप कैसे हैं?']);
+});
