@@ -14,6 +14,21 @@ export function retryableStatus(status: number | undefined): boolean {
 }
 
 /**
+ * How long a vendor asked us to wait before trying again, in milliseconds from now: OpenAI's
+ * `retry-after-ms`, else `Retry-After` as seconds or an HTTP date; undefined when it did not say.
+ */
+export function retryAfter(headers: { get(name: string): string | null }): number | undefined {
+  const ms = headers.get('retry-after-ms');
+  if (ms && Number.isFinite(Number(ms))) return Math.max(0, Number(ms));
+  const value = headers.get('retry-after');
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+/**
  * A vendor's own words (an error message or body) made safe to show and log: the key we sent is
  * cut out wherever the vendor quoted it, and so is a key it quoted masked (OpenAI's
  * `sk-ab******wxyz`), whose ends are still part of a secret.

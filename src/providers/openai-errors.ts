@@ -3,7 +3,7 @@
  * a retry could help: one mapping for the language model and OpenAI speech.
  */
 import OpenAI from 'openai';
-import { retryableStatus, withoutSecret, type ProviderError } from './base.js';
+import { retryAfter, retryableStatus, withoutSecret, type ProviderError } from './base.js';
 import { errorMessage } from '../domain/records.js';
 
 type ErrorKind<E extends ProviderError> = new (
@@ -35,7 +35,7 @@ export function fromOpenAiSdk<E extends ProviderError>(
   if (error instanceof OpenAI.APIError) {
     const status = error.status;
     const hint = status === 401 && options.keyHint ? ` (${options.keyHint})` : '';
-    const retryAfterMs = retryAfter(error.headers?.get('retry-after-ms'), error.headers?.get('retry-after'));
+    const retryAfterMs = error.headers ? retryAfter(error.headers) : undefined;
     // The SDK's message is the status, then the vendor's words.
     const words = withoutSecret(error.message.replace(new RegExp(`^${status} `), ''), options.apiKey);
     // No `cause`: the SDK's error keeps the vendor's words as they came, and logs print causes.
@@ -45,14 +45,4 @@ export function fromOpenAiSdk<E extends ProviderError>(
   }
   const message = withoutSecret(errorMessage(error), options.apiKey);
   return new kind(`${Vendor} failed: ${message}`, false, undefined, { cause: error });
-}
-
-/** OpenAI's retry-after-ms, else Retry-After as seconds or an HTTP date, in milliseconds from now. */
-function retryAfter(ms: string | null | undefined, value: string | null | undefined): number | undefined {
-  if (ms && Number.isFinite(Number(ms))) return Math.max(0, Number(ms));
-  if (!value) return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }

@@ -42,6 +42,12 @@ export interface FakeTtsRequest {
   disconnectedEarly: boolean;
 }
 
+/**
+ * A scripted failure of the next request: an HTTP error with the vendor's error body (and
+ * `Retry-After` in seconds when given), or audio that breaks off after `cutAfterChunks` chunks.
+ */
+export type FakeTtsFailure = { status: number; message?: string; retryAfterS?: number } | { cutAfterChunks: number };
+
 const OPENAI_RATE = 24000;
 
 /** Sample rate and encoding of an ElevenLabs output_format this fake serves. */
@@ -59,6 +65,7 @@ export class FakeTts {
   readonly options: Required<FakeTtsOptions>;
   private readonly sockets = new Set<Socket>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly failures: FakeTtsFailure[] = [];
 
   private constructor(
     private readonly server: http.Server,
@@ -86,6 +93,11 @@ export class FakeTts {
       socket.on('close', () => fake.sockets.delete(socket));
     });
     return fake;
+  }
+
+  /** Queues failures, taken by the next requests (whose key and body are valid) in order. */
+  fail(...failures: FakeTtsFailure[]): void {
+    this.failures.push(...failures);
   }
 
   async close(): Promise<void> {
@@ -119,8 +131,11 @@ export class FakeTts {
   ): Promise<void> {
     const credential = req.headers['xi-api-key'] as string | undefined;
     const request = this.record('elevenlabs', url, credential, body);
-    const fail = (status: number, detail: unknown): void => {
-      res.writeHead(status, { 'content-type': 'application/json' });
+    const fail = (status: number, detail: unknown, retryAfterS?: number): void => {
+      res.writeHead(status, {
+        'content-type': 'application/json',
+        ...(retryAfterS !== undefined && { 'retry-after': String(retryAfterS) }),
+      });
       res.end(JSON.stringify({ detail }));
     };
     if (credential !== this.options.apiKey) {
@@ -133,9 +148,14 @@ export class FakeTts {
     if (!format) {
       return fail(400, { status: 'invalid_output_format', message: 'This output format is not served here.' });
     }
+    const failure = this.failures.shift();
+    if (failure && 'status' in failure) {
+      const status = failure.status === 429 ? 'too_many_concurrent_requests' : 'system_busy';
+      return fail(failure.status, { status, message: failure.message ?? 'Scripted failure' }, failure.retryAfterS);
+    }
     const pcm = await this.audio(body.text, format.rate);
     const bytes = format.mulaw ? encodeMulaw(pcm) : Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
-    this.stream(res, request, bytes);
+    this.stream(res, request, bytes, failure?.cutAfterChunks);
   }
 
   private async openAi(
@@ -146,9 +166,19 @@ export class FakeTts {
   ): Promise<void> {
     const credential = req.headers.authorization;
     const request = this.record('openai', url, credential, body);
-    const fail = (status: number, message: string, code: string | null, param: string | null = null): void => {
-      res.writeHead(status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: { message, type: 'invalid_request_error', param, code } }));
+    const fail = (
+      status: number,
+      message: string,
+      code: string | null,
+      param: string | null = null,
+      retryAfterS?: number,
+    ): void => {
+      res.writeHead(status, {
+        'content-type': 'application/json',
+        ...(retryAfterS !== undefined && { 'retry-after': String(retryAfterS) }),
+      });
+      const type = status === 429 ? 'requests' : status >= 500 ? 'server_error' : 'invalid_request_error';
+      res.end(JSON.stringify({ error: { message, type, param, code } }));
     };
     if (credential !== `Bearer ${this.options.apiKey}`) {
       return fail(401, 'Incorrect API key provided.', 'invalid_api_key');
@@ -161,8 +191,13 @@ export class FakeTts {
     if (body.response_format !== 'pcm') {
       return fail(400, 'This server streams response_format "pcm" only.', null, 'response_format');
     }
+    const failure = this.failures.shift();
+    if (failure && 'status' in failure) {
+      const code = failure.status === 429 ? 'rate_limit_exceeded' : null;
+      return fail(failure.status, failure.message ?? 'Scripted failure', code, null, failure.retryAfterS);
+    }
     const pcm = await this.audio(body.input as string, OPENAI_RATE);
-    this.stream(res, request, Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength));
+    this.stream(res, request, Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength), failure?.cutAfterChunks);
   }
 
   private record(
@@ -197,8 +232,11 @@ export class FakeTts {
     return tone([440], ms, 8000, rate);
   }
 
-  /** Sends `bytes` in chunks split at odd offsets, headers with the first one, as streaming vendors do. */
-  private stream(res: http.ServerResponse, request: FakeTtsRequest, bytes: Buffer): void {
+  /**
+   * Sends `bytes` in chunks split at odd offsets, headers with the first one, as streaming vendors
+   * do; `cutAfterChunks`: the connection breaks after that many chunks instead of ending.
+   */
+  private stream(res: http.ServerResponse, request: FakeTtsRequest, bytes: Buffer, cutAfterChunks?: number): void {
     const count = Math.max(1, this.options.chunks);
     const bounds = [0];
     for (let i = 1; i < count; i++) bounds.push(Math.min(bytes.length, Math.floor((bytes.length * i) / count) | 1));
@@ -218,6 +256,10 @@ export class FakeTts {
       if (i === 0) res.writeHead(200, { 'content-type': 'application/octet-stream', 'transfer-encoding': 'chunked' });
       res.write(bytes.subarray(bounds[i], bounds[i + 1]));
       request.chunksSent++;
+      if (cutAfterChunks !== undefined && request.chunksSent >= cutAfterChunks) {
+        later(this.options.chunkIntervalMs, () => res.destroy());
+        return;
+      }
       if (i + 1 < count) later(this.options.chunkIntervalMs, () => send(i + 1));
       else {
         request.completed = true;

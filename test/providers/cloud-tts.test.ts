@@ -146,6 +146,38 @@ for (const vendor of vendors) {
       });
     });
 
+    it("a 429 or 503 is retryable and keeps the vendor's Retry-After; audio that breaks off is retryable", async () => {
+      for (const status of [429, 503]) {
+        fake.fail({ status, retryAfterS: 2 });
+        await assert.rejects(
+          collect(tts.synthesize({ text: TEXT, voice: vendor.voice, language: 'en-US' })),
+          (error) => {
+            assert.ok(error instanceof TtsError);
+            assert.equal(error.status, status);
+            assert.equal(error.retryable, true);
+            assert.equal(error.retryAfterMs, 2000);
+            assert.match(error.message, /Scripted failure/);
+            return true;
+          },
+        );
+      }
+      fake.fail({ cutAfterChunks: 2 });
+      const chunks: PcmChunk[] = [];
+      await assert.rejects(
+        async () => {
+          for await (const chunk of tts.synthesize({ text: TEXT, voice: vendor.voice, language: 'en-US' }))
+            chunks.push(chunk);
+        },
+        (error) => {
+          assert.ok(error instanceof TtsError);
+          assert.equal(error.retryable, true);
+          assert.match(error.message, /stopped sending audio/);
+          return true;
+        },
+      );
+      assert.ok(chunks.length > 0, 'the audio before the break came through');
+    });
+
     it('an unreachable server is a retryable error', async () => {
       const gone = await FakeTts.start();
       const dead = vendor.make(gone);

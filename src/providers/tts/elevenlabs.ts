@@ -3,7 +3,7 @@
  * with `xi-api-key`, raw PCM (or mu-law 8 kHz, the telephone's own format) streamed back in chunks.
  */
 import { pcmFromBody } from './pcm-stream.js';
-import { Watchdog, retryableStatus, withoutSecret } from '../base.js';
+import { Watchdog, retryAfter, retryableStatus, withoutSecret } from '../base.js';
 import { TtsError, type PcmChunk, type TtsProvider, type TtsRequest } from './types.js';
 
 /** The raw output formats this provider reads: PCM at a rate, or G.711 mu-law at 8 kHz. */
@@ -90,6 +90,7 @@ export class ElevenLabsTts implements TtsProvider {
           `ElevenLabs answered ${response.status}${hint}: ${withoutSecret(errorMessage(body), this.options.apiKey)}`,
           retryableStatus(response.status),
           response.status,
+          { retryAfterMs: retryAfter(response.headers) },
         );
       }
       if (!response.body) throw new TtsError('ElevenLabs answered without audio', true);
