@@ -49,6 +49,7 @@ import { ToneDetector } from '../amd/tone-detector.js';
 import { EnergyVad } from './vad-energy.js';
 import { backgroundMixer } from './background.js';
 import { applyPronunciationGuide } from '../providers/tts/pronunciation.js';
+import { retrying } from '../providers/base.js';
 import { TurnDetector, endOfTurnMs, turnWords } from './turn-detector.js';
 import { LatencyTracker, type LatencySource } from './latency.js';
 
@@ -457,16 +458,31 @@ class AudioCallLeg implements AudioLeg {
     try {
       const stt = this.deps.stt;
       // A span per provider request: the recogniser's stream is opened once a call.
+      // A refusal for now (429 over a concurrency limit, 5xx, no connection) is asked once more,
+      // after the wait the vendor named, if that comes soon: the caller's audio is kept meanwhile.
       const stream = await inSpan(
         'stt.open',
         { 'openline.call.id': this.settings.callId, 'openline.stt.provider': stt.name },
         () =>
-          stt.open({
-            language: this.settings.language,
-            keywords: this.settings.keywords,
-            encoding: 'mulaw',
-            sampleRate: SAMPLE_RATE,
-          }),
+          retrying(
+            () =>
+              stt.open({
+                language: this.settings.language,
+                keywords: this.settings.keywords,
+                encoding: 'mulaw',
+                sampleRate: SAMPLE_RATE,
+              }),
+            {
+              retries: 1,
+              backoffMs: 500,
+              withinMs: 3000,
+              onRetry: (error) =>
+                this.deps.log?.warn(
+                  { call_id: this.settings.callId, reason: error.message },
+                  'speech recognition refused the stream: asking again',
+                ),
+            },
+          ),
       );
       if (this.ended) {
         await stream.close();

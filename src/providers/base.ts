@@ -107,6 +107,15 @@ export async function* withRetries<T>(open: () => AsyncIterable<T>, options: Ret
   }
 }
 
+/** One request (opening a stream, say) under the same rules as withRetries: `attempt()` again while it fails retryably. */
+export async function retrying<T>(attempt: () => Promise<T>, options: RetryOptions): Promise<T> {
+  const once = async function* (): AsyncGenerator<T> {
+    yield await attempt();
+  };
+  for await (const value of withRetries(once, options)) return value;
+  throw new Error('retrying: the attempt produced nothing');
+}
+
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {

@@ -101,6 +101,7 @@ export class FakeDeepgram {
   private readonly clients = new Set<WebSocket>();
   private readonly closedByServer = new WeakSet<WebSocket>();
   private readonly wss = new WebSocketServer({ noServer: true });
+  private readonly scriptedRefusals: { status: number; retryAfterS?: number }[] = [];
 
   private constructor(
     private readonly server: http.Server,
@@ -134,6 +135,15 @@ export class FakeDeepgram {
     return fake;
   }
 
+  /**
+   * Refuses the next handshakes, one per status, as Deepgram does when an account is over its
+   * concurrency limit (429, `TOO_MANY_REQUESTS`) or the service is down (5xx); `retryAfterS` is sent
+   * as Retry-After.
+   */
+  refuseNext(...refusals: { status: number; retryAfterS?: number }[]): void {
+    this.scriptedRefusals.push(...refusals);
+  }
+
   /** Adds transcripts to the script. */
   script(...transcripts: string[]): void {
     this.transcripts.push(...transcripts);
@@ -158,16 +168,25 @@ export class FakeDeepgram {
   private upgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
     const url = new URL(req.url ?? '/', 'http://fake');
     const authorization = req.headers.authorization;
-    const refuse = (status: number, code: string, message: string): void => {
+    const refuse = (status: number, code: string, message: string, retryAfterS?: number): void => {
       this.refusals.push({ status, authorization, query: url.searchParams });
       const body = JSON.stringify({ err_code: code, err_msg: message, request_id: randomUUID() });
       socket.end(
         `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\ncontent-type: application/json\r\n` +
+          (retryAfterS === undefined ? '' : `retry-after: ${retryAfterS}\r\n`) +
           `dg-error: ${message}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
       );
     };
     if (url.pathname !== '/v1/listen') return refuse(404, 'Not Found', 'Unknown path.');
     if (authorization !== `Token ${this.apiKey}`) return refuse(401, 'INVALID_AUTH', 'Invalid credentials.');
+    const scripted = this.scriptedRefusals.shift();
+    if (scripted) {
+      const [code, message] =
+        scripted.status === 429
+          ? ['TOO_MANY_REQUESTS', 'Too many requests. Please try again later.']
+          : ['INTERNAL_SERVER_ERROR', 'The service is temporarily unavailable.'];
+      return refuse(scripted.status, code, message, scripted.retryAfterS);
+    }
     const q = url.searchParams;
     if (q.get('encoding') !== 'mulaw' || q.get('sample_rate') !== '8000') {
       return refuse(400, 'Bad Request', 'This server reads only encoding=mulaw with sample_rate=8000.');

@@ -460,8 +460,65 @@ describe('audio leg: recording and latency', () => {
   });
 });
 
-describe('audio leg: a recogniser stream that breaks mid-utterance', () => {
-  it('the new stream hears again what the broken one had not settled: no word of the turn is lost', async () => {
+/** An audio leg that listens with Deepgram (its loopback fake). */
+function deepgramLeg(fake: FakeDeepgram) {
+  const { transport, far } = createMediaPair({ playoutMs: 0 });
+  const leg = createAudioLeg(
+    transport,
+    {
+      callId: 'call-deepgram',
+      interruptionThreshold: 100,
+      language: 'en-US',
+      keywords: [],
+      voice: 'test-voice',
+      pronunciationGuide: [],
+      backgroundTrack: 'none',
+      record: false,
+    },
+    {
+      stt: new DeepgramStt({ apiKey: fake.apiKey, baseUrl: fake.url, endpointingMs: 300 }),
+      tts: new ToneTts({ msPerChar: 15 }),
+      vad: new EnergyVad(),
+      scheduler,
+    },
+  );
+  const events: LegEvent[] = [];
+  leg.on((event) => events.push(event));
+  return { leg, far, events };
+}
+
+describe('audio leg: a recogniser that fails', () => {
+  it('a stream refused for now (429, 503) is asked for again after the wait it named, and the caller is heard', async () => {
+    const fake = await FakeDeepgram.start({ transcripts: ['can you hear me'] });
+    try {
+      fake.refuseNext({ status: 429, retryAfterS: 0.2 });
+      const { leg, far, events } = deepgramLeg(fake);
+      far.sendPcm(pause(300));
+      far.sendPcm(voice(1000));
+      // The audio sent while the stream was refused reaches the stream opened after the wait.
+      await until(
+        'every word heard',
+        () => events.some((e) => e.type === 'speech_partial' && e.text === 'can you hear me'),
+        10_000,
+      );
+      far.sendPcm(pause(1500));
+      await until('the turn', () => events.some((e) => e.type === 'speech'), 10_000);
+      const speech = events.find((e) => e.type === 'speech');
+      assert.ok(speech?.type === 'speech');
+      assert.equal(speech.text, 'can you hear me');
+      assert.deepEqual(
+        fake.refusals.map((r) => r.status),
+        [429],
+      );
+      assert.equal(fake.connections.length, 1);
+      assert.ok(!events.some((e) => e.type === 'provider_failed'));
+      await leg.hangup();
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('a stream that breaks mid-utterance: the new one hears again what it had not settled, no word of the turn is lost', async () => {
     // The recogniser gives a final only the words its audio lasted for (100 ms a word).
     const fake = await FakeDeepgram.start({
       wordMs: 100,
@@ -469,28 +526,7 @@ describe('audio leg: a recogniser stream that breaks mid-utterance', () => {
       transcripts: ['one two three four five six seven eight', 'one two three four five six seven eight'],
     });
     try {
-      const { transport, far } = createMediaPair({ playoutMs: 0 });
-      const leg = createAudioLeg(
-        transport,
-        {
-          callId: 'call-stt-break',
-          interruptionThreshold: 100,
-          language: 'en-US',
-          keywords: [],
-          voice: 'test-voice',
-          pronunciationGuide: [],
-          backgroundTrack: 'none',
-          record: false,
-        },
-        {
-          stt: new DeepgramStt({ apiKey: fake.apiKey, baseUrl: fake.url, endpointingMs: 300 }),
-          tts: new ToneTts({ msPerChar: 15 }),
-          vad: new EnergyVad(),
-          scheduler,
-        },
-      );
-      const events: LegEvent[] = [];
-      leg.on((event) => events.push(event));
+      const { leg, far, events } = deepgramLeg(fake);
       await until('the stream', () => fake.connections.length === 1 && fake.connections[0]!.bytes === 0, 10_000);
       far.sendPcm(pause(300));
       far.sendPcm(voice(500));

@@ -243,6 +243,18 @@ describe('Deepgram live transcription against its fake', () => {
     assert.equal(fake.refusals.at(-1)!.authorization, 'Token dg-wrong-secret');
   });
 
+  it('a refusal for now (429 over the concurrency limit) is retryable and keeps its Retry-After', async () => {
+    fake.refuseNext({ status: 429, retryAfterS: 1 });
+    await assert.rejects(stt.open(OPTIONS), (error) => {
+      assert.ok(error instanceof SttError);
+      assert.equal(error.status, 429);
+      assert.equal(error.retryable, true);
+      assert.equal(error.retryAfterMs, 1000);
+      assert.match(error.message, /TOO_MANY_REQUESTS/);
+      return true;
+    });
+  });
+
   it('an unreachable server rejects open() as retryable', async () => {
     const gone = await FakeDeepgram.start();
     await gone.close();

@@ -5,9 +5,10 @@
  * idle stream open (Deepgram closes one after about 10 s without data), `CloseStream` ends it.
  * No reconnection: a failure is one `error` event and the audio leg decides what to do.
  */
+import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
 import { SttError, type SttEvent, type SttOptions, type SttProvider, type SttStream } from './types.js';
-import { retryableStatus, withoutSecret } from '../base.js';
+import { retryAfter, retryableStatus, withoutSecret } from '../base.js';
 
 export interface DeepgramOptions {
   /** DEEPGRAM_API_KEY, sent as `Authorization: Token <key>`; a self-hosted server may need none. */
@@ -75,8 +76,12 @@ export function deepgramListenUrl(base: string, model: string, endpointingMs: nu
   return url;
 }
 
-/** Reads Deepgram's refusal of a handshake: `{"err_code","err_msg"}` in the body; `apiKey` is never quoted. */
-function refusal(status: number | undefined, body: string, apiKey: string | undefined): SttError {
+/**
+ * Reads Deepgram's refusal of a handshake: `{"err_code","err_msg"}` in the body, and Retry-After;
+ * `apiKey` is never quoted.
+ */
+function refusal(response: IncomingMessage, body: string, apiKey: string | undefined): SttError {
+  const status = response.statusCode;
   let detail = body.slice(0, 300);
   try {
     const parsed = JSON.parse(body) as { err_code?: unknown; err_msg?: unknown };
@@ -91,6 +96,14 @@ function refusal(status: number | undefined, body: string, apiKey: string | unde
     `Deepgram refused the stream with ${status ?? 'an error'}${hint}: ${withoutSecret(detail, apiKey) || 'no message'}`,
     retryableStatus(status),
     status,
+    {
+      retryAfterMs: retryAfter({
+        get: (name) => {
+          const value = response.headers[name];
+          return typeof value === 'string' ? value : null;
+        },
+      }),
+    },
   );
 }
 
@@ -124,7 +137,7 @@ export class DeepgramStt implements SttProvider {
           if (body.length < 2000) body += piece;
         });
         const done = (): void => {
-          reject(refusal(response.statusCode, body, this.options.apiKey));
+          reject(refusal(response, body, this.options.apiKey));
           ws.terminate();
         };
         response.on('end', done);
