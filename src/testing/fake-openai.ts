@@ -12,6 +12,13 @@ export interface FakeToolCall {
 export type FakeReply =
   | {
       text?: string;
+      /**
+       * The model's reasoning before its answer, streamed as reasoning models' servers do: in
+       * `reasoning_content` deltas (DeepSeek, vLLM; `reasoning` on OpenRouter and Ollama), or
+       * inside the content between `<think>` and `</think>` (llama.cpp, LM Studio and Ollama
+       * without a reasoning parser).
+       */
+      reasoning?: { text: string; as: 'reasoning_content' | 'reasoning' | 'think-tags' };
       toolCalls?: FakeToolCall[];
       /** Characters per streamed delta (text and arguments); small values split everything. */
       chunkSize?: number;
@@ -184,7 +191,11 @@ export class FakeOpenAi {
       return parts;
     };
     const deltas: Record<string, unknown>[] = [{ role: 'assistant', content: '' }];
-    for (const part of split(reply.text ?? '')) deltas.push({ content: part });
+    const reasoning = reply.reasoning;
+    let text = reply.text ?? '';
+    if (reasoning?.as === 'think-tags') text = `<think>\n${reasoning.text}\n</think>\n\n${text}`;
+    else if (reasoning) for (const part of split(reasoning.text)) deltas.push({ content: null, [reasoning.as]: part });
+    for (const part of split(text)) deltas.push({ content: part });
     // Each call opens with index, id, type and name (empty arguments); then the calls' argument
     // pieces interleave, as the API streams parallel calls.
     toolCalls.forEach((c, index) =>

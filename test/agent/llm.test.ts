@@ -176,6 +176,26 @@ describe('OpenAI-compatible adapter (official SDK against the fake server)', () 
     }
   });
 
+  it("a reasoning model's thinking is never part of the reply, in its own field or between <think> tags", async () => {
+    for (const as of ['reasoning_content', 'reasoning', 'think-tags'] as const) {
+      for (const chunkSize of [1, 3, 64]) {
+        fake.script({ reasoning: { text: 'The user <wants> a time. Say noon.', as }, text: 'It is noon.', chunkSize });
+        const texts: string[] = [];
+        const reply = await complete(
+          provider,
+          { model: 'm', messages: [{ role: 'user', content: 'x' }] },
+          { onText: (delta) => texts.push(delta) },
+        );
+        assert.equal(reply.text.trim(), 'It is noon.', `${as}, ${chunkSize} characters a delta`);
+        assert.equal(texts.join(''), reply.text);
+      }
+    }
+    // A reply that only mentions the tag, not at its start, is said as written.
+    fake.script({ text: 'Type <think> in the box.', chunkSize: 2 });
+    const plain = await complete(provider, { model: 'm', messages: [{ role: 'user', content: 'x' }] });
+    assert.equal(plain.text, 'Type <think> in the box.');
+  });
+
   it('a 429 with Retry-After is retried and then succeeds', async () => {
     fake.script({ status: 429, retryAfterMs: 20 }, { text: 'Back again.' });
     const reply = await complete(provider, { model: 'm', messages: [{ role: 'user', content: 'x' }] });

@@ -86,6 +86,58 @@ export class ToolCallAssembler {
   }
 }
 
+const THINK_OPEN = '<think>';
+const THINK_CLOSE = '</think>';
+
+/**
+ * Drops the reasoning that some servers stream at the start of the content, between <think> and
+ * </think> (llama.cpp, LM Studio, Ollama without a reasoning parser): a caller must not hear the
+ * model think aloud. Tags may be split over deltas; a reply that does not open with the tag passes
+ * as it comes, and so does everything after the block.
+ */
+export class ThinkingFilter {
+  private state: 'start' | 'thinking' | 'after' | 'speaking' = 'start';
+  private held = '';
+
+  /** What of `delta` can be said now. */
+  push(delta: string): string {
+    if (this.state === 'speaking') return delta;
+    this.held += delta;
+    if (this.state === 'start') {
+      const lead = this.held.trimStart();
+      if (THINK_OPEN.startsWith(lead)) return ''; // blank, or perhaps the tag's first characters
+      if (!lead.startsWith(THINK_OPEN)) return this.speak();
+      this.state = 'thinking';
+      this.held = lead.slice(THINK_OPEN.length);
+    }
+    if (this.state === 'thinking') {
+      const end = this.held.indexOf(THINK_CLOSE);
+      if (end < 0) {
+        // Only what could be the start of the closing tag is worth keeping.
+        this.held = this.held.slice(-(THINK_CLOSE.length - 1));
+        return '';
+      }
+      this.state = 'after';
+      this.held = this.held.slice(end + THINK_CLOSE.length);
+    }
+    // The blank lines between the block and the answer are not part of it.
+    this.held = this.held.trimStart();
+    return this.held === '' ? '' : this.speak();
+  }
+
+  /** At the end of the reply: what was held back as a possible tag, when it was none. */
+  end(): string {
+    return this.state === 'start' ? this.speak() : '';
+  }
+
+  private speak(): string {
+    this.state = 'speaking';
+    const out = this.held;
+    this.held = '';
+    return out;
+  }
+}
+
 /** Maps what the SDK throws to LlmError, keeping whether a retry could help; `apiKey` is never quoted. */
 export function toLlmError(error: unknown, timedOut: boolean, apiKey?: string): LlmError {
   return fromOpenAiSdk(error, LlmError, {
@@ -129,6 +181,7 @@ export class OpenAiProvider implements LlmProvider {
         }))
       : undefined;
     const assembler = new ToolCallAssembler();
+    const thinking = new ThinkingFilter();
     let finishReason: string | null = null;
     let streaming = false;
     try {
@@ -148,9 +201,10 @@ export class OpenAiProvider implements LlmProvider {
       // the watchdog runs while we wait for the next piece, never while the consumer holds one.
       for await (const chunk of stream) {
         const choice = chunk.choices[0];
-        if (choice?.delta?.content) {
+        const said = choice?.delta?.content ? thinking.push(choice.delta.content) : '';
+        if (said) {
           stall.pause();
-          yield { type: 'text', delta: choice.delta.content };
+          yield { type: 'text', delta: said };
         }
         stall.resume();
         if (!choice) continue;
@@ -159,6 +213,8 @@ export class OpenAiProvider implements LlmProvider {
       }
       // The SDK ends an aborted stream quietly, as if it were complete: a cut reply is a failure.
       if (signal.aborted) throw new LlmError('aborted', false);
+      const rest = thinking.end();
+      if (rest) yield { type: 'text', delta: rest };
     } catch (error) {
       if (stall.fired && !timedOut && !request.signal?.aborted)
         throw new LlmError(`The language model sent nothing for ${stall.ms} ms`, true, undefined, { cause: error });
