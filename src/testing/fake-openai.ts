@@ -28,8 +28,11 @@ export type FakeReply =
        */
       streamMs?: number;
     }
-  /** An HTTP error with an OpenAI-style error body; `retryAfterMs` sets retry-after-ms. */
-  | { status: number; message?: string; retryAfterMs?: number }
+  /**
+   * An HTTP error with OpenAI's error body. Like the API, it says when to try again only when
+   * told: `retryAfterMs` sets OpenAI's retry-after-ms, `retryAfterS` the standard Retry-After.
+   */
+  | { status: number; message?: string; retryAfterMs?: number; retryAfterS?: number }
   /** Never answers ('mid-stream': sends the stream's headers and first chunk, with `text` if given, then stalls). */
   | { hang: 'before-headers' | 'mid-stream'; text?: string }
   /**
@@ -124,13 +127,12 @@ export class FakeOpenAi {
         res,
         401,
         `Incorrect API key provided: ${masked}. You can find your API key at https://platform.openai.com/account/api-keys.`,
-        undefined,
+        {},
         'invalid_api_key',
       );
     }
     const reply = this.queue.shift() ?? this.handler(recorded);
-    if ('status' in reply)
-      return this.error(res, reply.status, reply.message ?? 'Scripted failure', reply.retryAfterMs);
+    if ('status' in reply) return this.error(res, reply.status, reply.message ?? 'Scripted failure', reply);
     if ('drop' in reply) {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       const opening = this.chunk(body.model, { role: 'assistant', content: reply.text ?? '' }, null);
@@ -236,19 +238,19 @@ export class FakeOpenAi {
     res: http.ServerResponse,
     status: number,
     message: string,
-    retryAfterMs?: number,
-    code: string | null = null,
+    retry: { retryAfterMs?: number; retryAfterS?: number } = {},
+    code: string | null = status === 429 ? 'rate_limit_exceeded' : null,
   ): void {
     res.writeHead(status, {
       'content-type': 'application/json',
-      // Without a hint the SDK backs off for about a second; tests want their retries fast.
-      'retry-after-ms': String(retryAfterMs ?? 5),
+      ...(retry.retryAfterMs !== undefined && { 'retry-after-ms': String(retry.retryAfterMs) }),
+      ...(retry.retryAfterS !== undefined && { 'retry-after': String(retry.retryAfterS) }),
     });
     res.end(
       JSON.stringify({
         error: {
           message,
-          type: status === 429 ? 'rate_limit_exceeded' : status >= 500 ? 'server_error' : 'invalid_request_error',
+          type: status === 429 ? 'requests' : status >= 500 ? 'server_error' : 'invalid_request_error',
           param: null,
           code,
         },

@@ -196,10 +196,19 @@ describe('OpenAI-compatible adapter (official SDK against the fake server)', () 
     assert.equal(plain.text, 'Type <think> in the box.');
   });
 
-  it('a 429 with Retry-After is retried and then succeeds', async () => {
+  it('a 429 is retried after the wait it names (retry-after-ms or Retry-After), a 5xx that names none after the backoff', async () => {
+    const waits: (number | undefined)[] = [];
+    const onRetry = (error: LlmError) => waits.push(error.retryAfterMs);
     fake.script({ status: 429, retryAfterMs: 20 }, { text: 'Back again.' });
-    const reply = await complete(provider, { model: 'm', messages: [{ role: 'user', content: 'x' }] });
+    const reply = await complete(provider, { model: 'm', messages: [{ role: 'user', content: 'x' }] }, { onRetry });
     assert.equal(reply.text, 'Back again.');
+    fake.script({ status: 429, retryAfterS: 1 }, { text: 'Back again.' }, { status: 502 }, { text: 'Back again.' });
+    for (let i = 0; i < 2; i++)
+      assert.equal(
+        (await complete(provider, { model: 'm', messages: [{ role: 'user', content: 'x' }] }, { onRetry })).text,
+        'Back again.',
+      );
+    assert.deepEqual(waits, [20, 1000, undefined]);
   });
 
   it('a server that hangs, before or in the middle of the stream, times out as a retryable error', async () => {
