@@ -5,7 +5,7 @@ import { LlmAgent, FALLBACK_LINE, toolsFor } from '../../src/agent/llm.js';
 import type { AgentContext, Turn } from '../../src/agent/types.js';
 import type { CallRequest } from '../../src/schemas/call-request.js';
 import { callRequest } from '../../src/testing/call-request.js';
-import { OpenAiProvider } from '../../src/providers/llm/openai.js';
+import { OpenAiProvider, ToolCallAssembler } from '../../src/providers/llm/openai.js';
 import { complete, LlmError, type LlmEvent } from '../../src/providers/llm/types.js';
 import { FakeOpenAi } from '../../src/testing/fake-openai.js';
 import { loadConfig } from '../../src/config.js';
@@ -221,6 +221,24 @@ describe('OpenAI-compatible adapter (official SDK against the fake server)', () 
       assert.equal(error.retryable, true);
       assert.ok(Date.now() - started < 2000, `${hang} took ${Date.now() - started} ms`);
     }
+  });
+});
+
+describe('streamed tool calls put back together', () => {
+  it('calls by index, pieces in any order; a repeated id or name is the same call; a new id at an index is a new call', () => {
+    const assembler = new ToolCallAssembler();
+    assembler.add([{ index: 0, id: 'a', type: 'function', function: { name: 'wait', arguments: '' } }]);
+    assembler.add([{ index: 1, id: 'b', type: 'function', function: { name: 'press_buttons', arguments: '{"dig' } }]);
+    assembler.add([{ index: 0, id: 'a', function: { name: 'wait', arguments: '{}' } }]);
+    assembler.add([{ index: 1, function: { arguments: 'its":"1"}' } }]);
+    // Servers that number every parallel call 0: each new id starts a call of its own.
+    assembler.add([{ index: 0, id: 'c', type: 'function', function: { name: 'end_call', arguments: '{' } }]);
+    assembler.add([{ index: 0, function: { arguments: '}' } }]);
+    assert.deepEqual(assembler.finish(), [
+      { id: 'a', name: 'wait', arguments: '{}' },
+      { id: 'b', name: 'press_buttons', arguments: '{"digits":"1"}' },
+      { id: 'c', name: 'end_call', arguments: '{}' },
+    ]);
   });
 });
 

@@ -61,28 +61,35 @@ function toSdkMessage(message: ChatMessage): ChatCompletionMessageParam {
  * and function name in the call's first delta, and the arguments split over many deltas; parallel
  * calls interleave by index. Some compatible servers repeat the id or name in later deltas, or
  * send a whole call in one delta: the first non-empty id and name win, arguments concatenate.
+ * Others number every parallel call 0: a different id at an index starts a new call there.
  */
 export class ToolCallAssembler {
-  private readonly calls = new Map<number, { id: string; name: string; arguments: string }>();
+  /** Calls in the order they began. */
+  private readonly calls: { id: string; name: string; arguments: string }[] = [];
+  /** The call each index of the stream writes to now. */
+  private readonly byIndex = new Map<number, { id: string; name: string; arguments: string }>();
 
   add(deltas: ChatCompletionChunk.Choice.Delta.ToolCall[]): void {
     deltas.forEach((delta, position) => {
       // `index` is required by the spec; a server that omits it sends one call per position.
       const index = typeof delta.index === 'number' ? delta.index : position;
-      const call = this.calls.get(index) ?? { id: '', name: '', arguments: '' };
+      let call = this.byIndex.get(index);
+      if (!call || (delta.id && call.id && delta.id !== call.id)) {
+        call = { id: '', name: '', arguments: '' };
+        this.calls.push(call);
+        this.byIndex.set(index, call);
+      }
       if (delta.id && !call.id) call.id = delta.id;
       if (delta.function?.name && !call.name) call.name = delta.function.name;
       if (delta.function?.arguments) call.arguments += delta.function.arguments;
-      this.calls.set(index, call);
     });
   }
 
-  /** The calls in index order; a call without an id gets one, as the reply must echo it. */
+  /** The calls in the order they began; a call without an id gets one, as the reply must echo it. */
   finish(): LlmToolCall[] {
-    return [...this.calls.entries()]
-      .sort(([a], [b]) => a - b)
-      .filter(([, c]) => c.name !== '')
-      .map(([index, c]) => ({ id: c.id || `call_${index}`, name: c.name, arguments: c.arguments }));
+    return this.calls
+      .map((c, i) => ({ id: c.id || `call_${i}`, name: c.name, arguments: c.arguments }))
+      .filter((c) => c.name !== '');
   }
 }
 
