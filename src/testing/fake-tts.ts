@@ -12,6 +12,7 @@
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { concatPcm, encodeMulaw, resample, tone } from '../media/audio.js';
+import { WAVE_FORMAT_PCM, wavHeader } from '../media/wav.js';
 import { ESPEAK_SAMPLE_RATE, EspeakTts } from '../providers/tts/espeak.js';
 
 export interface FakeTtsOptions {
@@ -25,6 +26,12 @@ export interface FakeTtsOptions {
   chunkIntervalMs?: number;
   /** The key both vendors' clients must send. Default `tts-test-key`. */
   apiKey?: string;
+  /**
+   * What the OpenAI endpoint streams: `pcm` (24 kHz raw, as asked) or, as some compatible servers
+   * do whatever the request's response_format, a WAV stream at 22,050 Hz with placeholder sizes.
+   * Default pcm.
+   */
+  openAiAudio?: 'pcm' | 'wav';
 }
 
 export interface FakeTtsRequest {
@@ -49,6 +56,7 @@ export interface FakeTtsRequest {
 export type FakeTtsFailure = { status: number; message?: string; retryAfterS?: number } | { cutAfterChunks: number };
 
 const OPENAI_RATE = 24000;
+const WAV_RATE = 22050;
 
 /** Sample rate and encoding of an ElevenLabs output_format this fake serves. */
 function elevenLabsFormat(format: string | null): { rate: number; mulaw: boolean } | undefined {
@@ -79,6 +87,7 @@ export class FakeTts {
       firstChunkDelayMs: options.firstChunkDelayMs ?? 0,
       chunkIntervalMs: options.chunkIntervalMs ?? 10,
       apiKey: options.apiKey ?? 'tts-test-key',
+      openAiAudio: options.openAiAudio ?? 'pcm',
     };
   }
 
@@ -187,6 +196,13 @@ export class FakeTts {
       if (typeof body[field] !== 'string' || body[field] === '') {
         return fail(400, `Missing required parameter: '${field}'.`, 'missing_required_parameter', field);
       }
+    }
+    if (this.options.openAiAudio === 'wav') {
+      const pcm = await this.audio(body.input as string, WAV_RATE);
+      // Sizes unknown while streaming: the placeholders a streaming writer puts there.
+      const header = wavHeader({ format: WAVE_FORMAT_PCM, sampleRate: WAV_RATE, channels: 1 }, 0xffffffff);
+      const bytes = Buffer.concat([header, Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength)]);
+      return this.stream(res, request, bytes);
     }
     if (body.response_format !== 'pcm') {
       return fail(400, 'This server streams response_format "pcm" only.', null, 'response_format');

@@ -194,6 +194,20 @@ for (const vendor of vendors) {
   });
 }
 
+describe('OpenAI-compatible speech servers that answer in WAV whatever was asked', () => {
+  it('are read as WAV at the rate its header names, header left out of the audio', async () => {
+    const fake = await FakeTts.start({ openAiAudio: 'wav' });
+    try {
+      const tts = new OpenAiTts({ apiKey: fake.options.apiKey, baseUrl: `${fake.url}/v1`, model: 'kokoro' });
+      const chunks = await collect(tts.synthesize({ text: TEXT, voice: 'echo', language: 'en-US' }));
+      assert.ok(chunks.length > 0 && chunks.every((c) => c.sampleRate === 22050));
+      assert.deepEqual(concatPcm(chunks.map((c) => c.pcm)), expectedTone(22050));
+    } finally {
+      await fake.close();
+    }
+  });
+});
+
 describe('ElevenLabs output formats', () => {
   let fake: FakeTts;
   before(async () => {

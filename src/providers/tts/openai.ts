@@ -69,6 +69,7 @@ export class OpenAiTts implements TtsProvider {
         encoding: 'pcm16',
         signal,
         watchdog,
+        wavAllowed: true,
       });
     } finally {
       watchdog.pause();

@@ -97,19 +97,46 @@ export async function* pcmFromBody(
     encoding: 'pcm16' | 'mulaw';
     signal: AbortSignal | undefined;
     watchdog: Watchdog;
+    /**
+     * The server may send a WAV stream instead of the raw PCM asked for (OpenAI-compatible servers
+     * that ignore response_format): a body opening with RIFF is read as WAV, at its header's rate.
+     */
+    wavAllowed?: boolean;
   },
 ): AsyncGenerator<PcmChunk> {
   const { signal, watchdog } = options;
   const decoder = new Pcm16Decoder();
+  // Until four bytes came, whether the body is a WAV stream is not known.
+  let opening: Buffer | undefined = options.wavAllowed ? Buffer.alloc(0) : undefined;
+  let wav: WavStreamReader | undefined;
+  const decode = (bytes: Uint8Array): Int16Array => {
+    if (wav) return wav.push(bytes);
+    if (opening) {
+      const head = Buffer.concat([opening, bytes]);
+      opening = head.length < 4 ? head : undefined;
+      if (opening) return EMPTY;
+      if (head.toString('latin1', 0, 4) === 'RIFF') {
+        wav = new WavStreamReader();
+        return wav.push(head);
+      }
+      bytes = head;
+    }
+    return options.encoding === 'mulaw' ? decodeMulaw(bytes) : decoder.push(bytes);
+  };
   try {
     watchdog.resume();
     for await (const bytes of body) {
       if (signal?.aborted) return;
-      const pcm = options.encoding === 'mulaw' ? decodeMulaw(bytes) : decoder.push(bytes);
+      const pcm = decode(bytes);
       if (pcm.length === 0) continue;
       watchdog.pause();
-      yield { pcm, sampleRate: options.sampleRate };
+      yield { pcm, sampleRate: wav?.sampleRate ?? options.sampleRate };
       watchdog.resume();
+    }
+    // A body shorter than four bytes: raw audio after all.
+    if (opening && opening.length > 0 && !signal?.aborted) {
+      const pcm = options.encoding === 'mulaw' ? decodeMulaw(opening) : decoder.push(opening);
+      if (pcm.length > 0) yield { pcm, sampleRate: options.sampleRate };
     }
   } catch (error) {
     if (signal?.aborted) return;
