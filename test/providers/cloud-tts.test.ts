@@ -215,6 +215,15 @@ describe('ElevenLabs output formats', () => {
   });
   after(() => fake.close());
 
+  it('a base written with the API version (…/v1, as the API reference shows it) reaches the same endpoint', async () => {
+    for (const base of [`${fake.url}/v1`, `${fake.url}/v1/`]) {
+      const tts = new ElevenLabsTts({ apiKey: fake.options.apiKey, baseUrl: base });
+      const chunks = await collect(tts.synthesize({ text: TEXT, voice: 'v1', language: 'en-US' }));
+      assert.ok(chunks.length > 0, base);
+      assert.equal(fake.requests.at(-1)!.path, '/v1/text-to-speech/v1/stream');
+    }
+  });
+
   it('ulaw_8000 arrives as telephone-rate PCM', async () => {
     const tts = new ElevenLabsTts({ apiKey: fake.options.apiKey, baseUrl: fake.url, outputFormat: 'ulaw_8000' });
     const chunks = await collect(tts.synthesize({ text: TEXT, voice: 'v1', language: 'en-US' }));

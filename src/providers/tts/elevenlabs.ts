@@ -57,7 +57,8 @@ export class ElevenLabsTts implements TtsProvider {
   private readonly timeoutMs: number;
 
   constructor(private readonly options: ElevenLabsOptions) {
-    this.baseUrl = (options.baseUrl ?? 'https://api.elevenlabs.io').replace(/\/+$/, '');
+    // The API's version is part of each path here: a base written with it must not repeat it.
+    this.baseUrl = (options.baseUrl ?? 'https://api.elevenlabs.io').replace(/\/+$/, '').replace(/\/v1$/, '');
     this.model = options.model ?? 'eleven_flash_v2_5';
     this.outputFormat = options.outputFormat ?? 'pcm_16000';
     this.timeoutMs = options.timeoutMs ?? 10_000;
