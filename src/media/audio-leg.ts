@@ -160,6 +160,8 @@ const VAD_LOADING_MAX = 250;
 const FINAL_WAIT_FRAMES = 40;
 /** Frames held for an STT stream still opening (5 s); older ones are dropped from the STT only. */
 const STT_PENDING_MAX = 250;
+/** A recogniser stream breaking again within this long of its last break is not opened again. */
+const STT_BREAK_WINDOW_MS = 60_000;
 /**
  * How long after an utterance's end mark went out its echo may take: the carrier plays what it
  * holds (at most OPENLINE_AUDIO_AHEAD_MS) and echoes it. Past this the mark was lost, and the
@@ -259,8 +261,8 @@ class AudioCallLeg implements AudioLeg {
   private vad: Vad | undefined;
   private sttPending: Buffer[] | null = [];
   private sttUnsubscribe: (() => void) | undefined;
-  /** The recogniser's stream broke once and was opened again: a second break ends the conversation. */
-  private sttReopened = false;
+  /** When the recogniser's stream last broke (the leg's clock, ms). */
+  private sttBrokeAt: number | undefined;
   /** What a broken recogniser stream had not settled, for the one that replaces it. */
   private sttCarried: Buffer[] = [];
   /** The voice saying the agent's sentences: the call's own, or the fallback once it failed. */
@@ -664,17 +666,20 @@ class AudioCallLeg implements AudioLeg {
     if (event.type === 'error') {
       this.deps.onProviderError?.('stt');
       this.deps.log?.warn({ call_id: this.settings.callId, reason: event.message }, 'speech recognition failed');
-      // The stream is unusable: open another once (audio is kept meanwhile); a second break is final.
+      // The stream is unusable: open another (audio is kept meanwhile); a second break within a
+      // minute of the last is final, as the recogniser is not coming back.
       // The new stream first hears what the broken one had not settled, so no word of the turn is lost.
       const unsettled = this.stt?.unsettled?.() ?? [];
       this.sttUnsubscribe?.();
       void this.stt?.close().catch(() => undefined);
       this.stt = undefined;
-      if (this.sttReopened) {
+      const brokeAt = this.now().getTime();
+      const lastBreak = this.sttBrokeAt;
+      this.sttBrokeAt = brokeAt;
+      if (lastBreak !== undefined && brokeAt - lastBreak < STT_BREAK_WINDOW_MS) {
         this.providerFailed('stt', this.deps.stt?.name ?? 'stt', event.message);
         return;
       }
-      this.sttReopened = true;
       this.sttCarried = unsettled;
       this.sttPending = [];
       void this.openStt();

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { LegEvent } from '../../src/carriers/types.js';
+import type { SttEvent, SttProvider } from '../../src/providers/stt/types.js';
 import { createAudioLeg, type AudioLeg, type AudioLegSettings } from '../../src/media/audio-leg.js';
 import { FrameScheduler } from '../../src/media/pacer.js';
 import { decodeMulaw, rms } from '../../src/media/audio.js';
@@ -547,5 +548,56 @@ describe('audio leg: a recogniser that fails', () => {
     } finally {
       await fake.close();
     }
+  });
+});
+
+describe('audio leg: a recogniser that breaks now and then over a long call', () => {
+  it('is opened again after each break a minute or more after the last; two breaks within a minute are final', async () => {
+    let nowMs = Date.parse('2025-01-01T00:00:00Z');
+    const streams: Set<(event: SttEvent) => void>[] = [];
+    const stt: SttProvider = {
+      name: 'vendor-stt',
+      open() {
+        const listeners = new Set<(event: SttEvent) => void>();
+        streams.push(listeners);
+        return Promise.resolve({
+          on: (listener) => (listeners.add(listener), () => listeners.delete(listener)),
+          write: () => undefined,
+          finalize: () => undefined,
+          close: () => Promise.resolve(),
+        });
+      },
+    };
+    const breakStream = (i: number) =>
+      [...(streams[i] ?? [])].forEach((l) => l({ type: 'error', message: 'socket closed' }));
+    const { transport } = createMediaPair({ playoutMs: 0 });
+    const leg = createAudioLeg(
+      transport,
+      {
+        callId: 'call-long',
+        interruptionThreshold: 100,
+        language: 'en-US',
+        keywords: [],
+        voice: 'test-voice',
+        pronunciationGuide: [],
+        backgroundTrack: 'none',
+        record: false,
+      },
+      { stt, tts: new ToneTts(), vad: new EnergyVad(), scheduler, now: () => new Date(nowMs) },
+    );
+    const events: LegEvent[] = [];
+    leg.on((event) => events.push(event));
+    await until('the first stream', () => (streams[0]?.size ?? 0) > 0);
+    breakStream(0);
+    await until('the second stream', () => (streams[1]?.size ?? 0) > 0);
+    nowMs += 61_000;
+    breakStream(1);
+    await until('the third stream', () => (streams[2]?.size ?? 0) > 0);
+    assert.ok(!events.some((e) => e.type === 'provider_failed'));
+    nowMs += 10_000;
+    breakStream(2);
+    await until('the failure', () => events.some((e) => e.type === 'provider_failed'));
+    assert.equal(streams.length, 3);
+    await leg.hangup();
   });
 });
