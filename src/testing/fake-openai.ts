@@ -39,7 +39,9 @@ export type FakeReply =
    * Sends the stream's headers and opening chunk (with `text` if given), then breaks the connection
    * without `[DONE]`, as a restarting server or a proxy cutting an idle stream does.
    */
-  | { drop: 'mid-stream'; text?: string };
+  | { drop: 'mid-stream'; text?: string }
+  /** Sends the opening chunk (with `text` if given), then a `data:` line that is not JSON, then `[DONE]`. */
+  | { malformed: true; text?: string };
 
 /** A request as the fake received it, for assertions on prompt, tools, temperature and model. */
 export interface RecordedRequest {
@@ -133,6 +135,12 @@ export class FakeOpenAi {
     }
     const reply = this.queue.shift() ?? this.handler(recorded);
     if ('status' in reply) return this.error(res, reply.status, reply.message ?? 'Scripted failure', reply);
+    if ('malformed' in reply) {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const opening = this.chunk(body.model, { role: 'assistant', content: reply.text ?? '' }, null);
+      res.end(`data: ${JSON.stringify(opening)}\n\ndata: {"id":"chatcmpl-cut","choi\n\ndata: [DONE]\n\n`);
+      return;
+    }
     if ('drop' in reply) {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       const opening = this.chunk(body.model, { role: 'assistant', content: reply.text ?? '' }, null);

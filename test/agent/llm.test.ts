@@ -136,6 +136,17 @@ describe('OpenAI-compatible adapter (official SDK against the fake server)', () 
     assert.ok(Date.now() - started < 30_000);
   });
 
+  it('a chunk that is not JSON before the first token is tried again; after words were heard it is a failure', async () => {
+    fake.script({ malformed: true }, { text: 'Still here.' });
+    const reply = await complete(provider, { model: 'm', messages: [{ role: 'user', content: 'x' }] });
+    assert.equal(reply.text, 'Still here.');
+    fake.script({ malformed: true, text: 'Let me' });
+    const before = fake.requests.length;
+    const error = await failure(complete(provider, { model: 'm', messages: [{ role: 'user', content: 'x' }] }));
+    assert.match(error.message, /not JSON/);
+    assert.equal(fake.requests.length - before, 1, 'words were heard: no second request');
+  });
+
   it('a connection that breaks before the first token is tried again; after words were heard it is not', async () => {
     const retries: string[] = [];
     fake.script({ drop: 'mid-stream' }, { text: 'Still here.' });

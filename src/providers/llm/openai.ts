@@ -225,10 +225,15 @@ export class OpenAiProvider implements LlmProvider {
     } catch (error) {
       if (stall.fired && !timedOut && !request.signal?.aborted)
         throw new LlmError(`The language model sent nothing for ${stall.ms} ms`, true, undefined, { cause: error });
-      // The body broke off (a reset connection, a restarting server): the same request may well
-      // succeed, and it is retried when nothing of it was used yet. A chunk that is not JSON, or an
-      // error the server put in the stream, says what it is through the SDK instead.
-      if (streaming && !signal.aborted && !(error instanceof OpenAI.APIError) && !(error instanceof SyntaxError))
+      // A chunk that is not JSON (cut by a proxy, or a server's slip): the same request may well
+      // succeed, and it is retried when nothing of it was used yet.
+      if (streaming && !signal.aborted && error instanceof SyntaxError)
+        throw new LlmError(`The language model sent a chunk that is not JSON: ${error.message}`, true, undefined, {
+          cause: error,
+        });
+      // The body broke off (a reset connection, a restarting server): likewise. An error the server
+      // put in the stream says what it is through the SDK instead.
+      if (streaming && !signal.aborted && !(error instanceof OpenAI.APIError))
         throw new LlmError(
           `The language model's reply broke off: ${withoutSecret(errorMessage(error), this.options.apiKey)}`,
           true,
