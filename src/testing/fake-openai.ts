@@ -32,7 +32,7 @@ export type FakeReply =
    * An HTTP error with OpenAI's error body. Like the API, it says when to try again only when
    * told: `retryAfterMs` sets OpenAI's retry-after-ms, `retryAfterS` the standard Retry-After.
    */
-  | { status: number; message?: string; retryAfterMs?: number; retryAfterS?: number }
+  | { status: number; message?: string; retryAfterMs?: number; retryAfterS?: number; param?: string; code?: string }
   /** Never answers ('mid-stream': sends the stream's headers and first chunk, with `text` if given, then stalls). */
   | { hang: 'before-headers' | 'mid-stream'; text?: string }
   /**
@@ -248,6 +248,7 @@ export class FakeOpenAi {
     message: string,
     retry: { retryAfterMs?: number; retryAfterS?: number } = {},
     code: string | null = status === 429 ? 'rate_limit_exceeded' : null,
+    param: string | null = null,
   ): void {
     res.writeHead(status, {
       'content-type': 'application/json',
@@ -259,7 +260,7 @@ export class FakeOpenAi {
         error: {
           message,
           type: status === 429 ? 'requests' : status >= 500 ? 'server_error' : 'invalid_request_error',
-          param: null,
+          param,
           code,
         },
       }),

@@ -94,6 +94,36 @@ describe('OpenAI-compatible adapter (official SDK against the fake server)', () 
     assert.equal(sent.authorization, 'Bearer sk-test');
   });
 
+  it("a model that takes no temperature (OpenAI's reasoning models) is asked again without one, and from then on", async () => {
+    const reasoning = await FakeOpenAi.start();
+    reasoning.handler = (r) =>
+      r.body.temperature !== undefined && r.body.temperature !== 1
+        ? {
+            status: 400,
+            message: `Unsupported value: 'temperature' does not support ${r.body.temperature} with this model. Only the default (1) value is supported.`,
+            param: 'temperature',
+            code: 'unsupported_value',
+          }
+        : { text: 'Sure.' };
+    try {
+      const model = new OpenAiProvider({ apiKey: 'k', baseUrl: reasoning.url, timeoutMs: 2000 });
+      const ask = () =>
+        complete(model, { model: 'o4-mini', messages: [{ role: 'user', content: 'x' }], temperature: 0.7 });
+      assert.equal((await ask()).text, 'Sure.');
+      assert.equal((await ask()).text, 'Sure.');
+      assert.deepEqual(
+        reasoning.requests.map((r) => r.body.temperature),
+        [0.7, undefined, undefined],
+      );
+      // Another 400 is still a failure of its own.
+      reasoning.script({ status: 400, message: 'bad', param: 'messages' });
+      const error = await failure(ask());
+      assert.equal(error.status, 400);
+    } finally {
+      await reasoning.close();
+    }
+  });
+
   it('a 500 is a retryable LlmError after one retry; a 400 is not retryable (and not retried)', async () => {
     const before = fake.requests.length;
     fake.script({ status: 500 }, { status: 500 });

@@ -155,10 +155,19 @@ export function toLlmError(error: unknown, timedOut: boolean, apiKey?: string): 
   });
 }
 
+/** A 400 that names temperature as the parameter it cannot take. */
+function refusesTemperature(error: unknown): boolean {
+  return (
+    error instanceof OpenAI.BadRequestError && (error.param === 'temperature' || /'temperature'/.test(error.message))
+  );
+}
+
 /** Any OpenAI-compatible chat completions endpoint, through the official SDK. */
 export class OpenAiProvider implements LlmProvider {
   readonly name = 'openai-compatible';
   private readonly client: OpenAI;
+  /** Models that refused a temperature (400 naming it): asked without one from then on. */
+  private readonly noTemperature = new Set<string>();
 
   constructor(private readonly options: OpenAiOptions) {
     this.client = new OpenAI({
@@ -192,17 +201,26 @@ export class OpenAiProvider implements LlmProvider {
     let finishReason: string | null = null;
     let streaming = false;
     try {
-      const stream = await this.client.chat.completions.create(
-        {
-          model: request.model,
-          messages: request.messages.map(toSdkMessage),
-          stream: true,
-          ...(tools ? { tools } : {}),
-          ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
-          ...(request.json ? { response_format: { type: 'json_object' as const } } : {}),
-        },
-        { signal },
-      );
+      const create = (withTemperature: boolean) =>
+        this.client.chat.completions.create(
+          {
+            model: request.model,
+            messages: request.messages.map(toSdkMessage),
+            stream: true,
+            ...(tools ? { tools } : {}),
+            ...(withTemperature && request.temperature !== undefined ? { temperature: request.temperature } : {}),
+            ...(request.json ? { response_format: { type: 'json_object' as const } } : {}),
+          },
+          { signal },
+        );
+      const withTemperature = !this.noTemperature.has(request.model);
+      const stream = await create(withTemperature).catch((error: unknown) => {
+        // Reasoning models (OpenAI's o-series, gpt-5) take no temperature but their default: the
+        // call goes on without it, and so does every later request to that model.
+        if (!withTemperature || request.temperature === undefined || !refusesTemperature(error)) throw error;
+        this.noTemperature.add(request.model);
+        return create(false);
+      });
       streaming = true;
       // Time to the first piece is the model thinking (the whole deadline covers it); after that,
       // the watchdog runs while we wait for the next piece, never while the consumer holds one.
