@@ -459,8 +459,8 @@ class AudioCallLeg implements AudioLeg {
     }
     try {
       const stt = this.deps.stt;
-      // A span per provider request: the recogniser's stream is opened once a call.
-      // A refusal for now (429 over a concurrency limit, 5xx, no connection) is asked once more,
+      // A span per provider request: the recogniser's stream is opened at the call's start, and
+      // again after a break. A refusal for now (429 over a concurrency limit, 5xx, no connection) is asked once more,
       // after the wait the vendor named, if that comes soon: the caller's audio is kept meanwhile.
       const stream = await inSpan(
         'stt.open',
@@ -666,9 +666,9 @@ class AudioCallLeg implements AudioLeg {
     if (event.type === 'error') {
       this.deps.onProviderError?.('stt');
       this.deps.log?.warn({ call_id: this.settings.callId, reason: event.message }, 'speech recognition failed');
-      // The stream is unusable: open another (audio is kept meanwhile); a second break within a
-      // minute of the last is final, as the recogniser is not coming back.
-      // The new stream first hears what the broken one had not settled, so no word of the turn is lost.
+      // The stream is unusable: open another (audio is kept meanwhile), which first hears what the
+      // broken one had not settled, so no word of the turn is lost. A second break within a minute
+      // of the last is final: the recogniser is not coming back.
       const unsettled = this.stt?.unsettled?.() ?? [];
       this.sttUnsubscribe?.();
       void this.stt?.close().catch(() => undefined);
