@@ -147,7 +147,7 @@ export interface LlmConfig {
   baseUrl: string | undefined;
   /** Model ids for the seed's model names (OPENLINE_LLM_MODEL_BASE, _ENHANCED, _TURBO). */
   models: { base: string; enhanced: string; turbo: string };
-  /** OPENLINE_LLM_TIMEOUT_MS: longest wait for a reply before the caller hears a fallback line. */
+  /** OPENLINE_LLM_TIMEOUT_MS: longest wait for a reply's first word before the caller hears a fallback line. */
   timeoutMs: number;
 }
 

@@ -252,6 +252,14 @@ describe('OpenAI-compatible adapter (official SDK against the fake server)', () 
     assert.deepEqual(waits, [20, 1000, undefined]);
   });
 
+  it('a slow model that keeps streaming is heard to the end: the deadline runs only until its first word', async () => {
+    const slow = new OpenAiProvider({ apiKey: 'k', baseUrl: fake.url, timeoutMs: 300, stallMs: 300, maxRetries: 0 });
+    const text = 'Sure, let me read the whole order back to you, item by item, so that nothing is missed.';
+    fake.script({ text, chunkSize: 4, streamMs: 1500 });
+    const reply = await complete(slow, { model: 'm', messages: [{ role: 'user', content: 'x' }] });
+    assert.equal(reply.text, text);
+  });
+
   it('a server that hangs, before or in the middle of the stream, times out as a retryable error', async () => {
     const quick = new OpenAiProvider({ apiKey: 'k', baseUrl: fake.url, timeoutMs: 200, maxRetries: 0 });
     for (const hang of ['before-headers', 'mid-stream'] as const) {

@@ -180,7 +180,9 @@ export class OpenAiProvider implements LlmProvider {
 
   async *stream(request: ChatRequest): AsyncIterable<LlmEvent> {
     // The SDK's timeout stops at the response headers; a stream that stalls afterwards must still
-    // end, so the whole reply has one deadline of our own, joined with the caller's signal.
+    // end. The deadline of our own (joined with the caller's signal) runs until the model's first
+    // word or tool call: from then on the caller hears the reply as it comes, and only a stall
+    // (nothing for stallMs) ends it, however long the whole reply takes a slow model.
     const deadline = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -227,6 +229,7 @@ export class OpenAiProvider implements LlmProvider {
       for await (const chunk of stream) {
         const choice = chunk.choices[0];
         const said = choice?.delta?.content ? thinking.push(choice.delta.content) : '';
+        if (said || choice?.delta?.tool_calls) clearTimeout(timer);
         if (said) {
           stall.pause();
           yield { type: 'text', delta: said };
