@@ -224,7 +224,9 @@ export async function webCallRoutes(app: Api, services: Services): Promise<void>
         const grant = await redeemToken(services, body.token, request.headers.origin);
         accountId = grant.accountId;
         target = { agentId: grant.agentId };
-        requestData = { ...(grant.requestData ?? {}), ...(requestData ?? {}) };
+        // A token may be public (a reusable one in a page any visitor loads): the page adds
+        // variables, but those the token was made with stay as the back end set them.
+        requestData = { ...(requestData ?? {}), ...(grant.requestData ?? {}) };
       } else {
         const key = bearerless(request.headers.authorization);
         if (!key)

@@ -262,6 +262,43 @@ describe('web calls: WebRTC settings and tokens', () => {
     }
   });
 
+  it("a page's request_data adds variables to the token's but cannot change them", async () => {
+    const t = await createTestApp();
+    const peers: RTCPeerConnection[] = [];
+    try {
+      await t.services.startWorkers();
+      const agent = await t.request('POST', '/v1/agents', { prompt: 'Hi {{name}}', first_sentence: 'Hello there.' });
+      const agentId = (agent.body.agent as { agent_id: string }).agent_id;
+      const auth = await t.request('POST', `/v1/agents/${agentId}/authorize`, {
+        reusable: true,
+        request_data: { name: 'Ada', tier: 'basic' },
+      });
+      const browser = await browserPeer();
+      peers.push(browser.pc);
+      const started = await t.app.inject({
+        method: 'POST',
+        url: '/v1/web-calls',
+        headers: { 'content-type': 'application/json' },
+        payload: JSON.stringify({
+          token: auth.body.token,
+          sdp: browser.sdp,
+          request_data: { tier: 'gold', page: '/pricing' },
+        }),
+      });
+      assert.equal(started.statusCode, 200, started.body);
+      const callId = (JSON.parse(started.body) as { call_id: string }).call_id;
+      const call = await t.request('GET', `/v1/calls/${callId}`);
+      assert.deepEqual((call.body.request_data as { request_data: unknown }).request_data, {
+        name: 'Ada',
+        tier: 'basic',
+        page: '/pricing',
+      });
+    } finally {
+      for (const pc of peers) await pc.close();
+      await t.close();
+    }
+  });
+
   it('with every port of OPENLINE_WEBRTC_PORTS taken, an offer is refused with 503 and no call is left talking to nobody', async () => {
     // The range's two ports are taken on every address: WebRTC can bind none.
     const taken = await takenPorts();
