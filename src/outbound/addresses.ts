@@ -1,3 +1,4 @@
+import { lookup } from 'node:dns/promises';
 import net from 'node:net';
 
 /**
@@ -121,4 +122,21 @@ function v4(address: string, bits: number, reason: string): Range {
 
 function v6(address: string, bits: number, reason: string): Range {
   return { bytes: parseV6(address), bits, reason };
+}
+
+/**
+ * The addresses `host` (a name or a literal address) resolves to, when every one is public (or
+ * `allowPrivate`, OPENLINE_ALLOW_PRIVATE_URLS); else why not ("did not resolve", or the first
+ * blocked address's reason). For the protocols that do not go through the guarded HTTP client
+ * (SIP), which then connect to an address checked here.
+ */
+export async function publicAddresses(
+  host: string,
+  allowPrivate = false,
+): Promise<{ addresses: string[] } | { refused: string }> {
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  const addresses = net.isIP(bare) ? [bare] : (await lookup(bare, { all: true }).catch(() => [])).map((a) => a.address);
+  if (addresses.length === 0) return { refused: `${host} did not resolve` };
+  const blocked = allowPrivate ? undefined : addresses.map(blockedReason).find(Boolean);
+  return blocked ? { refused: `${blocked} addresses are not allowed` } : { addresses };
 }

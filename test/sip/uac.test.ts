@@ -32,7 +32,9 @@ interface Setup {
 
 const opened: Setup[] = [];
 
-async function setup(options: { t1Ms?: number } = {}): Promise<Setup> {
+async function setup(
+  options: { t1Ms?: number; accountTrunk?: boolean; allowPrivateAddresses?: boolean } = {},
+): Promise<Setup> {
   const trunk = await udpPeer();
   const hangups: (() => Promise<void>)[] = [];
   // UDP on a port the system picks, TCP on the same number: taken by someone else now and then.
@@ -44,9 +46,12 @@ async function setup(options: { t1Ms?: number } = {}): Promise<Setup> {
         return undefined;
       },
     );
+  const trunkAt = { host: '127.0.0.1', port: trunk.port, transport: 'udp' } as const;
   const carrier = new SipCarrier({
     endpoint,
-    trunk: { host: '127.0.0.1', port: trunk.port, transport: 'udp' },
+    // The trunk as the server's (OPENLINE_SIP_TRUNK), or as an account's own.
+    ...(options.accountTrunk ? { trunkFor: () => Promise.resolve(trunkAt) } : { trunk: trunkAt }),
+    ...(options.allowPrivateAddresses !== undefined && { allowPrivateAddresses: options.allowPrivateAddresses }),
     rtpPorts: { min: 36200, max: 36399 },
     rtpHost: '127.0.0.1',
     // Calls that connect get a leg nobody uses: these tests are about the signalling.
@@ -84,6 +89,25 @@ function dial(s: Setup, to: string): { result: Promise<DialResult>; stop: AbortC
 const forCall = (to: string) => (m: SipMessage) => m.kind === 'request' && m.uri.startsWith(`sip:${to}@`);
 const request = (method: string, to?: string) => (m: SipMessage) =>
   isRequest(method)(m) && (to === undefined || header(m, 'to')?.includes(`sip:${to}@`) === true);
+
+describe("SIP as the caller: an account's own trunk", () => {
+  it('is called at a public address only: one on loopback is refused before any packet, unless private addresses are allowed', async () => {
+    const guarded = await setup({ accountTrunk: true });
+    const refused = await dial(guarded, '+14155552150').result;
+    assert.equal(refused.status, 'failed');
+    assert.match('reason' in refused ? String(refused.reason) : '', /account's SIP trunk .*loopback.* not allowed/);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(guarded.trunk.inbox.length, 0, 'nothing was sent to the loopback trunk');
+
+    const allowed = await setup({ accountTrunk: true, allowPrivateAddresses: true });
+    const to = '+14155552151';
+    const call = dial(allowed, to);
+    const invite = (await allowed.trunk.next('the INVITE', forCall(to))) as SipRequest;
+    allowed.trunk.respond(invite, '486 Busy Here');
+    await allowed.trunk.next('the ACK of the 486', request('ACK', to));
+    assert.equal((await call.result).status, 'busy');
+  });
+});
 
 describe('SIP as the caller: CANCEL', () => {
   it('a call stopped before any provisional response sends its CANCEL only once one comes (RFC 3261 section 9.1)', async () => {

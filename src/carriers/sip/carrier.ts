@@ -1,7 +1,5 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
-import { blockedReason } from '../../outbound/addresses.js';
+import { publicAddresses } from '../../outbound/addresses.js';
 import type { CallRequest } from '../../schemas/call-request.js';
 import { normalizePathNumber } from '../../domain/phone.js';
 import { isSandboxPersona } from '../../store/inbound.js';
@@ -97,8 +95,10 @@ export interface SipCarrierOptions {
   /** Where the calls' work on the audio they receive runs (RtpSession.open's `defer`): the frame scheduler's defer. */
   deferInbound?: (task: () => void) => void;
   /**
-   * OPENLINE_ALLOW_PRIVATE_URLS: a redirect (3xx) may lead to loopback, private and link-local
-   * addresses, as outbound HTTP may. Otherwise only the trunk's own host and public addresses.
+   * OPENLINE_ALLOW_PRIVATE_URLS: a redirect (3xx) and an account's own trunk may lead to loopback,
+   * private and link-local addresses, as outbound HTTP may. Otherwise a redirect only to the
+   * trunk's own host and public addresses, and an account's trunk only at public addresses (the
+   * server-wide OPENLINE_SIP_TRUNK is the operator's and goes anywhere).
    */
   allowPrivateAddresses?: boolean;
   /** RTP silence after which a call is ended (the far end vanished). Default 30 s. */
@@ -291,11 +291,20 @@ export class SipCarrier implements Carrier {
    * it is answered or fails: the calls of dial() and the second call of a transfer that REFER could not make.
    */
   private async invite(request: DialRequest): Promise<Placed> {
-    const trunk = (await this.o.trunkFor?.(request)) ?? this.o.trunk;
+    const own = await this.o.trunkFor?.(request);
+    const trunk = own ?? this.o.trunk;
     if (!trunk) return { status: 'failed', reason: 'no SIP trunk is configured (OPENLINE_SIP_TRUNK)' };
+    let target: Target = { host: trunk.host, port: trunk.port, transport: trunk.transport };
+    if (own) {
+      // An account's own trunk is the account's to set, not the operator's: it may reach public
+      // addresses only (unless OPENLINE_ALLOW_PRIVATE_URLS), as every URL an account gives.
+      const checked = await publicAddresses(own.host, this.o.allowPrivateAddresses);
+      if ('refused' in checked)
+        return { status: 'failed', reason: `the account's SIP trunk was not called: ${checked.refused}` };
+      if (own.transport !== 'tls') target = { ...target, host: checked.addresses[0]! };
+    }
     const rtp = await this.openRtp();
     const endpoint = this.o.endpoint;
-    let target: Target = { host: trunk.host, port: trunk.port, transport: trunk.transport };
     const domain = hostPort(trunk.host, trunk.port);
     const callerId = request.from ?? this.o.defaultFrom ?? trunk.username ?? 'openline';
     const callId = `${randomUUID()}@openline`;
@@ -522,16 +531,13 @@ export class SipCarrier implements Carrier {
         parsed.host.toLowerCase() === trunk.host.toLowerCase() || (await isTrunkAddress(trunk.host, parsed.host));
       let host = parsed.host;
       if (!trunkHost) {
-        const addresses = isIP(host)
-          ? [host]
-          : (await lookup(host, { all: true }).catch(() => [])).map((a) => a.address);
-        const blocked = this.o.allowPrivateAddresses ? undefined : addresses.map(blockedReason).find(Boolean);
-        if (addresses.length === 0 || blocked) {
-          refused = addresses.length === 0 ? `${parsed.host} did not resolve` : `${blocked} addresses are not allowed`;
+        const checked = await publicAddresses(host, this.o.allowPrivateAddresses);
+        if ('refused' in checked) {
+          refused = checked.refused;
           continue;
         }
         // To the address just checked (TLS: to the name, which its certificate must match).
-        if (transport !== 'tls') host = addresses[0]!;
+        if (transport !== 'tls') host = checked.addresses[0]!;
       }
       const uri = contact.uri.split('?')[0]!;
       allowed.push({
