@@ -37,7 +37,8 @@ type Internal =
         | 'detect_pause'
         | 'voicemail_fallback'
         | 'greeting_wait'
-        | 'menu_pause';
+        | 'menu_pause'
+        | 'user_line';
       /** Set on a timer due at once (queued without a timer): false once it was disarmed or re-armed. */
       live?: { armed: boolean };
     }
@@ -183,6 +184,12 @@ export function mayEcho(text: string, played: string): string {
 /** Words after the last one played that may have started going out when an utterance was cut. */
 const UNDER_WAY_WORDS = 3;
 const GREETING_WAIT_MS = 5000;
+/**
+ * A caller's line is written to the record this long after their words came: words they say on
+ * after a pause in that time ("Okay, ... sounds good."), with no other line between, join it
+ * instead of making a second line. The agent sees them at once either way.
+ */
+const USER_LINE_MS = 800;
 /** How long after the agent stops its words may still come back as an echo and be recognised. */
 const ECHO_TAIL_MS = 1500;
 /** How long the agent waits in silence for the person after answering a call screener. */
@@ -204,6 +211,8 @@ export const MENU_PAUSE_MS = 1200;
 export class CallSession {
   private readonly events = new EventQueue<Internal>();
   private readonly transcript: Turn[] = [];
+  /** The caller's last line, kept back for USER_LINE_MS before it is written (see record). */
+  private pendingLine: Turn | undefined;
   private readonly timers = new Map<string, () => void>();
   private readonly detector: AnswerDetector;
   private readonly answeredAt: Date;
@@ -316,7 +325,10 @@ export class CallSession {
         await this.handle(await this.events.next());
         this.noteVerdict();
       }
+      await this.writeLine();
     } finally {
+      // A call that broke off still keeps the caller's last words, when they can be written.
+      await this.writeLine().catch(() => undefined);
       for (const cancel of this.timers.values()) cancel();
       this.cancelTurn({ ended: true });
       this.speaking?.abort();
@@ -382,9 +394,27 @@ export class CallSession {
   }
 
   private async record(role: Turn['role'], text: string): Promise<void> {
+    const pending = this.pendingLine;
+    if (role === 'user' && pending && this.transcript.at(-1) === pending) {
+      pending.text = `${pending.text} ${text}`.trim();
+      this.arm('user_line', USER_LINE_MS);
+      return;
+    }
+    await this.writeLine();
     const turn = { role, text };
     this.transcript.push(turn);
-    await this.o.recorder.transcript(turn);
+    if (role !== 'user') return this.o.recorder.transcript(turn);
+    this.pendingLine = turn;
+    this.arm('user_line', USER_LINE_MS);
+  }
+
+  /** Writes the caller's line that waits for words said on after a pause (USER_LINE_MS). */
+  private async writeLine(): Promise<void> {
+    const line = this.pendingLine;
+    if (!line) return;
+    this.pendingLine = undefined;
+    this.disarm('user_line');
+    await this.o.recorder.transcript({ role: line.role, text: line.text });
   }
 
   private context(): AgentContext {
@@ -1023,6 +1053,8 @@ export class CallSession {
 
   private async onTimer(name: Extract<Internal, { type: 'timer' }>['name']): Promise<void> {
     switch (name) {
+      case 'user_line':
+        return this.writeLine();
       case 'respond': {
         if (this.toolRunning || this.toolResult || this.thinking) return;
         if (this.speaking || this.heard.length === 0 || this.phase !== 'conversation') return;

@@ -77,9 +77,29 @@ describe('agent turns run detached from the call (a slow model never holds the c
     assert.deepEqual(leg.said, ['Hello, this is the clinic.', 'Sure, next Tuesday it is.']);
     assert.deepEqual(
       transcript.filter((t) => t.role === 'user').map((t) => t.text),
-      ['I need to move my appointment', 'to next Tuesday please'],
-      'both lines stay in the transcript as they were heard',
+      ['I need to move my appointment to next Tuesday please'],
+      'words said on after a pause join the line, with no other line between',
     );
+  });
+
+  it("the caller's words after a pause join their line; words after the agent's line, or after the wait, make a new one", async () => {
+    const agent = new GatedAgent(true);
+    const { leg, transcript, outcome } = session(agent);
+    await waitFor('the greeting', () => leg.said.length === 1);
+    leg.emit(heard('Okay,'));
+    leg.emit(heard('sounds good.'));
+    await waitFor('the agent to be asked', () => agent.asked.length >= 1);
+    const users = () => transcript.filter((t) => t.role === 'user').map((t) => t.text);
+    await waitFor('the line written', () => users().length === 1);
+    assert.deepEqual(users(), ['Okay, sounds good.']);
+    // Long after the line was written, more words are a line of their own.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    leg.emit(heard('One more thing.'));
+    await waitFor('the second line', () => users().length === 2);
+    const last = agent.asked.at(-1)!;
+    last.answer({ say: 'Of course.', action: { type: 'finish' } });
+    await outcome;
+    assert.deepEqual(users(), ['Okay, sounds good.', 'One more thing.']);
   });
 
   it('a reply ready while the caller speaks waits; a cough (no words) lets it go out', async () => {
