@@ -124,19 +124,53 @@ function v6(address: string, bits: number, reason: string): Range {
   return { bytes: parseV6(address), bits, reason };
 }
 
+/** An address a host name resolves to. */
+export interface ResolvedAddress {
+  address: string;
+  family: number;
+}
+
+export interface AddressCheck {
+  /** OPENLINE_ALLOW_PRIVATE_URLS: every address goes. */
+  allowPrivate?: boolean;
+  /** Resolves a name to all its addresses (default: the system's resolver; tests map test names). */
+  resolve?: (hostname: string) => Promise<ResolvedAddress[]>;
+  /** Why an address is refused, or null (default: blockedReason). Tests let their loopback server through. */
+  blocked?: (address: string) => string | null;
+}
+
+/** The system's resolver, every address of a name in the order it gives them. */
+export const systemResolve = (hostname: string): Promise<ResolvedAddress[]> =>
+  lookup(hostname, { all: true, verbatim: true });
+
 /**
- * The addresses `host` (a name or a literal address) resolves to, when every one is public (or
- * `allowPrivate`, OPENLINE_ALLOW_PRIVATE_URLS); else why not ("did not resolve", or the first
- * blocked address's reason). For the protocols that do not go through the guarded HTTP client
- * (SIP), which then connect to an address checked here.
+ * The one check of where Openline may connect for a host it was given (a URL's, a SIP trunk's or
+ * redirect's): the addresses `host` (a name or a literal address, IPv6 maybe in brackets) resolves
+ * to when every one may be contacted, else why not: it did not resolve, or an address is blocked.
+ * The caller then connects to an address checked here, never resolving the name again.
  */
-export async function publicAddresses(
+export async function checkedAddresses(
   host: string,
-  allowPrivate = false,
-): Promise<{ addresses: string[] } | { refused: string }> {
+  options: AddressCheck = {},
+): Promise<{ addresses: ResolvedAddress[] } | { refused: string; kind: 'unresolved' | 'blocked' }> {
   const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-  const addresses = net.isIP(bare) ? [bare] : (await lookup(bare, { all: true }).catch(() => [])).map((a) => a.address);
-  if (addresses.length === 0) return { refused: `${host} did not resolve` };
-  const blocked = allowPrivate ? undefined : addresses.map(blockedReason).find(Boolean);
-  return blocked ? { refused: `${blocked} addresses are not allowed` } : { addresses };
+  const literal = net.isIP(bare);
+  let addresses: ResolvedAddress[];
+  try {
+    addresses = literal ? [{ address: bare, family: literal }] : await (options.resolve ?? systemResolve)(bare);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return { refused: `${bare} did not resolve${code ? `: ${code}` : ''}`, kind: 'unresolved' };
+  }
+  if (addresses.length === 0) return { refused: `${bare} did not resolve`, kind: 'unresolved' };
+  if (!options.allowPrivate)
+    for (const { address } of addresses) {
+      const reason = (options.blocked ?? blockedReason)(address);
+      if (reason)
+        return {
+          refused: `${literal ? address : `${bare} resolves to ${address}`}: ${reason} addresses are not allowed`,
+          kind: 'blocked',
+        };
+    }
+  return { addresses };
 }

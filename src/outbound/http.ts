@@ -1,8 +1,9 @@
 import http from 'node:http';
 import https from 'node:https';
-import dns from 'node:dns';
 import net from 'node:net';
-import { blockedReason } from './addresses.js';
+import { checkedAddresses, systemResolve, type ResolvedAddress } from './addresses.js';
+
+export type { ResolvedAddress };
 
 /**
  * The one HTTP client for every request Openline makes to a URL a user gave it (end-of-call
@@ -27,11 +28,6 @@ export class OutboundError extends Error {
     super(message);
     this.name = 'OutboundError';
   }
-}
-
-export interface ResolvedAddress {
-  address: string;
-  family: number;
 }
 
 /** Resolves a host name to all its addresses (tests inject one that maps test names). */
@@ -80,13 +76,11 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 /** Headers that must not follow a redirect to another origin. */
 const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
 
-const systemResolver: Resolver = async (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
-
 export class OutboundClient {
   private readonly resolve: Resolver;
 
   constructor(private readonly options: OutboundClientOptions) {
-    this.resolve = options.resolve ?? systemResolver;
+    this.resolve = options.resolve ?? systemResolve;
   }
 
   async request(request: OutboundRequest): Promise<OutboundResponse> {
@@ -159,31 +153,17 @@ export class OutboundClient {
     return url;
   }
 
-  /** Resolves the URL's host and checks every address; returns the one to connect to. */
+  /** Resolves the URL's host and checks every address (checkedAddresses); returns the one to connect to. */
   private async check(url: URL, signal: AbortSignal): Promise<ResolvedAddress> {
-    const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-    const literal = net.isIP(host);
-    const addresses = literal
-      ? [{ address: host, family: literal }]
-      : await abortable(this.resolve(host), signal).catch((error: unknown) => {
-          if (signal.aborted) throw error;
-          const code = (error as NodeJS.ErrnoException).code;
-          throw new OutboundError('connection', `${host} did not resolve${code ? `: ${code}` : ''}`);
-        });
-    const first = addresses[0];
-    if (!first) throw new OutboundError('connection', `${host} did not resolve`);
-    if (!this.options.allowPrivate) {
-      for (const { address } of addresses) {
-        const reason = (this.options.blocked ?? blockedReason)(address);
-        if (reason) {
-          throw new OutboundError(
-            'blocked_address',
-            `${literal ? address : `${host} resolves to ${address}`}: ${reason} addresses are not allowed`,
-          );
-        }
-      }
-    }
-    return first;
+    const checked = await checkedAddresses(url.hostname, {
+      allowPrivate: this.options.allowPrivate,
+      resolve: (host) => abortable(this.resolve(host), signal),
+      ...(this.options.blocked && { blocked: this.options.blocked }),
+    });
+    if (signal.aborted) throw new Error('aborted');
+    if ('refused' in checked)
+      throw new OutboundError(checked.kind === 'blocked' ? 'blocked_address' : 'connection', checked.refused);
+    return checked.addresses[0]!;
   }
 
   private send(

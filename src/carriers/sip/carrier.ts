@@ -1,5 +1,5 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import { publicAddresses } from '../../outbound/addresses.js';
+import { checkedAddresses } from '../../outbound/addresses.js';
 import type { CallRequest } from '../../schemas/call-request.js';
 import { normalizePathNumber } from '../../domain/phone.js';
 import { isSandboxPersona } from '../../store/inbound.js';
@@ -298,10 +298,10 @@ export class SipCarrier implements Carrier {
     if (own) {
       // An account's own trunk is the account's to set, not the operator's: it may reach public
       // addresses only (unless OPENLINE_ALLOW_PRIVATE_URLS), as every URL an account gives.
-      const checked = await publicAddresses(own.host, this.o.allowPrivateAddresses);
+      const checked = await checkedAddresses(own.host, { allowPrivate: this.o.allowPrivateAddresses });
       if ('refused' in checked)
         return { status: 'failed', reason: `the account's SIP trunk was not called: ${checked.refused}` };
-      if (own.transport !== 'tls') target = { ...target, host: checked.addresses[0]! };
+      if (own.transport !== 'tls') target = { ...target, host: checked.addresses[0]!.address };
     }
     const rtp = await this.openRtp();
     const endpoint = this.o.endpoint;
@@ -531,13 +531,13 @@ export class SipCarrier implements Carrier {
         parsed.host.toLowerCase() === trunk.host.toLowerCase() || (await isTrunkAddress(trunk.host, parsed.host));
       let host = parsed.host;
       if (!trunkHost) {
-        const checked = await publicAddresses(host, this.o.allowPrivateAddresses);
+        const checked = await checkedAddresses(host, { allowPrivate: this.o.allowPrivateAddresses });
         if ('refused' in checked) {
           refused = checked.refused;
           continue;
         }
         // To the address just checked (TLS: to the name, which its certificate must match).
-        if (transport !== 'tls') host = checked.addresses[0]!;
+        if (transport !== 'tls') host = checked.addresses[0]!.address;
       }
       const uri = contact.uri.split('?')[0]!;
       allowed.push({

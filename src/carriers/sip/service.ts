@@ -7,7 +7,7 @@ import { isTrunkAddress, sourceGuard } from './allow.js';
 import { SipCarrier } from './carrier.js';
 import { SipEndpoint } from './endpoint.js';
 import { SipRegistration } from './register.js';
-import { publicAddresses } from '../../outbound/addresses.js';
+import { checkedAddresses } from '../../outbound/addresses.js';
 import { parseTrunk, type SipTrunk } from '../../domain/sip-trunk.js';
 import type { CarrierCredential } from '../../schemas/account.js';
 import type { DialRequest } from '../types.js';
@@ -66,7 +66,7 @@ class AccountRegistrations {
       const trunk = accountTrunk(await credentials.resolve(account_id, id).catch(() => undefined));
       if (!trunk?.register || trunk.username === undefined) continue;
       // As its calls: an account's trunk is registered with at public addresses only.
-      const checked = await publicAddresses(trunk.host, this.services.config.allowPrivateUrls);
+      const checked = await checkedAddresses(trunk.host, { allowPrivate: this.services.config.allowPrivateUrls });
       if ('refused' in checked) {
         this.log?.warn({ account_id, reason: checked.refused }, "SIP: an account's trunk is not registered with");
         continue;
