@@ -144,12 +144,22 @@ export async function authorizeRoutes(app: Api, services: Services): Promise<voi
 }
 
 /**
- * A web call token's grant for one call from a page of `origin`, or the error answering it: 401
- * unknown, expired or used up, 403 from a page of an origin it is not for, 429 over its rate.
+ * A web call token's grant for one call from a page of `origin` (with `agentId` when the page
+ * names one), or the error answering it: 401 unknown, expired, used up or for another agent, 403
+ * from a page of an origin it is not for, 429 over its rate.
  */
-async function redeemToken(services: Services, token: string, origin: string | undefined): Promise<RedeemedToken> {
-  const result = await services.webCallTokens.redeem(token, origin);
+async function redeemToken(
+  services: Services,
+  token: string,
+  origin: string | undefined,
+  agentId?: string,
+): Promise<RedeemedToken> {
+  const result = await services.webCallTokens.redeem(token, {
+    ...(origin !== undefined && { origin }),
+    ...(agentId !== undefined && { agentId }),
+  });
   if (!('refused' in result)) return result;
+  if (result.refused === 'agent') throw new ApiError('UNAUTHORIZED', 'agent is not the agent the token was issued for');
   if (result.refused === 'origin')
     throw new ApiError('FORBIDDEN', `token is not valid on pages of ${origin ?? 'no origin'}: see its allowed_origins`);
   if (result.refused === 'rate') {
@@ -289,10 +299,7 @@ export async function agentSocketRoute(app: FastifyInstance, options: { services
       if (!token)
         return refuse(new ApiError('UNAUTHORIZED', 'token is required: a token from POST /v1/agents/{id}/authorize'));
       void (async () => {
-        const grant = await redeemToken(services, token, request.headers.origin);
-        const agent = request.query.agent;
-        if (agent && agent !== grant.agentId)
-          return refuse(new ApiError('UNAUTHORIZED', 'agent is not the agent the token was issued for'));
+        const grant = await redeemToken(services, token, request.headers.origin, request.query.agent || undefined);
         if (socket.readyState !== socket.OPEN) return;
         await services.webCalls.startSocket(
           {

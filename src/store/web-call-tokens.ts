@@ -31,8 +31,9 @@ export interface RedeemedToken {
   requestData: Record<string, unknown> | null;
 }
 
-/** Why a token starts no call: unknown, expired or used up; a page of another origin; over its rate. */
-export type TokenRefusal = { refused: 'unknown' } | { refused: 'origin' } | { refused: 'rate'; retryAfterMs: number };
+/** Why a token starts no call: unknown, expired or used up; a page of another origin; another agent; over its rate. */
+export type TokenRefusal =
+  { refused: 'unknown' } | { refused: 'origin' } | { refused: 'agent' } | { refused: 'rate'; retryAfterMs: number };
 
 /** The rate window's key of a reusable token (rate_limit_windows). */
 const windowKey = (hash: string) => `wct:${hash}`;
@@ -42,7 +43,7 @@ const windowKey = (hash: string) => `wct:${hash}`;
  * hash is stored. A single-use token's row is taken when it is redeemed, so it works once; a
  * reusable one works until it expires, at most `calls_per_minute` calls a minute (counted in the
  * database, so several processes share the limit). Neither works after it expired, nor, with
- * `allowed_origins`, from a page of another origin.
+ * `allowed_origins`, from a page of another origin, nor for another agent.
  */
 export class WebCallTokenStore {
   constructor(
@@ -85,27 +86,34 @@ export class WebCallTokenStore {
   }
 
   /**
-   * The token's grant for one call from a page of `origin` (the request's Origin header), or why
-   * not. A single-use token is taken in the same statement that reads it.
+   * The token's grant for one call from a page of `origin` (the request's Origin header) with
+   * `agentId` when the caller names one, or why not. A refusal leaves the token as it was (a copy
+   * of the page on another site cannot spend a visitor's token); a single-use token is taken only
+   * by a grant, in one statement, so one request gets it however many race for it.
    */
-  async redeem(token: string, origin?: string): Promise<RedeemedToken | TokenRefusal> {
+  async redeem(
+    token: string,
+    presented: { origin?: string; agentId?: string } = {},
+  ): Promise<RedeemedToken | TokenRefusal> {
     const hash = hashApiKey(token);
     const now = this.clock.now();
-    let row = await this.db.selectFrom('web_call_tokens').selectAll().where('token_hash', '=', hash).executeTakeFirst();
-    // A single-use token is someone's only once, however many requests race for it.
-    if (row && !row.reusable)
-      row = await this.db
-        .deleteFrom('web_call_tokens')
-        .where('token_hash', '=', hash)
-        .returningAll()
-        .executeTakeFirst();
+    const row = await this.db
+      .selectFrom('web_call_tokens')
+      .selectAll()
+      .where('token_hash', '=', hash)
+      .executeTakeFirst();
     if (!row || row.expires_at < now.toISOString()) return { refused: 'unknown' };
     const origins = fromJson<string[] | null>(row.allowed_origins, null);
+    const { origin, agentId } = presented;
     if (origins && !(origin && origins.includes(origin))) return { refused: 'origin' };
+    if (agentId !== undefined && agentId !== row.agent_id) return { refused: 'agent' };
     if (row.reusable) {
       const window = await countInWindow(this.db, windowKey(hash), 60_000, now.getTime());
       if (window.current > (row.calls_per_minute ?? DEFAULT_CALLS_PER_MINUTE))
         return { refused: 'rate', retryAfterMs: window.ttl };
+    } else {
+      const taken = await this.db.deleteFrom('web_call_tokens').where('token_hash', '=', hash).executeTakeFirst();
+      if (Number(taken.numDeletedRows) === 0) return { refused: 'unknown' };
     }
     return {
       accountId: row.account_id,

@@ -167,18 +167,18 @@ describe('web calls: WebRTC settings and tokens', () => {
       const token = auth.body.token as string;
       const tokens = t.services.webCallTokens;
       // Every visitor of the page (a reload, a second person) calls with the same token.
-      const grant = await tokens.redeem(token, 'https://shop.example');
+      const grant = await tokens.redeem(token, { origin: 'https://shop.example' });
       assert.ok(!('refused' in grant), JSON.stringify(grant));
       assert.equal(grant.agentId, agentId);
       assert.deepEqual(grant.requestData, { name: 'Ada' });
-      assert.deepEqual(await tokens.redeem(token, 'http://localhost:3000'), grant);
+      assert.deepEqual(await tokens.redeem(token, { origin: 'http://localhost:3000' }), grant);
       // Two a minute: the third waits for the window to pass.
-      const over = await tokens.redeem(token, 'https://shop.example');
+      const over = await tokens.redeem(token, { origin: 'https://shop.example' });
       assert.equal('refused' in over && over.refused, 'rate');
       now = new Date(now.getTime() + 61_000);
-      assert.deepEqual(await tokens.redeem(token, 'https://shop.example'), grant);
+      assert.deepEqual(await tokens.redeem(token, { origin: 'https://shop.example' }), grant);
       // Another site's page, or no page at all, cannot use it.
-      assert.deepEqual(await tokens.redeem(token, 'https://evil.example'), { refused: 'origin' });
+      assert.deepEqual(await tokens.redeem(token, { origin: 'https://evil.example' }), { refused: 'origin' });
       assert.deepEqual(await tokens.redeem(token), { refused: 'origin' });
 
       // Through signalling: 403 from another origin, 429 with Retry-After over the rate.
@@ -200,7 +200,7 @@ describe('web calls: WebRTC settings and tokens', () => {
 
       // It expires as asked; a new one is revoked with every other token of the agent.
       now = new Date(now.getTime() + 3600_000);
-      assert.deepEqual(await tokens.redeem(token, 'https://shop.example'), { refused: 'unknown' });
+      assert.deepEqual(await tokens.redeem(token, { origin: 'https://shop.example' }), { refused: 'unknown' });
       const next = await t.request('POST', `/v1/agents/${agentId}/authorize`, { reusable: true });
       assert.equal(next.body.expires_at, new Date(now.getTime() + 600_000).toISOString(), 'ten minutes by default');
       const revoked = await t.request('POST', `/v1/agents/${agentId}/authorize/revoke`);
@@ -222,6 +222,40 @@ describe('web calls: WebRTC settings and tokens', () => {
         assert.equal(refused.status, 400, JSON.stringify(body));
         assert.match(JSON.stringify(refused.body), reason);
       }
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a single-use token refused (another origin, another agent) is not used up by the refusal', async () => {
+    const t = await createTestApp();
+    try {
+      const agent = await t.request('POST', '/v1/agents', { prompt: 'Hi' });
+      const agentId = (agent.body.agent as { agent_id: string }).agent_id;
+      const auth = await t.request('POST', `/v1/agents/${agentId}/authorize`, {
+        allowed_origins: ['https://shop.example'],
+      });
+      const token = auth.body.token as string;
+      const tokens = t.services.webCallTokens;
+      // A copy of the page elsewhere cannot spend the shop's visitor's token.
+      assert.deepEqual(await tokens.redeem(token, { origin: 'https://evil.example' }), { refused: 'origin' });
+      assert.deepEqual(await tokens.redeem(token), { refused: 'origin' });
+      const foreign = await t.app.inject({
+        method: 'POST',
+        url: '/v1/web-calls',
+        headers: { origin: 'https://evil.example', 'content-type': 'application/json' },
+        payload: JSON.stringify({ token, sdp: 'v=0\r\n' }),
+      });
+      assert.equal(foreign.statusCode, 403, foreign.body);
+      // Nor a socket naming another agent than the token's.
+      assert.deepEqual(await tokens.redeem(token, { origin: 'https://shop.example', agentId: 'other' }), {
+        refused: 'agent',
+      });
+      // The shop's page still has its one call, and only one.
+      const grant = await tokens.redeem(token, { origin: 'https://shop.example', agentId });
+      assert.ok(!('refused' in grant), JSON.stringify(grant));
+      assert.equal(grant.agentId, agentId);
+      assert.deepEqual(await tokens.redeem(token, { origin: 'https://shop.example' }), { refused: 'unknown' });
     } finally {
       await t.close();
     }
