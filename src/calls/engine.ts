@@ -475,10 +475,10 @@ export class CallEngine {
       knowledge: dynamic.knowledge,
       ...(lookup && { lookup }),
       ...(audio && { onReply: () => audio.latency.replyReady(), onFirstToken: () => audio.latency.firstToken() }),
+      onToolNote: (text) => this.d.onEvent?.(call.id, 'tool', text),
       runTool: async (tool, input) => {
-        this.d.onEvent?.(call.id, 'tool', `Tool ${tool.name} called`);
         const http = this.d.http;
-        const result = http
+        return http
           ? await inSpan(
               `tool ${tool.name}`,
               { 'openline.call.id': call.id, 'openline.tool.name': tool.name },
@@ -491,12 +491,6 @@ export class CallEngine {
                   }),
             )
           : { ok: false, variables: {}, spokenResult: '', error: 'no outbound client' };
-        this.d.onEvent?.(
-          call.id,
-          'tool',
-          result.ok ? `Tool ${tool.name} returned` : `Tool ${tool.name} failed: ${result.error ?? 'unknown error'}`,
-        );
-        return result;
       },
       recorder: {
         transcript: async (turn) => {

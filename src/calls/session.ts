@@ -104,6 +104,8 @@ export interface SessionOptions {
   lookup?: KnowledgeLookup;
   /** Runs a custom tool through the guarded client (src/agent/tools.ts); without it tools fail. */
   runTool?(tool: CallTool, input: unknown): Promise<ToolResult>;
+  /** Each note of a tool's run, as the transcript gets it (the call's `tool` events). */
+  onToolNote?(text: string): void;
   /** The agent answered (latency of audio legs: src/media/latency.ts). */
   onReply?(): void;
   /** The agent's language model sent the first token of a reply (latency of audio legs). */
@@ -1137,10 +1139,11 @@ export class CallSession {
   private async startTool(name: string, input: unknown): Promise<void> {
     const tool = findTool(this.o.request.tools, name);
     if (!tool) {
-      await this.record('agent-action', `Tool ${name} failed: no such tool on this call`);
-      return this.startTurn({ kind: 'tool_result', name, ok: false, result: {}, error: 'no such tool on this call' });
+      const error = 'no such tool on this call';
+      await this.noteTool(toolOutcomeNote(name, { ok: false, variables: {}, spokenResult: '', error }));
+      return this.startTurn({ kind: 'tool_result', name, ok: false, result: {}, error });
     }
-    await this.record('agent-action', toolCalledNote(tool.name, input));
+    await this.noteTool(toolCalledNote(tool.name, input));
     const dynamic =
       input && typeof input === 'object' && typeof (input as { speech?: unknown }).speech === 'string'
         ? (input as { speech: string }).speech
@@ -1169,12 +1172,18 @@ export class CallSession {
     );
   }
 
+  /** A note of a tool's run: the transcript's line, and the same words as the call's `tool` event. */
+  private async noteTool(text: string): Promise<void> {
+    this.o.onToolNote?.(text);
+    await this.record('agent-action', text);
+  }
+
   /** Notes the outcome, merges the new variables into the call's, and lets the agent go on. */
   private async onToolDone(event: Extract<Internal, { type: 'tool_done' }>): Promise<void> {
     if (this.done || this.phase !== 'conversation') return;
     const { tool, result } = event;
     if (result.ok) Object.assign(this.o.variables, result.variables);
-    await this.record('agent-action', toolOutcomeNote(tool.name, result));
+    await this.noteTool(toolOutcomeNote(tool.name, result));
     this.startTurn({
       kind: 'tool_result',
       name: tool.name,

@@ -128,6 +128,14 @@ describe('custom tools and dynamic_data in sandbox calls', () => {
     assert.equal(call.queue_status, 'complete', lines);
     assert.match(lines, /agent-action: Tool Book Appointment skipped: input does not match input_schema/);
     assert.equal(s.seen.slice(before).filter((r) => r.url === '/book').length, 0);
+    // The call's events (webhook_events, GET /v1/calls/{id}/events) say what its transcript says.
+    const events = (await t.request('GET', `/v1/calls/${String(call.call_id)}/events`)).body as unknown as Row[];
+    const toolEvents = events.filter((e) => e.level === 'tool').map((e) => String(e.message));
+    const notes = (call.transcripts as { user: string; text: string }[])
+      .filter((x) => x.user === 'agent-action' && x.text.startsWith('Tool '))
+      .map((x) => x.text);
+    assert.deepEqual(toolEvents, notes);
+    assert.match(toolEvents[1] ?? '', /^Tool Book Appointment skipped: input does not match input_schema/);
     assert.match(lines, /assistant: I'm sorry, I couldn't get that done right now/);
   });
 });
