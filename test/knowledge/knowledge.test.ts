@@ -5,6 +5,7 @@ import { KnowledgeLibrary } from '../../src/knowledge/library.js';
 import {
   documentKind,
   extractDocumentText,
+  MAX_EXTRACTED_CHARS,
   MAX_KNOWLEDGE_TEXT_BYTES,
   MAX_WAITING_DOCUMENTS,
   ReadersBusy,
@@ -90,6 +91,28 @@ describe('knowledge base documents', () => {
   it('tidies text: line ends, spaces, blank lines, control characters', () => {
     assert.equal(tidyKnowledgeText('\uFEFF  One\r\n\r\n\r\n\r\nTwo\tthree\u0007 \n'), 'One\n\nTwo three');
     assert.throws(() => tidyKnowledgeText('x'.repeat(MAX_KNOWLEDGE_TEXT_BYTES + 1)), UnreadableDocument);
+    for (const [raw, tidy] of [
+      ['', ''],
+      [' \n \n \n ', ''],
+      ['a \n \n b', 'a\n\nb'],
+      ['a\r\rb\r\n\r\nc', 'a\n\nb\n\nc'],
+      ['a\u00A0\t \u0001b', 'a b'],
+      ['a\n\u000B\nb', 'a\n\nb'],
+      ['\u3000 a \u3000', 'a'],
+      ['a\u3000\nb', 'a\u3000\nb'],
+      ['\uFEFF\uFEFFa', 'a'],
+      ['x\u2028 y', 'x\u2028 y'],
+    ] as const)
+      assert.equal(tidyKnowledgeText(raw), tidy, JSON.stringify(raw));
+  });
+
+  it('refuses a text file with more characters than a reader sends back, before tidying it', async () => {
+    // Spaces and blank lines that would tidy to a few words: a file this long is refused as a PDF's
+    // text would be, instead of holding the server while it is tidied.
+    const padded = Buffer.from(`${' \r\n'.repeat(MAX_EXTRACTED_CHARS / 3 + 1)}words`);
+    await assert.rejects(extractDocumentText('text', padded), /holds more than 1 MB of text/);
+    const fits = Buffer.from(`${' \r\n'.repeat(MAX_EXTRACTED_CHARS / 3 - 10)}words`);
+    assert.equal(await extractDocumentText('text', fits), 'words');
   });
 
   it('refuses a small Word file that unpacks to more text than a knowledge base holds, or more than its reader can hold, and lives on', async () => {
