@@ -36,8 +36,26 @@ describe('regular expressions of expectations', () => {
   });
 
   it('a pattern that backtracks without end fails, named, in transcript_contains and transcript_not_contains', () => {
-    const failures = check(record, { transcript_contains: ['/(a+)+b/'], transcript_not_contains: ['/(a+)+b/'] });
-    assert.equal(failures.length, 2, failures.join('\n'));
-    for (const failure of failures) assert.match(failure, /"\/\(a\+\)\+b\/" took too long to match/);
+    for (const expect of [{ transcript_contains: ['/(a+)+b/'] }, { transcript_not_contains: ['/(a+)+b/'] }]) {
+      const failures = check(call([['user', `${'a'.repeat(40)}!`]]), expect);
+      assert.equal(failures.length, 1, failures.join('\n'));
+      assert.match(failures[0]!, /"\/\(a\+\)\+b\/" took too long to match/);
+    }
+  });
+
+  it("one call's patterns share one allowance of time: those after a slow one are not run, and say so", () => {
+    // A scenario's assertions are checked one by one, each with check().
+    const failures = [
+      ...check(record, { transcript_contains: ['/(a+)+b/', '/(a+)+c/'] }),
+      ...check(record, { transcript_not_contains: ['/(a+)+d/'] }),
+      ...check(record, { transcript_contains: ['/goodbye/'] }),
+    ];
+    assert.equal(failures.length, 4, failures.join('\n'));
+    assert.match(failures[0]!, /"\/\(a\+\)\+b\/" took too long to match/);
+    for (const failure of failures.slice(1))
+      assert.match(failure, /was not tried: the call's regular expressions took their 200 ms before it/);
+    // Words are matched as ever; another call has its own allowance.
+    assert.deepEqual(check(record, { transcript_contains: ['thanks'] }), []);
+    assert.deepEqual(check(call([['assistant', 'Goodbye.']]), { transcript_contains: ['/goodbye/'] }), []);
   });
 });
