@@ -20,7 +20,13 @@ import { stopCall } from '../calls/stop.js';
 import { OPEN_STATES, type Call, type CallFilter } from '../store/calls.js';
 import { LAST_EVENT } from '../calls/events.js';
 import { errorMessage } from '../domain/records.js';
+import { OpenPerAccount } from './open-per-account.js';
 
+/**
+ * Event streams an account may hold open at once (in this process): each reads its call every
+ * second, so a key's few thousand requests a minute must not leave thousands of them reading.
+ */
+export const MAX_EVENT_STREAMS = 100;
 /** How long an event stream waits, at most, for a call's last event once it sees the call ended. */
 const END_WAIT_MS = 250;
 const END_WAITS = 12;
@@ -407,6 +413,7 @@ export default async function routes(app: Api, services: Services): Promise<void
   );
 
   // The hosted API names it GET /v1/event_stream/{call_id}.
+  const streams = new OpenPerAccount(MAX_EVENT_STREAMS);
   for (const url of ['/calls/:id/events', '/event_stream/:id']) {
     app.get(
       url,
@@ -462,6 +469,12 @@ export default async function routes(app: Api, services: Services): Promise<void
             message: event.message,
             timestamp: event.at,
           }));
+        const release = streams.take(accountId);
+        if (!release)
+          throw new ApiError(
+            'RATE_LIMITED',
+            `an account has at most ${MAX_EVENT_STREAMS} event streams open at once: close one first`,
+          );
         const stream = new PassThrough();
         const send = (event: string, data: unknown) => {
           if (!stream.writableEnded) stream.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
@@ -489,6 +502,7 @@ export default async function routes(app: Api, services: Services): Promise<void
           clearTimeout(timer);
           clearInterval(keepAlive);
           unsubscribe();
+          release();
           if (!stream.writableEnded) stream.end();
         };
         const keepAlive = setInterval(() => stream.write(': keep-alive\n\n'), 15_000);

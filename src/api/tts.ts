@@ -31,6 +31,7 @@ import { StreamResampler, concatPcm } from '../media/audio.js';
 import { sentenceEnd } from '../media/sentences.js';
 import { ApiError } from '../errors.js';
 import { errorMessage } from '../domain/records.js';
+import { OpenPerAccount } from './open-per-account.js';
 
 const tags = ['Speech'];
 export const TTS_SAMPLE_RATES = [8000, 16000, 24000, 44100, 48000] as const;
@@ -343,11 +344,10 @@ export async function ttsV2(app: Api, services: Services): Promise<void> {
   );
 
   // Sessions open per account: each may keep the voice busy, so an account has a few at once.
-  const open = new Map<string, number>();
+  const sessions = new OpenPerAccount(MAX_SESSIONS);
   app.get('/tts/ws', { schema: { hide: true }, websocket: true }, (socket: WebSocket, request) => {
-    const account = request.account.id;
-    const sessions = open.get(account) ?? 0;
-    if (sessions >= MAX_SESSIONS) {
+    const release = sessions.take(request.account.id);
+    if (!release) {
       socket.send(
         JSON.stringify({
           type: 'error',
@@ -357,12 +357,7 @@ export async function ttsV2(app: Api, services: Services): Promise<void> {
       );
       return socket.close(1013, 'too many sessions');
     }
-    open.set(account, sessions + 1);
-    socket.on('close', () => {
-      const left = (open.get(account) ?? 1) - 1;
-      if (left > 0) open.set(account, left);
-      else open.delete(account);
-    });
+    socket.on('close', release);
     new TtsSession(socket, services);
   });
 }

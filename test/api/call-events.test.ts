@@ -3,6 +3,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { ScaledClock } from '../../src/clock.js';
 import { createTestApp, type TestApp } from '../../src/testing/harness.js';
+import { MAX_EVENT_STREAMS } from '../../src/api/calls.js';
 
 /** The events of a text/event-stream body, in order. */
 function parseEvents(body: string): { event: string; data: Record<string, unknown> }[] {
@@ -140,5 +141,66 @@ describe('GET /v1/calls/{id}/events: server-sent events of a call (sandbox, cloc
     const sent = await t.request('POST', '/v1/calls', { phone_number: '+14155550105', task: 'Hi.' });
     const r = await t.request('GET', `/v1/calls/${String(sent.body.call_id)}/events`, undefined, { as: t.otherKey });
     assert.equal(r.status, 404);
+  });
+});
+
+describe('server-sent event streams: an account holds a bounded number open', () => {
+  let t: TestApp;
+  let origin = '';
+  before(async () => {
+    // No workers: the call stays queued, and its streams stay open.
+    t = await createTestApp();
+    origin = await t.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+  after(() => t.close());
+
+  /** Opens a stream; resolves with its status once the headers came, and the request to end it. */
+  const open = (url: string, key: string) =>
+    new Promise<{ status: number; body: () => Promise<string>; close: () => void }>((resolve, reject) => {
+      const req = http.get(
+        `${origin}${url}`,
+        { headers: { authorization: key, accept: 'text/event-stream' } },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          const ended = new Promise<string>((done) => res.on('end', () => done(text)));
+          resolve({ status: res.statusCode ?? 0, body: () => ended, close: () => req.destroy() });
+        },
+      );
+      req.on('error', reject);
+    });
+
+  it('answers 429 beyond MAX_EVENT_STREAMS, for that account only, and again once one is closed', async () => {
+    const sent = await t.request('POST', '/v1/calls', { phone_number: '+14155550100', task: 'Hi.' });
+    const url = `/v1/calls/${String(sent.body.call_id)}/events`;
+    const streams = [];
+    for (let i = 0; i < MAX_EVENT_STREAMS; i++) streams.push(await open(url, t.key));
+    assert.ok(
+      streams.every((s) => s.status === 200),
+      streams.map((s) => s.status).join(),
+    );
+    const over = await open(url, t.key);
+    assert.equal(over.status, 429);
+    assert.match(await over.body(), /at most 100 event streams open at once/);
+    // Another account's streams are its own.
+    const other = await t.request(
+      'POST',
+      '/v1/calls',
+      { phone_number: '+14155550100', task: 'Hi.' },
+      { as: t.otherKey },
+    );
+    const theirs = await open(`/v1/calls/${String(other.body.call_id)}/events`, t.otherKey);
+    assert.equal(theirs.status, 200);
+    theirs.close();
+    // A closed stream gives its place back.
+    streams.pop()!.close();
+    let again = await open(url, t.key);
+    for (let i = 0; again.status === 429 && i < 100; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      again = await open(url, t.key);
+    }
+    assert.equal(again.status, 200);
+    for (const s of [...streams, again]) s.close();
   });
 });
