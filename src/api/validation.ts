@@ -22,7 +22,7 @@ export function buildValidatorCompiler(context: CheckContext): FastifySchemaComp
   return ({ schema, httpPart }) => {
     if (httpPart !== 'body')
       return whenUsed(
-        () => paramAjv.compile(schema as object),
+        () => paramAjv.compile(safeIntegers(schema) as object),
         httpPart === 'querystring' ? queryPreparerOf(schema) : undefined,
       ) as ReturnType<FastifySchemaCompiler<unknown>>;
     return boundedValidator(
@@ -31,6 +31,25 @@ export function buildValidatorCompiler(context: CheckContext): FastifySchemaComp
       lenient,
     );
   };
+}
+
+/**
+ * The schema with every whole number bounded by what storage counts exactly (±2^53 − 1), unless
+ * it says less: a query string's `1e309` coerces to Infinity and `99999999999999999999` to a
+ * number SQLite cannot take as an OFFSET, and either was a 500 instead of a 400 naming it. A copy:
+ * the OpenAPI document keeps the schema as written.
+ */
+function safeIntegers(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(safeIntegers);
+  if (!isRecord(schema)) return schema;
+  const copy: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) copy[key] = safeIntegers(value);
+  const types = Array.isArray(schema.type) ? (schema.type as unknown[]) : [schema.type];
+  if (types.includes('integer')) {
+    copy.maximum ??= Number.MAX_SAFE_INTEGER;
+    copy.minimum ??= Number.MIN_SAFE_INTEGER;
+  }
+  return copy;
 }
 
 /** How people write yes and no in a query string (`?ascending=1`, `?inbound=TRUE`, `?completed=no`). */

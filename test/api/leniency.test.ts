@@ -111,6 +111,20 @@ describe('real clients of the hosted API: the leniency rule', () => {
     assert.deepEqual(wrong.body.errors, ['limit must be an integer']);
   });
 
+  it('a whole number in a query string beyond what storage counts is a 400 naming it, never a 500', async () => {
+    for (const [url, name] of [
+      ['/v1/batches?offset=99999999999999999999', 'offset'],
+      ['/v1/calls?from=1e309', 'from'],
+      ['/v1/knowledge?page=99999999999999999999', 'page'],
+      ['/v1/sms/conversations?page=1e309', 'page'],
+      ['/v1/agent-testing/runs?offset=99999999999999999999', 'offset'],
+    ] as const) {
+      const r = await t.request('GET', url);
+      assert.equal(r.status, 400, `${url}: ${JSON.stringify(r.body)}`);
+      assert.match(JSON.stringify(r.body.errors), new RegExp(`${name} must be <= ${Number.MAX_SAFE_INTEGER}`), url);
+    }
+  });
+
   it('a voice only the hosted service has: 200, the default voice, and a warning on the answer and the record', async () => {
     for (const voice of ['ravi', 'default_voice', '13843c96-ab9e-4938-baf3-ad53fcee541d']) {
       const r = await t.request('POST', '/v1/calls', { phone_number: '+14155550100', task: 'Say hello.', voice });
