@@ -3,6 +3,9 @@ import { FreeObject, Nullable, StringEnum, checked } from './common.js';
 import { CustomTool } from './tool.js';
 import { LANGUAGES } from '../domain/language.js';
 
+/** The longest `retry.wait`: a retry after voicemail is placed within 30 days (a wait beyond dates is no date at all). */
+export const MAX_RETRY_WAIT_S = 30 * 24 * 3600;
+
 export { LANGUAGES } from '../domain/language.js';
 export const Language = StringEnum(LANGUAGES, {
   description: 'Language of the conversation; default en-US. Matched case-insensitively, with legacy aliases (ENG)',
@@ -199,7 +202,13 @@ export const callSettingsProperties = {
   retry: Type.Optional(
     Type.Object(
       {
-        wait: Type.Optional(Type.Integer({ minimum: 0, description: 'Seconds before the retry' })),
+        wait: Type.Optional(
+          Type.Integer({
+            minimum: 0,
+            maximum: MAX_RETRY_WAIT_S,
+            description: 'Seconds before the retry, at most 30 days',
+          }),
+        ),
         voicemail_action: Type.Optional(VoicemailAction),
         voicemail_message: Type.Optional(Type.String()),
       },

@@ -1,7 +1,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../../src/testing/harness.js';
-import { LANGUAGES } from '../../src/schemas/call.js';
+import { LANGUAGES, MAX_RETRY_WAIT_S } from '../../src/schemas/call.js';
 
 const base = { phone_number: '+14155550100', task: 'Say hello' };
 
@@ -249,6 +249,16 @@ for (const storage of ['sqlite', 'postgres'] as const)
         errorsOf((await send({ ...base, language: 'klingon' })).body).map((e) => e.split(' ')[0]),
         ['language'],
       );
+    });
+
+    it('takes a retry after voicemail at most 30 days later: a longer wait is a 400 naming retry.wait', async () => {
+      const month = await send({ ...base, retry: { wait: MAX_RETRY_WAIT_S, voicemail_action: 'leave_message' } });
+      assert.equal(month.status, 200, JSON.stringify(month.body));
+      for (const wait of [MAX_RETRY_WAIT_S + 1, 1e20]) {
+        const r = await send({ ...base, retry: { wait, voicemail_action: 'leave_message' } });
+        assert.equal(r.status, 400, JSON.stringify(r.body));
+        assert.deepEqual(errorsOf(r.body), [`retry.wait must be <= ${MAX_RETRY_WAIT_S}`]);
+      }
     });
 
     for (const language of LANGUAGES) {
