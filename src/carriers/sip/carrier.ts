@@ -7,7 +7,15 @@ import type { AudioLegFactory, CarrierLogger } from '../audio-legs.js';
 import type { Carrier, CallLeg, DialRequest, DialResult, TransferResult } from '../types.js';
 import { isTrunkAddress } from './allow.js';
 import { answerChallenge } from './digest.js';
-import { SipEndpoint, defaultPort, hostPort, type Responder, type Target, type Transport } from './endpoint.js';
+import {
+  SipEndpoint,
+  defaultPort,
+  hostPort,
+  type Responder,
+  type ServerTransaction,
+  type Target,
+  type Transport,
+} from './endpoint.js';
 import {
   cseqOf,
   header,
@@ -110,10 +118,10 @@ export interface SipCarrierOptions {
   log?: CarrierLogger;
 }
 
-const ALLOW = 'INVITE, ACK, CANCEL, BYE, OPTIONS, INFO, REFER, NOTIFY, UPDATE';
+const ALLOW = 'INVITE, ACK, CANCEL, BYE, OPTIONS, INFO, REFER, NOTIFY, UPDATE, PRACK';
 const USER_AGENT = 'Openline';
-/** The SIP extensions Openline supports (option tags): session timers. */
-const SUPPORTED = new Set(['timer']);
+/** The SIP extensions Openline supports (option tags): session timers, reliable provisional responses. */
+const SUPPORTED = new Set(['timer', '100rel']);
 
 /** Final responses that mean the line was busy or the person declined. */
 const BUSY = new Set([486, 600, 603]);
@@ -188,6 +196,19 @@ class Dialog {
   ownsCallId = false;
   /** Our 2xx to an INVITE without SDP carried our offer: the answer comes in the ACK. */
   awaitingAnswer = false;
+  /**
+   * A call in that is not answered yet, its 180 Ringing sent reliably (RFC 3262): the RSeq and the
+   * INVITE's CSeq its PRACK must name, and how the wait for that PRACK ends (`end` with the
+   * INVITE's final response: the caller left, or Openline is shutting down).
+   */
+  early:
+    | {
+        rseq: number;
+        inviteSeq: number;
+        acknowledged(): void;
+        end(status: number, reason: string): void;
+      }
+    | undefined;
   /**
    * Called once when the dialog ends: `remote` when the far end ended it (its BYE, its RTP gone),
    * not when we did. A bridge ends with it.
@@ -782,6 +803,8 @@ export class SipCarrier implements Carrier {
 
   /** Ends the call from our side (`gone`: the far end's RTP went silent first): BYE, and the media closes. */
   private async bye(dialog: Dialog, gone = false): Promise<void> {
+    // Not answered yet (waiting for a PRACK): no BYE, the INVITE is refused (shutdown).
+    if (dialog.early) return dialog.early.end(503, 'Service Unavailable');
     if (dialog.ended) return;
     this.ended(dialog, gone);
     this.dialogs.delete(dialog.callId);
@@ -933,7 +956,7 @@ export class SipCarrier implements Carrier {
     request: SipRequest,
     from: Target,
     respond: Responder,
-    transaction: { readonly cancelled: boolean },
+    transaction: ServerTransaction,
   ): Promise<void> {
     const callId = header(request, 'call-id') ?? '';
     const known = this.dialogs.get(callId);
@@ -948,10 +971,7 @@ export class SipCarrier implements Carrier {
       return;
     }
     // Extensions the request requires and Openline does not have (100rel, ...): 420 (RFC 3261 section 8.2.2.3).
-    const unsupported = (request.headers.get('require') ?? [])
-      .flatMap((value) => value.split(','))
-      .map((name) => name.trim())
-      .filter((name) => name && !SUPPORTED.has(name.toLowerCase()));
+    const unsupported = optionTags(request.headers, 'require').filter((name) => !SUPPORTED.has(name.toLowerCase()));
     if (unsupported.length > 0)
       return respond(420, 'Bad Extension', { headers: new Map([['unsupported', [unsupported.join(', ')]]]) });
     if (toTag !== undefined) {
@@ -964,6 +984,10 @@ export class SipCarrier implements Carrier {
       // A second INVITE of a call we have, not in its dialog: the same request come another way (section 8.2.2.2).
       return respond(482, 'Loop Detected');
     }
+    // Before the answer, an offer of the caller's is still unanswered: a re-INVITE, or an UPDATE with
+    // a new offer, waits (RFC 3261 section 14.2, RFC 3311 section 5.2).
+    if (dialog?.early && (request.method === 'INVITE' || (request.method === 'UPDATE' && request.body)))
+      return respond(500, 'Server Internal Error', { headers: new Map([['retry-after', ['1']]]) });
     switch (request.method) {
       case 'OPTIONS':
         return respond(200, 'OK', {
@@ -975,6 +999,8 @@ export class SipCarrier implements Carrier {
       case 'BYE':
         if (!dialog) return respond(481, 'Call/Transaction Does Not Exist');
         respond(200, 'OK');
+        // The caller leaves before the answer: the INVITE gets 487 (RFC 3261 section 15.1.2).
+        if (dialog.early) return dialog.early.end(487, 'Request Terminated');
         this.ended(dialog, true);
         this.release(dialog);
         dialog.rtp.stop('remote');
@@ -988,6 +1014,16 @@ export class SipCarrier implements Carrier {
       }
       case 'NOTIFY':
         return respond(dialog ? 200 : 481, dialog ? 'OK' : 'Call/Transaction Does Not Exist');
+      case 'PRACK': {
+        // RFC 3262 section 3: the PRACK of our reliable 180 (its RSeq, and the INVITE's CSeq) gets
+        // 200 and lets the answer go; any other gets 481.
+        const early = dialog?.early;
+        const rack = /^\s*(\d{1,10})\s+(\d{1,10})\s+INVITE\s*$/i.exec(header(request, 'rack') ?? '');
+        if (!early || !rack || Number(rack[1]) !== early.rseq || Number(rack[2]) !== early.inviteSeq)
+          return respond(481, 'Call/Transaction Does Not Exist');
+        respond(200, 'OK');
+        return early.acknowledged();
+      }
       case 'UPDATE': {
         // A session refresh (RFC 4028 with RFC 3311), with or without an offer; an offer is
         // answered in the 200 as a re-INVITE's is, one we cannot take gets 488.
@@ -1063,12 +1099,59 @@ export class SipCarrier implements Carrier {
     connectMedia(dialog.rtp, media);
   }
 
+  /**
+   * RFC 3262 as the answerer: 180 Ringing sent reliably (Require: 100rel, an RSeq) in the call's
+   * early dialog, again at T1, 2 T1, 4 T1, ... over UDP until its PRACK. Resolves when the PRACK
+   * came, or with the INVITE's final response when the caller left (CANCEL: the endpoint already
+   * answered 487; BYE in the early dialog: 487) or no PRACK came within 64 T1 (500, section 3).
+   */
+  private ringReliably(
+    dialog: Dialog,
+    inviteSeq: number,
+    respond: Responder,
+    transaction: ServerTransaction,
+    headers: [string, string[]][],
+  ): Promise<'acknowledged' | { status: number; reason: string }> {
+    const endpoint = this.o.endpoint;
+    const rseq = randomInt(1, 2 ** 31);
+    const ringing = new Map([...headers, ['require', ['100rel']], ['rseq', [String(rseq)]]]);
+    return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const done = (outcome: 'acknowledged' | { status: number; reason: string }) => {
+        clearTimeout(timer);
+        dialog.early = undefined;
+        transaction.onCancelled = undefined;
+        resolve(outcome);
+      };
+      dialog.early = {
+        rseq,
+        inviteSeq,
+        acknowledged: () => done('acknowledged'),
+        end: (status, reason) => done({ status, reason }),
+      };
+      transaction.onCancelled = () => done({ status: 487, reason: 'Request Terminated' });
+      respond(180, 'Ringing', { headers: ringing });
+      // Over TCP and TLS the transport delivers it: nothing is resent, the wait is as long.
+      const resend = dialog.transport === 'udp';
+      let interval = resend ? endpoint.t1 : endpoint.transactionTimeoutMs;
+      let waited = 0;
+      const tick = () => {
+        waited += interval;
+        if (waited >= endpoint.transactionTimeoutMs) return done({ status: 500, reason: 'Server Internal Error' });
+        respond(180, 'Ringing', { headers: ringing });
+        interval = Math.min(interval * 2, endpoint.transactionTimeoutMs - waited);
+        timer = setTimeout(tick, interval);
+      };
+      timer = setTimeout(tick, interval);
+    });
+  }
+
   /** A call in: to one of the account's numbers, with audio we speak. */
   private async inviteIn(
     request: SipRequest,
     from: Target,
     respond: Responder,
-    transaction: { readonly cancelled: boolean },
+    transaction: ServerTransaction,
   ): Promise<void> {
     respond(100, 'Trying');
     const inbound = this.o.inbound;
@@ -1103,7 +1186,6 @@ export class SipCarrier implements Carrier {
       rtp.close();
       return inbound.cancelled(accepted.callId);
     }
-    if (media) connectMedia(rtp, media);
     const localTag = newTag();
     const toHeader = `${header(request, 'to')};tag=${localTag}`;
     const transport = from.transport ?? 'udp';
@@ -1131,22 +1213,32 @@ export class SipCarrier implements Carrier {
     dialog.awaitingAnswer = !media;
     this.dialogs.set(dialog.callId, dialog);
     this.o.endpoint.keep(dialog.connection, true);
+    // The headers of the responses that set up the dialog (the 180 and the 200).
+    const dialogHeaders: [string, string[]][] = [
+      ['to', [toHeader]],
+      ['contact', [this.o.endpoint.contact(transport)]],
+      ['allow', [ALLOW]],
+      ['supported', ['timer, 100rel']],
+      ['user-agent', [USER_AGENT]],
+      ...(request.headers.get('record-route')
+        ? [['record-route', request.headers.get('record-route')!] as [string, string[]]]
+        : []),
+    ];
+    // A caller that requires 100rel hears a reliable 180 first; one that sent no offer does not,
+    // since a reliable 180 would have to carry ours (RFC 3262 section 5): it gets the 200 at once.
+    if (media && optionTags(request.headers, 'require').some((tag) => tag.toLowerCase() === '100rel')) {
+      const rung = await this.ringReliably(dialog, cseqOf(request)?.seq ?? 0, respond, transaction, dialogHeaders);
+      if (rung !== 'acknowledged') {
+        this.release(dialog);
+        rtp.close();
+        respond(rung.status, rung.reason);
+        return inbound.cancelled(accepted.callId);
+      }
+    }
+    if (media) connectMedia(rtp, media);
     this.watchMedia(dialog);
     const leg = this.leg(dialog, accepted.request, accepted.callId);
-    respond(200, 'OK', {
-      headers: new Map([
-        ['to', [toHeader]],
-        ['contact', [this.o.endpoint.contact(transport)]],
-        ['allow', [ALLOW]],
-        ['supported', ['timer']],
-        ['user-agent', [USER_AGENT]],
-        ...timer.headers,
-        ...(request.headers.get('record-route')
-          ? [['record-route', request.headers.get('record-route')!] as [string, string[]]]
-          : []),
-      ]),
-      body: sdp,
-    });
+    respond(200, 'OK', { headers: new Map([...dialogHeaders, ...timer.headers]), body: sdp });
     this.armSessionTimer(dialog, timer.value, false);
     inbound.answer(accepted.callId, leg);
   }
@@ -1174,6 +1266,14 @@ function reliableRSeq(response: SipResponse): number | undefined {
   if (!/(^|[\s,])100rel([\s,]|$)/i.test(required)) return undefined;
   const rseq = Number(header(response, 'rseq'));
   return Number.isInteger(rseq) && rseq >= 1 && rseq < 2 ** 31 ? rseq : undefined;
+}
+
+/** The option tags of a Require or Supported header, as written. */
+function optionTags(headers: Headers, name: 'require' | 'supported'): string[] {
+  return (headers.get(name) ?? [])
+    .flatMap((value) => value.split(','))
+    .map((tag) => tag.trim())
+    .filter(Boolean);
 }
 
 /** Whether an Allow header lists UPDATE. */

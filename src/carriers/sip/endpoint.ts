@@ -61,14 +61,19 @@ export interface EndpointOptions {
 /**
  * A request arrived: answer it with `respond` (as often as needed: provisional, then final; what
  * comes after the final response is dropped). `transaction.cancelled`: a CANCEL ended the INVITE
- * before its final response (the endpoint answered it 487).
+ * before its final response (the endpoint answered it 487); `onCancelled`, when the handler sets
+ * it, hears of that CANCEL as it comes.
  */
 export type RequestHandler = (
   request: SipRequest,
   from: Target,
   respond: Responder,
-  transaction: { readonly cancelled: boolean },
+  transaction: ServerTransaction,
 ) => void;
+export interface ServerTransaction {
+  readonly cancelled: boolean;
+  onCancelled?: (() => void) | undefined;
+}
 export type Responder = (status: number, reason: string, extra?: { headers?: Headers; body?: string }) => void;
 
 const DEFAULT_T1_MS = 500;
@@ -92,7 +97,7 @@ interface ClientTransaction {
 }
 
 /** An INVITE server transaction, for the CANCEL that names it (RFC 3261 section 9.2). */
-interface InviteServerTransaction {
+interface InviteServerTransaction extends ServerTransaction {
   /** The To tag of its responses: ours, else the one its final response carried. */
   tag: string;
   final: boolean;
@@ -611,6 +616,7 @@ export class SipEndpoint {
       if (!cancelled.final) {
         cancelled.cancelled = true;
         cancelled.respond(487, 'Request Terminated');
+        cancelled.onCancelled?.();
       }
       return;
     }

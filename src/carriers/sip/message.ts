@@ -153,6 +153,8 @@ const NAMES: Record<string, string> = {
   'record-route': 'Record-Route',
   'user-agent': 'User-Agent',
   'min-se': 'Min-SE',
+  rseq: 'RSeq',
+  rack: 'RAck',
 };
 const headerName = (name: string) =>
   NAMES[name] ?? name.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase());

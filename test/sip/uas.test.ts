@@ -1,0 +1,218 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../../src/config.js';
+import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
+import { freeUdpPort } from '../../src/testing/ports.js';
+import type { SipMessage, SipResponse } from '../../src/carriers/sip/message.js';
+import { HAS_SIPP, SCENARIOS, sipp, trace } from './sipp-run.js';
+import { audioSdp, udpCaller } from './udp-peer.js';
+
+type Json = Record<string, unknown>;
+
+/** T1 for these tests: 64 T1 (the wait for a PRACK, for an ACK) is 1.28 s rather than 32. */
+const T1_MS = 20;
+
+/**
+ * Openline answering calls (the UAS side) as real trunks call: reliable provisional responses
+ * (RFC 3262), and what carriers send around them, from a peer speaking raw SIP.
+ */
+describe('SIP calls in: what trunks send', () => {
+  let t: TestApp;
+  let dir: string;
+  let ourPort: number;
+
+  before(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-sip-uas-'));
+    ourPort = await freeUdpPort();
+    const env = {
+      DATA_DIR: dir,
+      OPENLINE_SIP_LISTEN: `127.0.0.1:${ourPort}`,
+      OPENLINE_RTP_PORTS: '34400-34599',
+    };
+    t = await createTestApp({ env, config: { sip: { ...loadConfig(env).sip, t1Ms: T1_MS } } });
+    await t.services.startWorkers();
+  });
+  after(async () => {
+    await t?.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const caller = () => udpCaller(t, ourPort);
+  const response = (callId: string, cseq: string, status?: number) => (m: SipMessage) =>
+    m.kind === 'response' &&
+    (status === undefined ? m.status > 100 : m.status === status) &&
+    m.headers.get('call-id')?.[0] === callId &&
+    m.headers.get('cseq')?.[0] === cseq;
+  const count = (inbox: SipMessage[], match: (m: SipMessage) => boolean) => inbox.filter(match).length;
+  const calls = async (number: string) =>
+    (await t.request('GET', `/v1/calls?inbound=true&to_number=${encodeURIComponent(number)}`)).body.calls as Json[];
+
+  it('Require: 100rel: 180 Ringing goes reliably (RSeq), again until its PRACK; the PRACK gets 200, then the INVITE its 200 OK', async () => {
+    const { number, peer, send, status, callId } = await caller();
+    try {
+      const call = {
+        callId: 'rel-1',
+        from: '<sip:+14155550199@127.0.0.1>;tag=c-rel-1',
+        to: `<sip:${number}@127.0.0.1>`,
+        seq: 1,
+      };
+      send('INVITE', call, ['Require: 100rel', 'Supported: timer'], audioSdp(await freeUdpPort()));
+      const ringing = (await peer.next('the 180', response('rel-1', '1 INVITE', 180))) as SipResponse;
+      assert.match(ringing.headers.get('require')?.[0] ?? '', /100rel/);
+      const rseq = Number(ringing.headers.get('rseq')?.[0]);
+      assert.ok(Number.isInteger(rseq) && rseq >= 1 && rseq < 2 ** 31, 'an RSeq');
+      assert.equal(ringing.body, '', 'no SDP: the answer comes in the 200');
+      const to = ringing.headers.get('to')![0]!;
+      assert.match(to, /;tag=/);
+      // Unacknowledged, it is sent again (same RSeq), and the 200 waits for its PRACK.
+      await peer.next('the 180 again', response('rel-1', '1 INVITE', 180));
+      await peer.next('the 180 a third time', response('rel-1', '1 INVITE', 180));
+      assert.equal(count(peer.inbox, response('rel-1', '1 INVITE', 200)), 0, 'no 200 before the PRACK');
+      for (const again of peer.inbox.filter(response('rel-1', '1 INVITE', 180)))
+        assert.equal(Number(again.headers.get('rseq')?.[0]), rseq);
+      const dialog = { ...call, to };
+      // A PRACK for another provisional response: 481.
+      send('PRACK', { ...dialog, seq: 2 }, [`RAck: ${rseq + 1} 1 INVITE`]);
+      assert.equal(await status('rel-1', 'PRACK', 2), 481);
+      send('PRACK', { ...dialog, seq: 3 }, [`RAck: ${rseq} 1 INVITE`]);
+      assert.equal(await status('rel-1', 'PRACK', 3), 200);
+      const ok = (await peer.next('the 200', response('rel-1', '1 INVITE', 200))) as SipResponse;
+      assert.equal(ok.headers.get('to')![0], to, 'the To tag of the 180');
+      assert.match(ok.body, /m=audio \d+ RTP\/AVP 0/);
+      send('ACK', dialog);
+      const id = await callId();
+      send('BYE', { ...dialog, seq: 4 });
+      assert.equal(await status('rel-1', 'BYE', 4), 200);
+      const record = await waitForCall(t, id);
+      assert.equal(record.call_ended_by, 'USER');
+    } finally {
+      peer.close();
+    }
+  });
+
+  it(
+    'sipp requiring 100rel (PCMA and telephone-event only): the reliable 180 is PRACKed, the call connected, the agent speaks',
+    { skip: !HAS_SIPP && 'sipp is not installed' },
+    async () => {
+      const { number, peer } = await caller();
+      peer.close();
+      const run = sipp(
+        [
+          '-sf',
+          path.join(SCENARIOS, 'prack-uac.xml'),
+          `127.0.0.1:${ourPort}`,
+          '-i',
+          '127.0.0.1',
+          '-p',
+          String(await freeUdpPort()),
+          '-s',
+          number,
+          '-rtp_echo',
+          '-mp',
+          String(await freeUdpPort()),
+        ],
+        dir,
+        'prack-uac',
+      );
+      assert.equal(await run.exit, 0, trace(run));
+      const list = await calls(number);
+      assert.equal(list.length, 1);
+      const record = await waitForCall(t, String(list[0]!.call_id));
+      assert.equal(record.call_ended_by, 'USER');
+      assert.ok(
+        (record.transcripts as Json[]).some((x) => x.user === 'assistant'),
+        'the agent spoke',
+      );
+    },
+  );
+
+  it('Require: 100rel with no PRACK within 64 T1: the INVITE gets 500, the 180 is no longer sent, no call is connected', async () => {
+    const { number, peer, send } = await caller();
+    try {
+      const call = {
+        callId: 'rel-2',
+        from: '<sip:+14155550199@127.0.0.1>;tag=c-rel-2',
+        to: `<sip:${number}@127.0.0.1>`,
+        seq: 1,
+      };
+      send('INVITE', call, ['Require: 100rel'], audioSdp(await freeUdpPort()));
+      const refused = (await peer.next('the final response', response('rel-2', '1 INVITE'), 20_000)) as SipResponse;
+      while (refused.status === 180)
+        Object.assign(refused, await peer.next('the final response', response('rel-2', '1 INVITE')));
+      assert.equal(refused.status, 500);
+      send('ACK', { ...call, to: refused.headers.get('to')![0]! });
+      const list = await calls(number);
+      assert.equal(list.length, 1);
+      const record = await waitForCall(t, String(list[0]!.call_id));
+      assert.equal(record.call_length, 0, 'never connected');
+    } finally {
+      peer.close();
+    }
+  });
+
+  it('Require: 100rel, the caller gives up before its PRACK: CANCEL gets 200 and the INVITE 487; a BYE in the early dialog gets 200 and the INVITE 487', async () => {
+    const { number, peer, send, status } = await caller();
+    try {
+      for (const how of ['CANCEL', 'BYE'] as const) {
+        const id = `rel-3-${how}`;
+        const call = {
+          callId: id,
+          from: `<sip:+14155550199@127.0.0.1>;tag=c-${id}`,
+          to: `<sip:${number}@127.0.0.1>`,
+          seq: 1,
+        };
+        const branch = `z9hG4bK-${id}`;
+        send('INVITE', call, ['Require: 100rel'], audioSdp(await freeUdpPort()), branch);
+        const ringing = await peer.next('the 180', response(id, '1 INVITE', 180));
+        if (how === 'CANCEL') {
+          send('CANCEL', call, [], '', branch);
+          assert.equal(await status(id, 'CANCEL'), 200);
+        } else {
+          send('BYE', { ...call, to: ringing.headers.get('to')![0]!, seq: 2 });
+          assert.equal(await status(id, 'BYE', 2), 200);
+        }
+        const final = (await peer.next('the final response', response(id, '1 INVITE', 487))) as SipResponse;
+        send('ACK', { ...call, to: final.headers.get('to')![0]! }, [], '', branch);
+      }
+      const list = await calls(number);
+      assert.equal(list.length, 2);
+      for (const call of list) assert.equal((await waitForCall(t, String(call.call_id))).call_length, 0);
+    } finally {
+      peer.close();
+    }
+  });
+
+  it('Supported: 100rel only (or a call with no offer): no provisional response but 100, the 200 OK at once', async () => {
+    const { number, peer, send } = await caller();
+    try {
+      const call = {
+        callId: 'rel-4',
+        from: '<sip:+14155550199@127.0.0.1>;tag=c-rel-4',
+        to: `<sip:${number}@127.0.0.1>`,
+        seq: 1,
+      };
+      send('INVITE', call, ['Supported: 100rel, timer'], audioSdp(await freeUdpPort()));
+      const ok = (await peer.next('the 200', response('rel-4', '1 INVITE'))) as SipResponse;
+      assert.equal(ok.status, 200);
+      assert.match(ok.headers.get('supported')?.[0] ?? '', /100rel/);
+      send('ACK', { ...call, to: ok.headers.get('to')![0]! });
+      send('BYE', { ...call, to: ok.headers.get('to')![0]!, seq: 2 });
+      // No offer, 100rel required: the offer goes in the 200 (its answer in the ACK), no 18x.
+      const delayed = { ...call, callId: 'rel-5', from: '<sip:+14155550199@127.0.0.1>;tag=c-rel-5' };
+      send('INVITE', delayed, ['Require: 100rel']);
+      const offered = (await peer.next('the 200', response('rel-5', '1 INVITE'))) as SipResponse;
+      assert.equal(offered.status, 200);
+      assert.match(offered.body, /m=audio/);
+      const answer = { ...delayed, to: offered.headers.get('to')![0]! };
+      send('ACK', answer, [], audioSdp(await freeUdpPort()));
+      send('BYE', { ...answer, seq: 2 });
+      const provisional = (m: SipMessage) => m.kind === 'response' && m.status > 100 && m.status < 200;
+      assert.equal(count(peer.inbox, provisional), 0, 'no 18x');
+    } finally {
+      peer.close();
+    }
+  });
+});
