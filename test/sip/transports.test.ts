@@ -13,40 +13,13 @@ import { freeTcpPort, freeUdpPort } from '../../src/testing/ports.js';
 import { SipCarrier } from '../../src/carriers/sip/carrier.js';
 import { SipEndpoint } from '../../src/carriers/sip/endpoint.js';
 import type { CallRequest } from '../../src/schemas/call-request.js';
-import { parseMessage, serialize, type SipMessage } from '../../src/carriers/sip/message.js';
-import { SipStreamReader } from '../../src/carriers/sip/stream.js';
+import { serialize, type SipMessage } from '../../src/carriers/sip/message.js';
 import { HAS_SIPP, sipp, trace, until } from './sipp-run.js';
+import { streamPeer } from './udp-peer.js';
 
 type Json = Record<string, unknown>;
 
 const HAS_OPENSSL = spawnSync('openssl', ['version']).error === undefined;
-
-/** A SIP peer over a byte stream (the test's side of a TCP or TLS connection): what it read, and a writer. */
-function streamPeer(socket: net.Socket) {
-  const reader = new SipStreamReader();
-  const inbox: SipMessage[] = [];
-  let raw = '';
-  socket.on('data', (chunk: Buffer) => {
-    raw += chunk.toString('latin1');
-    const read = reader.push(chunk);
-    if (read === 'malformed') return;
-    for (const bytes of read.messages) {
-      const message = parseMessage(bytes);
-      if (message) inbox.push(message);
-    }
-  });
-  return {
-    inbox,
-    raw: () => raw,
-    write: (text: string) => socket.write(text),
-    /** The first message that `match` takes, waiting for it. */
-    async next(what: string, match: (m: SipMessage) => boolean): Promise<SipMessage> {
-      await until(what, () => inbox.some(match), 20_000);
-      const i = inbox.findIndex(match);
-      return inbox.splice(i, 1)[0]!;
-    },
-  };
-}
 
 const sdp = (port: number) =>
   `v=0\r\no=peer 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio ${port} RTP/AVP 0\r\na=rtpmap:0 PCMU/8000\r\n`;

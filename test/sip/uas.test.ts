@@ -1,6 +1,8 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config.js';
@@ -8,7 +10,7 @@ import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harn
 import { freeUdpPort } from '../../src/testing/ports.js';
 import type { SipMessage, SipResponse } from '../../src/carriers/sip/message.js';
 import { HAS_SIPP, SCENARIOS, sipp, trace } from './sipp-run.js';
-import { audioSdp, udpCaller } from './udp-peer.js';
+import { audioSdp, streamPeer, udpCaller } from './udp-peer.js';
 
 type Json = Record<string, unknown>;
 
@@ -128,6 +130,58 @@ describe('SIP calls in: what trunks send', () => {
       );
     },
   );
+
+  it('Require: 100rel over TCP, the INVITE written a few bytes at a time: the 180 is not resent on the stream, the PRACK and the rest of the call go on the connection', async () => {
+    const { number, peer } = await caller();
+    peer.close();
+    const socket = net.connect({ host: '127.0.0.1', port: ourPort });
+    await once(socket, 'connect');
+    const tcp = streamPeer(socket);
+    const request = (method: string, seq: number, to: string, extra: string[] = [], body = '') =>
+      [
+        `${method} sip:${number}@127.0.0.1:${ourPort};transport=tcp SIP/2.0`,
+        `Via: SIP/2.0/TCP 127.0.0.1:${socket.localPort};branch=z9hG4bK-tcp-rel-${seq}`,
+        'Max-Forwards: 70',
+        'From: <sip:+14155550199@127.0.0.1>;tag=c-tcp-rel',
+        `To: ${to}`,
+        'Call-ID: tcp-rel-1',
+        `CSeq: ${seq} ${method === 'ACK' ? 'INVITE' : method}`,
+        `Contact: <sip:caller@127.0.0.1:${socket.localPort};transport=tcp>`,
+        ...extra,
+        ...(body ? ['Content-Type: application/sdp'] : []),
+        `Content-Length: ${Buffer.byteLength(body)}`,
+        '',
+        body,
+      ].join('\r\n');
+    try {
+      const invite = request(
+        'INVITE',
+        1,
+        `<sip:${number}@127.0.0.1>`,
+        ['Require: 100rel'],
+        audioSdp(await freeUdpPort()),
+      );
+      for (let i = 0; i < invite.length; i += 7) {
+        tcp.write(invite.slice(i, i + 7));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      const ringing = await tcp.next('the 180', response('tcp-rel-1', '1 INVITE', 180));
+      const rseq = ringing.headers.get('rseq')?.[0];
+      await new Promise((resolve) => setTimeout(resolve, 10 * T1_MS));
+      assert.equal(count(tcp.inbox, response('tcp-rel-1', '1 INVITE', 180)), 0, 'sent once on the stream');
+      const to = ringing.headers.get('to')![0]!;
+      tcp.write(request('PRACK', 2, to, [`RAck: ${rseq} 1 INVITE`]));
+      assert.equal(((await tcp.next('the 200 to PRACK', response('tcp-rel-1', '2 PRACK'))) as SipResponse).status, 200);
+      await tcp.next('the 200 OK', response('tcp-rel-1', '1 INVITE', 200));
+      tcp.write(request('ACK', 1, to));
+      tcp.write(request('BYE', 3, to));
+      assert.equal(((await tcp.next('the 200 to BYE', response('tcp-rel-1', '3 BYE'))) as SipResponse).status, 200);
+      const list = await calls(number);
+      assert.equal((await waitForCall(t, String(list[0]!.call_id))).call_ended_by, 'USER');
+    } finally {
+      socket.destroy();
+    }
+  });
 
   it('Require: 100rel with no PRACK within 64 T1: the INVITE gets 500, the 180 is no longer sent, no call is connected', async () => {
     const { number, peer, send } = await caller();

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
+import type net from 'node:net';
 import {
   header,
   parseMessage,
@@ -9,6 +10,7 @@ import {
 } from '../../src/carriers/sip/message.js';
 import type { TestApp } from '../../src/testing/harness.js';
 import { freeUdpPort } from '../../src/testing/ports.js';
+import { SipStreamReader } from '../../src/carriers/sip/stream.js';
 import { until } from './sipp-run.js';
 
 /**
@@ -73,6 +75,33 @@ export async function udpPeer(port = 0): Promise<UdpPeer> {
       send(`${lines.join('\r\n')}\r\n\r\n${body}`, sources.get(request) ?? 0);
     },
     close: () => socket.close(),
+  };
+}
+
+/** A SIP peer over a byte stream (the test's side of a TCP or TLS connection): what it read, and a writer. */
+export function streamPeer(socket: net.Socket) {
+  const reader = new SipStreamReader();
+  const inbox: SipMessage[] = [];
+  let raw = '';
+  socket.on('data', (chunk: Buffer) => {
+    raw += chunk.toString('latin1');
+    const read = reader.push(chunk);
+    if (read === 'malformed') return;
+    for (const bytes of read.messages) {
+      const message = parseMessage(bytes);
+      if (message) inbox.push(message);
+    }
+  });
+  return {
+    inbox,
+    raw: () => raw,
+    write: (text: string) => socket.write(text),
+    /** The first message that `match` takes, waiting for it. */
+    async next(what: string, match: (m: SipMessage) => boolean): Promise<SipMessage> {
+      await until(what, () => inbox.some(match), 20_000);
+      const i = inbox.findIndex(match);
+      return inbox.splice(i, 1)[0]!;
+    },
   };
 }
 
