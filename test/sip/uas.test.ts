@@ -183,6 +183,61 @@ describe('SIP calls in: what trunks send', () => {
     }
   });
 
+  it('the number called is read from a request URI with user parameters (number portability: ;npdi;rn=) and from a tel: URI in To', async () => {
+    const { number, peer } = await caller();
+    const invite = (callId: string, uri: string, to: string, body: string) =>
+      [
+        `INVITE ${uri} SIP/2.0`,
+        `Via: SIP/2.0/UDP 127.0.0.1:${peer.port};branch=z9hG4bK-${callId}`,
+        'Max-Forwards: 70',
+        `From: <sip:+14155550199@127.0.0.1>;tag=c-${callId}`,
+        `To: ${to}`,
+        `Call-ID: ${callId}`,
+        'CSeq: 1 INVITE',
+        `Contact: <sip:caller@127.0.0.1:${peer.port}>`,
+        'Content-Type: application/sdp',
+        `Content-Length: ${Buffer.byteLength(body)}`,
+        '',
+        body,
+      ].join('\r\n');
+    try {
+      peer.send(
+        invite(
+          'npdi-1',
+          `sip:${number};npdi;rn=+16285550000@127.0.0.1:${ourPort};user=phone`,
+          '<sip:openline@127.0.0.1>',
+          audioSdp(await freeUdpPort()),
+        ),
+        ourPort,
+      );
+      peer.send(
+        invite(
+          'tel-1',
+          `sip:openline@127.0.0.1:${ourPort}`,
+          `<tel:${number};phone-context=+1>`,
+          audioSdp(await freeUdpPort()),
+        ),
+        ourPort,
+      );
+      for (const id of ['npdi-1', 'tel-1']) {
+        const answered = (await peer.next(`the answer to ${id}`, response(id, '1 INVITE'))) as SipResponse;
+        assert.equal(answered.status, 200, id);
+        const dialog = (method: string, seq: number) =>
+          invite(id, `sip:caller@127.0.0.1:${peer.port}`, answered.headers.get('to')![0]!, '')
+            .replace(/^INVITE/, method)
+            .replace('CSeq: 1 INVITE', `CSeq: ${seq} ${method === 'ACK' ? 'INVITE' : method}`)
+            .replace(`branch=z9hG4bK-${id}`, `branch=z9hG4bK-${id}-${method}`)
+            .replace('Content-Type: application/sdp\r\n', '');
+        peer.send(dialog('ACK', 1), ourPort);
+        peer.send(dialog('BYE', 2), ourPort);
+        await peer.next(`the answer to BYE of ${id}`, response(id, '2 BYE', 200));
+      }
+      assert.equal((await calls(number)).length, 2);
+    } finally {
+      peer.close();
+    }
+  });
+
   it('Require: 100rel with no PRACK within 64 T1: the INVITE gets 500, the 180 is no longer sent, no call is connected', async () => {
     const { number, peer, send } = await caller();
     try {

@@ -24,6 +24,7 @@ import {
   param,
   parseUri,
   uriOf,
+  userOf,
   type Headers,
   type SipRequest,
   type SipResponse,
@@ -1156,7 +1157,7 @@ export class SipCarrier implements Carrier {
     respond(100, 'Trying');
     const inbound = this.o.inbound;
     // The number called: the request URI's user, else To's (a call to our registered Contact).
-    const to = [parseUri(request.uri)?.user, parseUri(uriOf(header(request, 'to')))?.user]
+    const to = [userOf(request.uri), userOf(uriOf(header(request, 'to')))]
       .map((user) => (user ? sipNumber(user) : undefined))
       .find((n) => n?.ok);
     const trusted = !this.o.allowed || this.o.allowed(from.host);
@@ -1164,7 +1165,7 @@ export class SipCarrier implements Carrier {
     if (!trusted && (!inbound || !to?.ok)) return respond(403, 'Forbidden');
     if (!inbound) return respond(503, 'Service Unavailable');
     if (!to?.ok) return respond(404, 'Not Found');
-    const fromUser = parseUri(uriOf(header(request, 'from')))?.user ?? '';
+    const fromUser = userOf(uriOf(header(request, 'from'))) ?? '';
     // No SDP (a delayed offer): our offer goes in the 200, the answer comes in the ACK.
     const media = request.body ? remoteMedia(request.body) : undefined;
     if (request.body && !media) return respond(488, 'Not Acceptable Here');

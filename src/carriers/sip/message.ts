@@ -201,10 +201,14 @@ export interface SipUri {
   params: Record<string, string>;
 }
 
-/** `sip:user@host:port;transport=udp` (the password part is not used in URIs we read). */
+/**
+ * `sip:user@host:port;transport=udp` (the password part is not used in URIs we read). A user part
+ * may carry parameters of its own (`sip:+14155550123;npdi;rn=+14155550000@host`, RFC 4694): the
+ * user is what comes before them.
+ */
 export function parseUri(uri: string | undefined): SipUri | undefined {
   if (!uri) return undefined;
-  const match = /^sips?:(?:([^@;]*)@)?([^;?:]+|\[[^\]]+\])(?::(\d+))?([^?]*)/i.exec(uri.trim());
+  const match = /^sips?:(?:([^@?]*)@)?([^;?:@]+|\[[^\]]+\])(?::(\d+))?([^?]*)/i.exec(uri.trim());
   if (!match) return undefined;
   const params: Record<string, string> = {};
   for (const part of (match[4] ?? '').split(';').slice(1)) {
@@ -212,11 +216,17 @@ export function parseUri(uri: string | undefined): SipUri | undefined {
     if (name) params[name.toLowerCase()] = value;
   }
   return {
-    user: match[1] ? decodeURIComponent(match[1].split(':')[0]!) : undefined,
+    user: match[1] ? decodeURIComponent(match[1].split(/[;:]/)[0]!) : undefined,
     host: match[2]!.replace(/^\[|\]$/g, ''),
     port: match[3] ? Number(match[3]) : undefined,
     params,
   };
+}
+
+/** The user of a SIP URI, or the number of a tel: URI (`tel:+14155550123;phone-context=...`, RFC 3966). */
+export function userOf(uri: string | undefined): string | undefined {
+  const tel = /^tel:([^;?]+)/i.exec(uri?.trim() ?? '');
+  return tel ? decodeURIComponent(tel[1]!) : parseUri(uri)?.user;
 }
 
 /** The CSeq number and method. */
