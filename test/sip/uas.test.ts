@@ -238,6 +238,43 @@ describe('SIP calls in: what trunks send', () => {
     }
   });
 
+  it('an INVITE whose body is multipart (SDP beside ISUP, as SIP-I and SIP-T trunks send) is answered from its SDP part', async () => {
+    const { number, peer, send, status } = await caller();
+    try {
+      const call = {
+        callId: 'multipart-1',
+        from: '<sip:+14155550199@127.0.0.1>;tag=c-multipart-1',
+        to: `<sip:${number}@127.0.0.1>`,
+        seq: 1,
+      };
+      const body = [
+        '--unique-boundary-1',
+        'Content-Type: application/sdp',
+        '',
+        audioSdp(await freeUdpPort())
+          .replace('RTP/AVP 0 101', 'RTP/AVP 8 101')
+          .replace('0 PCMU', '8 PCMA'),
+        '--unique-boundary-1',
+        'Content-Type: application/isup;version=itu-t92+;base=itu-t92+',
+        'Content-Disposition: signal;handling=optional',
+        '',
+        '\x01\x10\x48\x00\x0a\x03\x02\x0a\x08\x03\x10\x41\x52\x55\x05\x00',
+        '--unique-boundary-1--',
+        '',
+      ].join('\r\n');
+      send('INVITE', call, ['MIME-Version: 1.0', 'Content-Type: multipart/mixed;boundary=unique-boundary-1'], body);
+      const ok = (await peer.next('the answer', response('multipart-1', '1 INVITE'))) as SipResponse;
+      assert.equal(ok.status, 200);
+      assert.match(ok.body, /m=audio \d+ RTP\/AVP 8 101/, 'PCMA, from the SDP part');
+      const dialog = { ...call, to: ok.headers.get('to')![0]! };
+      send('ACK', dialog);
+      send('BYE', { ...dialog, seq: 2 });
+      assert.equal(await status('multipart-1', 'BYE', 2), 200);
+    } finally {
+      peer.close();
+    }
+  });
+
   it('Require: 100rel with no PRACK within 64 T1: the INVITE gets 500, the 180 is no longer sent, no call is connected', async () => {
     const { number, peer, send } = await caller();
     try {
@@ -262,7 +299,7 @@ describe('SIP calls in: what trunks send', () => {
     }
   });
 
-  it('Require: 100rel, the caller gives up before its PRACK: CANCEL gets 200 and the INVITE 487; a BYE in the early dialog gets 200 and the INVITE 487', async () => {
+  it('Require: 100rel, the caller gives up before its PRACK: CANCEL gets 200 and the INVITE 487; a BYE in the early dialog gets 200 and the INVITE 487; an UPDATE with an offer meanwhile gets 500', async () => {
     const { number, peer, send, status } = await caller();
     try {
       for (const how of ['CANCEL', 'BYE'] as const) {
@@ -276,12 +313,17 @@ describe('SIP calls in: what trunks send', () => {
         const branch = `z9hG4bK-${id}`;
         send('INVITE', call, ['Require: 100rel'], audioSdp(await freeUdpPort()), branch);
         const ringing = await peer.next('the 180', response(id, '1 INVITE', 180));
+        // A new offer before Openline answered the INVITE's: 500 with Retry-After (RFC 3311 section 5.2).
+        send('UPDATE', { ...call, to: ringing.headers.get('to')![0]!, seq: 2 }, [], audioSdp(await freeUdpPort()));
+        const early = (await peer.next('the answer to UPDATE', response(id, '2 UPDATE'))) as SipResponse;
+        assert.equal(early.status, 500);
+        assert.ok(early.headers.get('retry-after'));
         if (how === 'CANCEL') {
           send('CANCEL', call, [], '', branch);
           assert.equal(await status(id, 'CANCEL'), 200);
         } else {
-          send('BYE', { ...call, to: ringing.headers.get('to')![0]!, seq: 2 });
-          assert.equal(await status(id, 'BYE', 2), 200);
+          send('BYE', { ...call, to: ringing.headers.get('to')![0]!, seq: 3 });
+          assert.equal(await status(id, 'BYE', 3), 200);
         }
         const final = (await peer.next('the final response', response(id, '1 INVITE', 487))) as SipResponse;
         send('ACK', { ...call, to: final.headers.get('to')![0]! }, [], '', branch);

@@ -160,7 +160,7 @@ export async function udpCaller(t: TestApp, ourPort: number) {
         `CSeq: ${call.seq} ${method === 'ACK' ? 'INVITE' : method}`,
         `Contact: <sip:caller@127.0.0.1:${peer.port}>`,
         ...extra,
-        ...(body ? ['Content-Type: application/sdp'] : []),
+        ...(body && !extra.some((line) => /^content-type:/i.test(line)) ? ['Content-Type: application/sdp'] : []),
         `Content-Length: ${Buffer.byteLength(body)}`,
         '',
         body,
