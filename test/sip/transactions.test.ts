@@ -333,6 +333,61 @@ describe('SIP transactions and dialogs', () => {
     assert.equal(record.completed, true);
   });
 
+  it("glare (RFC 3261 section 14.2): the trunk's re-INVITE that crosses Openline's refresh re-INVITE gets 491; once Openline's is answered, the trunk's goes through", async () => {
+    const id = await call('+14155551506');
+    const invite = (await trunk.next('the INVITE', inviteTo('+14155551506'))) as SipRequest;
+    const callId = invite.headers.get('call-id')![0]!;
+    const ofCall = (method: string) => (m: SipMessage) =>
+      isRequest(method)(m) && m.headers.get('call-id')?.[0] === callId;
+    trunk.respond(
+      invite,
+      '200 OK',
+      [`Contact: <sip:trunk@127.0.0.1:${trunk.port}>`, 'Session-Expires: 2;refresher=uac', 'Require: timer'],
+      audioSdp(await freeUdpPort()),
+    );
+    await trunk.next('the ACK', ofCall('ACK'));
+    const reinvite = (await trunk.next(
+      'the refresh re-INVITE',
+      (m) => ofCall('INVITE')(m) && /;tag=/.test(m.headers.get('to')?.[0] ?? ''),
+    )) as SipRequest;
+    // The trunk's own re-INVITE (hold), sent before it answers Openline's.
+    const mediaPort = await freeUdpPort();
+    const hold = (seq: number) => {
+      const body = audioSdp(mediaPort, ['a=sendonly']);
+      return [
+        `INVITE ${/<([^>]+)>/.exec(invite.headers.get('contact')![0]!)![1]} SIP/2.0`,
+        `Via: SIP/2.0/UDP 127.0.0.1:${trunk.port};branch=z9hG4bK-glare-${seq}`,
+        'Max-Forwards: 70',
+        `From: ${reinvite.headers.get('to')![0]}`,
+        `To: ${reinvite.headers.get('from')![0]}`,
+        `Call-ID: ${callId}`,
+        `CSeq: ${seq} INVITE`,
+        `Contact: <sip:trunk@127.0.0.1:${trunk.port}>`,
+        'Content-Type: application/sdp',
+        `Content-Length: ${Buffer.byteLength(body)}`,
+        '',
+        body,
+      ].join('\r\n');
+    };
+    const answerTo = (seq: number) => (m: SipMessage) =>
+      m.kind === 'response' &&
+      m.status >= 200 &&
+      m.headers.get('cseq')?.[0] === `${seq} INVITE` &&
+      m.headers.get('call-id')?.[0] === callId;
+    trunk.send(hold(10), ourPort);
+    assert.equal(((await trunk.next('the answer to the crossing re-INVITE', answerTo(10))) as SipResponse).status, 491);
+    trunk.respond(reinvite, '200 OK', ['Session-Expires: 90;refresher=uac', 'Require: timer'], audioSdp(mediaPort));
+    await trunk.next('the ACK of the refresh', (m) => ofCall('ACK')(m) && cseqOf(m)!.seq === cseqOf(reinvite)!.seq);
+    trunk.send(hold(11), ourPort);
+    const held = (await trunk.next('the answer to the re-INVITE', answerTo(11))) as SipResponse;
+    assert.equal(held.status, 200);
+    assert.match(held.body, /a=recvonly/);
+    assert.equal((await t.request('POST', `/v1/calls/${id}/stop`)).status, 200);
+    const bye = (await trunk.next('the BYE', ofCall('BYE'))) as SipRequest;
+    trunk.respond(bye, '200 OK');
+    await waitForCall(t, id);
+  });
+
   it("a call in from the trunk: a BYE of Openline's that the trunk challenges (401) is sent again with the trunk's credentials", async () => {
     const { peer, dial, callId } = await caller();
     try {

@@ -197,6 +197,8 @@ class Dialog {
   ownsCallId = false;
   /** Our 2xx to an INVITE without SDP carried our offer: the answer comes in the ACK. */
   awaitingAnswer = false;
+  /** A re-INVITE of ours (a session refresh, with our SDP as its offer) awaits its final response. */
+  offering = false;
   /**
    * A call in that is not answered yet, its 180 Ringing sent reliably (RFC 3262): the RSeq and the
    * INVITE's CSeq its PRACK must name, and how the wait for that PRACK ends (`end` with the
@@ -695,6 +697,7 @@ export class SipCarrier implements Carrier {
     if (dialog.ended) return;
     const method = dialog.remoteAllowsUpdate ? 'UPDATE' : 'INVITE';
     const seq = dialog.localSeq + 1;
+    dialog.offering = method === 'INVITE';
     const response = await this.sendInDialog(dialog, method, {
       headers: new Map([
         ['session-expires', [`${interval};refresher=uac`]],
@@ -703,7 +706,7 @@ export class SipCarrier implements Carrier {
         ['supported', ['timer']],
       ]),
       ...(method === 'INVITE' && { body: dialog.localSdp }),
-    });
+    }).finally(() => (dialog.offering = false));
     if (dialog.ended) return;
     if (response && response.status >= 200 && response.status < 300) {
       // The CSeq of the INVITE answered (a challenged one was sent again with the next).
@@ -987,8 +990,12 @@ export class SipCarrier implements Carrier {
     }
     // Before the answer, an offer of the caller's is still unanswered: a re-INVITE, or an UPDATE with
     // a new offer, waits (RFC 3261 section 14.2, RFC 3311 section 5.2).
-    if (dialog?.early && (request.method === 'INVITE' || (request.method === 'UPDATE' && request.body)))
+    const offer = request.method === 'INVITE' || (request.method === 'UPDATE' && request.body !== '');
+    if (dialog?.early && offer)
       return respond(500, 'Server Internal Error', { headers: new Map([['retry-after', ['1']]]) });
+    // One that crosses our own re-INVITE (glare): 491, the far end tries again after a random wait
+    // (RFC 3261 section 14.2, RFC 3311 section 5.2).
+    if (dialog?.offering && offer) return respond(491, 'Request Pending');
     switch (request.method) {
       case 'OPTIONS':
         return respond(200, 'OK', {
