@@ -275,6 +275,33 @@ describe('SIP calls in: what trunks send', () => {
     }
   });
 
+  it('OPTIONS, out of a call and in one (keep-alives of trunks): 200 with Allow (PRACK too) and Supported (timer, 100rel)', async () => {
+    const { number, peer, send, dial, status } = await caller();
+    try {
+      send('OPTIONS', {
+        callId: 'options-out',
+        from: '<sip:probe@127.0.0.1>;tag=o1',
+        to: `<sip:${number}@127.0.0.1>`,
+        seq: 1,
+      });
+      const dialog = await dial('options-in');
+      send('OPTIONS', { ...dialog, seq: 2 });
+      for (const [id, seq] of [
+        ['options-out', 1],
+        ['options-in', 2],
+      ] as const) {
+        const ok = (await peer.next(`the answer to ${id}`, response(id, `${seq} OPTIONS`))) as SipResponse;
+        assert.equal(ok.status, 200);
+        assert.match(ok.headers.get('allow')?.[0] ?? '', /PRACK/);
+        assert.match(ok.headers.get('supported')?.[0] ?? '', /timer, 100rel/);
+      }
+      send('BYE', { ...dialog, seq: 3 });
+      assert.equal(await status('options-in', 'BYE', 3), 200);
+    } finally {
+      peer.close();
+    }
+  });
+
   it('Require: 100rel with no PRACK within 64 T1: the INVITE gets 500, the 180 is no longer sent, no call is connected', async () => {
     const { number, peer, send } = await caller();
     try {

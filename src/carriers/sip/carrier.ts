@@ -123,6 +123,8 @@ const ALLOW = 'INVITE, ACK, CANCEL, BYE, OPTIONS, INFO, REFER, NOTIFY, UPDATE, P
 const USER_AGENT = 'Openline';
 /** The SIP extensions Openline supports (option tags): session timers, reliable provisional responses. */
 const SUPPORTED = new Set(['timer', '100rel']);
+/** Our Supported header, in the responses that set up a call and in those to OPTIONS. */
+const SUPPORTED_HEADER = [...SUPPORTED].join(', ');
 
 /** Final responses that mean the line was busy or the person declined. */
 const BUSY = new Set([486, 600, 603]);
@@ -1002,6 +1004,7 @@ export class SipCarrier implements Carrier {
           headers: new Map([
             ['allow', [ALLOW]],
             ['accept', ['application/sdp']],
+            ['supported', [SUPPORTED_HEADER]],
           ]),
         });
       case 'BYE':
@@ -1226,7 +1229,7 @@ export class SipCarrier implements Carrier {
       ['to', [toHeader]],
       ['contact', [this.o.endpoint.contact(transport)]],
       ['allow', [ALLOW]],
-      ['supported', ['timer, 100rel']],
+      ['supported', [SUPPORTED_HEADER]],
       ['user-agent', [USER_AGENT]],
       ...(request.headers.get('record-route')
         ? [['record-route', request.headers.get('record-route')!] as [string, string[]]]
