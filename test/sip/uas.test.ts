@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/config.js';
 import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
 import { freeUdpPort } from '../../src/testing/ports.js';
 import type { SipMessage, SipResponse } from '../../src/carriers/sip/message.js';
-import { HAS_SIPP, SCENARIOS, sipp, trace } from './sipp-run.js';
+import { HAS_SIPP, SCENARIOS, sipp, trace, until } from './sipp-run.js';
 import { audioSdp, streamPeer, udpCaller } from './udp-peer.js';
 
 type Json = Record<string, unknown>;
@@ -297,6 +297,29 @@ describe('SIP calls in: what trunks send', () => {
       }
       send('BYE', { ...dialog, seq: 3 });
       assert.equal(await status('options-in', 'BYE', 3), 200);
+    } finally {
+      peer.close();
+    }
+  });
+
+  it('keys by SIP INFO: application/dtmf-relay (Signal=5) and application/dtmf (a bare 7) both reach the call', async () => {
+    const { peer, send, dial, status, callId } = await caller();
+    try {
+      const dialog = await dial('info-1');
+      const id = await callId();
+      send('INFO', { ...dialog, seq: 2 }, ['Content-Type: application/dtmf-relay'], 'Signal=5\r\nDuration=160\r\n');
+      assert.equal(await status('info-1', 'INFO', 2), 200);
+      send('INFO', { ...dialog, seq: 3 }, ['Content-Type: application/dtmf'], '7');
+      assert.equal(await status('info-1', 'INFO', 3), 200);
+      const pressed = async () =>
+        ((await t.request('GET', `/v1/calls/${id}`)).body.transcripts as Json[]).map((x) => String(x.text));
+      await until('both keys on the record', async () => {
+        const said = await pressed();
+        return said.some((x) => x.includes('pressed 5')) && said.some((x) => x.includes('pressed 7'));
+      });
+      send('BYE', { ...dialog, seq: 4 });
+      assert.equal(await status('info-1', 'BYE', 4), 200);
+      await waitForCall(t, id);
     } finally {
       peer.close();
     }

@@ -1018,8 +1018,9 @@ export class SipCarrier implements Carrier {
         return;
       case 'INFO': {
         if (!dialog) return respond(481, 'Call/Transaction Does Not Exist');
-        // SIP INFO DTMF (application/dtmf-relay: "Signal=5").
-        const signal = /signal\s*=\s*([0-9*#A-D])/i.exec(request.body)?.[1];
+        // SIP INFO DTMF: application/dtmf-relay ("Signal=5"), or application/dtmf (the key alone).
+        const bare = /^\s*application\/dtmf\s*(;|$)/i.test(header(request, 'content-type') ?? '');
+        const signal = (bare ? /^\s*([0-9*#A-D])\s*$/i : /signal\s*=\s*([0-9*#A-D])/i).exec(request.body)?.[1];
         if (signal) dialog.rtp.dtmf(signal.toUpperCase());
         return respond(200, 'OK');
       }
