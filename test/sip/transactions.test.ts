@@ -299,9 +299,13 @@ describe('SIP transactions and dialogs', () => {
     assert.equal(record.completed, true);
   });
 
-  it('a session refresh (re-INVITE) that hears 100 Trying and never a final response is cancelled after Timer C (360 T1), and the call ends with BYE', async () => {
-    const id = await call('+14155551504');
-    const invite = (await trunk.next('the INVITE', inviteTo('+14155551504'))) as SipRequest;
+  /**
+   * An outbound call to `number` that the trunk answers with a 2 s session (refresher=uac) and no
+   * UPDATE: Openline's first refresh re-INVITE, as the trunk receives it.
+   */
+  async function refreshing(number: string) {
+    const id = await call(number);
+    const invite = (await trunk.next('the INVITE', inviteTo(number))) as SipRequest;
     const callId = invite.headers.get('call-id')![0]!;
     const ofCall = (method: string) => (m: SipMessage) =>
       isRequest(method)(m) && m.headers.get('call-id')?.[0] === callId;
@@ -317,6 +321,11 @@ describe('SIP transactions and dialogs', () => {
       'the re-INVITE',
       (m) => ofCall('INVITE')(m) && /;tag=/.test(m.headers.get('to')?.[0] ?? ''),
     )) as SipRequest;
+    return { id, invite, callId, ofCall, reinvite };
+  }
+
+  it('a session refresh (re-INVITE) that hears 100 Trying and never a final response is cancelled after Timer C (360 T1), and the call ends with BYE', async () => {
+    const { id, ofCall, reinvite } = await refreshing('+14155551504');
     const sentAt = Date.now();
     trunk.respond(reinvite, '100 Trying');
     const cancel = (await trunk.next('the CANCEL of the re-INVITE', ofCall('CANCEL'), 30_000)) as SipRequest;
@@ -334,22 +343,7 @@ describe('SIP transactions and dialogs', () => {
   });
 
   it("glare (RFC 3261 section 14.2): the trunk's re-INVITE that crosses Openline's refresh re-INVITE gets 491; once Openline's is answered, the trunk's goes through", async () => {
-    const id = await call('+14155551506');
-    const invite = (await trunk.next('the INVITE', inviteTo('+14155551506'))) as SipRequest;
-    const callId = invite.headers.get('call-id')![0]!;
-    const ofCall = (method: string) => (m: SipMessage) =>
-      isRequest(method)(m) && m.headers.get('call-id')?.[0] === callId;
-    trunk.respond(
-      invite,
-      '200 OK',
-      [`Contact: <sip:trunk@127.0.0.1:${trunk.port}>`, 'Session-Expires: 2;refresher=uac', 'Require: timer'],
-      audioSdp(await freeUdpPort()),
-    );
-    await trunk.next('the ACK', ofCall('ACK'));
-    const reinvite = (await trunk.next(
-      'the refresh re-INVITE',
-      (m) => ofCall('INVITE')(m) && /;tag=/.test(m.headers.get('to')?.[0] ?? ''),
-    )) as SipRequest;
+    const { id, invite, callId, ofCall, reinvite } = await refreshing('+14155551506');
     // The trunk's own re-INVITE (hold), sent before it answers Openline's.
     const mediaPort = await freeUdpPort();
     const hold = (seq: number) => {
