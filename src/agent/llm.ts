@@ -188,14 +188,30 @@ function instruction(input: AgentInput, ctx: AgentContext): string | undefined {
   }
 }
 
-function parseArguments(call: LlmToolCall): Record<string, unknown> {
+/** A function call's arguments as an object, or why they are not one (none given reads as {}). */
+function readArguments(call: LlmToolCall): { args: Record<string, unknown> } | { problem: string } {
+  let parsed: unknown;
   try {
-    const parsed: unknown = JSON.parse(call.arguments || '{}');
-    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
-  } catch {
-    return {};
+    parsed = JSON.parse(call.arguments.trim() || '{}');
+  } catch (error) {
+    return { problem: `its arguments were not valid JSON (${(error as Error).message})` };
   }
+  return parsed && typeof parsed === 'object' && !Array.isArray(parsed)
+    ? { args: parsed as Record<string, unknown> }
+    : { problem: 'its arguments were not a JSON object' };
 }
+
+/** Lenient reading for the built-in functions: unreadable arguments are none. */
+function parseArguments(call: LlmToolCall): Record<string, unknown> {
+  const read = readArguments(call);
+  return 'args' in read ? read.args : {};
+}
+
+/**
+ * How often a turn asks the model again after it called a custom tool with arguments that are not
+ * a JSON object (truncated or malformed output): the tool is never run on a guess such as {}.
+ */
+const ARGUMENT_RETRIES = 1;
 
 /** One tool call as an action of the seed; null for a function this agent does not know. */
 function actionOf(call: LlmToolCall, request: CallRequest): AgentAction | null {
@@ -219,6 +235,26 @@ function actionOf(call: LlmToolCall, request: CallRequest): AgentAction | null {
       return tool ? { type: 'tool', name: tool.name, input: args } : null;
     }
   }
+}
+
+/**
+ * The first function call of a reply that is an action, with the action; a custom tool whose
+ * arguments cannot be read comes with the problem instead, for the model to be told.
+ */
+function firstAction(
+  calls: readonly LlmToolCall[],
+  request: CallRequest,
+): { call: LlmToolCall; action: AgentAction } | { call: LlmToolCall; problem: string; tool: string } | undefined {
+  for (const call of calls) {
+    const action = actionOf(call, request);
+    if (action === null) continue;
+    if (action.type !== 'tool') return { call, action };
+    const read = readArguments(call);
+    return 'args' in read
+      ? { call, action: { ...action, input: read.args } }
+      : { call, problem: read.problem, tool: action.name };
+  }
+  return undefined;
 }
 
 /** The one function a menu's choice is asked through: its options are the menu's, and "none". */
@@ -357,29 +393,48 @@ export class LlmAgent implements Agent {
     }
     let reply: AgentReply;
     try {
-      const answer = await complete(
-        this.o.provider,
-        {
-          model: this.o.model,
-          messages,
-          tools: toolsFor(ctx.request),
-          temperature: ctx.request.temperature,
-          ...(ctx.signal && { signal: ctx.signal }),
-        },
-        { ...(ctx.onFirstToken && { onFirst: ctx.onFirstToken }), ...(ctx.onText && { onText: ctx.onText }) },
-      );
-      this.failures = 0;
-      const actions = answer.toolCalls.map((c) => ({ call: c, action: actionOf(c, ctx.request) }));
-      const first = actions.find((a): a is { call: LlmToolCall; action: AgentAction } => a.action !== null);
-      const action = first?.action ?? null;
-      const unknown = answer.toolCalls.filter((c) => actionOf(c, ctx.request) === null);
-      if (unknown.length)
-        this.o.log?.warn({ call_id: ctx.callId, tools: unknown.map((c) => c.name) }, 'model called unknown functions');
-      const say = answer.text.trim() === '' ? null : answer.text.trim();
-      if (action?.type === 'tool') {
-        this.pendingTool = first && { call: first.call, text: say };
+      const said: string[] = [];
+      const notes: string[] = [];
+      let first: ReturnType<typeof firstAction>;
+      for (let attempt = 0; ; attempt++) {
+        const answer = await complete(
+          this.o.provider,
+          {
+            model: this.o.model,
+            messages,
+            tools: toolsFor(ctx.request),
+            temperature: ctx.request.temperature,
+            ...(ctx.signal && { signal: ctx.signal }),
+          },
+          {
+            ...(ctx.onFirstToken && attempt === 0 && { onFirst: ctx.onFirstToken }),
+            ...(ctx.onText && { onText: ctx.onText }),
+          },
+        );
+        const unknown = answer.toolCalls.filter((c) => actionOf(c, ctx.request) === null);
+        if (unknown.length)
+          this.o.log?.warn(
+            { call_id: ctx.callId, tools: unknown.map((c) => c.name) },
+            'model called unknown functions',
+          );
+        if (answer.text.trim() !== '') said.push(answer.text.trim());
+        first = firstAction(answer.toolCalls, ctx.request);
+        if (!first || !('problem' in first)) break;
+        notes.push(`Tool ${first.tool} not called: ${first.problem}`);
+        if (attempt >= ARGUMENT_RETRIES) break;
+        // Told as a note, not as a paired tool message: servers that parse the arguments of earlier
+        // function calls (chat templates) would reject the request for the same bad JSON.
+        if (answer.text.trim() !== '') messages.push({ role: 'assistant', content: answer.text.trim() });
+        messages.push({
+          role: 'system',
+          content: `Your call of the function ${first.call.name} was not run: ${first.problem}. Its arguments were: ${first.call.arguments.slice(0, 500)}. Call it again with one JSON object that matches its parameters, or go on without it.`,
+        });
       }
-      reply = { say, action };
+      this.failures = 0;
+      const action = first && 'action' in first ? first.action : null;
+      const say = said.length ? said.join(' ') : null;
+      if (action?.type === 'tool' && first) this.pendingTool = { call: first.call, text: say };
+      reply = { say, action, ...(notes.length && { note: notes.join('; ') }) };
     } catch (error) {
       // Abandoned by the session (the call ended or the turn restarts): not a failure of the model.
       if (ctx.signal?.aborted) return { say: null, action: null };

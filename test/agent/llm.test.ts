@@ -441,6 +441,48 @@ describe('LlmAgent', () => {
     assert.match(String(last.note), /gave up$/);
   });
 
+  it('custom tool arguments that are not a JSON object: the model is told and asked again, the tool is not run with {}', async () => {
+    const tools = [
+      {
+        name: 'Book Slot',
+        description: 'Books an appointment slot',
+        url: 'https://example.com/book',
+        method: 'POST' as const,
+        timeout: 10_000,
+        input_schema: { type: 'object', properties: { date: { type: 'string' } }, required: ['date'] },
+      },
+    ];
+    // A truncated object (the model stopped mid-way), then a corrected call.
+    fake.script(
+      { text: 'Let me book that.', toolCalls: [{ name: 'Book_Slot', arguments: '{"date": "2025-03-05' }] },
+      { toolCalls: [{ name: 'Book_Slot', arguments: '{"date": "2025-03-05"}' }] },
+    );
+    const seen = fake.requests.length;
+    const fixed = await agent.respond({ kind: 'heard', text: 'Book me for tomorrow.' }, context({ tools }));
+    assert.deepEqual(fixed.action, { type: 'tool', name: 'Book Slot', input: { date: '2025-03-05' } });
+    assert.equal(fixed.say, 'Let me book that.');
+    assert.match(String(fixed.note), /Tool Book Slot not called: its arguments were not valid JSON/);
+    assert.equal(fake.requests.length, seen + 2, 'asked once more');
+    const told = fake.requests
+      .at(-1)!
+      .body.messages.map((m) => String(m.content))
+      .join('\n');
+    assert.match(told, /Book_Slot.*not valid JSON[^]*2025-03-05/);
+    // Still unreadable (here: an array, not an object) after being told: no tool runs at all.
+    fake.script(
+      { toolCalls: [{ name: 'Book_Slot', arguments: 'date=tomorrow' }] },
+      { text: 'Sorry, one moment.', toolCalls: [{ name: 'Book_Slot', arguments: '["2025-03-05"]' }] },
+    );
+    const failed = await agent.respond({ kind: 'heard', text: 'Book me for tomorrow.' }, context({ tools }));
+    assert.equal(failed.action, null);
+    assert.equal(failed.say, 'Sorry, one moment.');
+    assert.match(String(failed.note), /not a JSON object/);
+    // Built-in actions stay lenient: end_call with junk arguments still hangs up.
+    fake.script({ text: 'Bye!', toolCalls: [{ name: 'end_call', arguments: '{oops' }] });
+    const bye = await agent.respond({ kind: 'heard', text: 'bye' }, context({ tools }));
+    assert.deepEqual(bye.action, { type: 'finish' });
+  });
+
   it('silence: re-prompts, and ends the call at the third silence whatever the model says', async () => {
     fake.script({ text: 'Are you still there?' }, { text: 'Hello?' });
     assert.deepEqual(await agent.respond({ kind: 'silence', silentMs: 5000, times: 1 }, context()), {
