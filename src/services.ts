@@ -232,6 +232,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
   const carrier = new CarrierSelector(sandbox, twilio, credentialOf);
   const offline = new OfflineAgent();
   const pathways = new PathwayStore(db, clock);
+  const citationSchemas = new CitationSchemaStore(db, clock);
   const batches = new BatchStore(db, clock);
   const blocked = new BlockedStore(db, clock);
   const agentTests = new AgentTestStore(db, clock);
@@ -273,6 +274,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
       models: llm.models,
     },
     log: options.logger,
+    citationSchemas,
   });
   /** The pathway runner of a call or of a pathway chat; `accountOf` and `saveLogs` differ. */
   const pathwayAgent = (
@@ -436,7 +438,7 @@ export async function buildServices(config: Config, options: BuildOptions = {}):
     tools,
     knowledge,
     knowledgeGaps,
-    citationSchemas: new CitationSchemaStore(db, clock),
+    citationSchemas,
     speechSamples: new SpeechSampleStore(db, clock),
     personas,
     vault,

@@ -7,11 +7,12 @@ interface CallReferences {
   pathway_version?: number | null | undefined;
   start_node_id?: string | null | undefined;
   from?: string | null | undefined;
+  citation_schema_ids?: readonly string[] | undefined;
 }
 
 /**
  * Checks that what calls name is the account's own: the pathway (that version of it, with nodes,
- * holding the start node) and the number they call from. One checker serves one request (Send
+ * holding the start node), the citation schemas and the number they call from. One checker serves one request (Send
  * Call, a batch of thousands, a campaign): each pathway version and the account's numbers are
  * read once.
  *
@@ -21,6 +22,7 @@ interface CallReferences {
  */
 export class CallReferenceChecker {
   private readonly pathways = new Map<string, Promise<ResolvedPathway | undefined>>();
+  private readonly citationSchemas = new Map<string, Promise<boolean>>();
   private numbers: Promise<Set<string>> | undefined;
 
   constructor(
@@ -53,6 +55,10 @@ export class CallReferenceChecker {
         );
       }
     }
+    for (const [i, id] of (call.citation_schema_ids ?? []).entries()) {
+      if (!(await this.citationSchema(id)))
+        errors.push(`${at}citation_schema_ids[${i}] "${id}" is not a citation schema of this account`);
+    }
     if (call.from && !this.options.ownCarrier && !(await this.ownNumbers()).has(call.from)) {
       errors.push(
         `${at}from ${call.from} is not a number of this account (buy one with POST /v1/inbound/purchase, or leave from out)`,
@@ -65,6 +71,16 @@ export class CallReferenceChecker {
     const key = `${id}\u0000${version ?? ''}`;
     let found = this.pathways.get(key);
     if (!found) this.pathways.set(key, (found = this.services.pathways.resolveVersion(this.accountId, id, version)));
+    return found;
+  }
+
+  private citationSchema(id: string): Promise<boolean> {
+    let found = this.citationSchemas.get(id);
+    if (!found)
+      this.citationSchemas.set(
+        id,
+        (found = this.services.citationSchemas.get(this.accountId, id).then((schema) => schema !== undefined)),
+      );
     return found;
   }
 

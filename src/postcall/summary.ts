@@ -16,6 +16,8 @@ export interface PostCallDeps {
   /** Absent without an LLM: summaries are extractive and labelled, analysis stays null. */
   llm?: { provider: LlmProvider; models: Record<CallRequest['model'], string> } | undefined;
   log?: PostCallLogger | undefined;
+  /** The citation schemas a call names (citation_schema_ids); absent: none are read. */
+  citationSchemas?: { get(accountId: string, id: string): Promise<{ schema: Record<string, unknown> } | undefined> };
 }
 
 /** How an offline summary starts, so no reader takes it for a model's work (CONTRACT.md section 7). */
@@ -144,8 +146,8 @@ export class PostCallService {
           this.d.log?.warn({ err: error, call_id: callId }, 'post-call summary failed; summary left empty');
           return null;
         });
-        const hints = row.analysis_schema;
-        if (hints && Object.keys(hints).length > 0) {
+        const hints = await this.fieldsOf(row);
+        if (Object.keys(hints).length > 0) {
           analysis = await this.analyzeSchema(row, transcripts, request, hints).catch((error: unknown) => {
             this.d.log?.warn({ err: error, call_id: callId }, 'post-call analysis failed; analysis left null');
             return null;
@@ -159,6 +161,19 @@ export class PostCallService {
     } catch (error) {
       this.d.log?.error({ err: error, call_id: callId }, 'post-call work failed');
     }
+  }
+
+  /**
+   * The fields the call is analysed for: those of the citation schemas it names (as they are now;
+   * a schema deleted since is skipped), then its own analysis_schema, whose hint wins for a name
+   * both have.
+   */
+  private async fieldsOf(row: Call): Promise<Record<string, unknown>> {
+    const fields: Record<string, unknown> = {};
+    for (const id of row.request.citation_schema_ids ?? []) {
+      Object.assign(fields, (await this.d.citationSchemas?.get(row.account_id, id))?.schema);
+    }
+    return Object.assign(fields, row.analysis_schema);
   }
 
   private model(request: Partial<CallRequest>): string {

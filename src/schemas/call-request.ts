@@ -75,6 +75,11 @@ export interface CallRequest {
   summary_prompt: string | null;
   analysis_prompt: string | null;
   analysis_schema: Record<string, unknown> | null;
+  /**
+   * Citation schemas of the account whose fields are filled after the call, with analysis_schema's
+   * own (read when the call is analysed); absent on older calls.
+   */
+  citation_schema_ids?: string[];
   /** answered_by_enabled, or its legacy name amd. */
   answered_by_enabled: boolean;
   /** What the server did differently from what was asked (a voice it does not have); may be absent on old calls. */
@@ -302,6 +307,7 @@ export async function normalizeCallSettings(
     summary_prompt: body.summary_prompt ?? null,
     analysis_prompt: body.analysis_prompt ?? null,
     analysis_schema: body.analysis_schema ?? null,
+    citation_schema_ids: [...new Set(body.citation_schema_ids ?? [])],
     answered_by_enabled: body.answered_by_enabled === true || body.amd === true,
     warnings: voice.ok && voice.warning ? [voice.warning] : [],
   };

@@ -224,6 +224,13 @@ export const callSettingsProperties = {
   summary_prompt: Type.Optional(Type.String()),
   analysis_prompt: Type.Optional(Type.String()),
   analysis_schema: Type.Optional(FreeObject()),
+  citation_schema_ids: Type.Optional(
+    Type.Array(Type.String({ minLength: 1 }), {
+      maxItems: 20,
+      description:
+        'Citation schemas (/v1/citation_schemas) whose fields are filled after the call into `analysis`, with analysis_schema',
+    }),
+  ),
   answered_by_enabled: Type.Optional(Type.Boolean()),
   amd: Type.Optional(Type.Boolean({ description: 'Legacy name of answered_by_enabled' })),
 };

@@ -285,6 +285,57 @@ describe('post-call summary and analysis with a language model (fake OpenAI serv
     assert.deepEqual(body.analysis_schema, hints);
   });
 
+  it('citation_schema_ids: the citation schemas named on Send Call are filled after the call into analysis, with analysis_schema', async () => {
+    const created = await t.request('POST', '/v1/citation_schemas', {
+      name: 'Follow-up',
+      schema: { wants_follow_up: 'boolean' },
+    });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    const schemaId = String((created.body.data as Row).id);
+    // An id that is not a citation schema of the account is named, as a tool id is.
+    for (const [ids, as] of [
+      [['CS-unknown'], undefined],
+      [[schemaId], t.otherKey],
+    ] as const) {
+      const refused = await t.request(
+        'POST',
+        '/v1/calls',
+        { phone_number: '+14155550100', task: 'Confirm the appointment.', citation_schema_ids: ids },
+        as ? { as } : {},
+      );
+      assert.equal(refused.status, 400, JSON.stringify(refused.body));
+      assert.match(
+        JSON.stringify(refused.body.errors),
+        /citation_schema_ids\[0\] .*not a citation schema of this account/,
+      );
+    }
+
+    const seen = fake.requests.length;
+    analysisReplies = [JSON.stringify({ ...(JSON.parse(valid) as Row), wants_follow_up: true })];
+    const id = await place(t, {
+      task: 'Confirm the appointment.',
+      analysis_schema: hints,
+      citation_schema_ids: [schemaId],
+    });
+    const call = await summarized(t, id);
+    assert.deepEqual(call.analysis, { ...(JSON.parse(valid) as Row), wants_follow_up: true });
+    assert.deepEqual((call.request_data as Row).citation_schema_ids, [schemaId]);
+    const [asked] = requestsOf(seen, 'analysis');
+    assert.ok(asked);
+    const schema = JSON.parse(String(asked.body.messages[0]!.content).split('\n')[2]!) as {
+      properties: Record<string, unknown>;
+    };
+    assert.deepEqual(Object.keys(schema.properties).sort(), [...Object.keys(hints), 'wants_follow_up'].sort());
+
+    // A call with no analysis_schema of its own is analysed for the schema alone.
+    analysisReplies = [JSON.stringify({ wants_follow_up: false })];
+    const alone = await summarized(
+      t,
+      await place(t, { task: 'Confirm the appointment.', citation_schema_ids: [schemaId] }),
+    );
+    assert.deepEqual(alone.analysis, { wants_follow_up: false });
+  });
+
   it('a failing model costs the summary, never the webhook', async () => {
     const handler = fake.handler;
     fake.handler = (r) => (kind(r) === 'turn' ? handler(r) : { status: 500, message: 'down' });
