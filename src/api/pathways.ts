@@ -740,14 +740,20 @@ export async function pathwayChatRoutes(app: Api, services: Services): Promise<v
       schema: {
         tags,
         summary: 'Get a pathway chat',
+        description:
+          "The chat's conversation so far, oldest first, as the hosted API answers it: `data` is the list of " +
+          'messages (the `chat_history` of the last answer).',
         params: ChatParams,
-        response: { 200: ChatReply, ...errorResponses },
+        response: {
+          200: Type.Object({ data: ChatData.properties.chat_history, errors: Type.Null() }),
+          ...errorResponses,
+        },
       },
     },
     async (request) => {
-      const data = services.pathwayChats.get(request.account.id, request.params.id);
-      if (!data) throw notFound('Pathway chat');
-      return { data, errors: null };
+      const chat = services.pathwayChats.get(request.account.id, request.params.id);
+      if (!chat) throw notFound('Pathway chat');
+      return { data: chat.chat_history, errors: null };
     },
   );
 

@@ -299,6 +299,14 @@ export const HOSTED_DOC_EXAMPLES: DocExample[] = [
       errors: 'null',
     },
   },
+  {
+    title: 'Pathway Chat (get the conversation history)',
+    source: `${DOCS}/get/pathway-chat`,
+    method: 'GET',
+    path: '/v1/pathway/chat/{chat_id}',
+    status: 200,
+    reads: { data: 'array', 'data[].role': 'string', 'data[].content': 'string', errors: 'null' },
+  },
 
   // --- Custom tools ---
   {
