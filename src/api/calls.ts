@@ -77,10 +77,14 @@ const ListQuery = Type.Object({
 const AnalyzeBody = Type.Object(
   {
     goal: Type.String({ minLength: 1 }),
-    questions: Type.Array(Type.Array(Type.String(), { minItems: 1, maxItems: 2 }), {
-      minItems: 1,
-      description: '[[question, answer type]]',
-    }),
+    questions: Type.Array(
+      Type.Union([Type.Array(Type.String(), { minItems: 1, maxItems: 2 }), Type.String({ minLength: 1 })]),
+      {
+        minItems: 1,
+        description:
+          '[[question, answer type]]; a question given alone (a string, or [question]) is answered as a string',
+      },
+    ),
   },
   { additionalProperties: true },
 );
@@ -676,18 +680,19 @@ export default async function routes(app: Api, services: Services): Promise<void
     },
     async (request) => {
       const call = await endedCall(services, request.account.id, request.params.id);
+      const questions = request.body.questions.map((q) => (typeof q === 'string' ? [q] : q));
       if (!services.postCall.hasModel) {
         // A fresh install has no model: the client's code path goes on, with an answer per question.
         return {
           status: 'success',
           message:
             'No language model is configured, so the questions were not answered: set OPENAI_API_KEY or OPENLINE_LLM_BASE_URL',
-          answers: request.body.questions.map(() => null),
+          answers: questions.map(() => null),
           credits_used: 0,
         };
       }
       try {
-        const answers = await services.postCall.analyze(call, request.body.goal, request.body.questions);
+        const answers = await services.postCall.analyze(call, request.body.goal, questions);
         // Self-hosted: no credits are consumed; the field stays for wire compatibility.
         return { status: 'success', message: 'Call analyzed successfully', answers, credits_used: 0 };
       } catch (error) {

@@ -246,6 +246,20 @@ describe('post-call summary and analysis with a language model (fake OpenAI serv
     assert.match(system, /Find out whether the appointment is confirmed\./);
     assert.match(system, /answer_3: Who answered the call\? — answer as string \(human or voicemail\)/);
 
+    // Clients that send each question as a bare string: a question answered as a string.
+    const seenPlain = fake.requests.length;
+    const plain = await t.request('POST', `/v1/calls/${id}/analyze`, {
+      goal: 'Find out whether the appointment is confirmed.',
+      questions: ['Did the customer confirm?', ['How many people are coming?', 'number']],
+    });
+    assert.equal(plain.status, 200, JSON.stringify(plain.body));
+    assert.equal((plain.body.answers as unknown[]).length, 2);
+    const [askedPlain] = requestsOf(seenPlain, 'analyze');
+    assert.match(
+      String(askedPlain!.body.messages[0]!.content),
+      /answer_1: Did the customer confirm\? — answer as string\n/,
+    );
+
     const other = await t.request(
       'POST',
       `/v1/calls/${id}/analyze`,
