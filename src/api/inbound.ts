@@ -208,6 +208,46 @@ export default async function routes(app: Api, services: Services): Promise<void
   );
 
   app.get(
+    '/outbound',
+    {
+      schema: {
+        tags,
+        summary: 'List outbound numbers',
+        description:
+          'The numbers the account can call from (`from`): its numbers, oldest first, each with when a call was last placed from it (`last_initiated`, null when none was).',
+        response: {
+          200: Type.Object({
+            status: Type.Literal('success'),
+            outbound_numbers: Type.Array(
+              Type.Object({
+                phone_number: Type.String(),
+                created_at: Type.String(),
+                last_initiated: Nullable(Type.String()),
+              }),
+            ),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const accountId = request.account.id;
+      const [numbers, last] = await Promise.all([
+        services.inbound.list(accountId),
+        services.calls.lastPlacedFrom(accountId),
+      ]);
+      return {
+        status: 'success' as const,
+        outbound_numbers: numbers.map((n) => ({
+          phone_number: n.phone_number,
+          created_at: n.created_at,
+          last_initiated: last.get(n.phone_number) ?? null,
+        })),
+      };
+    },
+  );
+
+  app.get(
     '/inbound/:phone_number',
     {
       schema: {

@@ -317,6 +317,19 @@ export class CallStore {
     return query;
   }
 
+  /** When the account last placed a call from each number it has called from (GET /v1/outbound). */
+  async lastPlacedFrom(accountId: string): Promise<Map<string, string>> {
+    const rows = await this.db
+      .selectFrom('calls')
+      .select((eb) => ['from_number', eb.fn.max('created_at').as('last')])
+      .where('account_id', '=', accountId)
+      .where('inbound', '=', bool(false))
+      .where('from_number', 'is not', null)
+      .groupBy('from_number')
+      .execute();
+    return new Map(rows.map((r) => [String(r.from_number), String(r.last)]));
+  }
+
   /**
    * How many of the account's calls match the filter's conditions, over all pages (GET /v1/calls'
    * total_count); with none, all the calls it has made and received (GET /v1/me's total_calls).

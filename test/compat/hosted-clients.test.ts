@@ -224,6 +224,30 @@ describe('requests of programs written for the hosted API', () => {
     }
   });
 
+  it('GET /v1/outbound lists the numbers the account calls from, with when a call was last placed from each', async () => {
+    type Outbound = { phone_number: string; created_at: string; last_initiated: string | null };
+    const listed = async (as?: string) =>
+      (await t.request('GET', '/v1/outbound', undefined, as ? { as } : {})).body.outbound_numbers as Outbound[];
+    const bought = await t.request('POST', '/v1/inbound/purchase', { area_code: '628' });
+    assert.equal(bought.status, 200, JSON.stringify(bought.body));
+    const number = String(bought.body.phone_number);
+    assert.equal((await listed()).find((n) => n.phone_number === number)?.last_initiated, null);
+    const sent = await t.request('POST', '/v1/calls', {
+      phone_number: '+14155550100',
+      task: 't',
+      from: number,
+      start_time: '2099-01-01 00:00:00',
+    });
+    assert.equal(sent.status, 200, JSON.stringify(sent.body));
+    const call = await t.request('GET', `/v1/calls/${String(sent.body.call_id)}`);
+    assert.equal((await listed()).find((n) => n.phone_number === number)?.last_initiated, call.body.created_at);
+    assert.equal(
+      (await listed(t.otherKey)).find((n) => n.phone_number === number),
+      undefined,
+    );
+    await t.request('POST', `/v1/calls/${String(sent.body.call_id)}/stop`);
+  });
+
   it('the flat voicemail fields win over the voicemail object, and a bad action in it is named', async () => {
     const both = await t.request('POST', '/v1/calls', {
       phone_number: '+14155550100',

@@ -607,6 +607,19 @@ export const HOSTED_DOC_EXAMPLES: DocExample[] = [
     },
     equals: { max_duration: 10, first_sentence: 'Thanks for calling!' },
   },
+  {
+    title: 'List Outbound Numbers',
+    source: `${DOCS}/get/outbound`,
+    method: 'GET',
+    path: '/v1/outbound',
+    status: 200,
+    reads: {
+      outbound_numbers: 'array',
+      'outbound_numbers[].created_at': 'string',
+      'outbound_numbers[].phone_number': 'string',
+      'outbound_numbers[].last_initiated': ['string', 'null'],
+    },
+  },
 
   // --- Calls ---
   {
