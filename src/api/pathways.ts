@@ -71,6 +71,7 @@ const UpdateReply = Type.Object({
   status: Type.Literal('success'),
   message: Type.String(),
   pathway_data: Type.Object({
+    pathway_id: Type.String(),
     name: Type.String(),
     description: Nullable(Type.String()),
     nodes: GraphNodes,
@@ -102,7 +103,7 @@ async function updateDraft(
   return {
     status: 'success',
     message: 'Pathway updated successfully',
-    pathway_data: { name, description, nodes, edges },
+    pathway_data: { pathway_id: id, name, description, nodes, edges },
   };
 }
 
@@ -239,7 +240,7 @@ export async function registerOlderPathwayRoutes(app: Api, services: Services): 
       return {
         status: 'success' as const,
         message: 'Pathway version updated',
-        pathway_data: { name, description: pathway.description, nodes, edges },
+        pathway_data: { pathway_id: id, name, description: pathway.description, nodes, edges },
       };
     },
   );

@@ -172,6 +172,7 @@ export const HOSTED_DOC_EXAMPLES: DocExample[] = [
       status: 'string',
       message: 'string',
       pathway_data: 'object',
+      'pathway_data.pathway_id': 'string',
       'pathway_data.name': 'string',
       'pathway_data.nodes': 'array',
       'pathway_data.edges': 'array',
