@@ -307,7 +307,9 @@ export async function normalizeCallSettings(
     summary_prompt: body.summary_prompt ?? null,
     analysis_prompt: body.analysis_prompt ?? null,
     analysis_schema: body.analysis_schema ?? null,
-    citation_schema_ids: [...new Set(body.citation_schema_ids ?? [])],
+    citation_schema_ids: [
+      ...new Set([...(body.citation_schema_ids ?? []), ...(body.citation_schema_id ? [body.citation_schema_id] : [])]),
+    ],
     answered_by_enabled: body.answered_by_enabled === true || body.amd === true,
     warnings: voice.ok && voice.warning ? [voice.warning] : [],
   };

@@ -231,6 +231,9 @@ export const callSettingsProperties = {
         'Citation schemas (/v1/citation_schemas) whose fields are filled after the call into `analysis`, with analysis_schema',
     }),
   ),
+  citation_schema_id: Type.Optional(
+    Type.String({ minLength: 1, description: 'One citation schema: the same as a one-item citation_schema_ids' }),
+  ),
   answered_by_enabled: Type.Optional(Type.Boolean()),
   amd: Type.Optional(Type.Boolean({ description: 'Legacy name of answered_by_enabled' })),
 };

@@ -248,6 +248,32 @@ describe('requests of programs written for the hosted API', () => {
     await t.request('POST', `/v1/calls/${String(sent.body.call_id)}/stop`);
   });
 
+  it('citation_schema_id (one id, as some programs send it) is taken as a one-item citation_schema_ids', async () => {
+    const created = await t.request('POST', '/v1/citation_schemas', { name: 'Outcome', schema: { booked: 'boolean' } });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    const id = String((created.body.data as Record<string, unknown>).id);
+    const sent = await t.request('POST', '/v1/calls', {
+      phone_number: '+14155550100',
+      task: 't',
+      start_time: '2099-01-01 00:00:00',
+      citation_schema_id: id,
+    });
+    assert.equal(sent.status, 200, JSON.stringify(sent.body));
+    const call = await t.request('GET', `/v1/calls/${String(sent.body.call_id)}`);
+    assert.deepEqual((call.body.request_data as Record<string, unknown>).citation_schema_ids, [id]);
+    await t.request('POST', `/v1/calls/${String(sent.body.call_id)}/stop`);
+    const unknown = await t.request('POST', '/v1/calls', {
+      phone_number: '+14155550100',
+      task: 't',
+      citation_schema_id: 'CS-unknown',
+    });
+    assert.equal(unknown.status, 400);
+    assert.match(
+      String((unknown.body.errors as string[])[0]),
+      /citation_schema_ids\[0\] "CS-unknown" is not a citation schema/,
+    );
+  });
+
   it('the flat voicemail fields win over the voicemail object, and a bad action in it is named', async () => {
     const both = await t.request('POST', '/v1/calls', {
       phone_number: '+14155550100',
