@@ -4,6 +4,7 @@ import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harn
 import { ScaledClock } from '../../src/clock.js';
 import { FakeOpenAi, type FakeReply, type RecordedRequest, fakeLlmConfig } from '../../src/testing/fake-openai.js';
 import { FALLBACK_LINE } from '../../src/agent/llm.js';
+import { startReceiver } from '../outbound/receiver.js';
 
 type Row = { [k: string]: unknown };
 
@@ -113,4 +114,36 @@ describe('calls conducted by a language model (fake OpenAI server, sandbox, cloc
       }
     });
   }
+
+  it('a custom tool called with arguments that are not JSON never reaches its URL; the transcript says why', async () => {
+    const tool = await startReceiver((_req, res) => res.end('{"ok":true}'));
+    try {
+      fake.handler = (r): FakeReply => {
+        if (assistantTurns(r) === 0) return { text: 'Hi! Shall I check the order status for you?' };
+        const told = r.body.messages.filter((m) => m.role === 'system' && /was not run/.test(String(m.content)));
+        // Truncated arguments, then (once told) a goodbye without the tool.
+        return told.length === 0
+          ? { toolCalls: [{ name: 'Order_Status', arguments: '{"order_id": "A-1' }] }
+          : { text: 'Sorry, I could not check it now. Goodbye!', toolCalls: [{ name: 'end_call' }] };
+      };
+      const { call, lines } = await place(t, {
+        task: 'Check the order status with Order Status.',
+        tools: [
+          {
+            name: 'Order Status',
+            description: 'Looks an order up',
+            url: `${tool.url}/orders`,
+            method: 'POST',
+            body: { id: '{{input.order_id}}' },
+          },
+        ],
+      });
+      assert.equal(call.queue_status, 'complete', lines);
+      assert.equal(tool.received.length, 0, 'the tool URL was not called');
+      assert.match(lines, /agent-action: Tool Order Status not called: its arguments were not valid JSON/);
+      assert.doesNotMatch(lines, /Tool Order Status called with/);
+    } finally {
+      await tool.close();
+    }
+  });
 });
