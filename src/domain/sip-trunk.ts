@@ -1,3 +1,10 @@
+/**
+ * Whether a call's own SDP offers ask for SRTP: `mandatory` offers RTP/SAVP (the far end must
+ * take it, or there is no call), `optional` offers RTP/AVP with the keys (SRTP when the answer
+ * has a key, plain RTP when not).
+ */
+export type SrtpMode = 'mandatory' | 'optional';
+
 /** A SIP trunk: where calls go, and the credentials its digest challenges want. */
 export interface SipTrunk {
   host: string;
@@ -8,12 +15,15 @@ export interface SipTrunk {
   password?: string;
   /** `;register=true`: Openline registers with the trunk (REGISTER), which then sends calls to it. */
   register?: boolean;
+  /** `;srtp=mandatory|optional`: our calls' offers ask for SRTP (SDES keys). Default: plain RTP. */
+  srtp?: SrtpMode;
 }
 
 const TRANSPORTS = ['udp', 'tcp', 'tls'] as const;
 
 /**
- * Reads OPENLINE_SIP_TRUNK: `sip:[user[:password]@]host[:port][;transport=udp|tcp|tls][;register=true]`
+ * Reads OPENLINE_SIP_TRUNK:
+ * `sip:[user[:password]@]host[:port][;transport=udp|tcp|tls][;register=true][;srtp=mandatory|optional]`
  * (`sips:` means TLS). Returns the trunk or a sentence saying what is wrong with the value.
  */
 export function parseTrunk(value: string): SipTrunk | string {
@@ -36,6 +46,9 @@ export function parseTrunk(value: string): SipTrunk | string {
     return `register=${params.register} must be true or false`;
   const register = params.register === 'true';
   if (register && !match[2]) return 'register=true needs the user to register as (sip:user:password@host)';
+  const srtp = params.srtp;
+  if (srtp !== undefined && srtp !== 'mandatory' && srtp !== 'optional')
+    return `srtp=${srtp} must be mandatory or optional`;
   const port = match[5] ? Number(match[5]) : transport === 'tls' ? 5061 : 5060;
   if (port < 1 || port > 65535) return 'has a port out of range';
   return {
@@ -45,5 +58,6 @@ export function parseTrunk(value: string): SipTrunk | string {
     ...(match[2] && { username: decodeURIComponent(match[2]) }),
     ...(match[3] !== undefined && { password: decodeURIComponent(match[3]) }),
     ...(register && { register: true }),
+    ...(srtp && { srtp }),
   };
 }

@@ -59,7 +59,8 @@ export const SipCredential = Type.Object(
     provider: Type.Literal('sip'),
     trunk: checked(
       Type.String({
-        description: 'The trunk as a SIP URI, as OPENLINE_SIP_TRUNK: sip:[user[:password]@]host[:port][;transport=udp]',
+        description:
+          'The trunk as a SIP URI, as OPENLINE_SIP_TRUNK: sip:[user[:password]@]host[:port][;transport=udp][;srtp=mandatory|optional]',
         example: 'sip:acme:s3cret@sip.provider.example:5060',
       }),
       'sip_trunk',

@@ -5,7 +5,7 @@ import { parseMessage, parseUri, param, serialize, uriOf, type SipRequest } from
 import { answerChallenge, digestAuthorization, parseChallenge } from '../../src/carriers/sip/digest.js';
 import { parseRtp, writeRtp } from '../../src/carriers/sip/rtp.js';
 import { answer, offer, remoteMedia } from '../../src/carriers/sip/sdp.js';
-import { parseTrunk } from '../../src/domain/sip-trunk.js';
+import { parseTrunk, type SipTrunk } from '../../src/domain/sip-trunk.js';
 import { SipStreamReader } from '../../src/carriers/sip/stream.js';
 import { answerSessionTimer, expiryMs, parseSessionExpires } from '../../src/carriers/sip/timers.js';
 import { alawToLinear, linearToAlaw, mulawToAlaw, alawToMulaw, seededRandom } from '../../src/media/audio.js';
@@ -135,21 +135,26 @@ test('SDP: our offer, the far end choosing PCMA, the answer naming one codec and
     answer({ address: '192.0.2.10', port: 30002, sessionId: 1 }, withOpus),
     /m=audio 30002 RTP\/AVP 0 101\r\n/,
   );
-  // SRTP (RTP/SAVP) is not taken: an offer of it alone is no offer Openline can answer, and beside
-  // a plain RTP stream the plain one is taken (the other rejected, port 0).
-  const srtp = [
-    'v=0',
-    'o=- 1 2 IN IP4 10.0.0.1',
-    's=-',
-    'c=IN IP4 10.0.0.1',
-    't=0 0',
-    'm=audio 20000 RTP/SAVP 0',
-    'a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:WVNfX19zZW1jdGwgKCkgewkyMjA7fQp9CnVubGVz',
-    '',
-  ].join('\r\n');
-  assert.equal(remoteMedia(srtp), undefined);
-  const either = remoteMedia(`${srtp}m=audio 20002 RTP/AVP 0\r\n`)!;
+  // RTP/SAVP is taken with a key Openline can use (the first such audio stream is the one
+  // answered), not without one: then a plain RTP/AVP stream beside it is the one taken.
+  const srtp = (crypto: string) =>
+    [
+      'v=0',
+      'o=- 1 2 IN IP4 10.0.0.1',
+      's=-',
+      'c=IN IP4 10.0.0.1',
+      't=0 0',
+      'm=audio 20000 RTP/SAVP 0',
+      crypto,
+      '',
+    ].join('\r\n');
+  const keyed = srtp('a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:WVNfX19zZW1jdGwgKCkgewkyMjA7fQp9CnVubGVz');
+  assert.equal(remoteMedia(keyed)?.port, 20000);
+  const unusable = srtp('a=crypto:1 AES_256_CM_HMAC_SHA1_80 inline:WVNfX19zZW1jdGwgKCkgewkyMjA7fQp9CnVubGVz');
+  assert.equal(remoteMedia(unusable), undefined);
+  const either = remoteMedia(`${unusable}m=audio 20002 RTP/AVP 0\r\n`)!;
   assert.equal(either.port, 20002);
+  assert.equal(either.crypto, undefined);
   assert.match(
     answer({ address: '192.0.2.10', port: 30002, sessionId: 1 }, either),
     /m=audio 0 RTP\/SAVP 0\r\n[\s\S]*m=audio 30002 RTP\/AVP 0\r\n/,
@@ -210,6 +215,10 @@ test('OPENLINE_SIP_TRUNK values', () => {
   assert.match(String(parseTrunk('sips:pbx.local;transport=tcp')), /TLS/);
   assert.match(String(parseTrunk('sip:pbx.local;register=true')), /needs the user/);
   assert.match(String(parseTrunk('sip:u@pbx.local;register=yes')), /true or false/);
+  // srtp=mandatory or optional: the trunk's calls offer SRTP.
+  assert.equal((parseTrunk('sips:pbx.local;srtp=mandatory') as SipTrunk).srtp, 'mandatory');
+  assert.equal((parseTrunk('sip:pbx.local;srtp=Optional') as SipTrunk).srtp, 'optional');
+  assert.match(String(parseTrunk('sip:pbx.local;srtp=yes')), /mandatory or optional/);
   assert.match(String(parseTrunk('http://example.com')), /SIP URI/);
 });
 

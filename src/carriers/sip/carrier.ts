@@ -30,7 +30,8 @@ import {
   type SipResponse,
 } from './message.js';
 import { RtpSession, type PortRange } from './rtp.js';
-import { answer, offer, receives, remoteMedia, sends, type RemoteMedia } from './sdp.js';
+import { SdesSession, answer, offer, receives, remoteMedia, sends, type RemoteMedia, type Sdes } from './sdp.js';
+import type { SrtpKeys } from './srtp.js';
 import {
   MIN_SE,
   SESSION_EXPIRES,
@@ -239,6 +240,8 @@ class Dialog {
     public localSdp: string,
     /** Our o= line's session id and version: one id for the dialog, the version one more on each new description. */
     readonly origin: { sessionId: number; version: number },
+    /** The call's SRTP keys (SDES) and what offer and answer settled: every later offer and answer follows it. */
+    readonly sdes: SdesSession,
     /**
      * The trunk's user and password (calls we placed; for calls in, those of the trunk the call came
      * from): our requests answer its digest challenges with them.
@@ -344,7 +347,8 @@ export class SipCarrier implements Carrier {
     const local = `<sip:${callerId}@${domain}>;tag=${localTag}`;
     const remote = `<sip:${request.to}@${domain}>`;
     const origin = { sessionId: randomInt(1, 2 ** 31), version: 1 };
-    const sdp = offer({ address: endpoint.address, port: rtp.port, ...origin });
+    const sdes = new SdesSession(trunk.srtp);
+    const sdp = offer({ address: endpoint.address, port: rtp.port, ...origin }, sdes.offer());
     let seq = 1;
     /** The last CSeq number used in the call: the INVITE's, or its PRACKs' after it. */
     let lastSeq = seq;
@@ -402,9 +406,10 @@ export class SipCarrier implements Carrier {
         void this.sendInDialog(dialog, 'PRACK', { headers: new Map([['rack', [`${rseq} ${seq} INVITE`]]]) });
       }
       const media = response.body ? remoteMedia(response.body) : undefined;
-      if (!media) return;
+      const keyed = media && sdes.answered(media);
+      if (!media || !keyed || keyed === 'refused') return;
       early = media;
-      connectMedia(rtp, media, { early: true });
+      connectMedia(rtp, media, { early: true, srtp: keyed.keys });
     };
 
     let sent = endpoint.request(invite(), target, onProvisional);
@@ -509,6 +514,7 @@ export class SipCarrier implements Carrier {
           connection: sent.connection,
           sdp,
           origin,
+          sdes,
           early,
         });
       rtp.close();
@@ -637,6 +643,7 @@ export class SipCarrier implements Carrier {
       connection: number | undefined;
       sdp: string;
       origin: { sessionId: number; version: number };
+      sdes: SdesSession;
       early: RemoteMedia | undefined;
     },
   ): Placed {
@@ -657,6 +664,7 @@ export class SipCarrier implements Carrier {
       call.connection,
       call.sdp,
       call.origin,
+      call.sdes,
       call.credentials,
     );
     dialog.localSeq = call.lastSeq;
@@ -671,7 +679,12 @@ export class SipCarrier implements Carrier {
       void this.bye(dialog);
       return { status: 'failed', reason: 'the answer carried no audio we can use (SDP without PCMU or PCMA)' };
     }
-    connectMedia(rtp, media);
+    const keyed = call.sdes.answered(media);
+    if (keyed === 'refused') {
+      void this.bye(dialog);
+      return { status: 'failed', reason: SRTP_REFUSED };
+    }
+    connectMedia(rtp, media, { srtp: keyed.keys });
     this.watchMedia(dialog);
     this.armSessionTimer(dialog, sessionExpiresOf(response), true);
     return { status: 'answered', dialog };
@@ -713,6 +726,9 @@ export class SipCarrier implements Carrier {
     if (response && response.status >= 200 && response.status < 300) {
       // The CSeq of the INVITE answered (a challenged one was sent again with the next).
       if (method === 'INVITE') this.sendInDialog(dialog, 'ACK', { seq: cseqOf(response)?.seq ?? seq });
+      // The answer to the refresh's offer (our SDP again): its address, and its SRTP key, may be new.
+      const media = method === 'INVITE' && response.body ? remoteMedia(response.body) : undefined;
+      if (media && !this.answeredBy(dialog, media)) return this.lost(dialog, `SIP: ${SRTP_REFUSED}: hanging up`);
       if (allowsUpdate(response.headers)) dialog.remoteAllowsUpdate = true;
       // A 2xx without Session-Expires turns the timer off (RFC 4028 section 7.4).
       return this.armSessionTimer(dialog, sessionExpiresOf(response), true);
@@ -1043,12 +1059,13 @@ export class SipCarrier implements Carrier {
         const timer = answerSessionTimer(request);
         if (timer.tooBrief) return respond(422, 'Session Interval Too Small', { headers: tooBriefHeaders() });
         const media = request.body ? remoteMedia(request.body) : undefined;
-        if (request.body && !media) return respond(488, 'Not Acceptable Here');
+        const keyed = media && dialog.sdes.answer(media);
+        if ((request.body && !media) || keyed === 'refused') return respond(488, 'Not Acceptable Here');
         let body = '';
         if (media) {
-          body = this.describe(dialog.rtp, dialog.origin, media, dialog.localSdp);
+          body = this.describe(dialog, media, keyed?.crypto);
           dialog.localSdp = body;
-          connectMedia(dialog.rtp, media);
+          connectMedia(dialog.rtp, media, { srtp: keyed?.keys });
         }
         respond(200, 'OK', {
           headers: new Map([['contact', [this.o.endpoint.contact(dialog.transport)]], ...timer.headers]),
@@ -1073,11 +1090,13 @@ export class SipCarrier implements Carrier {
     const timer = answerSessionTimer(request);
     if (timer.tooBrief) return respond(422, 'Session Interval Too Small', { headers: tooBriefHeaders() });
     const media = request.body ? remoteMedia(request.body) : undefined;
-    if (request.body && !media) return respond(488, 'Not Acceptable Here');
-    const body = this.describe(dialog.rtp, dialog.origin, media, dialog.localSdp);
+    const keyed = media && dialog.sdes.answer(media);
+    // An offer we cannot take, or one in the clear on an SRTP call: 488, and the session stays as it was.
+    if ((request.body && !media) || keyed === 'refused') return respond(488, 'Not Acceptable Here');
+    const body = this.describe(dialog, media, keyed?.crypto);
     dialog.localSdp = body;
     dialog.awaitingAnswer = !media;
-    if (media) connectMedia(dialog.rtp, media);
+    if (media) connectMedia(dialog.rtp, media, { srtp: keyed?.keys });
     respond(200, 'OK', {
       headers: new Map([['contact', [this.o.endpoint.contact(dialog.transport)]], ...timer.headers]),
       body,
@@ -1086,19 +1105,16 @@ export class SipCarrier implements Carrier {
   }
 
   /**
-   * Our SDP for a 2xx: the answer to `media`, else an offer; the same as `previous` when nothing
-   * changed, else a new version of the session (RFC 3264 section 8).
+   * Our SDP for a 2xx: the answer to `media` (with our a=crypto line `crypto` when SRTP), else an
+   * offer; the same as the dialog's last when nothing changed, else a new version of the session
+   * (RFC 3264 section 8).
    */
-  private describe(
-    rtp: RtpSession,
-    origin: { sessionId: number; version: number },
-    media: RemoteMedia | undefined,
-    previous: string,
-  ): string {
-    const local = { address: this.o.endpoint.address, port: rtp.port, ...origin };
-    const build = () => (media ? answer(local, media) : offer(local));
+  private describe(dialog: Dialog, media: RemoteMedia | undefined, crypto: Sdes | undefined): string {
+    const origin = dialog.origin;
+    const local = { address: this.o.endpoint.address, port: dialog.rtp.port, ...origin };
+    const build = () => (media ? answer(local, media, crypto) : offer(local, dialog.sdes.offer()));
     const same = build();
-    if (same === previous) return same;
+    if (same === dialog.localSdp) return same;
     local.version = ++origin.version;
     return build();
   }
@@ -1108,7 +1124,15 @@ export class SipCarrier implements Carrier {
     dialog.awaitingAnswer = false;
     const media = ack.body ? remoteMedia(ack.body) : undefined;
     if (!media) return this.lost(dialog, 'SIP: the ACK carried no answer we can use: hanging up');
-    connectMedia(dialog.rtp, media);
+    if (!this.answeredBy(dialog, media)) this.lost(dialog, `SIP: ${SRTP_REFUSED}: hanging up`);
+  }
+
+  /** The far end's answer to an offer of ours in a dialog: connected, unless its SRTP does not fit (false). */
+  private answeredBy(dialog: Dialog, media: RemoteMedia): boolean {
+    const keyed = dialog.sdes.answered(media);
+    if (keyed === 'refused') return false;
+    connectMedia(dialog.rtp, media, { srtp: keyed.keys });
+    return true;
   }
 
   /**
@@ -1180,6 +1204,10 @@ export class SipCarrier implements Carrier {
     // No SDP (a delayed offer): our offer goes in the 200, the answer comes in the ACK.
     const media = request.body ? remoteMedia(request.body) : undefined;
     if (request.body && !media) return respond(488, 'Not Acceptable Here');
+    // SRTP when the offer has a key we can use (RTP/SAVP, or best-effort RTP/AVP), else plain RTP.
+    const sdes = new SdesSession();
+    const keyed = media ? sdes.answer(media) : undefined;
+    if (keyed === 'refused') return respond(488, 'Not Acceptable Here');
     const timer = answerSessionTimer(request);
     if (timer.tooBrief) return respond(422, 'Session Interval Too Small', { headers: tooBriefHeaders() });
     const caller = sipNumber(fromUser);
@@ -1203,7 +1231,7 @@ export class SipCarrier implements Carrier {
     const transport = from.transport ?? 'udp';
     const origin = { sessionId: randomInt(1, 2 ** 31), version: 1 };
     const local = { address: this.o.endpoint.address, port: rtp.port, ...origin };
-    const sdp = media ? answer(local, media) : offer(local);
+    const sdp = media ? answer(local, media, keyed?.crypto) : offer(local);
     const dialog = new Dialog(
       header(request, 'call-id') ?? '',
       localTag,
@@ -1218,6 +1246,7 @@ export class SipCarrier implements Carrier {
       from.connection,
       sdp,
       origin,
+      sdes,
       accepted.credentials,
     );
     dialog.remoteAllowsUpdate = allowsUpdate(request.headers);
@@ -1247,7 +1276,7 @@ export class SipCarrier implements Carrier {
         return inbound.cancelled(accepted.callId);
       }
     }
-    if (media) connectMedia(rtp, media);
+    if (media) connectMedia(rtp, media, { srtp: keyed?.keys });
     this.watchMedia(dialog);
     const leg = this.leg(dialog, accepted.request, accepted.callId);
     respond(200, 'OK', { headers: new Map([...dialogHeaders, ...timer.headers]), body: sdp });
@@ -1260,13 +1289,20 @@ export class SipCarrier implements Carrier {
  * Sends to and takes from the media an SDP describes; nothing is sent while the far end holds the
  * call, and the RTP timeout waits while it sends nothing (RFC 3264 section 8.4).
  */
-function connectMedia(rtp: RtpSession, media: RemoteMedia, options: { early?: boolean } = {}): void {
+function connectMedia(
+  rtp: RtpSession,
+  media: RemoteMedia,
+  options: { early?: boolean; srtp?: SrtpKeys | undefined } = {},
+): void {
   rtp.connect({ address: media.address, port: media.port }, media.codec, {
     ...options,
     send: receives(media.direction),
     expectMedia: sends(media.direction),
   });
 }
+
+/** Why a call ends whose far end answered without the SRTP key it needed (or with one never offered). */
+const SRTP_REFUSED = 'the answer did not take our SRTP offer (no a=crypto key of its own for one of ours)';
 
 /**
  * The RSeq of a reliable provisional response (RFC 3262: `Require: 100rel` and an RSeq from 1 to

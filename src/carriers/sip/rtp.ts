@@ -5,11 +5,13 @@ import { randomInt } from 'node:crypto';
 import { FRAME_SAMPLES, alawToMulaw, mulawToAlaw, mulawToAlawInto } from '../../media/audio.js';
 import { RtpFrames } from '../../media/rtp-frames.js';
 import type { MediaEvent, MediaListener, MediaTransport } from '../../media/transport.js';
+import { SrtpContext, rtpHeaderLength, type SrtpKeys } from './srtp.js';
 
 /**
  * RTP (RFC 3550) for one call: G.711 audio both ways over UDP as the media port's 20 ms mu-law
  * frames, RFC 4733 telephone-events both ways, and the small jitter handling a phone line needs (late and
- * repeated packets dropped, a short gap filled with silence so the audio keeps its timing).
+ * repeated packets dropped, a short gap filled with silence so the audio keeps its timing), as
+ * SRTP (src/carriers/sip/srtp.ts) when the SDP gave keys.
  */
 
 export interface RtpCodec {
@@ -43,18 +45,10 @@ export interface RtpPacket {
 
 /** Reads an RTP packet; undefined for anything that is not one (RTCP, STUN, garbage). */
 export function parseRtp(data: Buffer): RtpPacket | undefined {
-  if (data.length < 12 || data[0]! >> 6 !== 2) return undefined;
-  const csrcs = data[0]! & 0x0f;
-  const extension = (data[0]! & 0x10) !== 0;
+  const offset = rtpHeaderLength(data);
+  if (offset === undefined || isRtcp(data)) return undefined;
   const padding = (data[0]! & 0x20) !== 0;
   const payloadType = data[1]! & 0x7f;
-  // RTCP shares the port on rtcp-mux: its packet types 200-204 land on payload types 72-76.
-  if (payloadType >= 72 && payloadType <= 76) return undefined;
-  let offset = 12 + csrcs * 4;
-  if (extension) {
-    if (data.length < offset + 4) return undefined;
-    offset += 4 + data.readUInt16BE(offset + 2) * 4;
-  }
   let end = data.length;
   if (padding) end -= data[data.length - 1]!;
   if (offset > end) return undefined;
@@ -66,6 +60,12 @@ export function parseRtp(data: Buffer): RtpPacket | undefined {
     ssrc: data.readUInt32BE(8),
     payload: data.subarray(offset, end),
   };
+}
+
+/** RTCP shares the port on rtcp-mux: its packet types 200-204 land on payload types 72-76. */
+function isRtcp(data: Buffer): boolean {
+  const payloadType = data[1]! & 0x7f;
+  return payloadType >= 72 && payloadType <= 76;
 }
 
 export function writeRtp(packet: RtpPacket): Buffer {
@@ -183,6 +183,8 @@ export class RtpSession implements MediaTransport {
   private bridged: RtpSession | undefined;
   /** Packets received and sent. */
   readonly stats = { received: 0, sent: 0 };
+  /** SRTP both ways, when the SDP gave keys: what is sent is protected, what comes unprotected (or dropped). */
+  private srtp: { send: SrtpContext; receive: SrtpContext } | undefined;
 
   private constructor(
     private readonly socket: dgram.Socket,
@@ -232,12 +234,19 @@ export class RtpSession implements MediaTransport {
    * their audio goes nowhere, and the RTP timeout waits, until the answer connects again.
    * `send` false: the far end holds the call (a=sendonly, inactive, c=0.0.0.0), nothing is sent to
    * it; `expectMedia` false: it sends nothing (a=recvonly, inactive), the RTP timeout waits.
+   * `srtp`: the keys of SRTP, both ways (none: plain RTP); the same keys again keep each
+   * direction's rollover counter and replay window.
    */
   connect(
     remote: Address,
     codec: RtpCodec,
-    options: { early?: boolean; send?: boolean; expectMedia?: boolean } = {},
+    options: { early?: boolean; send?: boolean; expectMedia?: boolean; srtp?: SrtpKeys } = {},
   ): void {
+    const keys = options.srtp;
+    this.srtp = keys && {
+      send: this.srtp?.send.key.equals(keys.send) ? this.srtp.send : new SrtpContext(keys.send),
+      receive: this.srtp?.receive.key.equals(keys.receive) ? this.srtp.receive : new SrtpContext(keys.receive),
+    };
     this.sending = options.send !== false;
     this.expecting = options.expectMedia !== false;
     if (!this.described || !sameAddress(this.described, remote)) {
@@ -278,7 +287,12 @@ export class RtpSession implements MediaTransport {
     this.sequence = (this.sequence + 1) & 0xffff;
     this.timestamp = (this.timestamp + payload.length) >>> 0;
     this.stats.sent++;
-    this.socket.send(packet, this.remote.port, this.remote.address);
+    this.transmit(packet, this.remote);
+  }
+
+  /** A packet to the far end: as it is, or protected when the call is SRTP. */
+  private transmit(packet: Buffer, to: Address): void {
+    this.socket.send(this.srtp ? this.srtp.send.protect(packet) : packet, to.port, to.address);
   }
 
   /**
@@ -311,7 +325,7 @@ export class RtpSession implements MediaTransport {
       });
       this.sequence = (this.sequence + 1) & 0xffff;
       this.stats.sent++;
-      this.socket.send(packet, this.remote!.port, this.remote!.address);
+      this.transmit(packet, this.remote!);
     };
     if (!part.last) {
       send(false, part.first);
@@ -349,7 +363,7 @@ export class RtpSession implements MediaTransport {
     } else return;
     const out = writeRtp({ ...packet, payloadType, payload });
     this.stats.sent++;
-    this.socket.send(out, this.remote.port, this.remote.address);
+    this.transmit(out, this.remote);
   }
 
   /** RTP plays what it is sent as it arrives (frames are paced here at 20 ms): played means sent. */
@@ -386,7 +400,9 @@ export class RtpSession implements MediaTransport {
 
   private onPacket(data: Buffer, from: dgram.RemoteInfo): void {
     if (this.closed) return;
-    const packet = parseRtp(data);
+    // SRTP: a packet that fails authentication (forged, replayed, plain) is not the call's at all.
+    const plain = this.srtp && data.length >= 2 && !isRtcp(data) ? this.srtp.receive.unprotect(data) : data;
+    const packet = plain && parseRtp(plain);
     if (!packet || !this.fromSource(from, packet.ssrc)) return;
     this.lastHeard = Date.now();
     this.stats.received++;
