@@ -1,4 +1,4 @@
-import { createCipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createHmac, randomBytes, timingSafeEqual, type Cipher } from 'node:crypto';
 import { inspect } from 'node:util';
 
 /**
@@ -93,16 +93,36 @@ export function deriveSessionKeys(
 }
 
 /**
- * AES-128 counter mode of RFC 3711 section 4.1.1 on `data` (encrypting and decrypting alike):
- * IV = (salt * 2^16) XOR (SSRC * 2^64) XOR (index * 2^16).
+ * AES-128 in the counter mode of RFC 3711 section 4.1.1, encrypting and decrypting alike: the
+ * keystream of IV = (salt * 2^16) XOR (SSRC * 2^64) XOR (index * 2^16), block counter in the
+ * last 16 bits. One AES cipher serves every packet (its counter blocks encrypted in one go):
+ * a cipher object made per packet costs more than the packet's encryption.
  */
-export function aesCm(cipherKey: Buffer, cipherSalt: Buffer, ssrc: number, index: number, data: Buffer): Buffer {
-  const iv = Buffer.alloc(16);
-  cipherSalt.copy(iv, 0, 0, SALT_BYTES);
-  iv.writeUInt32BE((iv.readUInt32BE(4) ^ ssrc) >>> 0, 4);
-  iv.writeUInt32BE((iv.readUInt32BE(8) ^ Math.floor(index / 0x10000)) >>> 0, 8);
-  iv.writeUInt16BE(iv.readUInt16BE(12) ^ (index % 0x10000), 12);
-  return createCipheriv('aes-128-ctr', cipherKey, iv).update(data);
+export class AesCm {
+  private readonly aes: Cipher;
+
+  constructor(
+    cipherKey: Buffer,
+    private readonly cipherSalt: Buffer,
+  ) {
+    this.aes = createCipheriv('aes-128-ecb', cipherKey, null).setAutoPadding(false);
+  }
+
+  /** `data` XOR the keystream of the packet of this SSRC and index, written to `out` at `offset`. */
+  apply(ssrc: number, index: number, data: Buffer, out: Buffer, offset: number): void {
+    const blocks = Math.ceil(data.length / 16);
+    const counters = Buffer.alloc(blocks * 16);
+    this.cipherSalt.copy(counters, 0, 0, SALT_BYTES);
+    counters.writeUInt32BE((counters.readUInt32BE(4) ^ ssrc) >>> 0, 4);
+    counters.writeUInt32BE((counters.readUInt32BE(8) ^ Math.floor(index / 0x10000)) >>> 0, 8);
+    counters.writeUInt16BE(counters.readUInt16BE(12) ^ (index % 0x10000), 12);
+    for (let block = 1; block < blocks; block++) {
+      counters.copy(counters, block * 16, 0, 14);
+      counters.writeUInt16BE(block, block * 16 + 14);
+    }
+    const keystream = this.aes.update(counters);
+    for (let i = 0; i < data.length; i++) out[offset + i] = data[i]! ^ keystream[i]!;
+  }
 }
 
 /** The length of an RTP packet's header (with its CSRCs and extension); undefined when it has none. */
@@ -131,8 +151,7 @@ interface Source {
  * the far end sends under its key.
  */
 export class SrtpContext {
-  private readonly cipherKey: Buffer;
-  private readonly cipherSalt: Buffer;
+  private readonly cipher: AesCm;
   private readonly authKey: Buffer;
   private readonly tagBytes: number;
   private readonly mki: Buffer;
@@ -140,8 +159,7 @@ export class SrtpContext {
 
   constructor(readonly key: SrtpKey) {
     const session = deriveSessionKeys(key.masterKey, key.masterSalt);
-    this.cipherKey = session.cipherKey;
-    this.cipherSalt = session.cipherSalt;
+    this.cipher = new AesCm(session.cipherKey, session.cipherSalt);
     this.authKey = session.authKey;
     this.tagBytes = TAG_BYTES[key.suite];
     this.mki = key.mki ?? Buffer.alloc(0);
@@ -158,10 +176,7 @@ export class SrtpContext {
     advance(source, roc, seq);
     const out = Buffer.allocUnsafe(packet.length + this.mki.length + this.tagBytes);
     packet.copy(out, 0, 0, headerLength);
-    aesCm(this.cipherKey, this.cipherSalt, ssrc, roc * 0x10000 + seq, packet.subarray(headerLength)).copy(
-      out,
-      headerLength,
-    );
+    this.cipher.apply(ssrc, roc * 0x10000 + seq, packet.subarray(headerLength), out, headerLength);
     this.mki.copy(out, packet.length);
     this.tag(out.subarray(0, packet.length), roc).copy(out, packet.length + this.mki.length);
     return out;
@@ -190,7 +205,7 @@ export class SrtpContext {
     if (!timingSafeEqual(tag, this.tag(authenticated, roc))) return undefined;
     const out = Buffer.allocUnsafe(end);
     packet.copy(out, 0, 0, headerLength);
-    aesCm(this.cipherKey, this.cipherSalt, ssrc, index, packet.subarray(headerLength, end)).copy(out, headerLength);
+    this.cipher.apply(ssrc, index, packet.subarray(headerLength, end), out, headerLength);
     if (!known) this.remember(ssrc, source);
     advance(source, roc, seq);
     take(source, index);
