@@ -808,6 +808,10 @@ class AudioCallLeg implements AudioLeg {
             this.pacer.clear();
             this.transport.clear();
             this.latency.abandon();
+          } else if (!interrupted && this.pacer.paused) {
+            // Held as its last frames played (a voice came over them), and now heard to its end:
+            // nothing of it is left to hold, and what is said next must not wait behind the hold.
+            this.pacer.resume();
           }
           if (!interrupted) this.spoke = true;
           const { text, words } = state;

@@ -245,6 +245,21 @@ describe('audio leg: inbound turn-taking', () => {
     await leg.hangup();
   });
 
+  it('speaks the next utterance after one that played to its end while held (a voice came over its last frames)', async () => {
+    const { leg, far } = setup({ playoutMs: 300 });
+    await tick();
+    const first = leg.speak('Hi.');
+    await until('its last frames out', () => far.marks.some((name) => name.endsWith(':end')));
+    // The session holds the agent: a voice started as its last words were playing.
+    leg.pause();
+    assert.deepEqual(await first, { played: 'Hi.', interrupted: false });
+    const before = far.received.length;
+    const next = leg.speak('Go on.');
+    await until('the next utterance heard', () => voiced(far.received.slice(before)) > 0);
+    assert.deepEqual(await next, { played: 'Go on.', interrupted: false });
+    await leg.hangup();
+  });
+
   it('keeps a turn whose words end open ("... a table for") through a pause longer than the threshold', async () => {
     const { leg, far, stt, events } = setup({ threshold: 100, lines: ['I would like to book a table for'] });
     await tick();
