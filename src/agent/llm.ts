@@ -68,7 +68,7 @@ function transferTool(request: CallRequest): LlmTool | undefined {
   return {
     name: 'transfer',
     description:
-      'Transfer the call to a person, after telling the other side you are transferring them.' +
+      'Transfer the call to a person, after telling the other side you are transferring them. If the transfer does not go through, its result says why and the call goes on with you.' +
       (choices.length ? ` Destinations: ${choices.join(', ')}; omit label for the default one.` : ''),
     parameters: {
       type: 'object',
@@ -433,7 +433,9 @@ export class LlmAgent implements Agent {
       this.failures = 0;
       const action = first && 'action' in first ? first.action : null;
       const say = said.length ? said.join(' ') : null;
-      if (action?.type === 'tool' && first) this.pendingTool = { call: first.call, text: say };
+      // A transfer too: when it fails the caller is back, and its result answers the call.
+      if ((action?.type === 'tool' || action?.type === 'transfer') && first)
+        this.pendingTool = { call: first.call, text: say };
       reply = { say, action, ...(notes.length && { note: notes.join('; ') }) };
     } catch (error) {
       // Abandoned by the session (the call ended or the turn restarts): not a failure of the model.

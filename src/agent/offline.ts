@@ -18,6 +18,10 @@ import { isQuestion } from '../domain/words.js';
 import { answerFrom } from '../pathways/offline.js';
 import type { Agent, AgentContext, AgentInput, AgentReply } from './types.js';
 
+/** What the agent says when a transfer did not go through and the caller is back on the line. */
+export const TRANSFER_FAILED_LINE =
+  "I'm sorry, I couldn't transfer your call. Is there anything else I can help you with?";
+
 const GOODBYE = /\b(good ?bye|bye|farewell|have a (?:good|great|nice) (?:day|one|evening))\b/i;
 const AGREE =
   /\b(yes|yeah|yep|sure|okay|ok|works|sounds good|fine|great|agreed?|correct|absolutely|of course|perfect)\b/i;
@@ -140,6 +144,7 @@ export class OfflineAgent implements Agent {
         return this.reply(input.text, task, purpose, ctx);
       }
       case 'tool_result': {
+        if (!input.ok && input.name === 'transfer') return { say: TRANSFER_FAILED_LINE, action: null };
         if (!input.ok)
           return { say: "I'm sorry, I couldn't get that done right now. Is that all right?", action: null };
         const got = summarize(input.result);

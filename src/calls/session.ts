@@ -246,6 +246,11 @@ export class CallSession {
    * max_duration cannot wait for the session's next event, it hangs the call up through this.
    */
   private onLimit: (() => void) | undefined;
+  /**
+   * The last transfer that failed with the caller back on the line: the call's error unless a
+   * later transfer goes through.
+   */
+  private failedTransfer: string | null = null;
   /** A custom tool is running: silence and answer timers wait for its result. */
   private toolRunning = false;
   /** A tool's result that arrived while words were still being played. */
@@ -346,7 +351,7 @@ export class CallSession {
       answeredBy,
       answerer,
       transferredTo: this.transferredTo,
-      error: this.error,
+      error: this.error ?? this.failedTransfer,
       reachedVoicemail: this.reachedVoicemail,
       answeredByMs: answeredBy === 'unknown' ? null : this.verdict.ms,
       endedAt: clock.now(),
@@ -1232,13 +1237,21 @@ export class CallSession {
     }
     if (result.ok) {
       this.transferredTo = number;
+      this.failedTransfer = null;
       this.endedBy = result.endedBy ?? 'ASSISTANT';
       this.phase = 'ending';
       this.done = true;
       return;
     }
-    this.error = `Transfer to ${number} failed: ${result.reason}`;
-    await this.record('agent-action', this.error);
+    const failure = `Transfer to ${number} failed: ${result.reason}`;
+    await this.record('agent-action', failure);
+    if (result.resumed && !this.done) {
+      // The caller is back on the line: the agent hears how the transfer went, as a tool's
+      // result, and goes on with them.
+      this.failedTransfer = failure;
+      return this.startTurn({ kind: 'tool_result', name: 'transfer', ok: false, result: {}, error: result.reason });
+    }
+    this.error = failure;
     await this.end();
   }
 

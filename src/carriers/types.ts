@@ -59,9 +59,12 @@ export interface SpeakResult {
 
 /**
  * How a transfer went. `endedBy`: a carrier that bridged the call to the target itself (SIP when
- * REFER is refused) resolves only when the bridge ends, naming who ended it.
+ * REFER is refused) resolves only when the bridge ends, naming who ended it. `resumed`: the
+ * transfer failed and the far end is on the line with the agent again (Twilio puts the caller
+ * back on the call's media after a Dial that reached nobody): the conversation goes on.
  */
-export type TransferResult = { ok: true; endedBy?: 'USER' | 'ASSISTANT' } | { ok: false; reason: string };
+export type TransferResult =
+  { ok: true; endedBy?: 'USER' | 'ASSISTANT' } | { ok: false; reason: string; resumed?: boolean };
 
 /** What is said: all at once, or as it is written (a language model's streamed reply). */
 export type SpeechText = string | AsyncIterable<string>;

@@ -27,6 +27,7 @@ import { chooseRoute, generateLine, type ModelSettings, type PathwayLlm, type Ro
 import { callWebhook } from './webhook.js';
 import { isRecord } from '../domain/records.js';
 import { knownLines } from '../agent/knowledge.js';
+import { TRANSFER_FAILED_LINE } from '../agent/offline.js';
 import type { SecretScope } from '../vault/resolver.js';
 
 /** A caller's turn may walk through this many nodes at most (webhooks, SMS, pathway hops). */
@@ -236,7 +237,9 @@ export class PathwayAgent implements Agent {
       case 'silence':
         return this.onSilence(input.times, ctx, out);
       case 'tool_result':
-        // Pathways do not ask for custom tools; nothing to continue.
+        // A Transfer Call node's transfer failed and the caller is back: they hear so, on the same
+        // node. Pathways ask for no custom tools.
+        if (input.name === 'transfer' && !input.ok) out.say.push(TRANSFER_FAILED_LINE);
         return;
     }
   }

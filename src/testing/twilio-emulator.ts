@@ -796,8 +796,10 @@ export class TwilioEmulator {
         params({ CallSid: call.sid, CallStatus: call.status, DialCallStatus: dialStatus, DialCallSid: childSid }),
       ).then((reply) => {
         if (this.final(call)) return;
-        if (reply.status === 200 && reply.body.includes('<Response')) this.runTwiml(call, reply.body);
-        else this.setStatus(call, 'completed');
+        if (reply.status === 200 && reply.body.includes('<Response')) {
+          call.twiml.push(reply.body);
+          this.runTwiml(call, reply.body);
+        } else this.setStatus(call, 'completed');
       });
     };
     // Dial's default timeout: 30 s of ringing.
@@ -841,7 +843,7 @@ export class TwilioEmulator {
         },
         streamSid: call.streamSid,
       });
-      this.streamAudio(call, send);
+      this.streamAudio(call, socket, send);
       for (const press of call.script.dtmf ?? []) {
         this.later(call, press.atMs, () =>
           send({
@@ -852,7 +854,9 @@ export class TwilioEmulator {
           }),
         );
       }
-      if (call.script.hangupAfterMs !== undefined) this.later(call, call.script.hangupAfterMs, () => this.hangUp(call));
+      // The hang-up of this stream's script: not of a stream that replaced it (after a failed Dial).
+      if (call.script.hangupAfterMs !== undefined)
+        this.later(call, call.script.hangupAfterMs, () => call.socket === socket && this.hangUp(call));
     });
     socket.on('message', (data) => this.fromUs(call, String(data), send));
     socket.on('close', (code, reason) => {
@@ -864,7 +868,7 @@ export class TwilioEmulator {
   }
 
   /** The caller's audio: the scripted speech at its times, silence between, one frame every 20 ms. */
-  private streamAudio(call: EmulatedCall, send: (message: object) => void): void {
+  private streamAudio(call: EmulatedCall, socket: WebSocket, send: (message: object) => void): void {
     const speech = (call.script.say ?? [])
       .map((part) => ({ atMs: part.atMs, pcm: 'pcm' in part ? part.pcm : wavToPcm8k(part.wav) }))
       .sort((a, b) => a.atMs - b.atMs);
@@ -887,7 +891,7 @@ export class TwilioEmulator {
       return any ? encodeMulaw(pcm) : Buffer.alloc(FRAME_SAMPLES, MULAW_SILENCE);
     };
     const tick = () => {
-      if (call.socket?.readyState !== WebSocket.OPEN || call.status !== 'in-progress') return;
+      if (call.socket !== socket || socket.readyState !== WebSocket.OPEN || call.status !== 'in-progress') return;
       // Catch up on every frame due: real time, whatever the timer's slack.
       const due = Math.floor(call.nowMs() / FRAME_MS);
       while (frame <= due) {

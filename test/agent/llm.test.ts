@@ -378,6 +378,28 @@ describe('LlmAgent', () => {
     ]);
   });
 
+  it('answers a transfer that failed (the caller is back) with its result, paired with the transfer call', async () => {
+    fake.script({ text: 'One moment.', toolCalls: [{ name: 'transfer', arguments: {} }] });
+    const ctx = context({ transfer_phone_number: '+14155550110' }, [{ role: 'user', text: 'Billing, please.' }]);
+    const asked = await agent.respond({ kind: 'heard', text: 'Billing, please.' }, ctx);
+    assert.deepEqual(asked.action, { type: 'transfer' });
+    fake.script({ text: "Sorry, billing isn't answering. Can I help you instead?" });
+    const reply = await agent.respond(
+      { kind: 'tool_result', name: 'transfer', ok: false, result: {}, error: 'The transfer target is busy' },
+      ctx,
+    );
+    assert.equal(reply.say, "Sorry, billing isn't answering. Can I help you instead?");
+    const messages = fake.requests.at(-1)!.body.messages as unknown as Record<string, unknown>[];
+    const [call, result] = messages.slice(-2);
+    const calls = call!.tool_calls as { id: string; function: { name: string } }[];
+    assert.deepEqual([call!.role, calls[0]!.function.name], ['assistant', 'transfer']);
+    assert.deepEqual(result, {
+      role: 'tool',
+      tool_call_id: calls[0]!.id,
+      content: JSON.stringify({ error: 'The transfer target is busy' }),
+    });
+  });
+
   it('chooses on an IVR menu with one tool call over the parsed options, and ends on end_call', async () => {
     fake.script({ toolCalls: [{ name: 'choose_menu_option', arguments: '{"option": "2"}' }] });
     const ivr = await agent.respond({ kind: 'ivr_menu', text: 'Press 1 for sales, press 2 for support.' }, context());

@@ -1,4 +1,5 @@
 import { describe, it } from 'node:test';
+import { TRANSFER_FAILED_LINE } from '../../src/agent/offline.js';
 import assert from 'node:assert/strict';
 import { PathwayAgent, type PathwayAgentDeps } from '../../src/pathways/runner.js';
 import { answerFrom, bestMatch, extractValue, findNumber, lineFromPrompt } from '../../src/pathways/offline.js';
@@ -337,5 +338,14 @@ describe('PathwayAgent', () => {
     const failed = await hook.say({ kind: 'start' });
     assert.deepEqual(failed.action, { type: 'transfer', target: '+14155550110' });
     assert.match(String(failed.note), /Webhook a failed: no outbound client/);
+    // The transfer did not go through and the caller is back: they hear so.
+    const back = await hook.say({
+      kind: 'tool_result',
+      name: 'transfer',
+      ok: false,
+      result: {},
+      error: 'The transfer target is busy',
+    });
+    assert.deepEqual([back.say, back.action], [TRANSFER_FAILED_LINE, null]);
   });
 });

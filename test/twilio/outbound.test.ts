@@ -355,13 +355,14 @@ describe('Twilio outbound calls through the emulator', () => {
     assert.deepEqual(env.emulator.webhookFailures, []);
   });
 
-  it('a transfer whose target is busy or does not answer is a call_error, and the call ends', async () => {
-    for (const [target, outcome, reason] of [
-      ['+14155550997', 'busy', 'The transfer target is busy'],
-      ['+14155550998', 'no-answer', 'The transfer target did not answer'],
+  it('a transfer whose target is busy, does not answer or fails brings the caller back to the agent, who says so and goes on', async () => {
+    for (const [target, outcome, reason, to] of [
+      ['+14155550997', 'busy', 'The transfer target is busy', '+12025550335'],
+      ['+14155550998', 'no-answer', 'The transfer target did not answer', '+12025550336'],
+      ['+14155550996', 'failed', 'Twilio could not reach the transfer target', '+12025550337'],
     ] as const) {
-      const to = target === '+14155550997' ? '+12025550335' : '+12025550336';
-      env.hear(['I would like to talk to billing please']);
+      env.hear(['I would like to talk to billing please', 'No thanks, goodbye']);
+      // The callee speaks 1.2 s into each stream: the first, and the one it is back on after the Dial.
       env.emulator.scripts.set(to, { say: [{ atMs: 1200, pcm: voice(700) }], hangupAfterMs: 15_000 });
       env.emulator.scripts.set(target, { outcome, ringMs: 200 });
       const sent = await env.t.request('POST', '/v1/calls', {
@@ -370,13 +371,34 @@ describe('Twilio outbound calls through the emulator', () => {
         first_sentence: 'Hi.',
         transfer_phone_number: target,
       });
-      const call = await waitForCall(env.t, String(sent.body.call_id));
-      assert.equal(env.emulator.callTo(to)!.dialed?.number, target);
+      const id = String(sent.body.call_id);
+      const call = await waitForCall(env.t, id);
+      const far = env.emulator.callTo(to)!;
+      assert.equal(far.dialed?.number, target);
+      // The Dial's action connected the caller to a new stream of the same call.
+      assert.equal(far.twiml.length, 3, outcome);
+      const back = parseTwiml(far.twiml[2]!);
+      assert.equal(back.verb, 'stream', outcome);
+      if (back.verb === 'stream') {
+        assert.equal(back.url, `${env.publicUrl.replace('http', 'ws')}/twilio/media`);
+        assert.equal(back.parameters.call_id, id);
+      }
+      // The agent told them and went on: their goodbye was answered, and the agent ended the call.
+      const lines = (call.transcripts as { user: string; text: string }[]).map((t) => `${t.user}: ${t.text}`);
+      const failed = lines.indexOf(`agent-action: Transfer to ${target} failed: ${reason}`);
+      assert.ok(failed > 0, lines.join('; '));
+      assert.deepEqual(lines.slice(failed + 1), [
+        "assistant: I'm sorry, I couldn't transfer your call. Is there anything else I can help you with?",
+        'user: No thanks, goodbye',
+        'assistant: Thank you for your time. Goodbye!',
+      ]);
+      assert.equal(call.call_ended_by, 'ASSISTANT');
+      // A live call's failed transfer is an error of the call (seed: call_error with error_message).
       assert.equal(call.queue_status, 'call_error', outcome);
       assert.equal(call.error_message, `Transfer to ${target} failed: ${reason}`);
       assert.equal(call.transferred_to ?? null, null);
-      // The Dial's action answered with Hangup.
-      await waitFor('the call to end at Twilio', () => env.emulator.callTo(to)!.status === 'completed');
+      await waitFor('the call to end at Twilio', () => far.status === 'completed');
+      assert.deepEqual(env.emulator.webhookFailures, []);
     }
   });
 

@@ -47,6 +47,24 @@ describe('Twilio status callbacks and the media stream', () => {
     });
   }
 
+  /** A call in progress on the emulator, from a caller to our number. */
+  function liveCall(emulator: TwilioEmulator): EmulatedCall {
+    const call = new EmulatedCall(
+      'inbound',
+      SERVER.accountSid,
+      '+12025550400',
+      '+14155550177',
+      {},
+      {
+        events: [],
+        timeoutS: 60,
+      },
+    );
+    call.status = 'in-progress';
+    emulator.calls.push(call);
+    return call;
+  }
+
   it('ends the call at once when Twilio reports it completed, even if the stream never finishes closing', () => {
     const twilio = carrier();
     const socket = new UnansweredSocket();
@@ -120,19 +138,7 @@ describe('Twilio status callbacks and the media stream', () => {
       await failed.hangup();
       assert.equal(twilio.liveCalls, 0);
       // A call the emulator knows: the transfer is applied, and the call is over for us.
-      const known = new EmulatedCall(
-        'inbound',
-        SERVER.accountSid,
-        '+12025550400',
-        '+14155550177',
-        {},
-        {
-          events: [],
-          timeoutS: 60,
-        },
-      );
-      known.status = 'in-progress';
-      emulator.calls.push(known);
+      const known = liveCall(emulator);
       const transferred = answer(13, known.sid).leg.transfer('+14155550999');
       await waitFor('the Dial', () => known.dialed);
       assert.equal(twilio.liveCalls, 1, 'the target is being reached');
@@ -142,19 +148,7 @@ describe('Twilio status callbacks and the media stream', () => {
       assert.deepEqual(known.dialed, { number: '+14155550999', callerId: '+12025550400' });
       assert.equal(twilio.liveCalls, 0, 'transferred');
       // Hung up (a stop through the API) while the target rings: the transfer is given up, the call ended at Twilio.
-      const ringing = new EmulatedCall(
-        'inbound',
-        SERVER.accountSid,
-        '+12025550400',
-        '+14155550177',
-        {},
-        {
-          events: [],
-          timeoutS: 60,
-        },
-      );
-      ringing.status = 'in-progress';
-      emulator.calls.push(ringing);
+      const ringing = liveCall(emulator);
       emulator.scripts.set('+14155550998', { outcome: 'no-answer', ringMs: 30_000 });
       const given = answer(14, ringing.sid).leg;
       const giving = given.transfer('+14155550998');
@@ -162,6 +156,41 @@ describe('Twilio status callbacks and the media stream', () => {
       await given.hangup();
       assert.deepEqual(await giving, { ok: false, reason: 'The call ended before the transfer completed' });
       assert.equal(ringing.status, 'completed');
+      assert.equal(twilio.liveCalls, 0);
+    } finally {
+      await emulator.close();
+    }
+  });
+
+  it("keeps the call through the stop of a transfer's Dial, and ends it (and the transfer) when the caller hangs up while the target rings", async () => {
+    const emulator = await TwilioEmulator.start([SERVER]);
+    try {
+      const twilio = carrier(emulator.url);
+      const call = liveCall(emulator);
+      emulator.scripts.set('+14155550998', { outcome: 'no-answer', ringMs: 30_000 });
+      const socket = new MemorySocket();
+      const stream = new TwilioMediaStream(socket.ws, {
+        streamSid: 'MZ20',
+        callSid: call.sid,
+        accountSid: SERVER.accountSid,
+        customParameters: {},
+      });
+      const leg = twilio.answerInbound('call-20', SERVER, stream, callRequest(), '+12025550400');
+      const events: LegEvent[] = [];
+      leg.on((event) => events.push(event));
+      const transfer = leg.transfer('+14155550998');
+      await waitFor('the Dial', () => call.dialed);
+      // The Dial replaced the call's TwiML: Twilio stops the stream. The caller is on the line still.
+      stream.receive({ event: 'stop' });
+      assert.equal(events.length, 0, 'no hang-up');
+      assert.equal(twilio.liveCalls, 1);
+      // They hang up while the target rings.
+      twilio.statusCallback('call-20', { CallSid: call.sid, CallStatus: 'completed' });
+      assert.deepEqual(await transfer, { ok: false, reason: 'The call ended before the transfer completed' });
+      assert.deepEqual(
+        events.map((event) => event.type === 'hangup' && event.reason),
+        ['remote'],
+      );
       assert.equal(twilio.liveCalls, 0);
     } finally {
       await emulator.close();

@@ -17,9 +17,9 @@ import type { CallStore } from '../../store/calls.js';
 import type { CredentialStore } from '../../store/credentials.js';
 import { isSandboxPersona } from '../../store/inbound.js';
 import { createTwilioClient, twilioAccountFor, type TwilioAccount, type TwilioClient } from './client.js';
-import { connectStreamTwiml, dialTwiml, mediaStreamUrl } from './twiml.js';
+import { connectStreamTwiml, dialTwiml, hangupTwiml, mediaStreamUrl } from './twiml.js';
 import { signedUrl } from './signature.js';
-import type { StreamStart, TwilioMediaStream } from './media-stream.js';
+import { TwilioCallMedia, type StreamStart, type TwilioMediaStream } from './media-stream.js';
 
 export type TwilioLogger = CarrierLogger;
 
@@ -88,6 +88,9 @@ export function unansweredResult(status: string, errorCode?: string): DialResult
 /** How long a transfer waits for Twilio to say how its Dial went: Dial rings 30 s, then reports. */
 const TRANSFER_WAIT_MS = 60_000;
 
+/** How long after a failed Dial the caller's new stream may take to start before the call is given up. */
+const RESUME_WAIT_MS = 15_000;
+
 /** Why a transfer's Dial ended without an answer, from its DialCallStatus. */
 export function transferFailure(dialStatus: string): string {
   switch (dialStatus) {
@@ -121,7 +124,8 @@ interface LiveCall {
   /** Settles the dial when a final status arrives before the stream. */
   onFinal?: (status: string, errorCode: string | undefined) => void;
   leg: TwilioCallLeg | undefined;
-  stream: TwilioMediaStream | undefined;
+  /** The call's media, once its first stream started (it carries on across a failed transfer). */
+  media: TwilioCallMedia | undefined;
   /** An AMD result that arrived before the leg existed. */
   amd: Extract<LegEvent, { type: 'answered_by' }> | undefined;
 }
@@ -406,7 +410,7 @@ export class TwilioCarrier implements Carrier {
       status: undefined,
       errorCode: undefined,
       leg: undefined,
-      stream: undefined,
+      media: undefined,
       amd: undefined,
     };
     const client = await live.client;
@@ -485,30 +489,40 @@ export class TwilioCarrier implements Carrier {
   }
 
   /**
-   * The leg of a call whose stream started: the audio leg over the stream, with transfer and
-   * hang-up through REST. `callerId` is shown to the transfer target (one of our numbers).
+   * The leg of a call whose stream started: the audio leg over the call's media (this stream, and
+   * the one the caller is back on after a failed transfer), with transfer and hang-up through REST.
+   * `callerId` is shown to the transfer target (one of our numbers).
    */
   legFor(live: LiveCall, stream: TwilioMediaStream, settings: CallRequest, callerId: string): TwilioCallLeg {
     const audioLeg = this.audioLeg;
     if (!audioLeg) throw new Error('Twilio calls need the audio pipeline');
     const sid = stream.callSid;
-    live.stream = stream;
+    const media = new TwilioCallMedia(stream);
+    live.media = media;
     const callId = live.callId;
     const control: LegControl = {
       // The Dial replaces the stream (which ends); the transfer is done once the target answers,
-      // and failed when the Dial ends without an answer (POST /twilio/dial, dialCallback).
+      // and failed when the Dial ends without an answer (POST /twilio/dial, dialCallback), which
+      // puts the caller back on a new stream of the call.
       transfer: async (to) => {
         let settle!: (result: TransferResult) => void;
         const outcome = new Promise<TransferResult>((resolve) => (settle = resolve));
         this.transfers.set(callId, settle);
+        media.handOver();
         try {
           const callback = this.webhookUrl(`/twilio/dial?call_id=${encodeURIComponent(callId)}`);
           await (await live.client).calls(sid).update({ twiml: dialTwiml(to, callerId, callback) });
         } catch (error) {
           this.transfers.delete(callId);
+          media.keep();
           const code = restCode(error);
           this.o.log?.warn({ call_id: callId, twilio_error: code }, 'Twilio transfer failed');
-          return { ok: false, reason: `Twilio refused the transfer (error ${code})` };
+          // Refused, the call runs its stream as before: the caller never left.
+          return {
+            ok: false,
+            reason: `Twilio refused the transfer (error ${code})`,
+            ...(media.connected && { resumed: true }),
+          };
         }
         // Without word from Twilio (its callbacks lost) the hand-over it accepted stands.
         const timer = setTimeout(() => settle({ ok: true }), TRANSFER_WAIT_MS);
@@ -529,7 +543,7 @@ export class TwilioCarrier implements Carrier {
       },
     };
     return new TwilioCallLeg(
-      audioLeg(stream, settings, live.callId, control),
+      audioLeg(media, settings, live.callId, control),
       (reason) => {
         if (this.live.get(live.callId) === live) this.live.delete(live.callId);
         // The stream was lost without Twilio's stop: Twilio may not notice a dead connection for
@@ -564,7 +578,7 @@ export class TwilioCarrier implements Carrier {
       status: 'in-progress',
       errorCode: undefined,
       leg: undefined,
-      stream: undefined,
+      media: undefined,
       amd: undefined,
     };
     this.live.set(callId, live);
@@ -596,10 +610,14 @@ export class TwilioCarrier implements Carrier {
     live.status = status;
     if (!FINAL_STATUSES.has(status)) return;
     live.errorCode = params.ErrorCode || undefined;
-    if (live.stream) {
+    if (live.media) {
       // The call is over, whether or not the stream's stop came first (callbacks and stream are
-      // not ordered): the leg ends now, without waiting for the socket to finish closing.
-      live.stream.close();
+      // not ordered): the leg ends now, without waiting for the socket to finish closing. A
+      // transfer still under way ends with it (the caller hung up while the target rang).
+      live.media.close();
+      const settle = this.transfers.get(callId);
+      this.transfers.delete(callId);
+      settle?.({ ok: false, reason: 'The call ended before the transfer completed' });
       return;
     }
     if (live.callSid !== undefined) live.onFinal?.(status, live.errorCode);
@@ -607,19 +625,56 @@ export class TwilioCarrier implements Carrier {
 
   /**
    * POST /twilio/dial, signature already checked: a transfer's `<Number>` answered (CallStatus
-   * in-progress), or its Dial is over (DialCallStatus). Settles the transfer waiting for it.
+   * in-progress), or its Dial is over (DialCallStatus, the Dial's action). Settles the transfer
+   * waiting for it. Returns the TwiML that answers the action: a Dial that reached nobody puts the
+   * caller back on a new stream of the call (the conversation goes on), any other ends the call.
+   * Undefined for the target's answer, which takes no TwiML.
    */
-  dialCallback(callId: string, params: Record<string, string>): void {
+  dialCallback(callId: string, params: Record<string, string>): string | undefined {
     const settle = this.transfers.get(callId);
-    if (!settle) return;
     const dialStatus = params.DialCallStatus;
-    if (dialStatus === undefined && params.CallStatus !== 'in-progress') return;
+    if (dialStatus === undefined) {
+      if (settle && params.CallStatus === 'in-progress') {
+        this.transfers.delete(callId);
+        settle({ ok: true });
+      }
+      return undefined;
+    }
+    if (!settle) return hangupTwiml();
     this.transfers.delete(callId);
-    settle(
-      dialStatus === undefined || dialStatus === 'completed' || dialStatus === 'answered'
-        ? { ok: true }
-        : { ok: false, reason: transferFailure(dialStatus) },
+    if (dialStatus === 'completed' || dialStatus === 'answered') {
+      settle({ ok: true });
+      return hangupTwiml();
+    }
+    const reason = transferFailure(dialStatus);
+    const live = this.live.get(callId);
+    if (!live?.media || !live.callSid) {
+      settle({ ok: false, reason });
+      return hangupTwiml();
+    }
+    return this.resume(live, live.media, live.callSid, (resumed) =>
+      settle({ ok: false, reason, ...(resumed && { resumed: true }) }),
     );
+  }
+
+  /**
+   * The TwiML that connects a call whose transfer failed to a new stream, which takes the place of
+   * the one the Dial replaced. `settled(true)` once it started, `settled(false)` if it never does
+   * (the call is then given up).
+   */
+  private resume(live: LiveCall, media: TwilioCallMedia, callSid: string, settled: (resumed: boolean) => void): string {
+    const token = this.expectStream(callSid, (stream) => {
+      clearTimeout(lapse);
+      media.resume(stream);
+      settled(true);
+    });
+    const lapse = setTimeout(() => {
+      this.forgetStream(token);
+      this.o.log?.warn({ call_id: live.callId }, 'Twilio call did not come back after its transfer failed');
+      settled(false);
+    }, RESUME_WAIT_MS);
+    lapse.unref();
+    return connectStreamTwiml(this.streamUrl, { call_id: live.callId, token });
   }
 
   /** POST /twilio/amd, signature already checked: the async AMD verdict becomes an answered_by event. */

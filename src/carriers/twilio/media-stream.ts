@@ -271,3 +271,107 @@ export class TwilioMediaStream implements MediaTransport {
     this.stopped = true;
   }
 }
+
+/**
+ * The media of one Twilio call across its streams, as the one transport its audio leg keeps: a
+ * transfer's `<Dial>` replaces the call's TwiML, so Twilio stops the stream; when the Dial fails,
+ * its action connects the caller to a new stream (resume), and the conversation goes on where it
+ * was. The stop of a stream being handed over is not the end of the call; close() always is.
+ */
+export class TwilioCallMedia implements MediaTransport {
+  private readonly listeners = new Set<MediaListener>();
+  private stream: TwilioMediaStream;
+  private unfollow: (() => void) | undefined;
+  /** A transfer's Dial is replacing the stream: its stop is expected. */
+  private handingOver = false;
+  private stopped = false;
+
+  constructor(stream: TwilioMediaStream) {
+    this.stream = stream;
+  }
+
+  /** The stream the caller is on now, or was on last. */
+  get current(): TwilioMediaStream {
+    return this.stream;
+  }
+
+  /** Whether the caller is on a stream now (not ended, and not away on a transfer's Dial). */
+  get connected(): boolean {
+    return !this.stopped && !this.stream.ended;
+  }
+
+  readonly dropsOnClear = true;
+
+  on(listener: MediaListener): () => void {
+    this.listeners.add(listener);
+    this.follow();
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Listens to the current stream once someone listens here (the stream keeps its early events till then). */
+  private follow(): void {
+    if (this.unfollow || this.listeners.size === 0) return;
+    const stream = this.stream;
+    this.unfollow = stream.on((event) => {
+      if (event.type === 'stop') {
+        if (stream !== this.stream) return;
+        this.unfollow = undefined;
+        if (this.handingOver) return;
+        this.stopped = true;
+      }
+      for (const listener of this.listeners) listener(event);
+    });
+  }
+
+  /** A transfer's Dial is about to replace the stream: its stop does not end the call. */
+  handOver(): void {
+    if (!this.stopped) this.handingOver = true;
+  }
+
+  /** The hand-over did not happen (Twilio refused the Dial): a stop ends the call again. */
+  keep(): void {
+    this.handingOver = false;
+    if (this.stream.ended && !this.stopped) this.close();
+  }
+
+  /** The caller is back, on `stream`: what is sent goes there, what it hears comes from it. */
+  resume(stream: TwilioMediaStream): void {
+    if (this.stopped) {
+      stream.close();
+      return;
+    }
+    const previous = this.stream;
+    this.unfollow?.();
+    this.unfollow = undefined;
+    this.stream = stream;
+    this.handingOver = false;
+    if (!previous.ended) previous.close();
+    this.follow();
+  }
+
+  sendMedia(payload: Buffer): void {
+    this.stream.sendMedia(payload);
+  }
+
+  sendMark(name: string): void {
+    this.stream.sendMark(name);
+  }
+
+  clear(): void {
+    this.stream.clear();
+  }
+
+  /** Ends the call's media for good: its stream is closed and listeners hear `stop` (once). */
+  close(): void {
+    if (this.stopped) return;
+    this.handingOver = false;
+    if (!this.stream.ended) {
+      // Its stop reaches the listeners through follow().
+      this.stream.close();
+      return;
+    }
+    // The stream ended while being handed over: the end of the call is told here.
+    this.stopped = true;
+    for (const listener of this.listeners) listener({ type: 'stop', reason: 'remote' });
+  }
+}

@@ -7,7 +7,7 @@ import { deliverInboundSms, MAX_SMS_BODY } from '../../sms/inbound.js';
 import type { TwilioAccount } from './client.js';
 import { isValidTwilioSignature, signedUrl, type TwilioParams } from './signature.js';
 import { parseStreamMessage, TwilioMediaStream } from './media-stream.js';
-import { connectStreamTwiml, emptyMessagingResponse, hangupTwiml, rejectTwiml } from './twiml.js';
+import { connectStreamTwiml, emptyMessagingResponse, rejectTwiml } from './twiml.js';
 
 /** A stream that does not present a valid `start` this soon after connecting is closed. */
 const START_TIMEOUT_MS = 10_000;
@@ -109,15 +109,16 @@ export default async function twilioRoutes(app: FastifyInstance, options: { serv
     return reply.code(204).send();
   });
 
-  /** A transfer's Dial: its target answered, or the Dial is over (its action), which ends the call. */
+  /**
+   * A transfer's Dial: its target answered, or the Dial is over (its action): the caller goes back
+   * to the agent on a new stream when the target was not reached, else the call ends.
+   */
   app.post('/twilio/dial', HIDDEN, async (request, reply) => {
     const callId = callIdOf(request);
     const account = callId ? await carrier.accountForCall(callId) : undefined;
     if (!signedBy(request, reply, account)) return reply;
-    const params = form(request).values;
-    carrier.dialCallback(callId!, params);
-    if (params.DialCallStatus !== undefined) return xml(reply, hangupTwiml());
-    return reply.code(204).send();
+    const twiml = carrier.dialCallback(callId!, form(request).values);
+    return twiml === undefined ? reply.code(204).send() : xml(reply, twiml);
   });
 
   app.post('/twilio/voice', HIDDEN, async (request, reply) => {
