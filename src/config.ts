@@ -4,6 +4,7 @@ import path from 'node:path';
 import { parseTrunk, type SipTrunk } from './domain/sip-trunk.js';
 import { TTS_VENDORS, type TtsVendor } from './domain/voices.js';
 import { ELEVENLABS_OUTPUT_FORMATS, type ElevenLabsOutputFormat } from './providers/tts/elevenlabs.js';
+import { DEFAULT_TWILIO_API_URL } from './carriers/twilio/client.js';
 
 /** Every setting Openline reads from the environment, validated once at start-up. */
 export interface Config {
@@ -414,6 +415,16 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('OPENLINE_METRICS_TOKEN', 'must be at least 16 characters long');
   }
   const requestTimeoutS = integer(env, 'OPENLINE_REQUEST_TIMEOUT_S', 120, 1, 3600);
+  const twilio = twilioAccount(env);
+  const twilioApiUrl = url(env, 'OPENLINE_TWILIO_API_URL', ['http:', 'https:']) ?? DEFAULT_TWILIO_API_URL;
+  // Twilio itself opens media streams to wss:// URLs only (error 31922): over http:// (or the
+  // localhost default, which it cannot reach anyway) every call would connect to silence.
+  if (twilio && twilioApiUrl === DEFAULT_TWILIO_API_URL && !publicUrl.startsWith('https:')) {
+    throw new ConfigError(
+      'OPENLINE_PUBLIC_URL',
+      'must be the https:// URL Twilio reaches Openline at when TWILIO_ACCOUNT_SID is set (Twilio streams call audio only to wss:// URLs)',
+    );
+  }
   return {
     port,
     host,
@@ -446,8 +457,8 @@ export function loadConfig(env: Env = process.env): Config {
     audioAheadMs: Math.floor(integer(env, 'OPENLINE_AUDIO_AHEAD_MS', 40, 0, 200) / 20) * 20,
     llm: llmConfig(env),
     speech: speechConfig(env),
-    twilio: twilioAccount(env),
-    twilioApiUrl: url(env, 'OPENLINE_TWILIO_API_URL', ['http:', 'https:']) ?? 'https://api.twilio.com',
+    twilio,
+    twilioApiUrl,
     twilioPhoneNumber: twilioPhoneNumber(env),
     sip: sipConfig(env),
     webrtc: webrtcConfig(env),

@@ -239,5 +239,13 @@ describe('Twilio configuration', () => {
     fails({ TWILIO_ACCOUNT_SID: 'AC123', TWILIO_AUTH_TOKEN: 'token' }, 'TWILIO_ACCOUNT_SID');
     fails({ TWILIO_PHONE_NUMBER: '415 555 0123' }, 'TWILIO_PHONE_NUMBER');
     fails({ OPENLINE_TWILIO_API_URL: 'ftp://x' }, 'OPENLINE_TWILIO_API_URL');
+    // Twilio opens media streams to wss:// URLs only (error 31922), and cannot reach localhost.
+    const account = { TWILIO_ACCOUNT_SID: sid, TWILIO_AUTH_TOKEN: 'token' };
+    fails(account, 'OPENLINE_PUBLIC_URL');
+    fails({ ...account, OPENLINE_PUBLIC_URL: 'http://voice.example.com' }, 'OPENLINE_PUBLIC_URL');
+    assert.equal(
+      loadConfig({ ...account, OPENLINE_PUBLIC_URL: 'https://voice.example.com' }).publicUrl,
+      'https://voice.example.com',
+    );
   });
 });
