@@ -1,4 +1,4 @@
-import { alawToMulaw, FRAME_MS, FRAME_SAMPLES, MULAW_SILENCE } from './audio.js';
+import { alawToMulaw, encodeMulaw, FRAME_MS, FRAME_SAMPLES, MULAW_SILENCE, SAMPLE_RATE, toFrames } from './audio.js';
 
 /** Gaps up to this many frames are filled with silence; longer ones are a new talk spurt. */
 const MAX_FILLED_FRAMES = 10;
@@ -31,6 +31,18 @@ export interface ReceivedRtp {
   payload: Buffer;
 }
 
+/** A codec beyond G.711 that RtpFrames takes packets of (Opus on a web call), decoded to 8 kHz PCM. */
+export interface RtpDecoder {
+  /** Its negotiated payload type. */
+  payloadType: number;
+  /** Its RTP clock, samples a second (48,000 for Opus). */
+  clockRate: number;
+  /** One packet's audio; null for a packet it cannot decode (taken as lost). */
+  decode(payload: Uint8Array): Int16Array | null;
+  /** `samples` of audio in place of packets lost just before the next one (the codec's concealment). */
+  conceal(samples: number): Int16Array;
+}
+
 /**
  * The receive side of G.711 over RTP, as every carrier that speaks it needs it (SIP's RTP, WebRTC):
  * PCMU (payload type 0) and PCMA (8) as the media port's 20 ms mu-law frames, with the small
@@ -39,6 +51,10 @@ export interface ReceivedRtp {
  * A far end that goes quiet on the wire (sends nothing while its user is silent) is heard as
  * silence in real time, so that whatever listens (the VAD, the end of a turn) hears the silence
  * it would have heard on a line that sends it.
+ *
+ * Given an RtpDecoder, packets of its payload type go the same way, decoded once they are known to
+ * be in order (a late packet is dropped undecoded, so the decoder's state follows the stream), their
+ * timestamps brought to 8 kHz, and a gap filled with the codec's concealment instead of silence.
  */
 export class RtpFrames {
   private expected: number | undefined;
@@ -57,10 +73,14 @@ export class RtpFrames {
   private quietFrames = 0;
   private closed = false;
 
+  /** The decoder's last RTP timestamp and the time since its first packet, in its clock's samples. */
+  private clock: { last: number; elapsed: number } | undefined;
+
   constructor(
     private readonly deliver: (frame: Buffer, timestampMs: number) => void,
     /** Milliseconds, monotonic; tests step it by hand and call fillQuiet(). */
     private readonly now: () => number = () => performance.now(),
+    private readonly decoder?: RtpDecoder,
   ) {}
 
   /**
@@ -92,7 +112,7 @@ export class RtpFrames {
    * not taken for a quiet line.
    */
   arrived(packet: Pick<ReceivedRtp, 'payloadType'>): void {
-    if (this.closed || (packet.payloadType !== 0 && packet.payloadType !== 8)) return;
+    if (this.closed || !this.takes(packet.payloadType)) return;
     if (this.lastArrival === undefined) {
       watched.add(this);
       watch ??= setInterval(fillQuietLines, FRAME_MS).unref();
@@ -101,19 +121,26 @@ export class RtpFrames {
     this.quietFrames = 0;
   }
 
-  /** Takes one packet; anything but PCMU and PCMA (comfort noise, codecs not negotiated) is ignored. */
+  private takes(payloadType: number): boolean {
+    return payloadType === 0 || payloadType === 8 || payloadType === this.decoder?.payloadType;
+  }
+
+  /**
+   * The decoder's RTP timestamp at 8 kHz, on a clock that wraps at 2^32 as G.711's does: the
+   * signed steps between packets are summed, so its own wrap (and a new stream's jump) carries over.
+   */
+  private telephoneTimestamp(timestamp: number, clockRate: number): number {
+    const clock = (this.clock ??= { last: timestamp, elapsed: 0 });
+    clock.elapsed += (timestamp - clock.last) | 0;
+    clock.last = timestamp;
+    return Math.round((clock.elapsed * SAMPLE_RATE) / clockRate) >>> 0;
+  }
+
+  /** Takes one packet; anything but PCMU, PCMA and the decoder's (comfort noise, codecs not negotiated) is ignored. */
   take(packet: ReceivedRtp): void {
-    let audio: Buffer;
-    if (this.closed) return;
-    // Audio in a buffer of our own (converted, joined) is delivered as it is; the packet's is copied.
-    let own: boolean;
-    if (packet.payloadType === 0) {
-      audio = packet.payload;
-      own = false;
-    } else if (packet.payloadType === 8) {
-      audio = alawToMulaw(packet.payload);
-      own = true;
-    } else return;
+    if (this.closed || !this.takes(packet.payloadType)) return;
+    const decoder = packet.payloadType === 0 || packet.payloadType === 8 ? undefined : this.decoder;
+    if (decoder) packet = { ...packet, timestamp: this.telephoneTimestamp(packet.timestamp, decoder.clockRate) };
     this.arrived(packet);
     let expected = this.expected;
     if (expected !== undefined && ((packet.sequence - expected) & 0xffff) >= 0x8000) {
@@ -133,11 +160,21 @@ export class RtpFrames {
     if (expected !== undefined) {
       const ahead = (packet.sequence - expected) & 0xffff;
       if (ahead > 0 && ahead <= MAX_FILLED_FRAMES) {
-        for (let i = 0; i < ahead; i++) this.emit(SILENT_FRAME, packet.timestamp - (ahead - i) * FRAME_SAMPLES, false);
+        const filled = decoder ? toFrames(decoder.conceal(ahead * FRAME_SAMPLES)) : [];
+        for (let i = 0; i < ahead; i++)
+          this.emit(filled[i] ?? SILENT_FRAME, packet.timestamp - (ahead - i) * FRAME_SAMPLES, filled[i] !== undefined);
         this.stats.filled += ahead;
       }
     }
     this.expected = (packet.sequence + 1) & 0xffff;
+    // Audio in a buffer of our own (converted, joined) is delivered as it is; the packet's is copied.
+    let audio: Buffer;
+    let own = true;
+    if (packet.payloadType === 0) {
+      audio = packet.payload;
+      own = false;
+    } else if (!decoder) audio = alawToMulaw(packet.payload);
+    else audio = encodeMulaw(decoder.decode(packet.payload) ?? decoder.conceal(FRAME_SAMPLES));
     let timestamp = packet.timestamp;
     // A tail kept from the previous packet goes first when this packet follows it on the clock.
     const rest = this.rest;

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { RtpFrames } from '../../src/media/rtp-frames.js';
-import { FRAME_SAMPLES, alawToMulaw, mulawToAlaw } from '../../src/media/audio.js';
+import { RtpFrames, type RtpDecoder } from '../../src/media/rtp-frames.js';
+import { FRAME_SAMPLES, alawToMulaw, decodeMulaw, linearToMulaw, mulawToAlaw } from '../../src/media/audio.js';
 
 /** A mu-law ramp: byte i of the stream is i mod 256, so lost or repeated samples show. */
 const stream = (samples: number) => Buffer.from(Array.from({ length: samples }, (_, i) => i % 256));
@@ -141,5 +141,71 @@ describe('RtpFrames: G.711 packets into 20 ms frames', () => {
     rtp.fillQuiet();
     talk(6, 3000 * 8 + FRAME_SAMPLES);
     assert.equal(frames.length, 13, 'nothing after close');
+  });
+});
+
+describe('RtpFrames: packets of a codec with a decoder (Opus at 48 kHz)', () => {
+  /**
+   * A stand-in codec: packet [n] is 20 ms of the level n * 100, concealment the level -1000; it
+   * counts what it was asked.
+   */
+  function fakeOpus() {
+    const calls = { decoded: [] as number[], concealed: [] as number[] };
+    const decoder: RtpDecoder = {
+      payloadType: 111,
+      clockRate: 48_000,
+      decode: (payload) => {
+        calls.decoded.push(payload[0]!);
+        return new Int16Array(FRAME_SAMPLES).fill(payload[0]! * 100);
+      },
+      conceal: (samples) => {
+        calls.concealed.push(samples);
+        return new Int16Array(samples).fill(-1000);
+      },
+    };
+    const frames: { frame: Buffer; ms: number }[] = [];
+    const rtp = new RtpFrames((frame, ms) => frames.push({ frame, ms }), undefined, decoder);
+    const take = (seq: number, n: number, timestamp = (0xffffe000 + n * 960) >>> 0) =>
+      rtp.take({ payloadType: 111, sequence: seq, timestamp, payload: Buffer.of(n) });
+    return { calls, frames, rtp, take };
+  }
+  const level = (frame: Buffer) => decodeMulaw(frame)[0];
+
+  it("decodes in order, on the packets' 48 kHz clock brought to 8 kHz, across its wrap", () => {
+    const { frames, take } = fakeOpus();
+    // 48 kHz timestamps from just before 2^32, 960 a packet: they wrap at the ninth.
+    for (let n = 0; n < 20; n++) take(n, n);
+    assert.equal(frames.length, 20);
+    assert.deepEqual(
+      frames.map((f) => f.ms),
+      frames.map((_, i) => i * 20),
+    );
+    assert.deepEqual(
+      frames.map((f) => level(f.frame)),
+      frames.map((_, i) => decodeMulaw(Buffer.of(linearToMulaw(i * 100)))[0]),
+    );
+  });
+
+  it('a late packet is dropped undecoded; a lost one is concealed by the codec, not silence', () => {
+    const { calls, frames, rtp, take } = fakeOpus();
+    for (const n of [0, 1, 2, 1, 5, 6]) take(n, n);
+    assert.deepEqual(calls.decoded, [0, 1, 2, 5, 6], 'the late packet never reached the decoder');
+    assert.deepEqual(calls.concealed, [2 * FRAME_SAMPLES], 'one concealment for the two lost packets');
+    assert.deepEqual(
+      frames.map((f) => f.ms),
+      [0, 20, 40, 60, 80, 100, 120],
+    );
+    assert.equal(level(frames[3]!.frame), decodeMulaw(Buffer.of(linearToMulaw(-1000)))[0]);
+    assert.equal(level(frames[4]!.frame), decodeMulaw(Buffer.of(linearToMulaw(-1000)))[0]);
+    assert.equal(rtp.stats.late, 1);
+    assert.equal(rtp.stats.filled, 2);
+  });
+
+  it("other payload types than G.711's and the decoder's are ignored", () => {
+    const { calls, frames, rtp } = fakeOpus();
+    rtp.take({ payloadType: 13, sequence: 0, timestamp: 0, payload: Buffer.of(1) });
+    rtp.take({ payloadType: 0, sequence: 1, timestamp: 160, payload: Buffer.alloc(FRAME_SAMPLES, 0xff) });
+    assert.deepEqual(calls.decoded, []);
+    assert.equal(frames.length, 1);
   });
 });
