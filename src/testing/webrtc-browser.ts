@@ -11,12 +11,31 @@ export interface BrowserPeer {
   sdp: string;
 }
 
-/** Makes a browser's offer: PCMU audio both ways and the data channel, its candidates gathered. */
-export async function browserPeer(): Promise<BrowserPeer> {
+/** What a browser's offer may carry, in its order: a browser's Opus (payload type 111, with in-band FEC), PCMU, PCMA. */
+export type OfferedCodec = 'opus' | 'PCMU' | 'PCMA';
+
+const OFFERED = {
+  opus: () =>
+    new RTCRtpCodecParameters({
+      mimeType: 'audio/opus',
+      clockRate: 48_000,
+      channels: 2,
+      payloadType: 111,
+      parameters: 'minptime=10;useinbandfec=1',
+    }),
+  PCMU: () => new RTCRtpCodecParameters({ mimeType: 'audio/PCMU', clockRate: 8000, channels: 1, payloadType: 0 }),
+  PCMA: () => new RTCRtpCodecParameters({ mimeType: 'audio/PCMA', clockRate: 8000, channels: 1, payloadType: 8 }),
+};
+
+/**
+ * Makes a browser's offer: audio both ways (PCMU unless `codecs` says otherwise) and the data
+ * channel, its candidates gathered.
+ */
+export async function browserPeer(codecs: readonly OfferedCodec[] = ['PCMU']): Promise<BrowserPeer> {
   const pc = new RTCPeerConnection({
     // One transport for audio and data, as browsers bundle them (werift leaves a second one open).
     bundlePolicy: 'max-bundle',
-    codecs: { audio: [new RTCRtpCodecParameters({ mimeType: 'audio/PCMU', clockRate: 8000, channels: 1 })] },
+    codecs: { audio: codecs.map((codec) => OFFERED[codec]()) },
     iceUseIpv6: false,
     // No STUN server (werift asks a public one by default): loopback only.
     iceServers: [],

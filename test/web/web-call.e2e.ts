@@ -9,13 +9,15 @@ import type { Browser, Page } from 'playwright-core';
 import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
 import { ensureDashboardBuilt, fakeMicrophoneArgs, launchChromium } from '../../src/testing/browser.js';
 import { FakeDeepgram } from '../../src/testing/fake-deepgram.js';
+import { rms } from '../../src/media/audio.js';
+import { parseWav } from '../../src/media/wav.js';
 
 type Json = Record<string, unknown>;
 
 /**
  * Web calls end to end in Debian's Chromium with a fake microphone (a WAV of espeak-ng speech):
  * a customer's page on another origin embeds the widget with a token from authorize, the browser
- * talks to the agent over WebRTC (ICE, DTLS-SRTP, PCMU), the Deepgram emulator hears the caller,
+ * talks to the agent over WebRTC (ICE, DTLS-SRTP, Opus), the Deepgram emulator hears the caller,
  * the agent answers, and the call's record has it all; the dashboard's "Talk to this agent" too.
  */
 describe('web calls in Chromium', () => {
@@ -220,6 +222,99 @@ describe('web calls in Chromium', () => {
       ['user', 'assistant'],
     );
     assert.equal(lines[1]!.text, 'I would like to book a table for two.');
+  });
+
+  it('a browser call carries Opus both ways: negotiated, heard by the server, recorded, played in the page', async () => {
+    // An inbound number's agent, which records its calls.
+    const bought = await t.request('POST', '/v1/inbound/purchase', {
+      area_code: '415',
+      prompt: 'You take table bookings for Luigi’s restaurant.',
+    });
+    const number = String(bought.body.phone_number);
+    const updated = await t.request('POST', `/v1/inbound/${encodeURIComponent(number)}`, { record: true });
+    assert.equal(updated.status, 200, JSON.stringify(updated.body));
+    const page = await newPage();
+    await trackPeers(page);
+    await page.goto(`${origin}/healthz`);
+    const result = (await page.evaluate(`(async () => {
+      const { startWebCall } = await import('${origin}/client/openline.js');
+      const call = await startWebCall({ apiKey: '${t.key}', phoneNumber: '${number}' });
+      let callId = null;
+      call.on('started', (event) => (callId = event.callId));
+      const lines = [];
+      // The caller speaks (the fake microphone), the agent answers.
+      await new Promise((resolve) => {
+        call.on('transcript', (line) => {
+          lines.push(line);
+          if (line.role === 'assistant' && lines.some((l) => l.role === 'user')) resolve();
+        });
+        setTimeout(resolve, 30000);
+      });
+      // What each direction's RTP carries, as the browser's WebRTC reports it.
+      const stats = {};
+      for (const pc of window.__openlinePeers) {
+        const reports = [...(await pc.getStats()).values()];
+        for (const report of reports) {
+          if ((report.type !== 'inbound-rtp' && report.type !== 'outbound-rtp') || report.kind !== 'audio') continue;
+          const codec = reports.find((r) => r.id === report.codecId);
+          stats[report.type] = {
+            mimeType: codec?.mimeType,
+            clockRate: codec?.clockRate,
+            sdpFmtpLine: codec?.sdpFmtpLine,
+            packets: report.packetsReceived ?? report.packetsSent,
+            energy: report.totalAudioEnergy,
+          };
+        }
+      }
+      call.stop();
+      return { callId, lines, stats };
+    })()`)) as {
+      callId: string | null;
+      lines: { role: string; text: string }[];
+      stats: Record<
+        'inbound-rtp' | 'outbound-rtp',
+        { mimeType: string; clockRate: number; sdpFmtpLine?: string; packets: number; energy?: number }
+      >;
+    };
+    await page.close();
+    const { stats } = result;
+    // Both directions are Opus at 48 kHz, with the answer's format parameters.
+    assert.equal(stats['outbound-rtp']?.mimeType, 'audio/opus', JSON.stringify(stats));
+    assert.equal(stats['inbound-rtp']?.mimeType, 'audio/opus', JSON.stringify(stats));
+    assert.equal(stats['inbound-rtp'].clockRate, 48000);
+    // What the page sends follows the answer's parameters: no in-band FEC the server cannot use.
+    assert.equal(stats['outbound-rtp'].sdpFmtpLine, 'minptime=10', JSON.stringify(stats));
+    // The agent's voice reached the page and played; the page's microphone reached the server.
+    assert.ok(stats['inbound-rtp'].packets > 50, `agent packets in the page: ${stats['inbound-rtp'].packets}`);
+    assert.ok((stats['inbound-rtp'].energy ?? 0) > 0, 'the agent is heard, not silence');
+    assert.ok(stats['outbound-rtp'].packets > 50, `microphone packets sent: ${stats['outbound-rtp'].packets}`);
+    // The server heard the caller through Opus (its recogniser hears voiced frames only), and answered.
+    const heard = result.lines.find((line) => line.role === 'user');
+    assert.match(String(heard?.text), /^I would like to book a table for two\./, JSON.stringify(result.lines));
+    assert.equal(result.lines.at(-1)?.role, 'assistant');
+
+    // The recording has both sides: the caller (decoded from Opus) left, the agent right.
+    const call = await waitForCall(t, result.callId!);
+    assert.equal(call.to, number);
+    const recording = await t.app.inject({
+      method: 'GET',
+      url: `/v1/calls/${result.callId!}/recording`,
+      headers: { authorization: t.key },
+    });
+    assert.equal(recording.statusCode, 200);
+    const wav = parseWav(recording.rawPayload);
+    assert.equal(wav.channels, 2);
+    const side = (channel: number) => wav.samples.filter((_, i) => i % 2 === channel);
+    const loudest = (pcm: Int16Array) => {
+      let best = 0;
+      for (let at = 0; at + 160 <= pcm.length; at += 160) best = Math.max(best, rms(pcm.subarray(at, at + 160)));
+      return best;
+    };
+    const caller = side(0);
+    const agent = side(1);
+    assert.ok(loudest(caller) > 1000, `the caller's loudest 20 ms in the recording: ${loudest(caller).toFixed(0)}`);
+    assert.ok(loudest(agent) > 1000, `the agent's loudest 20 ms in the recording: ${loudest(agent).toFixed(0)}`);
+    assert.deepEqual(pageErrors, []);
   });
 
   it('the dashboard talks to an agent with "Talk to this agent"', async () => {
