@@ -2,7 +2,8 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { RtpHeader, RtpPacket } from 'werift';
-import { browserPeer } from '../../src/testing/webrtc-browser.js';
+import { browserPeer, type OfferedCodec } from '../../src/testing/webrtc-browser.js';
+import { OpusCodec } from '../../src/media/opus.js';
 import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
 import { FakeDeepgram } from '../../src/testing/fake-deepgram.js';
 import { alawToLinear, decodeMulaw, encodeMulaw, MULAW_SILENCE, rms } from '../../src/media/audio.js';
@@ -27,8 +28,8 @@ function speech(ms: number): Buffer[] {
 }
 
 /**
- * Interruptions on a web call, with werift as the browser (ICE, DTLS-SRTP, PCMU, the data
- * channel): the person talks over the agent's first sentence 1.5 s after it starts, a whole
+ * Interruptions on a web call, with werift as the browser (ICE, DTLS-SRTP, PCMU or Opus, the
+ * data channel): the person talks over the agent's first sentence 1.5 s after it starts, a whole
  * sentence (the agent stops and the transcript keeps the words played) or an "uh huh" (the agent
  * goes on with the same sentence). The same rule as on SIP and Twilio (src/media/audio-leg.ts),
  * seen here on the audio the browser receives.
@@ -62,14 +63,19 @@ describe('web calls: a person talking over the agent', { skip: !HAS_PCAPS && `no
     words: Buffer[],
     said: string,
     done: (record: Json) => boolean,
+    codec: OfferedCodec = 'PCMU',
   ): Promise<{ record: Json; figures: Figures; first: string; voicedAfterOnset: number[] }> {
     dg.script(said);
-    const { pc, track, channel, sdp } = await browserPeer();
+    const { pc, track, channel, sdp } = await browserPeer([codec]);
+    // The browser's Opus: its microphone's encoder, its speaker's decoder.
+    const opus = codec === 'opus' ? { microphone: new OpusCodec(), speaker: new OpusCodec() } : undefined;
+    const played = (payload: Buffer) =>
+      opus ? (opus.speaker.decode(payload) ?? new Int16Array(0)) : decodeMulaw(payload);
     let firstVoiced: number | undefined;
     const voiced: number[] = [];
     pc.onTrack.subscribe((remote) =>
       remote.onReceiveRtp.subscribe((rtp) => {
-        if (rms(decodeMulaw(rtp.payload)) < VOICED_RMS) return;
+        if (rms(played(rtp.payload)) < VOICED_RMS) return;
         const now = performance.now();
         firstVoiced ??= now;
         voiced.push(now);
@@ -98,9 +104,10 @@ describe('web calls: a person talking over the agent', { skip: !HAS_PCAPS && `no
           onset ??= performance.now();
           frame = words[spoken++]!;
         }
-        track.writeRtp(new RtpPacket(new RtpHeader({ payloadType: 0, sequenceNumber: sequence, timestamp }), frame));
+        const header = new RtpHeader({ payloadType: opus ? 111 : 0, sequenceNumber: sequence, timestamp });
+        track.writeRtp(new RtpPacket(header, opus ? opus.microphone.encode(decodeMulaw(frame)) : frame));
         sequence = (sequence + 1) & 0xffff;
-        timestamp += 160;
+        timestamp += opus ? 960 : 160;
         next += 20;
         await new Promise((resolve) => setTimeout(resolve, Math.max(0, next - performance.now())));
       }
@@ -111,6 +118,8 @@ describe('web calls: a person talking over the agent', { skip: !HAS_PCAPS && `no
     channel.send(JSON.stringify({ type: 'hangup' }));
     await new Promise((resolve) => setTimeout(resolve, 50));
     await pc.close();
+    opus?.microphone.close();
+    opus?.speaker.close();
     const record = await waitForCall(t, id);
     const first = (record.transcripts as Json[]).find((x) => x.user === 'assistant');
     return {
@@ -121,18 +130,20 @@ describe('web calls: a person talking over the agent', { skip: !HAS_PCAPS && `no
     };
   }
 
-  it('a sentence over the agent: the browser hears it go quiet, the transcript keeps the words played', async () => {
-    const { figures, first, voicedAfterOnset } = await call(
-      speech(3000),
-      'Sorry, wait, I have a question about the address.',
-      (r) => (r.transcripts as Json[]).some((x) => x.user === 'user'),
-    );
-    assert.ok(first.endsWith('...') && LONG.startsWith(first.slice(0, -3)), first);
-    assert.ok(figures.held! >= 1 && figures.cut! >= 1, JSON.stringify(figures));
-    assert.ok(voicedAfterOnset.filter((ms) => ms < 0).length >= 25, 'the agent was speaking when the person started');
-    const talkedOn = voicedAfterOnset.filter((ms) => ms >= 500 && ms < 2500).length;
-    assert.ok(talkedOn <= 2, `the agent went quiet over the person: ${talkedOn} voiced frames after the onset`);
-  });
+  for (const codec of ['PCMU', 'opus'] as const)
+    it(`a sentence over the agent (${codec}): the browser hears it go quiet, the transcript keeps the words played`, async () => {
+      const { figures, first, voicedAfterOnset } = await call(
+        speech(3000),
+        'Sorry, wait, I have a question about the address.',
+        (r) => (r.transcripts as Json[]).some((x) => x.user === 'user'),
+        codec,
+      );
+      assert.ok(first.endsWith('...') && LONG.startsWith(first.slice(0, -3)), first);
+      assert.ok(figures.held! >= 1 && figures.cut! >= 1, JSON.stringify(figures));
+      assert.ok(voicedAfterOnset.filter((ms) => ms < 0).length >= 25, 'the agent was speaking when the person started');
+      const talkedOn = voicedAfterOnset.filter((ms) => ms >= 500 && ms < 2500).length;
+      assert.ok(talkedOn <= 2, `the agent went quiet over the person: ${talkedOn} voiced frames after the onset`);
+    });
 
   it('an "uh huh" over the agent: it pauses, then says the same sentence to its end', async () => {
     const { figures, first } = await call(speech(450), 'uh huh', (r) =>
