@@ -307,8 +307,13 @@ export async function normalizeCallSettings(
     summary_prompt: body.summary_prompt ?? null,
     analysis_prompt: body.analysis_prompt ?? null,
     analysis_schema: body.analysis_schema ?? null,
+    // Wrong types are the schema's errors (the request is refused); only strings are kept here.
     citation_schema_ids: [
-      ...new Set([...(body.citation_schema_ids ?? []), ...(body.citation_schema_id ? [body.citation_schema_id] : [])]),
+      ...new Set(
+        [...(Array.isArray(body.citation_schema_ids) ? body.citation_schema_ids : []), body.citation_schema_id].filter(
+          (id): id is string => typeof id === 'string' && id !== '',
+        ),
+      ),
     ],
     answered_by_enabled: body.answered_by_enabled === true || body.amd === true,
     warnings: voice.ok && voice.warning ? [voice.warning] : [],
