@@ -2,12 +2,12 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
+import { waitForCall, type TestApp } from '../../src/testing/harness.js';
 import { encodeWav, parseWav } from '../../src/media/wav.js';
 import { concatPcm, dbfs, resample, silence } from '../../src/media/audio.js';
 import { freeUdpPort } from '../../src/testing/ports.js';
+import { startSipApp, type SipTestApp } from './app.js';
 
 type Json = Record<string, unknown>;
 
@@ -96,6 +96,7 @@ function channels(file: string): { caller: Int16Array; agent: Int16Array } {
  * agent's voice in baresip's dump of what it received, Bob's voice on the call's recording.
  */
 describe('SIP with baresip as the phone', { skip: !HAS_BARESIP && 'baresip is not installed' }, () => {
+  let app: SipTestApp | undefined;
   let t: TestApp;
   let dir: string;
   let phone: string;
@@ -103,26 +104,17 @@ describe('SIP with baresip as the phone', { skip: !HAS_BARESIP && 'baresip is no
   let phonePort: number;
 
   before(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-baresip-'));
+    phonePort = await freeUdpPort();
+    app = await startSipApp('baresip', {
+      OPENLINE_SIP_TRUNK: `sip:127.0.0.1:${phonePort}`,
+      OPENLINE_RTP_PORTS: '32000-32999',
+    });
+    ({ t, dir, ourPort } = app);
     phone = path.join(dir, 'phone');
     fs.mkdirSync(phone);
     voiceFile(path.join(phone, 'voice.wav'));
-    ourPort = await freeUdpPort();
-    phonePort = await freeUdpPort();
-    t = await createTestApp({
-      env: {
-        DATA_DIR: dir,
-        OPENLINE_SIP_LISTEN: `127.0.0.1:${ourPort}`,
-        OPENLINE_SIP_TRUNK: `sip:127.0.0.1:${phonePort}`,
-        OPENLINE_RTP_PORTS: '32000-32999',
-      },
-    });
-    await t.services.startWorkers();
   });
-  after(async () => {
-    await t?.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => app?.close());
 
   /** A number of the account's whose agent greets callers, recording its calls. */
   const frontDesk = async (): Promise<string> => {

@@ -1,9 +1,8 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
+import { waitForCall, type TestApp } from '../../src/testing/harness.js';
 import { FakeDeepgram } from '../../src/testing/fake-deepgram.js';
 import { freeUdpPort } from '../../src/testing/ports.js';
 import {
@@ -18,6 +17,7 @@ import {
   trace,
   until,
 } from './sipp-run.js';
+import { startSipApp, type SipTestApp } from './app.js';
 
 type Json = Record<string, unknown>;
 type Figures = Record<string, number>;
@@ -97,32 +97,27 @@ describe(
       (!HAS_PCAPS && `no sipp pcaps in ${PCAPS}`),
   },
   () => {
+    let app: SipTestApp | undefined;
     let t: TestApp;
     let dg: FakeDeepgram;
     let dir: string;
     let trunkPort: number;
 
     before(async () => {
-      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-sip-barge-'));
       dg = await FakeDeepgram.start({ apiKey: 'dg-sip' });
       trunkPort = await freeUdpPort();
-      t = await createTestApp({
-        env: {
-          DATA_DIR: dir,
-          OPENLINE_SIP_LISTEN: `127.0.0.1:${await freeUdpPort()}`,
-          OPENLINE_SIP_TRUNK: `sip:127.0.0.1:${trunkPort}`,
-          OPENLINE_RTP_PORTS: '39700-39799',
-          DEEPGRAM_API_KEY: 'dg-sip',
-          OPENLINE_DEEPGRAM_URL: dg.url,
-        },
+      app = await startSipApp('sip-barge', {
+        OPENLINE_SIP_TRUNK: `sip:127.0.0.1:${trunkPort}`,
+        OPENLINE_RTP_PORTS: '39700-39799',
+        DEEPGRAM_API_KEY: 'dg-sip',
+        OPENLINE_DEEPGRAM_URL: dg.url,
       });
-      await t.services.startWorkers();
+      ({ t, dir } = app);
       pcapSpeechSlice(path.join(PCAPS, 'g711a.pcap'), path.join(dir, 'uh-huh.pcap'), 450);
     });
     after(async () => {
-      await t?.close();
+      await app?.close();
       await dg?.close();
-      fs.rmSync(dir, { recursive: true, force: true });
     });
 
     /** Places a call to sipp playing `pcap` 1.5 s into it; ends it once `done` holds; returns the record. */

@@ -1,12 +1,11 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
+import { waitForCall, type TestApp } from '../../src/testing/harness.js';
 import { FakeDeepgram } from '../../src/testing/fake-deepgram.js';
 import { freeUdpPort } from '../../src/testing/ports.js';
 import { HAS_SIPP, loudMs, recordingChannels, sipp, trace, until } from './sipp-run.js';
+import { startSipApp, type SipTestApp } from './app.js';
 
 type Json = Record<string, unknown>;
 
@@ -25,35 +24,30 @@ const OPENING =
  * as a real one does.
  */
 describe('SIP: a peer that echoes every packet back', { skip: !HAS_SIPP && 'sipp is not installed' }, () => {
+  let app: SipTestApp | undefined;
   let t: TestApp;
   let dg: FakeDeepgram;
   let dir: string;
   let trunkPort: number;
 
   before(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-sip-echo-'));
     dg = await FakeDeepgram.start({
       apiKey: 'dg-echo',
       transcripts: Array<string>(20).fill(OPENING),
       wordsAsHeard: true,
     });
     trunkPort = await freeUdpPort();
-    t = await createTestApp({
-      env: {
-        DATA_DIR: dir,
-        OPENLINE_SIP_LISTEN: `127.0.0.1:${await freeUdpPort()}`,
-        OPENLINE_SIP_TRUNK: `sip:127.0.0.1:${trunkPort}`,
-        OPENLINE_RTP_PORTS: '39800-39849',
-        DEEPGRAM_API_KEY: 'dg-echo',
-        OPENLINE_DEEPGRAM_URL: dg.url,
-      },
+    app = await startSipApp('sip-echo', {
+      OPENLINE_SIP_TRUNK: `sip:127.0.0.1:${trunkPort}`,
+      OPENLINE_RTP_PORTS: '39800-39849',
+      DEEPGRAM_API_KEY: 'dg-echo',
+      OPENLINE_DEEPGRAM_URL: dg.url,
     });
-    await t.services.startWorkers();
+    ({ t, dir } = app);
   });
   after(async () => {
-    await t?.close();
+    await app?.close();
     await dg?.close();
-    fs.rmSync(dir, { recursive: true, force: true });
   });
 
   // Without the session's own-words rule this failed about one run in three (3 of 8): the first

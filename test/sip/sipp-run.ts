@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { alawToLinear, dbfs } from '../../src/media/audio.js';
 import { parseWav } from '../../src/media/wav.js';
+import { freeUdpPort } from '../../src/testing/ports.js';
 
 /** The sipp scenarios of the SIP tests. */
 export const SCENARIOS = path.resolve('test/sip/scenarios');
@@ -38,6 +39,24 @@ export function sipp(args: string[], dir: string, name: string, calls = 1): Sipp
   );
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return { child, exit, log };
+}
+
+/**
+ * sipp as a caller over UDP: `scenario` (a file of SCENARIOS, or sipp's built-in `uac`) calls
+ * `number` at Openline's SIP port `ourPort` from a free port of its own; `extra` adds media and
+ * timing arguments (`-mp`, `-d`, `-rtp_echo`, ...).
+ */
+export async function sippCaller(
+  scenario: string,
+  number: string,
+  ourPort: number,
+  extra: string[],
+  dir: string,
+  name: string,
+): Promise<Sipp> {
+  const script = scenario === 'uac' ? ['-sn', 'uac'] : ['-sf', path.join(SCENARIOS, scenario)];
+  const own = ['-i', '127.0.0.1', '-p', String(await freeUdpPort())];
+  return sipp([...script, `127.0.0.1:${ourPort}`, ...own, '-s', number, ...extra], dir, name);
 }
 
 /** sipp's message trace (and its error log), for assertions and failure reports. */

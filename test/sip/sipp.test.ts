@@ -2,14 +2,14 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
+import { waitForCall, type TestApp } from '../../src/testing/harness.js';
 import { parseWav } from '../../src/media/wav.js';
 import { alawToMulaw, dbfs, mulawToAlaw } from '../../src/media/audio.js';
 import { parseRtp, writeRtp, type RtpPacket } from '../../src/carriers/sip/rtp.js';
 import { freeUdpPort } from '../../src/testing/ports.js';
-import { HAS_SIPP, SCENARIOS, sipp, trace, until } from './sipp-run.js';
+import { HAS_SIPP, SCENARIOS, sipp, sippCaller, trace, until } from './sipp-run.js';
+import { startSipApp, type SipTestApp } from './app.js';
 
 type Json = Record<string, unknown>;
 
@@ -23,29 +23,21 @@ describe(
   'SIP with sipp as the trunk and as the caller',
   { skip: !HAS_SIPP && 'sipp is not installed (apt-get install sip-tester)' },
   () => {
+    let app: SipTestApp | undefined;
     let t: TestApp;
     let dir: string;
     let trunkPort: number;
     let ourPort: number;
 
     before(async () => {
-      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-sip-'));
       trunkPort = await freeUdpPort();
-      ourPort = await freeUdpPort();
-      t = await createTestApp({
-        env: {
-          DATA_DIR: dir,
-          OPENLINE_SIP_LISTEN: `127.0.0.1:${ourPort}`,
-          OPENLINE_SIP_TRUNK: `sip:alice:s3cret@127.0.0.1:${trunkPort}`,
-          OPENLINE_RTP_PORTS: '30000-30999',
-        },
+      app = await startSipApp('sip', {
+        OPENLINE_SIP_TRUNK: `sip:alice:s3cret@127.0.0.1:${trunkPort}`,
+        OPENLINE_RTP_PORTS: '30000-30999',
       });
-      await t.services.startWorkers();
+      ({ t, dir, ourPort } = app);
     });
-    after(async () => {
-      await t?.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    });
+    after(() => app?.close());
 
     async function call(body: Json): Promise<string> {
       const r = await t.request('POST', '/v1/calls', { task: 'Confirm the appointment tomorrow.', ...body });
@@ -440,23 +432,11 @@ describe(
       });
       assert.equal(bought.status, 200, JSON.stringify(bought.body));
       const number = String(bought.body.phone_number);
-      const caller = sipp(
-        [
-          '-sn',
-          'uac',
-          `127.0.0.1:${ourPort}`,
-          '-i',
-          '127.0.0.1',
-          '-p',
-          String(await freeUdpPort()),
-          '-s',
-          number.slice(1),
-          '-d',
-          '4000',
-          '-rtp_echo',
-          '-mp',
-          '31030',
-        ],
+      const caller = await sippCaller(
+        'uac',
+        number.slice(1),
+        ourPort,
+        ['-d', '4000', '-rtp_echo', '-mp', '31030'],
         dir,
         'inbound',
       );

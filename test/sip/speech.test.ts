@@ -1,9 +1,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
+import { waitForCall, type TestApp } from '../../src/testing/harness.js';
 import { FakeDeepgram } from '../../src/testing/fake-deepgram.js';
 import { alawToLinear } from '../../src/media/audio.js';
 import { freeUdpPort } from '../../src/testing/ports.js';
@@ -16,9 +14,11 @@ import {
   recordingChannels,
   rtpPayloads,
   sipp,
+  sippCaller,
   trace,
   until,
 } from './sipp-run.js';
+import { startSipApp, type SipTestApp } from './app.js';
 
 type Json = Record<string, unknown>;
 
@@ -38,6 +38,7 @@ describe(
       (!HAS_PCAPS && `no sipp pcaps in ${PCAPS}`),
   },
   () => {
+    let app: SipTestApp | undefined;
     let t: TestApp;
     let dg: FakeDeepgram;
     let dir: string;
@@ -47,33 +48,26 @@ describe(
     let spokenMs: number;
 
     before(async () => {
-      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-sip-speech-'));
       dg = await FakeDeepgram.start({
         apiKey: 'dg-sip',
         transcripts: ['I would like to book a cleaning for Thursday.'],
       });
       trunkPort = await freeUdpPort();
-      ourPort = await freeUdpPort();
-      t = await createTestApp({
-        env: {
-          DATA_DIR: dir,
-          OPENLINE_SIP_LISTEN: `127.0.0.1:${ourPort}`,
-          OPENLINE_SIP_TRUNK: `sip:127.0.0.1:${trunkPort}`,
-          OPENLINE_RTP_PORTS: '39200-39499',
-          DEEPGRAM_API_KEY: 'dg-sip',
-          OPENLINE_DEEPGRAM_URL: dg.url,
-        },
+      app = await startSipApp('sip-speech', {
+        OPENLINE_SIP_TRUNK: `sip:127.0.0.1:${trunkPort}`,
+        OPENLINE_RTP_PORTS: '39200-39499',
+        DEEPGRAM_API_KEY: 'dg-sip',
+        OPENLINE_DEEPGRAM_URL: dg.url,
       });
-      await t.services.startWorkers();
+      ({ t, dir, ourPort } = app);
       const speech = Int16Array.from(Buffer.concat(rtpPayloads(path.join(PCAPS, 'g711a.pcap'))), (byte) =>
         alawToLinear(byte),
       );
       spokenMs = loudMs(speech, 8000);
     });
     after(async () => {
-      await t?.close();
+      await app?.close();
       await dg?.close();
-      fs.rmSync(dir, { recursive: true, force: true });
     });
 
     /** Waits for the key on the transcript, hangs up, and checks what the agent heard. */
@@ -128,23 +122,7 @@ describe(
       assert.equal(bought.status, 200, JSON.stringify(bought.body));
       const number = String(bought.body.phone_number);
       dg.script('Do you have anything on Friday morning?');
-      const caller = sipp(
-        [
-          '-sf',
-          path.join(SCENARIOS, 'speech-uac.xml'),
-          `127.0.0.1:${ourPort}`,
-          '-i',
-          '127.0.0.1',
-          '-p',
-          String(await freeUdpPort()),
-          '-s',
-          number.slice(1),
-          '-mp',
-          '39610',
-        ],
-        dir,
-        'speech-uac',
-      );
+      const caller = await sippCaller('speech-uac.xml', number.slice(1), ourPort, ['-mp', '39610'], dir, 'speech-uac');
       let id: string | undefined;
       await until('the call on record', async () => {
         const list = await t.request('GET', `/v1/calls?inbound=true&to_number=${encodeURIComponent(number)}`);

@@ -1,14 +1,13 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
+import { waitForCall, type TestApp } from '../../src/testing/harness.js';
 import { freeUdpPort } from '../../src/testing/ports.js';
 import { RtpSession, writeRtp } from '../../src/carriers/sip/rtp.js';
 import type { MediaEvent } from '../../src/media/transport.js';
 import { HAS_SIPP, SCENARIOS, sipp, trace, until } from './sipp-run.js';
+import { startSipApp, type SipTestApp } from './app.js';
 
 /**
  * Session timers (RFC 4028) and early media against sipp as the trunk: Openline refreshes a
@@ -17,29 +16,21 @@ import { HAS_SIPP, SCENARIOS, sipp, trace, until } from './sipp-run.js';
  * answer.
  */
 describe('SIP session timers and early media', { skip: !HAS_SIPP && 'sipp is not installed' }, () => {
+  let app: SipTestApp | undefined;
   let t: TestApp;
   let dir: string;
   let trunkPort: number;
   let ourPort: number;
 
   before(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-sip-timers-'));
     trunkPort = await freeUdpPort();
-    ourPort = await freeUdpPort();
-    t = await createTestApp({
-      env: {
-        DATA_DIR: dir,
-        OPENLINE_SIP_LISTEN: `127.0.0.1:${ourPort}`,
-        OPENLINE_SIP_TRUNK: `sip:127.0.0.1:${trunkPort}`,
-        OPENLINE_RTP_PORTS: '38000-38999',
-      },
+    app = await startSipApp('sip-timers', {
+      OPENLINE_SIP_TRUNK: `sip:127.0.0.1:${trunkPort}`,
+      OPENLINE_RTP_PORTS: '38000-38999',
     });
-    await t.services.startWorkers();
+    ({ t, dir, ourPort } = app);
   });
-  after(async () => {
-    await t?.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => app?.close());
 
   const uas = (scenario: string, mediaPort: number) =>
     sipp(

@@ -2,15 +2,12 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import dgram from 'node:dgram';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { loadConfig } from '../../src/config.js';
-import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
+import { waitForCall, type TestApp } from '../../src/testing/harness.js';
 import { freeUdpPort } from '../../src/testing/ports.js';
 import { cseqOf, type SipMessage, type SipRequest, type SipResponse } from '../../src/carriers/sip/message.js';
 import { SipEndpoint, type Responder } from '../../src/carriers/sip/endpoint.js';
 import { until } from './sipp-run.js';
+import { startSipApp, type SipTestApp } from './app.js';
 import { audioSdp, isRequest, udpCaller, udpPeer, type UdpPeer } from './udp-peer.js';
 
 type Json = Record<string, unknown>;
@@ -24,28 +21,23 @@ const T1_MS = 20;
  * request for a dialog that is gone, a challenge to a BYE).
  */
 describe('SIP transactions and dialogs', () => {
+  let app: SipTestApp | undefined;
   let t: TestApp;
-  let dir: string;
   let trunk: UdpPeer;
   let ourPort: number;
 
   before(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-sip-transactions-'));
     trunk = await udpPeer();
-    ourPort = await freeUdpPort();
-    const env = {
-      DATA_DIR: dir,
-      OPENLINE_SIP_LISTEN: `127.0.0.1:${ourPort}`,
-      OPENLINE_SIP_TRUNK: `sip:alice:s3cret@127.0.0.1:${trunk.port}`,
-      OPENLINE_RTP_PORTS: '34000-34199',
-    };
-    t = await createTestApp({ env, config: { sip: { ...loadConfig(env).sip, t1Ms: T1_MS } } });
-    await t.services.startWorkers();
+    app = await startSipApp(
+      'sip-transactions',
+      { OPENLINE_SIP_TRUNK: `sip:alice:s3cret@127.0.0.1:${trunk.port}`, OPENLINE_RTP_PORTS: '34000-34199' },
+      T1_MS,
+    );
+    ({ t, ourPort } = app);
   });
   after(async () => {
-    await t?.close();
+    await app?.close();
     trunk?.close();
-    fs.rmSync(dir, { recursive: true, force: true });
   });
 
   async function call(to: string, body: Json = {}): Promise<string> {

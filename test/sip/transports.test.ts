@@ -15,6 +15,7 @@ import { SipEndpoint } from '../../src/carriers/sip/endpoint.js';
 import type { CallRequest } from '../../src/schemas/call-request.js';
 import { serialize, type SipMessage } from '../../src/carriers/sip/message.js';
 import { HAS_SIPP, sipp, trace, until } from './sipp-run.js';
+import { startSipApp, type SipTestApp } from './app.js';
 import { streamPeer } from './udp-peer.js';
 
 type Json = Record<string, unknown>;
@@ -42,29 +43,21 @@ async function rtpSink(): Promise<{ socket: dgram.Socket; port: number; packets:
  * framing, keep-alives and the drop of a malformed stream, connections closed when idle.
  */
 describe('SIP over TCP', { skip: !HAS_SIPP && 'sipp is not installed (apt-get install sip-tester)' }, () => {
+  let app: SipTestApp | undefined;
   let t: TestApp;
   let dir: string;
   let trunkPort: number;
   let ourPort: number;
 
   before(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-sip-tcp-'));
     trunkPort = await freeTcpPort();
-    ourPort = await freeUdpPort();
-    t = await createTestApp({
-      env: {
-        DATA_DIR: dir,
-        OPENLINE_SIP_LISTEN: `127.0.0.1:${ourPort}`,
-        OPENLINE_SIP_TRUNK: `sip:127.0.0.1:${trunkPort};transport=tcp`,
-        OPENLINE_RTP_PORTS: '33000-33999',
-      },
+    app = await startSipApp('sip-tcp', {
+      OPENLINE_SIP_TRUNK: `sip:127.0.0.1:${trunkPort};transport=tcp`,
+      OPENLINE_RTP_PORTS: '33000-33999',
     });
-    await t.services.startWorkers();
+    ({ t, dir, ourPort } = app);
   });
-  after(async () => {
-    await t?.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => app?.close());
 
   it('outbound over TCP: sipp answers and echoes the audio, our BYE goes on the same connection', async () => {
     const peer = sipp(

@@ -1,15 +1,12 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import { loadConfig } from '../../src/config.js';
-import { createTestApp, waitForCall, type TestApp } from '../../src/testing/harness.js';
+import { waitForCall, type TestApp } from '../../src/testing/harness.js';
 import { freeUdpPort } from '../../src/testing/ports.js';
 import type { SipMessage, SipResponse } from '../../src/carriers/sip/message.js';
-import { HAS_SIPP, SCENARIOS, sipp, trace, until } from './sipp-run.js';
+import { HAS_SIPP, sippCaller, trace, until } from './sipp-run.js';
+import { startSipApp, type SipTestApp } from './app.js';
 import { audioSdp, streamPeer, udpCaller } from './udp-peer.js';
 
 type Json = Record<string, unknown>;
@@ -22,25 +19,16 @@ const T1_MS = 20;
  * (RFC 3262), and what carriers send around them, from a peer speaking raw SIP.
  */
 describe('SIP calls in: what trunks send', () => {
+  let app: SipTestApp | undefined;
   let t: TestApp;
   let dir: string;
   let ourPort: number;
 
   before(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openline-sip-uas-'));
-    ourPort = await freeUdpPort();
-    const env = {
-      DATA_DIR: dir,
-      OPENLINE_SIP_LISTEN: `127.0.0.1:${ourPort}`,
-      OPENLINE_RTP_PORTS: '34400-34599',
-    };
-    t = await createTestApp({ env, config: { sip: { ...loadConfig(env).sip, t1Ms: T1_MS } } });
-    await t.services.startWorkers();
+    app = await startSipApp('sip-uas', { OPENLINE_RTP_PORTS: '34400-34599' }, T1_MS);
+    ({ t, dir, ourPort } = app);
   });
-  after(async () => {
-    await t?.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => app?.close());
 
   const caller = () => udpCaller(t, ourPort);
   const response = (callId: string, cseq: string, status?: number) => (m: SipMessage) =>
@@ -101,21 +89,11 @@ describe('SIP calls in: what trunks send', () => {
     async () => {
       const { number, peer } = await caller();
       peer.close();
-      const run = sipp(
-        [
-          '-sf',
-          path.join(SCENARIOS, 'prack-uac.xml'),
-          `127.0.0.1:${ourPort}`,
-          '-i',
-          '127.0.0.1',
-          '-p',
-          String(await freeUdpPort()),
-          '-s',
-          number,
-          '-rtp_echo',
-          '-mp',
-          String(await freeUdpPort()),
-        ],
+      const run = await sippCaller(
+        'prack-uac.xml',
+        number,
+        ourPort,
+        ['-rtp_echo', '-mp', String(await freeUdpPort())],
         dir,
         'prack-uac',
       );
