@@ -305,6 +305,6 @@ export class WebhookService {
 
   /** Streamed events still being sent (shutdown waits for them). */
   async drain(): Promise<void> {
-    await Promise.allSettled([...this.eventChains.values()]);
+    await Promise.allSettled([...this.eventChains.values()].map((chain) => chain.tail));
   }
 }
