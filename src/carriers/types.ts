@@ -60,8 +60,9 @@ export interface SpeakResult {
 /**
  * How a transfer went. `endedBy`: a carrier that bridged the call to the target itself (SIP when
  * REFER is refused) resolves only when the bridge ends, naming who ended it. `resumed`: the
- * transfer failed and the far end is on the line with the agent again (Twilio puts the caller
- * back on the call's media after a Dial that reached nobody): the conversation goes on.
+ * transfer failed and the far end is on the line with the agent (Twilio puts the caller back on
+ * the call's media after a Dial that reached nobody; SIP and the sandbox keep them on it while
+ * the target rings): the conversation goes on.
  */
 export type TransferResult =
   { ok: true; endedBy?: 'USER' | 'ASSISTANT' } | { ok: false; reason: string; resumed?: boolean };

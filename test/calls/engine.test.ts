@@ -140,6 +140,8 @@ for (const storage of ['sqlite', 'postgres'] as const)
         number: '0100',
         body: { task: 'Transfer the caller to billing.', transfer_phone_number: '+14155550111' },
         expect: { queue_status: 'call_error', answered_by: 'human', error: /Transfer to \+14155550111 failed/ },
+        // The caller is still on the line: the agent tells them and goes on.
+        says: /agent-action: Transfer to \+14155550111 failed[^]*assistant: I'm sorry, I couldn't transfer your call/,
       },
       { number: '0112', expect: { queue_status: 'complete', answered_by: 'human' }, says: /user: .*meaning to call/ },
       // A person's "not available" is the person's line, not a recording's.

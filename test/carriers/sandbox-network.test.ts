@@ -258,7 +258,7 @@ describe('sandbox network: transfers, 555-0110 and 0111', () => {
     const { agent, network } = await call('+14155550100');
     await agent.hear(/Hello/);
     const result = await agent.leg.transfer('+14155550111');
-    assert.deepEqual(result, { ok: false, reason: 'The transfer target could not be reached' });
+    assert.deepEqual(result, { ok: false, reason: 'The transfer target could not be reached', resumed: true });
     assert.equal(network.transfers[0]?.result.ok, false);
     await agent.say('Sorry about that. Goodbye!');
     await agent.hear(/goodbye/i);
@@ -266,7 +266,11 @@ describe('sandbox network: transfers, 555-0110 and 0111', () => {
 
   it('a busy target fails the transfer too', async () => {
     const { agent } = await call('+14155550100');
-    assert.deepEqual(await agent.leg.transfer('+14155550105'), { ok: false, reason: 'The transfer target is busy' });
+    assert.deepEqual(await agent.leg.transfer('+14155550105'), {
+      ok: false,
+      reason: 'The transfer target is busy',
+      resumed: true,
+    });
   });
 });
 

@@ -7,6 +7,7 @@ import { waitForCall, type TestApp } from '../../src/testing/harness.js';
 import { parseWav } from '../../src/media/wav.js';
 import { alawToMulaw, dbfs, mulawToAlaw } from '../../src/media/audio.js';
 import { parseRtp, writeRtp, type RtpPacket } from '../../src/carriers/sip/rtp.js';
+import { TRANSFER_FAILED_LINE } from '../../src/agent/offline.js';
 import { freeUdpPort } from '../../src/testing/ports.js';
 import { HAS_SIPP, SCENARIOS, sipp, sippCaller, trace, until } from './sipp-run.js';
 import { startSipApp, type SipTestApp } from './app.js';
@@ -201,6 +202,19 @@ describe(
       return String(created.body.pathway_id);
     }
 
+    /** Waits until the agent, its transfer failed, tells the person called (who is still on the line). */
+    const agentSaysTransferFailed = (id: string, ms?: number) =>
+      until(
+        'the agent to say the transfer failed',
+        async () => {
+          const record = (await t.request('GET', `/v1/calls/${id}`)).body;
+          return ((record.transcripts ?? []) as Json[]).some(
+            (x) => x.user === 'assistant' && x.text === TRANSFER_FAILED_LINE,
+          );
+        },
+        ms,
+      );
+
     /** A UDP socket standing for a phone's RTP: what it receives, and a 20 ms stream of one payload it can send. */
     async function rtpPeer() {
       const socket = dgram.createSocket('udp4');
@@ -358,12 +372,14 @@ describe(
       }
     });
 
-    it('outbound: a refused REFER to a busy target: the transfer failed, nobody transferred', async () => {
+    it('outbound: a refused REFER to a busy target: the transfer failed, the person called is back with the agent, who says so', async () => {
       const pathwayId = await transferPathway('+14155550111');
       const caller = await rtpPeer();
       try {
         const peer = await referBridge('refer-busy', 31070, caller.port, caller.port);
         const id = await call({ phone_number: '+14155551241', pathway_id: pathwayId, max_duration: 1 });
+        await agentSaysTransferFailed(id);
+        assert.equal((await t.request('POST', `/v1/calls/${id}/stop`)).status, 200);
         const record = await waitForCall(t, id);
         assert.equal(await peer.exit, 0, trace(peer));
         assert.match(trace(peer), /INVITE sip:\+14155550111@[\s\S]*SIP\/2\.0 486 Busy Here/);
@@ -383,7 +399,9 @@ describe(
         // The person called stays on the line (their RTP keeps the call from timing out meanwhile).
         await until('the call answered', async () => trace(peer).includes('INVITE sip:+14155551244@'));
         caller.stream(offeredPort(trace(peer), '+14155551244'), 0, Buffer.alloc(160, 0xff));
-        const record = await waitForCall(t, id, t.key, 60_000);
+        await agentSaysTransferFailed(id, 60_000);
+        assert.equal((await t.request('POST', `/v1/calls/${id}/stop`)).status, 200);
+        const record = await waitForCall(t, id);
         assert.equal(await peer.exit, 0, trace(peer));
         const log = trace(peer);
         assert.match(log, /INVITE sip:\+14155550113@[\s\S]*SIP\/2\.0 180 Ringing[\s\S]*CANCEL sip:\+14155550113@/);

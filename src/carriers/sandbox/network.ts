@@ -103,6 +103,12 @@ export type CallerLookup = (number: string) => Promise<Persona | undefined>;
 type RingOutcome =
   { status: 'answered' } | { status: 'no-answer' } | { status: 'busy' } | { status: 'failed'; reason: string };
 
+/** Why a transfer target that did not answer was not reached. */
+function failedTransfer(outcome: Exclude<RingOutcome, { status: 'answered' }>): string {
+  if (outcome.status === 'failed') return outcome.reason;
+  return outcome.status === 'busy' ? 'The transfer target is busy' : 'The transfer target did not answer';
+}
+
 export class SandboxNetwork implements Carrier {
   /**
    * Calls that name no `from` come from the sandbox's own numbers, +1 415 555-1200..1209 (outside
@@ -298,7 +304,8 @@ export class SandboxNetwork implements Carrier {
 
   /**
    * A transfer asked by our audio leg: the network dials `to`'s persona; if it answers, the caller
-   * is handed to it (off our line, which then closes) and our end is done.
+   * is handed to it (off our line, which then closes) and our end is done; if not, the caller is
+   * still on the line with the agent (`resumed`).
    */
   private async transferAudio(call: SandboxCall, to: string): Promise<TransferResult> {
     const persona = this.personas.forNumber(to);
@@ -311,12 +318,7 @@ export class SandboxNetwork implements Carrier {
       ? { ok: false, reason: 'The call ended before the transfer completed' }
       : outcome.status === 'answered'
         ? { ok: true }
-        : outcome.status === 'failed'
-          ? { ok: false, reason: outcome.reason }
-          : {
-              ok: false,
-              reason: outcome.status === 'busy' ? 'The transfer target is busy' : 'The transfer target did not answer',
-            };
+        : { ok: false, reason: failedTransfer(outcome), resumed: true };
     this.transfers.push({ callId: call.callId, at: this.clock.now(), to, personaId: persona.id, result });
     if (this.transfers.length > this.maxCalls) this.transfers.shift();
     this.note(call, 'network', 'transfer', result.ok ? `connected to ${to}` : `failed: ${result.reason}`);
@@ -368,7 +370,8 @@ export class SandboxNetwork implements Carrier {
 
   /**
    * Our end asks to hand the far end to `to`: the network dials `to`'s persona; if it answers,
-   * the far end is connected to it and our end is done.
+   * the far end is connected to it and our end is done; if not, the far end is still on the line
+   * with ours (`resumed`).
    */
   private async transfer(call: SandboxCall, end: SandboxLegEnd, to: string): Promise<TransferResult> {
     const persona = this.personas.forNumber(to);
@@ -382,13 +385,8 @@ export class SandboxNetwork implements Carrier {
       result = { ok: false, reason: 'The call ended before the transfer completed' };
     } else if (outcome.status === 'answered') {
       result = { ok: true };
-    } else if (outcome.status === 'failed') {
-      result = { ok: false, reason: outcome.reason };
     } else {
-      result = {
-        ok: false,
-        reason: outcome.status === 'busy' ? 'The transfer target is busy' : 'The transfer target did not answer',
-      };
+      result = { ok: false, reason: failedTransfer(outcome), resumed: true };
     }
     this.transfers.push({ callId: call.callId, at: this.clock.now(), to, personaId: persona.id, result });
     if (this.transfers.length > this.maxCalls) this.transfers.shift();

@@ -856,7 +856,8 @@ export class SipCarrier implements Carrier {
    * calls), and once answered the two calls' RTP relayed to each other (src/carriers/sip/rtp.ts
    * bridge): the agent neither hears nor speaks from then on. Resolves when the bridge ends, with
    * who ended it (the person called: USER; the transfer target: ASSISTANT), the other leg getting
-   * BYE; or, when the target is busy, does not answer or fails, with the failure.
+   * BYE; or, when the target is busy, does not answer or fails, with the failure, the person called
+   * still talking with the agent (`resumed`).
    */
   private async bridgeTo(dialog: Dialog, to: string, request: CallRequest, callId: string): Promise<TransferResult> {
     const stop = new AbortController();
@@ -874,7 +875,9 @@ export class SipCarrier implements Carrier {
     if (placed.status !== 'answered') {
       const why =
         placed.status === 'failed' ? placed.reason : placed.status === 'busy' ? 'the line was busy' : 'nobody answered';
-      return { ok: false, reason: dialog.ended ? 'the caller hung up' : `REFER refused, and calling ${to}: ${why}` };
+      if (dialog.ended) return { ok: false, reason: 'the caller hung up' };
+      // The person called is still on the line with the agent, who tells them and goes on.
+      return { ok: false, reason: `REFER refused, and calling ${to}: ${why}`, resumed: true };
     }
     const target = placed.dialog;
     if (dialog.ended) {
