@@ -144,21 +144,24 @@ export async function authorizeRoutes(app: Api, services: Services): Promise<voi
 }
 
 /**
- * A web call token's grant for one call from a page of `origin` (with `agentId` when the page
- * names one), or the error answering it: 401 unknown, expired, used up or for another agent, 403
- * from a page of an origin it is not for, 429 over its rate.
+ * Starts the call a web call token grants a page of `origin` (with `agentId` when the page names
+ * one): `start` with the grant, or the error answering the token: 401 unknown, expired, used up or
+ * for another agent, 403 from a page of an origin it is not for, 429 over its rate. A single-use
+ * token whose call does not start stays good (WebCallTokenStore.spend).
  */
-async function redeemToken(
+async function withToken<T>(
   services: Services,
   token: string,
-  origin: string | undefined,
-  agentId?: string,
-): Promise<RedeemedToken> {
-  const result = await services.webCallTokens.redeem(token, {
-    ...(origin !== undefined && { origin }),
-    ...(agentId !== undefined && { agentId }),
-  });
-  if (!('refused' in result)) return result;
+  presented: { origin: string | undefined; agentId?: string | undefined },
+  start: (grant: RedeemedToken) => Promise<T>,
+): Promise<T> {
+  const { origin, agentId } = presented;
+  const result = await services.webCallTokens.spend(
+    token,
+    { ...(origin !== undefined && { origin }), ...(agentId !== undefined && { agentId }) },
+    start,
+  );
+  if ('started' in result) return result.started;
   if (result.refused === 'agent') throw new ApiError('UNAUTHORIZED', 'agent is not the agent the token was issued for');
   if (result.refused === 'origin')
     throw new ApiError('FORBIDDEN', `token is not valid on pages of ${origin ?? 'no origin'}: see its allowed_origins`);
@@ -227,26 +230,28 @@ export async function webCallRoutes(app: Api, services: Services): Promise<void>
     },
     async (request) => {
       const body = request.body;
-      let accountId: string;
-      let target: WebCallTarget;
-      let requestData = body.request_data;
+      const start = (accountId: string, target: WebCallTarget, requestData: Record<string, unknown> | undefined) =>
+        services.webCalls.start({ accountId, target, offer: body.sdp, ...(requestData && { requestData }) });
+      let started: { callId: string; sdp: string };
       if (body.token !== undefined) {
-        const grant = await redeemToken(services, body.token, request.headers.origin);
-        accountId = grant.accountId;
-        target = { agentId: grant.agentId };
-        // A token may be public (a reusable one in a page any visitor loads): the page adds
-        // variables, but those the token was made with stay as the back end set them.
-        requestData = { ...(requestData ?? {}), ...(grant.requestData ?? {}) };
+        started = await withToken(services, body.token, { origin: request.headers.origin }, (grant) =>
+          // A token may be public (a reusable one in a page any visitor loads): the page adds
+          // variables, but those the token was made with stay as the back end set them.
+          start(
+            grant.accountId,
+            { agentId: grant.agentId },
+            { ...(body.request_data ?? {}), ...(grant.requestData ?? {}) },
+          ),
+        );
       } else {
         const key = bearerless(request.headers.authorization);
         if (!key)
           throw new ApiError('UNAUTHORIZED', 'Missing API key: send it in the authorization header, or a token');
         const account = await accountOfKey(services.accounts, key);
         if (!account) throw new ApiError('UNAUTHORIZED', 'Invalid API key');
-        accountId = account.id;
         const named = [body.agent_id, body.phone_number, body.pathway_id].filter((x) => x !== undefined);
         if (named.length !== 1) throw validationError(['give exactly one of agent_id, phone_number or pathway_id']);
-        target =
+        const target: WebCallTarget =
           body.agent_id !== undefined
             ? { agentId: body.agent_id }
             : body.phone_number !== undefined
@@ -255,13 +260,8 @@ export async function webCallRoutes(app: Api, services: Services): Promise<void>
                   pathwayId: body.pathway_id!,
                   ...(body.pathway_version !== undefined && { pathwayVersion: body.pathway_version }),
                 };
+        started = await start(account.id, target, body.request_data);
       }
-      const started = await services.webCalls.start({
-        accountId,
-        target,
-        offer: body.sdp,
-        ...(requestData && { requestData }),
-      });
       return { status: 'success' as const, call_id: started.callId, sdp: started.sdp };
     },
   );
@@ -298,10 +298,12 @@ export async function agentSocketRoute(app: FastifyInstance, options: { services
       const token = request.query.token;
       if (!token)
         return refuse(new ApiError('UNAUTHORIZED', 'token is required: a token from POST /v1/agents/{id}/authorize'));
-      void (async () => {
-        const grant = await redeemToken(services, token, request.headers.origin, request.query.agent || undefined);
-        if (socket.readyState !== socket.OPEN) return;
-        await services.webCalls.startSocket(
+      const presented = { origin: request.headers.origin, agentId: request.query.agent || undefined };
+      withToken(services, token, presented, async (grant) => {
+        // The page left while the token was looked at: no call, and the token stays good.
+        if (socket.readyState !== socket.OPEN)
+          throw new ApiError('BAD_REQUEST', 'the socket closed before the call started');
+        return services.webCalls.startSocket(
           {
             accountId: grant.accountId,
             target: { agentId: grant.agentId },
@@ -310,7 +312,7 @@ export async function agentSocketRoute(app: FastifyInstance, options: { services
           socket,
           sampleRate,
         );
-      })().catch((error: unknown) => {
+      }).catch((error: unknown) => {
         if (!(error instanceof ApiError)) request.log.warn({ err: error }, 'web-agent socket failed');
         refuseSocket(socket, error);
       });

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { Clock } from '../clock.js';
 import { hashApiKey } from '../security/secrets.js';
-import type { Database } from './types.js';
+import type { Database, WebCallTokensTable } from './types.js';
 import { fromJson } from './json.js';
 import { countInWindow } from './rate-windows.js';
 
@@ -95,6 +95,39 @@ export class WebCallTokenStore {
     token: string,
     presented: { origin?: string; agentId?: string } = {},
   ): Promise<RedeemedToken | TokenRefusal> {
+    const taken = await this.take(token, presented);
+    return 'refused' in taken ? taken : taken.grant;
+  }
+
+  /**
+   * Redeems the token (as redeem) for `start`, the call it grants. A single-use token whose call
+   * does not start (`start` throws: an offer it cannot answer, the account's call limit, a server
+   * shutting down, a page that left first) is put back as it was, good for another try.
+   */
+  async spend<T>(
+    token: string,
+    presented: { origin?: string; agentId?: string },
+    start: (grant: RedeemedToken) => Promise<T>,
+  ): Promise<{ started: T } | TokenRefusal> {
+    const taken = await this.take(token, presented);
+    if ('refused' in taken) return taken;
+    try {
+      return { started: await start(taken.grant) };
+    } catch (error) {
+      if (!taken.row.reusable)
+        await this.db
+          .insertInto('web_call_tokens')
+          .values(taken.row)
+          .onConflict((c) => c.doNothing())
+          .execute();
+      throw error;
+    }
+  }
+
+  private async take(
+    token: string,
+    presented: { origin?: string; agentId?: string },
+  ): Promise<{ grant: RedeemedToken; row: Selectable<WebCallTokensTable> } | TokenRefusal> {
     const hash = hashApiKey(token);
     const now = this.clock.now();
     const row = await this.db
@@ -115,11 +148,12 @@ export class WebCallTokenStore {
       const taken = await this.db.deleteFrom('web_call_tokens').where('token_hash', '=', hash).executeTakeFirst();
       if (Number(taken.numDeletedRows) === 0) return { refused: 'unknown' };
     }
-    return {
+    const grant = {
       accountId: row.account_id,
       agentId: row.agent_id,
       requestData: fromJson<Record<string, unknown> | null>(row.request_data, null),
     };
+    return { grant, row };
   }
 
   /** Ends every token of the account's agent at once (a reusable one that leaked); resolves with how many. */

@@ -213,11 +213,20 @@ describe('web calls over the socket: the account’s call limit', () => {
       const token = async () => String((await t.request('POST', `/v1/agents/${agentId}/authorize`)).body.token);
       const first = await connect(origin, `agent=${agentId}&token=${await token()}`);
       await waitFor('the first call', () => first.texts.find((m) => m.type === 'callID'));
-      const second = await connect(origin, `agent=${agentId}&token=${await token()}`);
+      const spare = await token();
+      const second = await connect(origin, `agent=${agentId}&token=${spare}`);
       const refused = await second.closed;
       assert.equal(refused.code, 1013);
       assert.match(refused.reason, /limit of concurrent calls/);
       first.socket.close();
+      // The refused page's token was not used up: it starts a call once the first one is over.
+      await waitFor('the first call to end', async () => {
+        const calls = (await t.request('GET', '/v1/calls')).body.calls as { completed: boolean }[];
+        return calls.every((c) => c.completed) || undefined;
+      });
+      const third = await connect(origin, `agent=${agentId}&token=${spare}`);
+      await waitFor('the call with the spared token', () => third.texts.find((m) => m.type === 'callID'));
+      third.socket.close();
     } finally {
       await t.close();
     }

@@ -147,6 +147,24 @@ describe('web calls: WebRTC settings and tokens', () => {
     }
   });
 
+  it('a single-use token whose call does not start (an offer it cannot answer) is not used up', async () => {
+    const t = await createTestApp();
+    try {
+      const agent = await t.request('POST', '/v1/agents', { prompt: 'Hi' });
+      const agentId = (agent.body.agent as { agent_id: string }).agent_id;
+      const token = String((await t.request('POST', `/v1/agents/${agentId}/authorize`)).body.token);
+      const tryCall = async () => (await t.request('POST', '/v1/web-calls', { token, sdp: 'v=0' }, { as: null })).body;
+      for (let i = 0; i < 2; i++) assert.match(JSON.stringify(await tryCall()), /sdp offers no audio/, `try ${i + 1}`);
+      assert.equal((await t.services.storage.db.selectFrom('web_call_tokens').selectAll().execute()).length, 1);
+      // Taken by the call it starts: then it is used up.
+      const grant = await t.services.webCallTokens.spend(token, {}, () => Promise.resolve('started'));
+      assert.deepEqual(grant, { started: 'started' });
+      assert.match(JSON.stringify(await tryCall()), /already used/);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('a reusable token starts calls until it expires, at its rate, from its origins only; revoke ends it', async () => {
     let now = new Date('2026-11-25T10:00:00Z');
     const clock = new ScaledClock(1);
