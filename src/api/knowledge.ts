@@ -133,7 +133,7 @@ async function readUpload(request: FastifyRequest): Promise<Upload> {
 async function createFromUpload(request: FastifyRequest, services: Services): Promise<KnowledgeBase> {
   const { fields, file } = await readUpload(request);
   if (!file) throw validationError(['file is required: the document to read (multipart/form-data)']);
-  const kind = documentKind(file.name, file.type);
+  const kind = documentKind(file.name, file.type, file.data);
   if (!kind)
     throw validationError([
       `file "${file.name}" is not a kind Openline reads: send a PDF, a Word document (.docx) or a text file (.txt, .md, .csv, .json)`,

@@ -28,14 +28,37 @@ export class UnreadableDocument extends Error {
   override readonly name = 'UnreadableDocument';
 }
 
-/** What a file is, by its name first and its content type second; undefined: not a kind Openline reads. */
-export function documentKind(filename: string, mimetype: string): DocumentKind | undefined {
+/**
+ * What a file is, by its name first, its content type second and, when neither tells (a name
+ * without a known extension sent as application/octet-stream, as Go's multipart writer sends every
+ * file), by its first bytes; undefined: not a kind Openline reads.
+ */
+export function documentKind(filename: string, mimetype: string, data: Buffer): DocumentKind | undefined {
   const type = mimetype.toLowerCase().split(';')[0]!.trim();
   if (/\.pdf$/i.test(filename) || type === 'application/pdf') return 'pdf';
   if (/\.docx$/i.test(filename) || type === DOCX_TYPE) return 'docx';
   if (/\.x?html?$/i.test(filename) || type === 'text/html' || type === 'application/xhtml+xml') return 'html';
   if (TEXT_EXTENSIONS.test(filename) || type.startsWith('text/') || type === 'application/json') return 'text';
+  if (type === '' || type === 'application/octet-stream' || type === 'binary/octet-stream') return sniffedKind(data);
   return undefined;
+}
+
+/** The first bytes a text file is told by: valid UTF-8 without control characters but tab and line ends. */
+const SNIFF_BYTES = 4096;
+
+function sniffedKind(data: Buffer): DocumentKind | undefined {
+  const head = data.subarray(0, SNIFF_BYTES);
+  if (head.subarray(0, 5).toString('latin1') === '%PDF-') return 'pdf';
+  // A Word file is a zip archive; one that is not Word is refused when it is read.
+  if (head.subarray(0, 4).equals(Buffer.from([0x50, 0x4b, 0x03, 0x04]))) return 'docx';
+  if (head.some((byte) => (byte < 0x20 && (byte < 0x09 || byte > 0x0d)) || byte === 0x7f)) return undefined;
+  try {
+    // stream: a character cut at the end of the sample is not an error.
+    const text = new TextDecoder('utf-8', { fatal: true }).decode(head, { stream: true });
+    return /^\s*(<!doctype html|<html)/i.test(text) ? 'html' : 'text';
+  } catch {
+    return undefined;
+  }
 }
 
 const tooMuchText = () =>

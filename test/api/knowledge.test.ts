@@ -203,6 +203,32 @@ for (const storage of ['sqlite', 'postgres'] as const)
       assert.match(String((file.body.data as Record<string, unknown>).vector_id), /^KB-/);
     });
 
+    it('reads a file sent under a name with no extension as application/octet-stream by what it holds', async () => {
+      // Go's multipart.CreateFormFile (a Terraform provider of the hosted API uses it) names no type.
+      const generic = (data: Buffer) => ({ name: 'knowledge_base_file', type: 'application/octet-stream', data });
+      const files = [
+        generic(Buffer.from(FAQ)),
+        generic(pdfDocument(['Saturday hours: 10 am to 2 pm.'])),
+        generic(await docxDocument(['Saturday hours: 10 am to 2 pm.'])),
+      ];
+      for (const file of files) {
+        const r = await upload(
+          '/v1/knowledgebases/upload',
+          await form({ name: 'Generic', description: 'Hours' }, file),
+        );
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        const id = String((r.body.data as Record<string, unknown>).vector_id);
+        const got = await t.request('GET', `/v1/knowledgebases/${id}`, undefined, {
+          headers: { 'include-text': 'true' },
+        });
+        assert.match(String((got.body.data as Record<string, unknown>).text), /Saturday/);
+      }
+      const image = generic(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]));
+      const refused = await upload('/v1/knowledgebases/upload', await form({ name: 'Image' }, image));
+      assert.equal(refused.status, 400);
+      assert.match((refused.body.errors as string[])[0]!, /^file "knowledge_base_file" is not a kind Openline reads/);
+    });
+
     it('keeps each account to its own knowledge bases', async () => {
       const mine = await t.request('POST', '/v1/knowledge/learn', { name: 'Private', text: FAQ });
       const id = String((mine.body.data as Record<string, unknown>).id);

@@ -78,14 +78,26 @@ describe('knowledge base search', () => {
 });
 
 describe('knowledge base documents', () => {
-  it('knows a file by its name first and its content type second', () => {
-    assert.equal(documentKind('faq.PDF', 'application/octet-stream'), 'pdf');
-    assert.equal(documentKind('blob', 'application/pdf'), 'pdf');
-    assert.equal(documentKind('notes.docx', ''), 'docx');
-    assert.equal(documentKind('prices.csv', 'application/octet-stream'), 'text');
-    assert.equal(documentKind('blob', 'text/plain; charset=utf-8'), 'text');
-    assert.equal(documentKind('photo.jpg', 'image/jpeg'), undefined);
-    assert.equal(documentKind('old.doc', 'application/msword'), undefined);
+  it('knows a file by its name first, its content type second and its first bytes last', () => {
+    const none = Buffer.alloc(0);
+    assert.equal(documentKind('faq.PDF', 'application/octet-stream', none), 'pdf');
+    assert.equal(documentKind('blob', 'application/pdf', none), 'pdf');
+    assert.equal(documentKind('notes.docx', '', none), 'docx');
+    assert.equal(documentKind('prices.csv', 'application/octet-stream', none), 'text');
+    assert.equal(documentKind('blob', 'text/plain; charset=utf-8', none), 'text');
+    assert.equal(documentKind('photo.jpg', 'image/jpeg', none), undefined);
+    assert.equal(documentKind('old.doc', 'application/msword', none), undefined);
+    // Neither the name nor the type tells: the content does.
+    const generic = (data: string | number[]) =>
+      documentKind('file', 'application/octet-stream', Buffer.from(data as string));
+    assert.equal(generic('%PDF-1.7\n'), 'pdf');
+    assert.equal(generic([0x50, 0x4b, 0x03, 0x04, 20, 0]), 'docx');
+    assert.equal(generic('  <!DOCTYPE html><html><body>Hours</body></html>'), 'html');
+    assert.equal(generic('Hours: 9 to 5.\r\n\tClosed on Sundays. Café, 日本'), 'text');
+    assert.equal(generic([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), undefined);
+    assert.equal(generic([0x68, 0x69, 0xc3]), 'text', 'a character cut at the end of the sample');
+    assert.equal(generic([0x68, 0xff, 0x69]), undefined, 'not UTF-8');
+    assert.equal(documentKind('photo', 'image/png', Buffer.from('text')), undefined, 'a type that tells is believed');
   });
 
   it('tidies text: line ends, spaces, blank lines, control characters', () => {
