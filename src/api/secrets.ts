@@ -191,23 +191,24 @@ export default async function routes(app: Api, services: Services): Promise<void
     },
   );
 
-  app.patch(
-    '/secrets/:id',
-    {
-      attachValidation: true,
-      schema: {
-        tags,
-        summary: 'Rename a secret, or give it a new value or config',
-        params: IdParams,
-        body: SecretUpdate,
-        response: {
-          200: Type.Object({ data: Type.Object({ secret: SecretView }), errors: Type.Null() }),
-          ...errorResponses,
-          409: errorResponses[400],
-        },
+  // PATCH as documented; POST as the hosted API updates its other resources (and clients send it).
+  app.route({
+    method: ['PATCH', 'POST'],
+    url: '/secrets/:id',
+    attachValidation: true,
+    schema: {
+      tags,
+      summary: 'Rename a secret, or give it a new value or config',
+      description: 'POST does the same as PATCH.',
+      params: IdParams,
+      body: SecretUpdate,
+      response: {
+        200: Type.Object({ data: Type.Object({ secret: SecretView }), errors: Type.Null() }),
+        ...errorResponses,
+        409: errorResponses[400],
       },
     },
-    async (request) => {
+    handler: async (request) => {
       assertValid(request);
       const content = contentOf(request.body, false);
       const result = await services.vault.update(request.account.id, await idOf(request), {
@@ -218,7 +219,7 @@ export default async function routes(app: Api, services: Services): Promise<void
       if (!result) throw notFound('Secret');
       return { data: { secret: view(result) }, errors: null };
     },
-  );
+  });
 
   app.delete(
     '/secrets/:id',

@@ -274,6 +274,23 @@ describe('requests of programs written for the hosted API', () => {
     );
   });
 
+  it('POST /v1/secrets/{id} updates a secret as PATCH does (the hosted API updates with POST)', async () => {
+    const created = await t.request('POST', '/v1/secrets', { name: 'tf_token', value: 'first' });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    const id = String((created.body.data as Record<string, unknown>).secret_id);
+    const updated = await t.request('POST', `/v1/secrets/${id}`, { name: 'tf_token_2', value: 'second' });
+    assert.equal(updated.status, 200, JSON.stringify(updated.body));
+    const secret = (updated.body.data as { secret: Record<string, unknown> }).secret;
+    assert.equal(secret.id, id);
+    assert.equal(secret.reference, '{{secrets.tf_token_2}}');
+    assert.ok(!JSON.stringify(updated.body).includes('second'), 'the value is never shown');
+    const foreign = await t.request('POST', `/v1/secrets/${id}`, { name: 'theirs' }, { as: t.otherKey });
+    assert.equal(foreign.status, 404);
+    const empty = await t.request('POST', `/v1/secrets/${id}`, {});
+    assert.equal(empty.status, 400);
+    assert.equal((await t.request('DELETE', `/v1/secrets/${id}`)).status, 200);
+  });
+
   it('the flat voicemail fields win over the voicemail object, and a bad action in it is named', async () => {
     const both = await t.request('POST', '/v1/calls', {
       phone_number: '+14155550100',
