@@ -610,15 +610,22 @@ function vectorRoutes(app: Api, services: Services, base: string, hide: boolean)
         tags,
         hide,
         summary: 'List knowledge bases (older API)',
+        description: 'The list is `vectors`, at the top and under `data` (where clients of the hosted API read it).',
         response: {
-          200: Type.Object({ status: Type.Literal('success'), vectors: Type.Array(VectorSchema) }),
+          200: Type.Object({
+            status: Type.Literal('success'),
+            vectors: Type.Array(VectorSchema),
+            data: Type.Object({ vectors: Type.Array(VectorSchema) }),
+            errors: Type.Null(),
+          }),
           ...errorResponses,
         },
       },
     },
     async (request) => {
       const { kbs } = await services.knowledge.list(request.account.id, { offset: 0, limit: 1000 });
-      return { status: 'success' as const, vectors: kbs.map((kb) => vectorOf(kb).data) };
+      const vectors = kbs.map((kb) => vectorOf(kb).data);
+      return { status: 'success' as const, vectors, data: { vectors }, errors: null };
     },
   );
 

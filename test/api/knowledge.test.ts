@@ -185,6 +185,9 @@ for (const storage of ['sqlite', 'postgres'] as const)
 
         const listed = await t.request('GET', base);
         assert.ok((listed.body.vectors as { vector_id: string }[]).some((v) => v.vector_id === id));
+        // And under data, where clients of the hosted API read the list.
+        assert.deepEqual((listed.body.data as Record<string, unknown>).vectors, listed.body.vectors);
+        assert.equal(listed.body.errors, null);
         // The same knowledge base under the newer routes.
         assert.equal((await t.request('GET', `/v1/knowledge/${id}`)).status, 200);
 
