@@ -189,27 +189,94 @@ export default async function routes(app: Api, services: Services): Promise<void
     async (request) => {
       const { call_id: callId, schema_id: schemaId } = request.body;
       const call = await endedCall(services, request.account.id, callId);
-      let schema: CitationSchema | undefined;
-      if (schemaId !== undefined) {
-        schema = await services.citationSchemas.get(request.account.id, schemaId);
-        if (!schema) throw validationError(['schema_id is not a citation schema of this account']);
-      }
+      const schema = schemaId === undefined ? undefined : await schemaOf(services, request.account.id, schemaId);
       const fields = schema?.schema ?? call.request.analysis_schema;
       if (!fields) throw validationError(['schema_id is required: the call has no analysis_schema of its own']);
-      if (Object.keys(fields).length === 0)
-        throw validationError(['schema_id names a citation schema with no fields yet']);
-      if (!services.postCall.hasModel)
-        throw new ApiError(
-          'PROVIDER_UNAVAILABLE',
-          'No language model is configured to analyze calls: set OPENAI_API_KEY or OPENLINE_LLM_BASE_URL',
-        );
-      try {
-        const analysis = await services.postCall.extract(call, fields);
-        return { data: { call_id: call.id, schema_id: schema?.id ?? null, analysis }, errors: null };
-      } catch (error) {
-        if (!(error instanceof LlmError)) throw error;
-        throw new ApiError('PROVIDER_UNAVAILABLE', `The language model failed: ${errorMessage(error)}`);
-      }
+      const analysis = await extracting(services, fields, () => services.postCall.extract(call, fields));
+      return { data: { call_id: call.id, schema_id: schema?.id ?? null, analysis }, errors: null };
     },
   );
+
+  app.post(
+    '/sms/analyze',
+    {
+      schema: {
+        tags,
+        summary: 'Extract fields from an SMS conversation',
+        description:
+          'Fills the fields of a citation schema from the messages of an SMS conversation, with the configured ' +
+          'language model, and answers as the hosted API does. `extracted_variables` is `{}` when the model’s ' +
+          'answers never fit the fields; `citations` is always empty.',
+        body: Type.Object(
+          { conversation_id: Type.String({ minLength: 1 }), schema_id: Type.String({ minLength: 1 }) },
+          { additionalProperties: true },
+        ),
+        response: {
+          200: Type.Object({
+            data: Type.Object({
+              status: Type.Literal('success'),
+              conversation_id: Type.String(),
+              schema_id: Type.String(),
+              schema_name: Type.String(),
+              variables_extracted: Type.Integer({ description: 'Fields the conversation told (not null)' }),
+              extracted_variables: FreeObject(),
+              citations: Type.Array(FreeObject()),
+              messages_processed: Type.Integer(),
+            }),
+            errors: Type.Array(Type.String(), { maxItems: 0 }),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const { conversation_id: conversationId, schema_id: schemaId } = request.body;
+      const conversation = await services.smsConversations.get(request.account.id, conversationId);
+      if (!conversation) throw notFound('Conversation');
+      const schema = await schemaOf(services, request.account.id, schemaId);
+      const extracted =
+        (await extracting(services, schema.schema, () =>
+          services.postCall.extractFromTexts(conversation.id, conversation.messages, schema.schema),
+        )) ?? {};
+      return {
+        data: {
+          status: 'success' as const,
+          conversation_id: conversation.id,
+          schema_id: schema.id,
+          schema_name: schema.name,
+          variables_extracted: Object.values(extracted).filter((value) => value !== null && value !== undefined).length,
+          extracted_variables: extracted,
+          citations: [],
+          messages_processed: conversation.messages.length,
+        },
+        errors: [],
+      };
+    },
+  );
+}
+
+/** The account's citation schema named by schema_id (a 400 naming it otherwise). */
+async function schemaOf(services: Services, accountId: string, schemaId: string): Promise<CitationSchema> {
+  const schema = await services.citationSchemas.get(accountId, schemaId);
+  if (!schema) throw validationError(['schema_id is not a citation schema of this account']);
+  return schema;
+}
+
+/**
+ * Runs an extraction of fields with the language model: a 400 when there are no fields yet, a 503
+ * when no model is configured or the model fails.
+ */
+async function extracting<T>(services: Services, fields: Record<string, unknown>, run: () => Promise<T>): Promise<T> {
+  if (Object.keys(fields).length === 0) throw validationError(['schema_id names a citation schema with no fields yet']);
+  if (!services.postCall.hasModel)
+    throw new ApiError(
+      'PROVIDER_UNAVAILABLE',
+      'No language model is configured to analyze calls or texts: set OPENAI_API_KEY or OPENLINE_LLM_BASE_URL',
+    );
+  try {
+    return await run();
+  } catch (error) {
+    if (!(error instanceof LlmError)) throw error;
+    throw new ApiError('PROVIDER_UNAVAILABLE', `The language model failed: ${errorMessage(error)}`);
+  }
 }

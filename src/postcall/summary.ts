@@ -222,32 +222,56 @@ export class PostCallService {
     return text.trim() || null;
   }
 
-  /**
-   * Fills analysis_schema: asks for JSON, validates it against the schema derived from the hints,
-   * and asks once more (with the validation errors) when it does not fit. Null if it still fails.
-   */
-  private async analyzeSchema(
+  /** Fills analysis_schema from a call's transcript; null when the model's answers never fit. */
+  private analyzeSchema(
     row: Call,
     transcripts: TranscriptRow[],
     request: Partial<CallRequest>,
     hints: Record<string, unknown>,
   ): Promise<Record<string, unknown> | null> {
+    return this.fillFields(
+      {
+        subject: 'a phone call made by an AI voice agent',
+        conversation: this.transcriptMessage(row, transcripts),
+        model: this.model(request),
+        unit: 'call',
+        guidance: request.analysis_prompt ?? undefined,
+        log: { call_id: row.id },
+      },
+      hints,
+    );
+  }
+
+  /**
+   * Fills fields (name to type hint) from a conversation: asks for JSON, validates it against the
+   * schema derived from the hints, and asks once more (with the validation errors) when it does
+   * not fit. Null if it still fails.
+   */
+  private async fillFields(
+    about: {
+      subject: string;
+      /** What the conversation is called in the instructions: "call" or "conversation". */
+      unit: string;
+      conversation: ChatMessage;
+      model: string;
+      guidance?: string | undefined;
+      log: Record<string, string>;
+    },
+    hints: Record<string, unknown>,
+  ): Promise<Record<string, unknown> | null> {
     const schema = schemaFromHints(hints);
     const validate: ValidateFunction = ajv.compile(schema);
     const system = [
-      'You extract structured data from a phone call made by an AI voice agent.',
+      `You extract structured data from ${about.subject}.`,
       'Reply with one JSON object only, no prose, that matches this JSON Schema:',
       JSON.stringify(schema),
-      'Use null for a field the call does not tell.',
+      `Use null for a field the ${about.unit} does not tell.`,
     ];
-    if (request.analysis_prompt) system.push(`Guidance from the business: ${request.analysis_prompt}`);
-    const messages: ChatMessage[] = [
-      { role: 'system', content: system.join('\n') },
-      this.transcriptMessage(row, transcripts),
-    ];
+    if (about.guidance) system.push(`Guidance from the business: ${about.guidance}`);
+    const messages: ChatMessage[] = [{ role: 'system', content: system.join('\n') }, about.conversation];
     let reason = '';
     for (let attempt = 1; attempt <= 2; attempt++) {
-      const text = await this.ask(messages, this.model(request), true);
+      const text = await this.ask(messages, about.model, true);
       const value = parseJsonObject(text);
       if (value && validate(value)) return value;
       reason = value ? `does not match the schema: ${describeErrors(validate.errors)}` : 'is not a JSON object';
@@ -257,10 +281,34 @@ export class PostCallService {
       );
     }
     this.d.log?.warn(
-      { call_id: row.id, reason },
+      { ...about.log, reason },
       `post-call analysis discarded: the model's answer ${reason} (after one retry); analysis is null`,
     );
     return null;
+  }
+
+  /**
+   * POST /v1/sms/analyze: fills a schema of fields from an SMS conversation's messages, as
+   * extract() does from a call. Null when the model's answers never fit; throws LlmError or
+   * AnalysisError when no model answers.
+   */
+  async extractFromTexts(
+    conversationId: string,
+    messages: readonly { sender: 'USER' | 'AGENT'; message: string }[],
+    hints: Record<string, unknown>,
+  ): Promise<Record<string, unknown> | null> {
+    if (!this.d.llm) throw new AnalysisError('no language model configured');
+    const lines = messages.map((m) => `${m.sender}: ${m.message}`).join('\n') || '(no messages)';
+    return this.fillFields(
+      {
+        subject: 'an SMS conversation between a person (USER) and an AI agent (AGENT)',
+        unit: 'conversation',
+        conversation: { role: 'user', content: `Messages, oldest first:\n${lines}` },
+        model: this.model({}),
+        log: { conversation_id: conversationId },
+      },
+      hints,
+    );
   }
 
   /**

@@ -126,4 +126,56 @@ describe('POST /v1/calls/analyze: a citation schema applied to an ended call (cl
     const unknown = await t.request('POST', '/v1/calls/analyze', { call_id: callId, schema_id: 'CS-nope' });
     assert.match(JSON.stringify(unknown.body.errors), /schema_id is not a citation schema of this account/);
   });
+
+  it('POST /v1/sms/analyze fills a schema’s fields from an SMS conversation, in the hosted answer', async () => {
+    const schema = await t.request('POST', '/v1/citation_schemas', {
+      name: 'Appointment',
+      schema: { confirmed: 'boolean', day: 'string' },
+    });
+    const schemaId = String((schema.body.data as Json).id);
+    const number = String((await t.request('POST', '/v1/inbound/purchase', { area_code: '415' })).body.phone_number);
+    const said = async (sender: string, message: string) =>
+      (
+        await t.request('POST', '/v1/sms/create', {
+          user_number: '+14155550100',
+          agent_number: number,
+          sender,
+          message,
+        })
+      ).body.data as Json;
+    const { conversation_id: conversationId } = await said('AGENT', 'Can you confirm Thursday at 3pm?');
+    await said('USER', 'Yes, Thursday works.');
+    const seen = fake.requests.length;
+    const r = await t.request('POST', '/v1/sms/analyze', { conversation_id: conversationId, schema_id: schemaId });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.deepEqual(r.body, {
+      data: {
+        status: 'success',
+        conversation_id: conversationId,
+        schema_id: schemaId,
+        schema_name: 'Appointment',
+        variables_extracted: 2,
+        extracted_variables: { confirmed: true, day: '2026-12-03' },
+        citations: [],
+        messages_processed: 2,
+      },
+      errors: [],
+    });
+    const asked = fake.requests.slice(seen).find((q) => String(q.body.messages[0]?.content).startsWith('You extract'));
+    assert.match(String(asked?.body.messages[1]?.content), /USER: Yes, Thursday works\./);
+
+    const foreign = await t.request(
+      'POST',
+      '/v1/sms/analyze',
+      { conversation_id: conversationId, schema_id: schemaId },
+      { as: t.otherKey },
+    );
+    assert.equal(foreign.status, 404);
+    const unknown = await t.request('POST', '/v1/sms/analyze', { conversation_id: conversationId, schema_id: 'CS-no' });
+    assert.equal(unknown.status, 400);
+    assert.match(JSON.stringify(unknown.body.errors), /schema_id is not a citation schema of this account/);
+    const missing = await t.request('POST', '/v1/sms/analyze', {});
+    assert.equal(missing.status, 400);
+    assert.match(JSON.stringify(missing.body.errors), /conversation_id/);
+  });
 });
