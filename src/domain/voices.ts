@@ -107,9 +107,13 @@ export interface ResolvedVoice {
 export type VoiceResult =
   { ok: true; value: ResolvedVoice; warning?: string } | { ok: false; field: string; reason: string };
 
-/** A voice of the catalogue by its name or id (case-insensitive). */
+/**
+ * A voice of the catalogue by its name or id (case-insensitive), or by the number GET /v1/voices
+ * lists as its `voice_id` (programs send that as `voice`).
+ */
 export function voiceByName(value: string): Voice | undefined {
   const key = value.trim().toLowerCase();
+  if (/^\d+$/.test(key)) return byLegacyId(Number(key));
   return VOICES.find((v) => v.name === key || v.id === key);
 }
 

@@ -291,6 +291,40 @@ describe('requests of programs written for the hosted API', () => {
     assert.equal((await t.request('DELETE', `/v1/secrets/${id}`)).status, 200);
   });
 
+  it('a voice named by the voice_id GET /v1/voices lists (a number, or its digits) is that voice', async () => {
+    type Listed = { id: string; name: string; voice_id: number };
+    const voices = (await t.request('GET', '/v1/voices')).body.voices as Listed[];
+    const ryan = voices.find((v) => v.name === 'ryan')!;
+    // Programs pick `v.voice_id || v.id` from the list and send it as `voice`.
+    for (const voice of [ryan.voice_id, String(ryan.voice_id)]) {
+      const sent = await t.request('POST', '/v1/calls', {
+        phone_number: '+14155550100',
+        task: 't',
+        voice,
+        start_time: '2099-01-01 00:00:00',
+      });
+      assert.equal(sent.status, 200, JSON.stringify(sent.body));
+      assert.equal(sent.body.warnings, undefined, JSON.stringify(sent.body));
+      const call = await t.request('GET', `/v1/calls/${String(sent.body.call_id)}`);
+      assert.equal((call.body.request_data as Record<string, unknown>).voice, 'ryan');
+      await t.request('POST', `/v1/calls/${String(sent.body.call_id)}/stop`);
+    }
+    const one = await t.request('GET', `/v1/voices/${ryan.voice_id}`);
+    assert.equal(one.status, 200, JSON.stringify(one.body));
+    assert.equal((one.body.voice as Listed).name, 'ryan');
+    const sample = await t.request('POST', `/v1/voices/${ryan.voice_id}/sample`, { text: 'Hello', language: 'ENG' });
+    assert.equal(sample.status, 200);
+    assert.match(String(sample.headers['content-type']), /^audio\//);
+    const unknown = await t.request('POST', '/v1/calls', {
+      phone_number: '+14155550100',
+      task: 't',
+      voice: 9999,
+      start_time: '2099-01-01 00:00:00',
+    });
+    assert.match(String((unknown.body.warnings as string[])[0]), /^voice "9999" is not a voice of this server/);
+    await t.request('POST', `/v1/calls/${String(unknown.body.call_id)}/stop`);
+  });
+
   it('the flat voicemail fields win over the voicemail object, and a bad action in it is named', async () => {
     const both = await t.request('POST', '/v1/calls', {
       phone_number: '+14155550100',
