@@ -5,6 +5,7 @@ import { RtpSession, SOURCE_SWITCH_PACKETS, parseRtp, writeRtp } from '../../src
 import type { MediaEvent } from '../../src/media/transport.js';
 import { freeUdpPort } from '../../src/testing/ports.js';
 import { waitFor } from '../../src/testing/wait.js';
+import { alawToMulaw } from '../../src/media/audio.js';
 
 /** A UDP socket sending RTP of one payload and SSRC, and counting the packets it receives. */
 async function source(payload: number, ssrc: number) {
@@ -112,5 +113,46 @@ it('RFC 4733 events come under the telephone-event type of the answer or under t
   } finally {
     rtp.close();
     phone.close();
+  }
+});
+
+it('G.711 under a dynamic payload type (96 PCMU/8000, 97 PCMA/8000 in the SDP) is heard, and sent under that type', async () => {
+  for (const [name, payloadType] of [
+    ['PCMU', 96],
+    ['PCMA', 97],
+  ] as const) {
+    const port = await freeUdpPort();
+    const rtp = await RtpSession.open('127.0.0.1', { min: port, max: port });
+    const phone = dgram.createSocket('udp4');
+    await new Promise<void>((resolve) => phone.bind(0, '127.0.0.1', resolve));
+    const sent: number[] = [];
+    phone.on('message', (data) => sent.push(parseRtp(data)?.payloadType ?? -1));
+    const frames: Buffer[] = [];
+    rtp.on((event) => {
+      if (event.type === 'media') frames.push(event.payload);
+    });
+    try {
+      rtp.connect({ address: '127.0.0.1', port: phone.address().port }, { name, payloadType, dtmfPayloadType: 101 });
+      const byte = 0x1a;
+      for (let sequence = 1; sequence <= 3; sequence++) {
+        const packet = writeRtp({
+          payloadType,
+          marker: false,
+          sequence,
+          timestamp: sequence * 160,
+          ssrc: 9,
+          payload: Buffer.alloc(160, byte),
+        });
+        await new Promise<void>((resolve) => phone.send(packet, port, '127.0.0.1', () => resolve()));
+      }
+      const expected = name === 'PCMA' ? alawToMulaw(Buffer.from([byte]))[0] : byte;
+      await waitFor(`the ${name} audio`, () => frames.some((f) => f.every((b) => b === expected)), 2000);
+      rtp.sendMedia(Buffer.alloc(160, 0xff));
+      await waitFor('our packet', () => sent.length > 0, 2000);
+      assert.deepEqual(sent, [payloadType]);
+    } finally {
+      rtp.close();
+      phone.close();
+    }
   }
 });

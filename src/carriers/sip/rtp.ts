@@ -402,8 +402,9 @@ export class RtpSession implements MediaTransport {
     if (this.closed) return;
     // SRTP: a packet that fails authentication (forged, replayed, plain) is not the call's at all.
     const plain = this.srtp && data.length >= 2 && !isRtcp(data) ? this.srtp.receive.unprotect(data) : data;
-    const packet = plain && parseRtp(plain);
-    if (!packet || !this.fromSource(from, packet.ssrc)) return;
+    const parsed = plain && parseRtp(plain);
+    if (!parsed || !this.fromSource(from, parsed.ssrc)) return;
+    const packet = this.asStaticType(parsed);
     this.lastHeard = Date.now();
     this.stats.received++;
     // Ringback and announcements before the answer are no one speaking: nothing hears them.
@@ -414,6 +415,17 @@ export class RtpSession implements MediaTransport {
     // The line is not quiet while its packets wait for their turn.
     this.frames.arrived(packet);
     defer(() => this.received(packet));
+  }
+
+  /**
+   * A packet under the payload type the SDP gave the call's G.711 codec, as that codec's static
+   * type (0 PCMU, 8 PCMA), the one the receive side and the bridge know: an offer may put G.711
+   * under a dynamic number (`a=rtpmap:96 PCMU/8000`), and the answer keeps it (RFC 3264 section 6.1).
+   */
+  private asStaticType(packet: RtpPacket): RtpPacket {
+    const { name, payloadType } = this.codec;
+    if (packet.payloadType !== payloadType || payloadType === 0 || payloadType === 8) return packet;
+    return { ...packet, payloadType: name === 'PCMA' ? 8 : 0 };
   }
 
   /**
