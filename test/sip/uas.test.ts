@@ -303,6 +303,30 @@ describe('SIP calls in: what trunks send', () => {
     }
   });
 
+  it('keys by SIP INFO as event numbers (Signal=11 for #, Signal=10 for *, RFC 4733 codes): the call gets # and *, not 1', async () => {
+    const { peer, send, dial, status, callId } = await caller();
+    try {
+      const dialog = await dial('info-2');
+      const id = await callId();
+      send('INFO', { ...dialog, seq: 2 }, ['Content-Type: application/dtmf-relay'], 'Signal=11\r\nDuration=160\r\n');
+      assert.equal(await status('info-2', 'INFO', 2), 200);
+      send('INFO', { ...dialog, seq: 3 }, ['Content-Type: application/dtmf'], '10');
+      assert.equal(await status('info-2', 'INFO', 3), 200);
+      const pressed = async () =>
+        ((await t.request('GET', `/v1/calls/${id}`)).body.transcripts as Json[]).map((x) => String(x.text));
+      await until('both keys on the record', async () => {
+        const said = await pressed();
+        return said.some((x) => x.includes('pressed #')) && said.some((x) => x.includes('pressed *'));
+      });
+      assert.ok(!(await pressed()).some((x) => x.includes('pressed 1')), 'no 1 was pressed');
+      send('BYE', { ...dialog, seq: 4 });
+      assert.equal(await status('info-2', 'BYE', 4), 200);
+      await waitForCall(t, id);
+    } finally {
+      peer.close();
+    }
+  });
+
   it('Require: 100rel with no PRACK within 64 T1: the INVITE gets 500, the 180 is no longer sent, no call is connected', async () => {
     const { number, peer, send } = await caller();
     try {

@@ -29,7 +29,7 @@ import {
   type SipRequest,
   type SipResponse,
 } from './message.js';
-import { RtpSession, type PortRange } from './rtp.js';
+import { DTMF_EVENTS, RtpSession, type PortRange } from './rtp.js';
 import { SdesSession, answer, offer, receives, remoteMedia, sends, type RemoteMedia, type Sdes } from './sdp.js';
 import type { SrtpKeys } from './srtp.js';
 import {
@@ -1037,10 +1037,8 @@ export class SipCarrier implements Carrier {
         return;
       case 'INFO': {
         if (!dialog) return respond(481, 'Call/Transaction Does Not Exist');
-        // SIP INFO DTMF: application/dtmf-relay ("Signal=5"), or application/dtmf (the key alone).
-        const bare = /^\s*application\/dtmf\s*(;|$)/i.test(header(request, 'content-type') ?? '');
-        const signal = (bare ? /^\s*([0-9*#A-D])\s*$/i : /signal\s*=\s*([0-9*#A-D])/i).exec(request.body)?.[1];
-        if (signal) dialog.rtp.dtmf(signal.toUpperCase());
+        const key = infoKey(header(request, 'content-type') ?? '', request.body);
+        if (key) dialog.rtp.dtmf(key);
         return respond(200, 'OK');
       }
       case 'NOTIFY':
@@ -1325,6 +1323,19 @@ function optionTags(headers: Headers, name: 'require' | 'supported'): string[] {
     .flatMap((value) => value.split(','))
     .map((tag) => tag.trim())
     .filter(Boolean);
+}
+
+/**
+ * The key of a SIP INFO: application/dtmf-relay (`Signal=5`), or application/dtmf (the key
+ * alone); the key as itself (`*`, `#`, `A`) or as its RFC 4733 event code (`Signal=11` is #, as
+ * some gateways write it, and as Asterisk and FreeSWITCH read it). Anything else (16, a flash): none.
+ */
+function infoKey(contentType: string, body: string): string | undefined {
+  const bare = /^\s*application\/dtmf\s*(;|$)/i.test(contentType);
+  const value = (bare ? /^\s*(\S+)\s*$/ : /signal\s*=\s*([^\s;]+)/i).exec(body)?.[1];
+  if (value === undefined) return undefined;
+  if (/^\d{1,2}$/.test(value)) return DTMF_EVENTS[Number(value)];
+  return /^[*#A-D]$/i.test(value) ? value.toUpperCase() : undefined;
 }
 
 /** Whether an Allow header lists UPDATE. */

@@ -99,7 +99,8 @@ function lookupAddress(
   else dns.lookup(address, options, callback);
 }
 
-const DTMF_EVENTS = '0123456789*#ABCD';
+/** The keys of RFC 4733's event codes 0 to 15 (10 is *, 11 #, 12 to 15 A to D). */
+export const DTMF_EVENTS = '0123456789*#ABCD';
 
 /**
  * How many packets in a row, with one SSRC, another source must send (while the call's own
