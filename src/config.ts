@@ -121,6 +121,8 @@ export interface SipConfig {
   tls: { certFile?: string; keyFile?: string; caFile?: string; port: number };
   /** SIP's T1 in ms (RFC 3261 section 17.1.1.1), from which its other timers follow. Default 500; no setting, tests shorten it. */
   t1Ms?: number;
+  /** How long a call's RTP may stay silent (while the far end should send) before the call ends. Default 30 s; no setting, tests shorten it. */
+  rtpTimeoutMs?: number;
 }
 
 /** Text-to-speech and speech-to-text vendors, read by createSpeech. */

@@ -17,15 +17,32 @@ export interface SipTestApp {
 /**
  * Starts an Openline for a SIP test file: a data directory of its own (`openline-NAME-...`), SIP on
  * a free loopback UDP port, `env` on top (the trunk, the RTP ports, speech providers), T1 of `t1Ms`
- * when given (64 T1 is then the wait for a PRACK or an ACK); its workers run.
+ * when given (64 T1 is then the wait for a PRACK or an ACK), an RTP timeout of `rtpTimeoutMs` when
+ * given; its workers run.
  */
-export async function startSipApp(name: string, env: Record<string, string>, t1Ms?: number): Promise<SipTestApp> {
+export async function startSipApp(
+  name: string,
+  env: Record<string, string>,
+  t1Ms?: number,
+  /** How long a call's RTP may stay silent before the call ends (default 30 s). */
+  rtpTimeoutMs?: number,
+): Promise<SipTestApp> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `openline-${name}-`));
   const ourPort = await freeUdpPort();
   const full = { DATA_DIR: dir, OPENLINE_SIP_LISTEN: `127.0.0.1:${ourPort}`, ...env };
   const t = await createTestApp({
     env: full,
-    ...(t1Ms === undefined ? {} : { config: { sip: { ...loadConfig(full).sip, t1Ms } } }),
+    ...(t1Ms === undefined && rtpTimeoutMs === undefined
+      ? {}
+      : {
+          config: {
+            sip: {
+              ...loadConfig(full).sip,
+              ...(t1Ms !== undefined && { t1Ms }),
+              ...(rtpTimeoutMs !== undefined && { rtpTimeoutMs }),
+            },
+          },
+        }),
   });
   await t.services.startWorkers();
   return {

@@ -673,3 +673,41 @@ describe('SIP transactions and dialogs', () => {
     assert.equal((await t.request('GET', `/v1/calls/${id}`)).body.completed, true);
   });
 });
+
+/**
+ * The RTP timeout (shortened here to 1.5 s) ends a call whose far end vanished, but not one the
+ * far end holds: a holder may send nothing (RFC 3264 section 8.4), whatever its SDP says.
+ */
+describe('SIP hold and the RTP timeout', () => {
+  let app: SipTestApp | undefined;
+
+  before(async () => {
+    app = await startSipApp('sip-hold', { OPENLINE_RTP_PORTS: '37000-37099' }, T1_MS, 1500);
+  });
+  after(() => app?.close());
+
+  it('a caller holding the call (a=sendonly) and sending no RTP keeps it; taken back and silent, the call ends with BYE', async () => {
+    const { t, ourPort } = app!;
+    const { peer, send, dial, status, callId } = await udpCaller(t, ourPort);
+    try {
+      const dialog = await dial('hold-silent');
+      const id = await callId();
+      send('INVITE', { ...dialog, seq: 2 }, [], audioSdp(await freeUdpPort(), ['a=sendonly']));
+      assert.equal(await status('hold-silent', 'INVITE', 2), 200);
+      send('ACK', { ...dialog, seq: 2 });
+      // Held for twice the RTP timeout, without a packet.
+      await new Promise((resolve) => setTimeout(resolve, 3500));
+      assert.ok(!peer.inbox.some(isRequest('BYE')), 'no BYE while the call is held');
+      assert.notEqual((await t.request('GET', `/v1/calls/${id}`)).body.completed, true, 'the call goes on');
+      // Taken back, and still silent: the far end is gone.
+      send('INVITE', { ...dialog, seq: 3 }, [], audioSdp(await freeUdpPort()));
+      assert.equal(await status('hold-silent', 'INVITE', 3), 200);
+      send('ACK', { ...dialog, seq: 3 });
+      const bye = (await peer.next('the BYE', isRequest('BYE'))) as SipRequest;
+      peer.respond(bye, '200 OK');
+      await waitForCall(t, id);
+    } finally {
+      peer.close();
+    }
+  });
+});

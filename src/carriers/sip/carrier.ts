@@ -30,7 +30,7 @@ import {
   type SipResponse,
 } from './message.js';
 import { DTMF_EVENTS, RtpSession, type PortRange } from './rtp.js';
-import { SdesSession, answer, offer, receives, remoteMedia, sends, type RemoteMedia, type Sdes } from './sdp.js';
+import { SdesSession, answer, offer, receives, remoteMedia, type RemoteMedia, type Sdes } from './sdp.js';
 import type { SrtpKeys } from './srtp.js';
 import {
   MIN_SE,
@@ -1288,7 +1288,8 @@ export class SipCarrier implements Carrier {
 
 /**
  * Sends to and takes from the media an SDP describes; nothing is sent while the far end holds the
- * call, and the RTP timeout waits while it sends nothing (RFC 3264 section 8.4).
+ * call, and the RTP timeout waits while it holds or sends nothing (a=sendonly, recvonly, inactive):
+ * a holder may send music or nothing at all (RFC 3264 section 8.4).
  */
 function connectMedia(
   rtp: RtpSession,
@@ -1298,7 +1299,7 @@ function connectMedia(
   rtp.connect({ address: media.address, port: media.port }, media.codec, {
     ...options,
     send: receives(media.direction),
-    expectMedia: sends(media.direction),
+    expectMedia: media.direction === 'sendrecv',
   });
 }
 

@@ -156,6 +156,7 @@ export async function startSip(
     // A call that names the account's own trunk (encrypted_key with "provider": "sip") goes there.
     trunkFor: async (request) => accountTrunk(await credentialOf(request)),
     rtpPorts: sip.rtpPorts,
+    ...(sip.rtpTimeoutMs !== undefined && { rtpTimeoutMs: sip.rtpTimeoutMs }),
     rtpHost: sip.listen.host,
     // Between the 20 ms grid's slots: a burst of calls' packets never makes their frames late.
     deferInbound: (task) => services.frames.defer(task),
