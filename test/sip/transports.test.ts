@@ -13,10 +13,10 @@ import { freeTcpPort, freeUdpPort } from '../../src/testing/ports.js';
 import { SipCarrier } from '../../src/carriers/sip/carrier.js';
 import { SipEndpoint } from '../../src/carriers/sip/endpoint.js';
 import type { CallRequest } from '../../src/schemas/call-request.js';
-import { serialize, type SipMessage } from '../../src/carriers/sip/message.js';
+import { serialize, type SipMessage, type SipRequest } from '../../src/carriers/sip/message.js';
 import { HAS_SIPP, sipp, trace, until } from './sipp-run.js';
 import { startSipApp, type SipTestApp } from './app.js';
-import { streamPeer } from './udp-peer.js';
+import { isRequest, streamPeer, udpCaller, udpPeer, type UdpPeer } from './udp-peer.js';
 
 type Json = Record<string, unknown>;
 
@@ -414,6 +414,51 @@ describe('SIP over TLS', { skip: !HAS_OPENSSL && 'openssl is not installed' }, (
       assert.match(result.status === 'failed' ? result.reason : '', /^SIP 503 .*certificate/i);
     } finally {
       await carrier.close();
+    }
+  });
+});
+
+/**
+ * SIP listening on every address, IPv6 and IPv4 alike (OPENLINE_SIP_LISTEN=[::]:port, one
+ * dual-stack socket): IPv4 peers call in and are called, their RTP and requests sent to their
+ * IPv4 addresses.
+ */
+describe('SIP listening on [::] (IPv4 and IPv6)', () => {
+  let app: SipTestApp | undefined;
+  let trunk: UdpPeer;
+  let port: number;
+
+  before(async () => {
+    trunk = await udpPeer();
+    port = await freeUdpPort();
+    app = await startSipApp('sip-dual-stack', {
+      OPENLINE_SIP_LISTEN: `[::]:${port}`,
+      OPENLINE_SIP_TRUNK: `sip:127.0.0.1:${trunk.port}`,
+      OPENLINE_RTP_PORTS: '37100-37199',
+    });
+  });
+  after(async () => {
+    await app?.close();
+    trunk?.close();
+  });
+
+  it('an IPv4 caller hears the agent, and a call out reaches an IPv4 trunk', async () => {
+    const t = app!.t;
+    const { peer, send, dial, status } = await udpCaller(t, port);
+    const sink = await rtpSink();
+    try {
+      const dialog = await dial('dual-stack-1', true, sdp(sink.port));
+      await until("the agent's RTP at the caller's IPv4 address", () => sink.packets() > 5);
+      send('BYE', { ...dialog, seq: 2 });
+      assert.equal(await status('dual-stack-1', 'BYE', 2), 200);
+      const r = await t.request('POST', '/v1/calls', { phone_number: '+14155551901', task: 'Say hello.' });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      const invite = (await trunk.next('the INVITE at the IPv4 trunk', isRequest('INVITE'), 5000)) as SipRequest;
+      trunk.respond(invite, '486 Busy Here');
+      assert.equal((await waitForCall(t, String(r.body.call_id))).answered_by, 'no-answer');
+    } finally {
+      peer.close();
+      sink.socket.close();
     }
   });
 });

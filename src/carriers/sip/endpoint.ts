@@ -15,6 +15,7 @@ import {
   type SipRequest,
   type SipResponse,
 } from './message.js';
+import { udpLookup } from './lookup.js';
 import { SipStreamReader } from './stream.js';
 
 /**
@@ -154,7 +155,7 @@ export class SipEndpoint {
   }
 
   static async listen(options: EndpointOptions): Promise<SipEndpoint> {
-    const socket = dgram.createSocket(options.host.includes(':') ? 'udp6' : 'udp4');
+    const socket = dgram.createSocket({ type: options.host.includes(':') ? 'udp6' : 'udp4', lookup: udpLookup });
     await new Promise<void>((resolve, reject) => {
       socket.once('error', reject);
       socket.bind(options.port, options.host, () => {

@@ -1,10 +1,9 @@
 import dgram from 'node:dgram';
-import dns from 'node:dns';
-import net from 'node:net';
 import { randomInt } from 'node:crypto';
 import { FRAME_SAMPLES, alawToMulaw, mulawToAlaw, mulawToAlawInto } from '../../media/audio.js';
 import { RtpFrames } from '../../media/rtp-frames.js';
 import type { MediaEvent, MediaListener, MediaTransport } from '../../media/transport.js';
+import { udpLookup } from './lookup.js';
 import { SrtpContext, rtpHeaderLength, type SrtpKeys } from './srtp.js';
 
 /**
@@ -84,21 +83,6 @@ function writeRtpHeader(out: Buffer, header: Omit<RtpPacket, 'payload'>): void {
   out.writeUInt32BE(header.ssrc >>> 0, 8);
 }
 
-/**
- * The address lookup dgram makes for every packet sent: an IP address (what SDP and latching
- * give) is taken as it is, at once, where dns.lookup would answer it on the next tick (a closure
- * and a tick per packet, fifty a second a call); a name still goes to dns.lookup.
- */
-function lookupAddress(
-  address: string,
-  options: dns.LookupOneOptions,
-  callback: (err: NodeJS.ErrnoException | null, address: string, family: number) => void,
-): void {
-  const family = net.isIP(address);
-  if (family !== 0) callback(null, address, family);
-  else dns.lookup(address, options, callback);
-}
-
 /** The keys of RFC 4733's event codes 0 to 15 (10 is *, 11 #, 12 to 15 A to D). */
 export const DTMF_EVENTS = '0123456789*#ABCD';
 
@@ -123,7 +107,7 @@ async function bindInRange(host: string, range: PortRange): Promise<dgram.Socket
   const first = randomInt(evens);
   for (let i = 0; i < Math.min(evens, 64); i++) {
     const port = range.min + ((first + i) % evens) * 2;
-    const socket = dgram.createSocket({ type: host.includes(':') ? 'udp6' : 'udp4', lookup: lookupAddress });
+    const socket = dgram.createSocket({ type: host.includes(':') ? 'udp6' : 'udp4', lookup: udpLookup });
     try {
       await new Promise<void>((resolve, reject) => {
         socket.once('error', reject);
