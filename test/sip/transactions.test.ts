@@ -519,6 +519,43 @@ describe('SIP transactions and dialogs', () => {
     }
   });
 
+  it('an offer of audio at an IPv6 address, which an IPv4 RTP socket cannot reach, gets 488: no call answered only to go silent; a re-INVITE moving there gets 488 and the call goes on', async () => {
+    const { number, peer, send, dial, status, callId } = await caller();
+    const sink = await rtpSink();
+    try {
+      const ipv6 = (port: number) =>
+        audioSdp(port)
+          .replace('o=peer 1 1 IN IP4 127.0.0.1', 'o=peer 1 1 IN IP6 ::1')
+          .replace('c=IN IP4 127.0.0.1', 'c=IN IP6 ::1');
+      const call = {
+        callId: 'ipv6-1',
+        from: '<sip:+14155550199@127.0.0.1>;tag=c-ipv6-1',
+        to: `<sip:${number}@127.0.0.1>`,
+        seq: 1,
+      };
+      send('INVITE', call, [], ipv6(sink.port));
+      const refused = (await peer.next(
+        'the answer',
+        (m) => m.kind === 'response' && m.headers.get('call-id')?.[0] === 'ipv6-1' && m.status >= 200,
+      )) as SipResponse;
+      assert.equal(refused.status, 488);
+      send('ACK', { ...call, to: refused.headers.get('to')![0]! });
+      const dialog = await dial('ipv6-2', true, audioSdp(sink.port));
+      const id = await callId();
+      send('INVITE', { ...dialog, seq: 2 }, [], ipv6(sink.port));
+      assert.equal(await status('ipv6-2', 'INVITE', 2), 488);
+      send('ACK', { ...dialog, seq: 2 });
+      const before = sink.packets();
+      await until('RTP still to the IPv4 address', () => sink.packets() > before + 5);
+      send('BYE', { ...dialog, seq: 3 });
+      assert.equal(await status('ipv6-2', 'BYE', 3), 200);
+      await waitForCall(t, id);
+    } finally {
+      peer.close();
+      sink.close();
+    }
+  });
+
   it('UPDATE with an SDP offer (RFC 3311) is answered with SDP in its 200 and the audio follows it; one Openline cannot take gets 488', async () => {
     const { peer, send, dial, status } = await caller();
     const first = await rtpSink();

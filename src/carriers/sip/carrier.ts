@@ -1,4 +1,5 @@
 import { randomInt, randomUUID } from 'node:crypto';
+import { isIP } from 'node:net';
 import { checkedAddresses } from '../../outbound/addresses.js';
 import type { CallRequest } from '../../schemas/call-request.js';
 import { normalizePathNumber } from '../../domain/phone.js';
@@ -298,6 +299,23 @@ export class SipCarrier implements Carrier {
     };
   }
 
+  /**
+   * The far end's media in its SDP (remoteMedia), when Openline can use it: at an address our RTP
+   * sockets can send to. A socket bound to an IPv4 address cannot reach an IPv6 one, nor one bound
+   * to an IPv6 address (but `::`, which takes both) an IPv4 one: such an offer gets 488 rather than
+   * a call that stays silent. A hold address (0.0.0.0, ::) and a host name always do.
+   */
+  private mediaOf(sdp: string): RemoteMedia | undefined {
+    const media = remoteMedia(sdp);
+    if (!media || media.address === '0.0.0.0' || media.address === '::') return media;
+    const host = this.o.rtpHost;
+    const ipv6Socket = host.includes(':');
+    const family = isIP(media.address);
+    if (family === 6 && !ipv6Socket) return undefined;
+    if (family === 4 && ipv6Socket && host !== '::') return undefined;
+    return media;
+  }
+
   /** Whether calls to this number go out on the trunk (any number but the sandbox's own). */
   serves(to: string): boolean {
     return this.o.trunk !== undefined && !isSandboxPersona(to);
@@ -405,7 +423,7 @@ export class SipCarrier implements Carrier {
         acknowledged.push(dialog);
         void this.sendInDialog(dialog, 'PRACK', { headers: new Map([['rack', [`${rseq} ${seq} INVITE`]]]) });
       }
-      const media = response.body ? remoteMedia(response.body) : undefined;
+      const media = response.body ? this.mediaOf(response.body) : undefined;
       const keyed = media && sdes.answered(media);
       if (!media || !keyed || keyed === 'refused') return;
       early = media;
@@ -674,10 +692,14 @@ export class SipCarrier implements Carrier {
     this.dialogs.set(call.callId, dialog);
     this.o.endpoint.keep(dialog.connection, true);
     this.sendInDialog(dialog, 'ACK', { seq: call.seq });
-    const media = (response.body ? remoteMedia(response.body) : undefined) ?? call.early;
+    const media = (response.body ? this.mediaOf(response.body) : undefined) ?? call.early;
     if (!media) {
       void this.bye(dialog);
-      return { status: 'failed', reason: 'the answer carried no audio we can use (SDP without PCMU or PCMA)' };
+      return {
+        status: 'failed',
+        reason:
+          'the answer carried no audio we can use (SDP without PCMU or PCMA, or at an address of the other IP version)',
+      };
     }
     const keyed = call.sdes.answered(media);
     if (keyed === 'refused') {
@@ -727,7 +749,7 @@ export class SipCarrier implements Carrier {
       // The CSeq of the INVITE answered (a challenged one was sent again with the next).
       if (method === 'INVITE') this.sendInDialog(dialog, 'ACK', { seq: cseqOf(response)?.seq ?? seq });
       // The answer to the refresh's offer (our SDP again): its address, and its SRTP key, may be new.
-      const media = method === 'INVITE' && response.body ? remoteMedia(response.body) : undefined;
+      const media = method === 'INVITE' && response.body ? this.mediaOf(response.body) : undefined;
       if (media && !this.answeredBy(dialog, media)) return this.lost(dialog, `SIP: ${SRTP_REFUSED}: hanging up`);
       if (allowsUpdate(response.headers)) dialog.remoteAllowsUpdate = true;
       // A 2xx without Session-Expires turns the timer off (RFC 4028 section 7.4).
@@ -1059,7 +1081,7 @@ export class SipCarrier implements Carrier {
         if (!dialog) return respond(481, 'Call/Transaction Does Not Exist');
         const timer = answerSessionTimer(request);
         if (timer.tooBrief) return respond(422, 'Session Interval Too Small', { headers: tooBriefHeaders() });
-        const media = request.body ? remoteMedia(request.body) : undefined;
+        const media = request.body ? this.mediaOf(request.body) : undefined;
         const keyed = media && dialog.sdes.answer(media);
         if ((request.body && !media) || keyed === 'refused') return respond(488, 'Not Acceptable Here');
         let body = '';
@@ -1090,7 +1112,7 @@ export class SipCarrier implements Carrier {
   private reinvite(request: SipRequest, dialog: Dialog, respond: Responder): void {
     const timer = answerSessionTimer(request);
     if (timer.tooBrief) return respond(422, 'Session Interval Too Small', { headers: tooBriefHeaders() });
-    const media = request.body ? remoteMedia(request.body) : undefined;
+    const media = request.body ? this.mediaOf(request.body) : undefined;
     const keyed = media && dialog.sdes.answer(media);
     // An offer we cannot take, or one in the clear on an SRTP call: 488, and the session stays as it was.
     if ((request.body && !media) || keyed === 'refused') return respond(488, 'Not Acceptable Here');
@@ -1123,7 +1145,7 @@ export class SipCarrier implements Carrier {
   /** The ACK of a 2xx that carried our offer: its SDP is the answer; none we can use ends the call (BYE). */
   private answerInAck(dialog: Dialog, ack: SipRequest): void {
     dialog.awaitingAnswer = false;
-    const media = ack.body ? remoteMedia(ack.body) : undefined;
+    const media = ack.body ? this.mediaOf(ack.body) : undefined;
     if (!media) return this.lost(dialog, 'SIP: the ACK carried no answer we can use: hanging up');
     if (!this.answeredBy(dialog, media)) this.lost(dialog, `SIP: ${SRTP_REFUSED}: hanging up`);
   }
@@ -1203,7 +1225,7 @@ export class SipCarrier implements Carrier {
     if (!to?.ok) return respond(404, 'Not Found');
     const fromUser = userOf(uriOf(header(request, 'from'))) ?? '';
     // No SDP (a delayed offer): our offer goes in the 200, the answer comes in the ACK.
-    const media = request.body ? remoteMedia(request.body) : undefined;
+    const media = request.body ? this.mediaOf(request.body) : undefined;
     if (request.body && !media) return respond(488, 'Not Acceptable Here');
     // SRTP when the offer has a key we can use (RTP/SAVP, or best-effort RTP/AVP), else plain RTP.
     const sdes = new SdesSession();
