@@ -556,6 +556,62 @@ describe('SIP transactions and dialogs', () => {
     }
   });
 
+  it("a re-INVITE with a new Contact moves the dialog's remote target (RFC 3261 section 12.2.2): Openline's BYE goes there", async () => {
+    const { peer, dial, callId } = await caller();
+    const moved = await udpPeer();
+    try {
+      const dialog = await dial('target-1');
+      const id = await callId();
+      // The caller's re-INVITE, sent from and naming its new address.
+      moved.send(
+        [
+          `INVITE sip:openline@127.0.0.1:${ourPort} SIP/2.0`,
+          `Via: SIP/2.0/UDP 127.0.0.1:${moved.port};branch=z9hG4bK-target-1-2`,
+          'Max-Forwards: 70',
+          `From: ${dialog.from}`,
+          `To: ${dialog.to}`,
+          'Call-ID: target-1',
+          'CSeq: 2 INVITE',
+          `Contact: <sip:caller@127.0.0.1:${moved.port}>`,
+          'Content-Type: application/sdp',
+          `Content-Length: ${Buffer.byteLength(audioSdp(await freeUdpPort()))}`,
+          '',
+          audioSdp(await freeUdpPort()),
+        ].join('\r\n'),
+        ourPort,
+      );
+      const ok = (await moved.next(
+        'the re-INVITE answer',
+        (m) => m.kind === 'response' && m.status >= 200,
+      )) as SipResponse;
+      assert.equal(ok.status, 200);
+      moved.send(
+        [
+          `ACK sip:openline@127.0.0.1:${ourPort} SIP/2.0`,
+          `Via: SIP/2.0/UDP 127.0.0.1:${moved.port};branch=z9hG4bK-target-1-ack`,
+          'Max-Forwards: 70',
+          `From: ${dialog.from}`,
+          `To: ${dialog.to}`,
+          'Call-ID: target-1',
+          'CSeq: 2 ACK',
+          'Content-Length: 0',
+          '',
+          '',
+        ].join('\r\n'),
+        ourPort,
+      );
+      assert.equal((await t.request('POST', `/v1/calls/${id}/stop`)).status, 200);
+      const bye = (await moved.next('the BYE at the new Contact', isRequest('BYE'))) as SipRequest;
+      assert.equal(bye.uri, `sip:caller@127.0.0.1:${moved.port}`);
+      moved.respond(bye, '200 OK');
+      await waitForCall(t, id);
+      assert.ok(!peer.inbox.some(isRequest('BYE')), 'nothing to the old Contact');
+    } finally {
+      peer.close();
+      moved.close();
+    }
+  });
+
   it('UPDATE with an SDP offer (RFC 3311) is answered with SDP in its 200 and the audio follows it; one Openline cannot take gets 488', async () => {
     const { peer, send, dial, status } = await caller();
     const first = await rtpSink();

@@ -227,8 +227,8 @@ class Dialog {
     readonly remoteTag: string,
     readonly local: string,
     readonly remote: string,
-    /** The far end's Contact URI: in-dialog requests go there. */
-    readonly remoteTarget: string,
+    /** The far end's Contact URI: in-dialog requests go there; a target refresh (re-INVITE, UPDATE) moves it. */
+    public remoteTarget: string,
     /** Record-Route, in the order our requests carry it as Route. */
     readonly routes: string[],
     readonly rtp: RtpSession,
@@ -751,6 +751,7 @@ export class SipCarrier implements Carrier {
       // The answer to the refresh's offer (our SDP again): its address, and its SRTP key, may be new.
       const media = method === 'INVITE' && response.body ? this.mediaOf(response.body) : undefined;
       if (media && !this.answeredBy(dialog, media)) return this.lost(dialog, `SIP: ${SRTP_REFUSED}: hanging up`);
+      retarget(dialog, response);
       if (allowsUpdate(response.headers)) dialog.remoteAllowsUpdate = true;
       // A 2xx without Session-Expires turns the timer off (RFC 4028 section 7.4).
       return this.armSessionTimer(dialog, sessionExpiresOf(response), true);
@@ -1090,6 +1091,7 @@ export class SipCarrier implements Carrier {
           dialog.localSdp = body;
           connectMedia(dialog.rtp, media, { srtp: keyed?.keys });
         }
+        retarget(dialog, request);
         respond(200, 'OK', {
           headers: new Map([['contact', [this.o.endpoint.contact(dialog.transport)]], ...timer.headers]),
           body,
@@ -1119,6 +1121,7 @@ export class SipCarrier implements Carrier {
     const body = this.describe(dialog, media, keyed?.crypto);
     dialog.localSdp = body;
     dialog.awaitingAnswer = !media;
+    retarget(dialog, request);
     if (media) connectMedia(dialog.rtp, media, { srtp: keyed?.keys });
     respond(200, 'OK', {
       headers: new Map([['contact', [this.o.endpoint.contact(dialog.transport)]], ...timer.headers]),
@@ -1359,6 +1362,15 @@ function infoKey(contentType: string, body: string): string | undefined {
   if (value === undefined) return undefined;
   if (/^\d{1,2}$/.test(value)) return DTMF_EVENTS[Number(value)];
   return /^[*#A-D]$/i.test(value) ? value.toUpperCase() : undefined;
+}
+
+/**
+ * A target refresh (RFC 3261 section 12.2, RFC 3311): a re-INVITE or UPDATE taken, or the 2xx to
+ * one of ours, moves the dialog's remote target to its Contact, when it has one.
+ */
+function retarget(dialog: Dialog, message: SipRequest | SipResponse): void {
+  const contact = uriOf(header(message, 'contact'));
+  if (contact && /^sips?:/i.test(contact)) dialog.remoteTarget = contact;
 }
 
 /** Whether an Allow header lists UPDATE. */
