@@ -286,4 +286,11 @@ test('Session-Expires: reading it, and answering it (422 below Min-SE, refresher
     headers: [['session-expires', ['600;refresher=uas']]],
     value: '600;refresher=uas',
   });
+  // refresher=uac (a proxy's) from a caller that does not support timers: it could not refresh,
+  // nor take Require: timer (RFC 4028 section 9): Openline refreshes.
+  assert.deepEqual(answerSessionTimer(invite(['Session-Expires: 600;refresher=uac'])), {
+    tooBrief: false,
+    headers: [['session-expires', ['600;refresher=uas']]],
+    value: '600;refresher=uas',
+  });
 });

@@ -39,7 +39,8 @@ export const expiryMs = (interval: number): number => (interval - Math.min(32, i
 /**
  * How we answer a request that may carry Session-Expires (an INVITE, a re-INVITE, an UPDATE): 422
  * with our Min-SE when its interval is too brief, else the headers of our 2xx (the interval, its
- * refresher: the one the request named, else the caller when it supports timers, else us) and
+ * refresher: when the caller supports timers, the one the request named, else the caller; else
+ * us, whatever the request named) and
  * the value to arm our own timer with. No Session-Expires: no timer.
  */
 export function answerSessionTimer(
@@ -49,7 +50,9 @@ export function answerSessionTimer(
   if (!asked) return { tooBrief: false, headers: [], value: undefined };
   if (asked.interval < MIN_SE) return { tooBrief: true };
   const supported = /(^|[\s,])timer([\s,]|$)/i.test((request.headers.get('supported') ?? []).join(','));
-  const refresher = asked.refresher ?? (supported ? 'uac' : 'uas');
+  // A caller without timer support cannot refresh, nor be sent Require: timer (RFC 4028 section 9),
+  // whatever refresher a proxy on the way named.
+  const refresher = supported ? (asked.refresher ?? 'uac') : 'uas';
   const value = `${asked.interval};refresher=${refresher}`;
   return {
     tooBrief: false,
