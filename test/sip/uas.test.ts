@@ -253,7 +253,7 @@ describe('SIP calls in: what trunks send', () => {
     }
   });
 
-  it('OPTIONS, out of a call and in one (keep-alives of trunks): 200 with Allow (PRACK too) and Supported (timer, 100rel)', async () => {
+  it('OPTIONS, out of a call and in one (keep-alives of trunks): 200 with Allow (PRACK too, not REFER, which gets 405) and Supported (timer, 100rel)', async () => {
     const { number, peer, send, dial, status } = await caller();
     try {
       send('OPTIONS', {
@@ -271,10 +271,16 @@ describe('SIP calls in: what trunks send', () => {
         const ok = (await peer.next(`the answer to ${id}`, response(id, `${seq} OPTIONS`))) as SipResponse;
         assert.equal(ok.status, 200);
         assert.match(ok.headers.get('allow')?.[0] ?? '', /PRACK/);
+        // Openline sends REFER (transfers) but takes none: Allow lists what it takes.
+        assert.doesNotMatch(ok.headers.get('allow')?.[0] ?? '', /REFER/);
         assert.match(ok.headers.get('supported')?.[0] ?? '', /timer, 100rel/);
       }
-      send('BYE', { ...dialog, seq: 3 });
-      assert.equal(await status('options-in', 'BYE', 3), 200);
+      send('REFER', { ...dialog, seq: 3 }, ['Refer-To: <sip:+14155550110@127.0.0.1>']);
+      const refused = (await peer.next('the answer to REFER', response('options-in', '3 REFER'))) as SipResponse;
+      assert.equal(refused.status, 405);
+      assert.doesNotMatch(refused.headers.get('allow')?.[0] ?? '', /REFER/);
+      send('BYE', { ...dialog, seq: 4 });
+      assert.equal(await status('options-in', 'BYE', 4), 200);
     } finally {
       peer.close();
     }

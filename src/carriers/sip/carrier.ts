@@ -121,7 +121,8 @@ export interface SipCarrierOptions {
   log?: CarrierLogger;
 }
 
-const ALLOW = 'INVITE, ACK, CANCEL, BYE, OPTIONS, INFO, REFER, NOTIFY, UPDATE, PRACK';
+/** The methods Openline takes: it sends REFER (transfers) but takes none, so REFER is not among them. */
+const ALLOW = 'INVITE, ACK, CANCEL, BYE, OPTIONS, INFO, NOTIFY, UPDATE, PRACK';
 const USER_AGENT = 'Openline';
 /** The SIP extensions Openline supports (option tags): session timers, reliable provisional responses. */
 const SUPPORTED = new Set(['timer', '100rel']);
