@@ -190,6 +190,48 @@ describe('SIP connections', () => {
     }
   });
 
+  it("a response whose request's connection has closed goes on a new connection to the Via's port, where the peer listens", async () => {
+    const endpoint = await SipEndpoint.listen({ host: '127.0.0.1', port: 0 });
+    const accepted: ReturnType<typeof streamPeer>[] = [];
+    const listener = net.createServer((s) => accepted.push(streamPeer(s)));
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    const listening = (listener.address() as net.AddressInfo).port;
+    let answer: ((status: number) => void) | undefined;
+    let connection: number | undefined;
+    endpoint.onRequest((_request, from, respond) => {
+      connection = from.connection;
+      answer = (status) => respond(status, 'OK');
+    });
+    const socket = net.connect({ host: '127.0.0.1', port: endpoint.port });
+    try {
+      await once(socket, 'connect');
+      socket.write(
+        [
+          `OPTIONS sip:probe@127.0.0.1:${endpoint.port};transport=tcp SIP/2.0`,
+          `Via: SIP/2.0/TCP 127.0.0.1:${listening};branch=z9hG4bK-gone-1`,
+          'From: <sip:peer@127.0.0.1>;tag=p1',
+          'To: <sip:probe@127.0.0.1>',
+          'Call-ID: gone-1',
+          'CSeq: 1 OPTIONS',
+          'Content-Length: 0',
+          '',
+          '',
+        ].join('\r\n'),
+      );
+      await until('the request', () => answer !== undefined);
+      socket.destroy();
+      await until('its connection closed', () => !endpoint.isOpen(connection));
+      answer!(200);
+      await until('a connection to the Via port', () => accepted.length > 0);
+      const ok = await accepted[0]!.next('the 200', (m) => m.kind === 'response' && m.status === 200);
+      assert.equal(ok.headers.get('call-id')?.[0], 'gone-1');
+    } finally {
+      socket.destroy();
+      endpoint.close();
+      listener.close();
+    }
+  });
+
   it('an oversized message on a stream drops the connection', async () => {
     const endpoint = await SipEndpoint.listen({ host: '127.0.0.1', port: 0 });
     try {

@@ -530,8 +530,12 @@ export class SipEndpoint {
   }
 
   private onIncomingRequest(request: SipRequest, from: Target): void {
-    // rport (RFC 3581) and NAT: answer where the request came from, not where its Via says.
-    const target = from;
+    // rport (RFC 3581) and NAT: answer where the request came from, not where its Via says. Over
+    // TCP or TLS that is the request's connection; once it has closed, a new one to the address it
+    // came from at the Via's port (RFC 3261 section 18.2.2), where the peer listens, not at the
+    // closed connection's own port.
+    const target =
+      from.transport === 'tcp' || from.transport === 'tls' ? { ...from, port: viaPort(request, from.transport) } : from;
     const key = serverTransactionKey(request);
     if (request.method === 'ACK') {
       // The ACK of a 2xx (a transaction of its own), or of a refusal (the INVITE's transaction).
@@ -655,6 +659,13 @@ function serverTransactionKey(
   if (branch?.startsWith('z9hG4bK')) return `${branch}|${sentBy}|${method}`;
   const from = param(header(request, 'from'), 'tag') ?? '';
   return `2543|${header(request, 'call-id')}|${from}|${cseqOf(request)?.seq}|${via}|${method}`;
+}
+
+/** The port of the top Via's sent-by (`SIP/2.0/TCP host:port`), else the transport's default. */
+function viaPort(request: SipRequest, transport: Transport): number {
+  const sentBy = /^SIP\s*\/\s*2\.0\s*\/\s*\S+\s+([^;\s]+)/i.exec(header(request, 'via') ?? '')?.[1] ?? '';
+  const port = Number(/:(\d{1,5})$/.exec(sentBy)?.[1]);
+  return Number.isInteger(port) && port > 0 && port < 65536 ? port : defaultPort(transport);
 }
 
 export const hostPort = (host: string, port: number): string => `${host.includes(':') ? `[${host}]` : host}:${port}`;
