@@ -351,7 +351,8 @@ describe('dashboard in Chromium', () => {
 
   it('creates an agent test scenario from the Tests page (a refusal shown by field), runs it and shows its assertions, transcript and call', async () => {
     const spec = JSON.parse(fs.readFileSync('examples/pathways/lead-qualification.json', 'utf8')) as Json;
-    const pathway = await api('POST', '/v1/pathway/create', { name: 'Leads', nodes: spec.nodes, edges: spec.edges });
+    await api('POST', '/v1/pathway/create', { name: 'Leads', nodes: spec.nodes, edges: spec.edges });
+    await api('POST', '/v1/agents', { prompt: 'You are Rex, a landlord. Ask about the flat.' });
     await page.goto(`${origin}/tests`);
     const form = page.getByRole('form', { name: 'New scenario' });
     const create = form.getByRole('button', { name: 'Create scenario' });
@@ -362,14 +363,19 @@ describe('dashboard in Chromium', () => {
       .filter({ hasText: /^name must not be empty$/ })
       .waitFor();
     await form.getByLabel('Scenario name').fill('A renter is not a fit');
-    await form.getByLabel('Agent id').fill('no-such-agent');
     await create.click();
-    await form.getByRole('alert').filter({ hasText: 'agent_id is not an agent of this account' }).waitFor();
+    await form
+      .getByRole('alert')
+      .filter({ hasText: /agent_id/ })
+      .waitFor();
     assert.equal(await form.getByRole('alert').filter({ hasText: /^name/ }).count(), 0, 'the name is right now');
     if (process.env.OPENLINE_TESTS_SCREENSHOT)
       await page.screenshot({ path: process.env.OPENLINE_TESTS_SCREENSHOT.replace(/\.png$/, '-refused.png') });
+    // The agent under test is chosen by name from the account's agents and pathways, not typed as an id.
+    const agent = page.getByLabel('Agent', { exact: true });
+    await agent.locator('option', { hasText: 'You are Rex, a landlord.' }).waitFor({ state: 'attached' });
     await form.getByLabel('Agent under test').selectOption('pathway_id');
-    await form.getByLabel('Pathway id').fill(String(pathway.pathway_id));
+    await form.getByLabel('Pathway', { exact: true }).selectOption({ label: 'Leads' });
     await form.getByLabel('Caller lines').fill('Hello?\nNo, I rent my apartment.\nOkay, bye.');
     await form
       .getByLabel('Assertions')

@@ -2,7 +2,8 @@ import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api } from '../api';
-import { usePathways } from '../queries';
+import { useAgents, usePathways } from '../queries';
+import { agentName } from './resources';
 import {
   Badge,
   Field,
@@ -52,15 +53,27 @@ interface TestRun {
 
 const score = (value: number | null) => (value === null ? '—' : `${Math.round(value * 100)}%`);
 
-/** The agent under test: a pathway by its name (a link), an agent by its id, or the call's number. */
-function AgentUnderTest({ scenario: s, pathways }: { scenario: Scenario; pathways: Map<string, string> }) {
+/** The agent under test: a pathway or an agent by its name (a link), or the call's number. */
+function AgentUnderTest({ scenario: s, names }: { scenario: Scenario; names: Map<string, string> }) {
   if (s.pathway_id)
     return (
       <>
-        pathway <Link to={`/pathways/${s.pathway_id}`}>{pathways.get(s.pathway_id) ?? s.pathway_id}</Link>
+        pathway <Link to={`/pathways/${s.pathway_id}`}>{names.get(s.pathway_id) ?? s.pathway_id}</Link>
       </>
     );
-  return <>{s.agent_id ? `agent ${s.agent_id}` : (s.phone_number ?? 'inline call')}</>;
+  if (s.agent_id)
+    return (
+      <>
+        agent <Link to="/agents">{names.get(s.agent_id) ?? s.agent_id}</Link>
+      </>
+    );
+  return <>{s.phone_number ?? 'inline call'}</>;
+}
+
+/** An agent or a pathway the form offers, by its id and the name the dashboard gives it. */
+interface Choice {
+  id: string;
+  name: string;
 }
 
 /** How the form names the agent under test. */
@@ -111,7 +124,7 @@ function scenarioBody(form: ScenarioForm) {
 }
 
 /** A new scenario: its name, the agent under test, the caller's lines and the assertions. */
-function NewScenario({ onCreated }: { onCreated(): void }) {
+function NewScenario({ agents, pathways, onCreated }: { agents: Choice[]; pathways: Choice[]; onCreated(): void }) {
   const [form, setForm] = useState<ScenarioForm>(EMPTY_SCENARIO);
   const create = useMutation({
     mutationFn: async () =>
@@ -127,7 +140,8 @@ function NewScenario({ onCreated }: { onCreated(): void }) {
     create.mutate();
   };
   const set = (field: keyof ScenarioForm) => (e: { target: { value: string } }) =>
-    setForm({ ...form, [field]: e.target.value });
+    // A new kind of agent under test starts with nothing chosen.
+    setForm({ ...form, [field]: e.target.value, ...(field === 'kind' && { agent: '' }) });
   return (
     <form onSubmit={submit} className="scenario-form" aria-label="New scenario">
       <div>
@@ -139,8 +153,8 @@ function NewScenario({ onCreated }: { onCreated(): void }) {
       <div>
         <Field label="Agent under test">
           <select value={form.kind} onChange={set('kind')}>
-            <option value="agent_id">An agent, by id</option>
-            <option value="pathway_id">A pathway, by id</option>
+            <option value="agent_id">An agent</option>
+            <option value="pathway_id">A pathway</option>
             <option value="call">A Send Call body (JSON)</option>
           </select>
         </Field>
@@ -152,8 +166,22 @@ function NewScenario({ onCreated }: { onCreated(): void }) {
             onChange={(agent) => setForm({ ...form, agent })}
           />
         ) : (
-          <Field label={form.kind === 'agent_id' ? 'Agent id' : 'Pathway id'}>
-            <input value={form.agent} onChange={set('agent')} />
+          <Field
+            label={form.kind === 'agent_id' ? 'Agent' : 'Pathway'}
+            hint={
+              (form.kind === 'agent_id' ? agents : pathways).length === 0
+                ? `This account has no ${form.kind === 'agent_id' ? 'agents' : 'pathways'} yet`
+                : undefined
+            }
+          >
+            <select value={form.agent} onChange={set('agent')}>
+              <option value="">{form.kind === 'agent_id' ? 'Choose an agent' : 'Choose a pathway'}</option>
+              {(form.kind === 'agent_id' ? agents : pathways).map((choice) => (
+                <option key={choice.id} value={choice.id}>
+                  {choice.name}
+                </option>
+              ))}
+            </select>
           </Field>
         )}
         <FieldProblems lines={byField.agent} />
@@ -193,8 +221,11 @@ export function TestsPage() {
     queryFn: async () => (await api<{ scenarios: Scenario[] }>('/v1/agent-testing/scenarios')).scenarios,
     refetchInterval: (q) => (q.state.data?.some((s) => s.most_recent_run?.status === 'RUNNING') ? 2_000 : false),
   });
-  const pathways = usePathways(Boolean(scenarios.data?.some((s) => s.pathway_id)));
-  const pathwayNames = new Map(pathways.data?.pathways.map((p) => [p.id, p.name]));
+  const pathways = usePathways();
+  const agents = useAgents();
+  const pathwayChoices: Choice[] = pathways.data?.pathways.map((p) => ({ id: p.id, name: p.name })) ?? [];
+  const agentChoices: Choice[] = agents.data?.map((a) => ({ id: a.agent_id, name: agentName(a) })) ?? [];
+  const names = new Map([...pathwayChoices, ...agentChoices].map((c) => [c.id, c.name]));
   const runs = useQuery({
     queryKey: ['test-runs'],
     queryFn: async () => (await api<{ runs: TestRun[] }>('/v1/agent-testing/runs?limit=20')).runs,
@@ -217,7 +248,11 @@ export function TestsPage() {
         Scenarios run a scripted caller against an agent or pathway on the sandbox network and judge the call (POST
         /v1/agent-testing/scenarios; see docs/agent-tests.md).
       </p>
-      <NewScenario onCreated={() => void queries.invalidateQueries({ queryKey: ['scenarios'] })} />
+      <NewScenario
+        agents={agentChoices}
+        pathways={pathwayChoices}
+        onCreated={() => void queries.invalidateQueries({ queryKey: ['scenarios'] })}
+      />
       <Problem error={scenarios.error ?? run.error} />
       <ListTable
         rows={scenarios.data}
@@ -227,7 +262,7 @@ export function TestsPage() {
         rowKey={(s) => s.id}
         columns={[
           { header: 'Scenario', className: 'text', cell: (s) => s.name },
-          { header: 'Agent under test', cell: (s) => <AgentUnderTest scenario={s} pathways={pathwayNames} /> },
+          { header: 'Agent under test', cell: (s) => <AgentUnderTest scenario={s} names={names} /> },
           { header: 'Assertions', cell: (s) => s.assertions.length },
           {
             header: 'Last run',
