@@ -49,14 +49,28 @@ export const ROLE_NAMES: Record<string, string> = {
   'agent-action': 'Action',
 };
 
+/** How long after a call's end the page waits for its summary and analysis (a model may be slow). */
+const POST_CALL_WAIT_MS = 2 * 60_000;
+
+/**
+ * Whether the call's post-call work (summary and analysis) is still to come: it runs once the call
+ * has ended, for calls that connected, and writes one or both; a call that ended long ago has none.
+ */
+function awaitingPostCall(c: CallRecord): boolean {
+  if (!c.completed || c.started_at === null || c.summary !== null || c.analysis !== null) return false;
+  const ended = Date.parse(c.started_at) + (c.call_length ?? 0) * 60_000;
+  return Date.now() - ended < POST_CALL_WAIT_MS;
+}
+
 export function CallPage() {
   const { id = '' } = useParams();
   const queries = useQueryClient();
   const call = useQuery({
     queryKey: ['call', id],
     queryFn: () => api<CallRecord>(`/v1/calls/${id}`),
-    // Live while the call runs.
-    refetchInterval: (q) => (q.state.data && !q.state.data.completed ? 1_500 : false),
+    // Live while the call runs, then until its summary and analysis are written.
+    refetchInterval: (q) =>
+      !q.state.data ? false : !q.state.data.completed ? 1_500 : awaitingPostCall(q.state.data) ? 2_000 : false,
   });
   const web = call.data?.carrier === 'web' ? webTarget(call.data) : null;
   // A web call's `to` is the id of the agent or pathway the browser talked to: its name instead.
@@ -231,7 +245,17 @@ export function CallPage() {
       )}
 
       <h2>Summary and analysis</h2>
-      {c.summary ? <p>{c.summary}</p> : <p className="muted">No summary.</p>}
+      {c.summary ? (
+        <p>{c.summary}</p>
+      ) : (
+        <p className="muted">
+          {!c.completed
+            ? 'The summary is written when the call ends.'
+            : awaitingPostCall(c)
+              ? 'The summary is written now that the call has ended…'
+              : 'No summary.'}
+        </p>
+      )}
       {c.analysis && <JsonView value={c.analysis} />}
 
       <h2>Variables</h2>
