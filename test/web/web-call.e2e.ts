@@ -329,6 +329,8 @@ describe('web calls in Chromium', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('button', { name: 'Talk to this agent' }).first().click();
     const panel = page.getByRole('region', { name: 'Web call' });
+    // The panel names what it talks to as the call's page does: the agent, by its prompt's start.
+    await panel.getByRole('heading', { name: /^Talking to agent “.+”$/ }).waitFor();
     await panel.getByText('Luigi’s, how can I help?').waitFor({ timeout: 15_000 });
     await panel.getByText('I would like to book a table for two.').waitFor({ timeout: 20_000 });
     assert.ok((await inboundAudio(page)).packets > 0);

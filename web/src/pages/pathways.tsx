@@ -58,7 +58,7 @@ export function PathwaysPage() {
         <WebCallPanel
           key={talking.id}
           target={{ pathwayId: talking.id }}
-          title={talking.name}
+          title={`pathway “${talking.name}”`}
           onClose={() => setTalking(null)}
         />
       )}

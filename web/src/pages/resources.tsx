@@ -117,7 +117,9 @@ function ResourcePage<T>({ kind }: { kind: Kind<T> }) {
                     <button
                       type="button"
                       disabled={talking !== null}
-                      onClick={() => setTalking({ target: kind.talk!(item), title: kind.name(item) })}
+                      onClick={() =>
+                        setTalking({ target: kind.talk!(item), title: `${kind.one} “${kind.name(item)}”` })
+                      }
                       aria-label={`Talk to this ${kind.one}: ${kind.name(item)}`}
                     >
                       Talk to this {kind.one}
