@@ -45,13 +45,24 @@ function duration(row: Call): string {
   return seconds === null ? 'unknown' : `${Math.round(seconds)} s`;
 }
 
+/** Who hung up, from the call's side: the person called, or the caller of an inbound call. */
+function endedBy(row: Call): string {
+  return row.call_ended_by === 'USER' ? (row.inbound ? 'the caller' : 'the person called') : 'the agent';
+}
+
+/** The call's kind and its other party: a web call's caller is a browser, with no number. */
+function calledParty(row: Call): string {
+  if (row.carrier === 'web') return 'Web call from the browser';
+  return row.inbound ? `Inbound call from ${row.from_number ?? 'unknown'}` : `Outbound call to ${row.to_number}`;
+}
+
 /** What the record says about the call, given to the model and used by the offline summary. */
 function facts(row: Call): string[] {
   const out = [
     `Direction: ${row.inbound ? 'inbound' : 'outbound'} (from ${row.from_number ?? 'unknown'} to ${row.to_number})`,
     `Duration: ${duration(row)}`,
   ];
-  if (row.call_ended_by) out.push(`Ended by: ${row.call_ended_by === 'USER' ? 'the person called' : 'the agent'}`);
+  if (row.call_ended_by) out.push(`Ended by: ${endedBy(row)}`);
   if (row.answered_by) out.push(`Answered by: ${row.answered_by}`);
   if (row.transferred_to) out.push(`Transferred to: ${row.transferred_to}`);
   if (row.error_message) out.push(`Error: ${row.error_message}`);
@@ -72,14 +83,12 @@ export function offlineSummary(row: Call, transcripts: TranscriptRow[]): string 
   const firstAssistant = lines.find((t) => t.user === 'assistant');
   const firstUser = lines.find((t) => t.user === 'user');
   const parts = [OFFLINE_SUMMARY_LABEL];
-  parts.push(
-    `${row.inbound ? 'Inbound' : 'Outbound'} call ${row.inbound ? 'from' : 'to'} ${row.inbound ? (row.from_number ?? 'unknown') : row.to_number}, ${duration(row)}, ${lines.length} spoken line${lines.length === 1 ? '' : 's'}.`,
-  );
+  parts.push(`${calledParty(row)}, ${duration(row)}, ${lines.length} spoken line${lines.length === 1 ? '' : 's'}.`);
   if (firstAssistant) parts.push(`The agent opened: "${clip(firstAssistant.text)}"`);
   if (firstUser) parts.push(`The person said: "${clip(firstUser.text)}"`);
   if (row.answered_by) parts.push(`Answered by: ${row.answered_by}.`);
   if (row.transferred_to) parts.push(`Transferred to ${row.transferred_to}.`);
-  if (row.call_ended_by) parts.push(`Ended by ${row.call_ended_by === 'USER' ? 'the person called' : 'the agent'}.`);
+  if (row.call_ended_by) parts.push(`Ended by ${endedBy(row)}.`);
   if (row.error_message) parts.push(`Error: ${row.error_message}.`);
   return parts.join(' ');
 }
