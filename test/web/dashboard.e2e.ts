@@ -78,6 +78,18 @@ describe('dashboard in Chromium', () => {
     assert.equal(await page.evaluate<number>('window.localStorage.length'), 0);
   });
 
+  it('a page whose code is gone since the dashboard loaded (the server was updated) says so and offers a reload', async () => {
+    await api('POST', '/v1/pathway/create', { name: 'Updated meanwhile' });
+    await page.goto(`${origin}/pathways`);
+    await page.route('**/assets/pathway-*.js', (route) => route.fulfill({ status: 404, body: 'gone' }));
+    await page.getByRole('link', { name: 'Updated meanwhile' }).click();
+    await page.getByRole('alert').filter({ hasText: 'updated since this page was loaded' }).waitFor();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Calls' }).waitFor();
+    await page.unrouteAll();
+    await page.getByRole('button', { name: 'Reload' }).click();
+    await page.getByRole('heading', { name: 'Updated meanwhile' }).waitFor();
+  });
+
   it('places a call from the New call form and watches it complete with its transcript and recording', async () => {
     await page.goto(`${origin}/calls/new`);
     // A JSON field's problem describes the field (it is not part of its name) and marks it invalid.
