@@ -33,10 +33,17 @@ const NOT_BUILT = `<!doctype html><html lang="en"><head><meta charset="utf-8"><t
 <code>npm run build:web</code>) and restart the server. The API works meanwhile: see <a href="/docs">/docs</a>.</p>
 </main></body></html>`;
 
+/**
+ * The folders of the built app's files: a path there that is not a file is a 404, never the page
+ * (a tab loaded before the server was updated asks for code that is gone).
+ */
+const FILE_PATHS = /^\/+(assets|client)\//i;
+
 /** A browser asking for a page at a path that is not the server's own. */
 const wantsPage = (request: FastifyRequest): boolean =>
   (request.method === 'GET' || request.method === 'HEAD') &&
   !SERVER_PATHS.test(request.url) &&
+  !FILE_PATHS.test(request.url) &&
   (request.headers.accept ?? '*/*').split(',').some((type) => /text\/html|\*\/\*/.test(type));
 
 export interface Dashboard {

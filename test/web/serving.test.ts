@@ -41,6 +41,13 @@ describe('the dashboard is served at / with its deep links, and the API keeps it
     assert.equal(r.statusCode, 200);
     assert.match(r.headers['content-type'] as string, /javascript/);
     assert.match(r.headers['cache-control'] as string, /immutable/);
+    // An asset that is not there (a tab loaded before the server was updated asks for an old
+    // one) is a 404, not the page: a browser would fail to run the page as a script.
+    for (const url of ['/assets/pathway-0ld.js', '/assets/index-0ld.css', '/client/gone.js']) {
+      const gone = await get(url, '*/*');
+      assert.equal(gone.statusCode, 404, url);
+      assert.doesNotMatch(gone.headers['content-type'] as string, /text\/html/, url);
+    }
   });
 
   it('leaves the API, docs and probes as they are: unknown API paths are JSON 404s', async () => {
