@@ -331,6 +331,12 @@ describe('web calls in Chromium', () => {
     const panel = page.getByRole('region', { name: 'Web call' });
     // The panel names what it talks to as the call's page does: the agent, by its prompt's start.
     await panel.getByRole('heading', { name: /^Talking to agent “.+”$/ }).waitFor();
+    // The keyboard's focus moves into the panel (it opens above the list): Tab reaches its buttons.
+    const focused = () => page.evaluate<string>('document.activeElement?.textContent ?? ""');
+    assert.match(await focused(), /^Talking to agent/);
+    await panel.getByRole('button', { name: 'Mute' }).waitFor();
+    await page.keyboard.press('Tab');
+    assert.equal(await focused(), 'Mute');
     await panel.getByText('Luigi’s, how can I help?').waitFor({ timeout: 15_000 });
     await panel.getByText('I would like to book a table for two.').waitFor({ timeout: 20_000 });
     assert.ok((await inboundAudio(page)).packets > 0);
@@ -351,8 +357,11 @@ describe('web calls in Chromium', () => {
     await page.screenshot({ path: path.join(dir, 'web-call.png') });
     if (process.env.OPENLINE_WEB_CALL_SCREENSHOT)
       fs.copyFileSync(path.join(dir, 'web-call.png'), process.env.OPENLINE_WEB_CALL_SCREENSHOT);
-    await panel.getByRole('button', { name: 'Hang up' }).click();
+    await panel.getByRole('button', { name: 'Hang up' }).focus();
+    await page.keyboard.press('Enter');
     await panel.getByText('Call ended').waitFor();
+    // The focus goes to Close, in the place of the buttons that are gone.
+    assert.equal(await focused(), 'Close');
     // The call is over: the listener's socket closed, its button is back.
     await listener.getByRole('button', { name: 'Listen live' }).or(listener.getByText('Stop call')).first().waitFor();
     assert.equal(t.services.listening.listenerCount, 0);

@@ -24,6 +24,18 @@ export function WebCallPanel({ target, title, onClose }: { target: TalkTarget; t
   const [muted, setMuted] = useState(false);
   const [callId, setCallId] = useState<string | null>(null);
   const call = useRef<WebCall | null>(null);
+  const panel = useRef<HTMLElement>(null);
+  const heading = useRef<HTMLHeadingElement>(null);
+  const close = useRef<HTMLButtonElement>(null);
+
+  // The panel opens above the list whose button opened it: the focus moves to it, so that Tab
+  // reaches Mute and Hang up; when the call ends, to Close (in the place of the buttons gone).
+  useEffect(() => heading.current?.focus(), []);
+  useEffect(() => {
+    const focus = document.activeElement;
+    if (state === 'ended' && (!focus || focus === document.body || panel.current?.contains(focus)))
+      close.current?.focus();
+  }, [state]);
 
   useEffect(() => {
     let cancelled = false;
@@ -57,9 +69,11 @@ export function WebCallPanel({ target, title, onClose }: { target: TalkTarget; t
   }, []);
 
   return (
-    <section className="panel web-call" aria-label="Web call">
+    <section className="panel web-call" aria-label="Web call" ref={panel}>
       <div className="page-head">
-        <h2>Talking to {title}</h2>
+        <h2 tabIndex={-1} ref={heading}>
+          Talking to {title}
+        </h2>
         <span className="status">
           {state === 'connecting'
             ? 'Connecting…'
@@ -103,7 +117,7 @@ export function WebCallPanel({ target, title, onClose }: { target: TalkTarget; t
           </>
         )}
         {state === 'ended' && (
-          <button type="button" className="secondary" onClick={onClose}>
+          <button type="button" className="secondary" onClick={onClose} ref={close}>
             Close
           </button>
         )}
