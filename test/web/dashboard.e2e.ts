@@ -514,7 +514,12 @@ describe('dashboard in Chromium', () => {
     const row = page.getByRole('row', { name: /Ava \(live: version 1, draft: 2\)/ });
     await row.waitFor();
     // Each row's buttons name the persona they act on.
-    await row.getByRole('button', { name: /^Edit persona Ava/ }).waitFor();
+    // Edit opens the persona's JSON above the list, with the keyboard's focus in it.
+    await row.getByRole('button', { name: /^Edit persona Ava/ }).press('Enter');
+    const json = page.getByLabel('persona (JSON)');
+    assert.match(await json.inputValue(), /"name": "Ava"/);
+    assert.equal(await page.evaluate<string>('document.activeElement?.id ?? ""'), await json.getAttribute('id'));
+    await page.getByRole('button', { name: 'Cancel' }).click();
     await row.getByRole('button', { name: 'Promote draft' }).click();
     await page.getByRole('row', { name: /Ava \(live: version 3, draft: 2\)/ }).waitFor();
 

@@ -115,11 +115,14 @@ export function JsonArea({
   value,
   onChange,
   rows = 8,
+  autoFocus = false,
 }: {
   label: string;
   value: string;
   onChange(text: string): void;
   rows?: number;
+  /** Takes the keyboard's focus when shown (an editor opened from a button elsewhere on the page). */
+  autoFocus?: boolean;
 }) {
   const [touched, setTouched] = useState(false);
   const id = useId();
@@ -140,6 +143,7 @@ export function JsonArea({
         rows={rows}
         value={value}
         spellCheck={false}
+        autoFocus={autoFocus}
         onChange={(e) => {
           setTouched(true);
           onChange(e.target.value);

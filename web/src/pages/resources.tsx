@@ -62,6 +62,8 @@ function ResourcePage<T>({ kind }: { kind: Kind<T> }) {
       </div>
       {editing && (
         <form
+          // Another item's editor is a new form, whose JSON takes the focus again.
+          key={editing.id ?? ''}
           className="editor"
           onSubmit={(e) => {
             e.preventDefault();
@@ -72,6 +74,7 @@ function ResourcePage<T>({ kind }: { kind: Kind<T> }) {
           <JsonArea
             label={`${kind.one} (JSON)`}
             rows={16}
+            autoFocus
             value={editing.text}
             onChange={(text) => setEditing({ ...editing, text })}
           />
