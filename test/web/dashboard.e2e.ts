@@ -534,6 +534,17 @@ describe('dashboard in Chromium', () => {
     assert.ok(!JSON.stringify(listed).includes('paste the value here'));
   });
 
+  it("configures a number: its settings open above the list with the keyboard's focus in them", async () => {
+    const bought = await api('POST', '/v1/inbound/purchase', { area_code: '415' });
+    const number = String(bought.phone_number);
+    await page.goto(`${origin}/numbers`);
+    await page.getByRole('button', { name: `Configure ${number}` }).press('Enter');
+    const json = page.getByLabel('Settings (JSON)');
+    await json.waitFor();
+    assert.equal(await page.evaluate<string>('document.activeElement?.id ?? ""'), await json.getAttribute('id'));
+    await page.getByRole('button', { name: 'Cancel' }).click();
+  });
+
   it('shows how to connect an MCP client to this server on the Settings page', async () => {
     await page.goto(`${origin}/settings`);
     const snippet = page.getByLabel('MCP connection command');

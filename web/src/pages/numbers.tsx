@@ -88,6 +88,8 @@ export function NumbersPage() {
       </div>
       {editing && (
         <form
+          // Another number's settings are a new form, whose JSON takes the focus again.
+          key={editing.number}
           className="editor"
           onSubmit={(e) => {
             e.preventDefault();
@@ -98,6 +100,7 @@ export function NumbersPage() {
           <JsonArea
             label="Settings (JSON)"
             rows={14}
+            autoFocus
             value={editing.text}
             onChange={(text) => setEditing({ ...editing, text })}
           />
