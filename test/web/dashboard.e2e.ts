@@ -129,6 +129,9 @@ describe('dashboard in Chromium', () => {
     // Live: the page follows the call until it ends, without a reload.
     await page.locator('h1 .badge', { hasText: 'completed' }).waitFor({ timeout: 90_000 });
     assert.equal(await page.title(), 'Call to +14155550100 · Openline');
+    // Who hung up, in words, with the API's value.
+    const ended = page.locator('dt', { hasText: 'Ended by' }).locator('xpath=following-sibling::dd[1]');
+    assert.match(String(await ended.textContent()), /^(The agent \(ASSISTANT\)|The person called \(USER\))$/);
     const lines = page.getByRole('list', { name: 'Transcript' }).getByRole('listitem');
     assert.ok((await lines.count()) >= 2, 'the transcript shows both sides');
     await lines.filter({ hasText: 'Agent' }).first().waitFor();

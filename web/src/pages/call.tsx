@@ -49,6 +49,20 @@ export const ROLE_NAMES: Record<string, string> = {
   'agent-action': 'Action',
 };
 
+/** Who hung up, in words, with the API's value (`call_ended_by`) beside them. */
+function endedBy(c: CallRecord): string {
+  if (!c.call_ended_by) return '—';
+  const who =
+    c.call_ended_by === 'ASSISTANT'
+      ? 'The agent'
+      : c.call_ended_by === 'USER'
+        ? c.inbound
+          ? 'The caller'
+          : 'The person called'
+        : null;
+  return who ? `${who} (${c.call_ended_by})` : c.call_ended_by;
+}
+
 /** How long after a call's end the page waits for its summary and analysis (a model may be slow). */
 const POST_CALL_WAIT_MS = 2 * 60_000;
 
@@ -148,7 +162,7 @@ export function CallPage() {
           )}
         </dd>
         <dt>Ended by</dt>
-        <dd>{c.call_ended_by ?? '—'}</dd>
+        <dd>{endedBy(c)}</dd>
         <dt>Price</dt>
         <dd>{c.price === null ? '—' : `$${c.price.toFixed(3)}`}</dd>
         {c.batch_id && (
