@@ -351,7 +351,9 @@ describe('web calls in Chromium', () => {
     await listener.getByRole('heading', { name: /^Web call with agent “/ }).waitFor();
     assert.match(await listener.title(), /^Web call with agent “.+” · Openline$/);
     await listener.getByRole('button', { name: 'Listen live' }).click();
-    await listener.getByRole('button', { name: /Listening · [2-9] s/ }).waitFor({ timeout: 10_000 });
+    // The button's name stays put while the time heard runs on beside it.
+    await listener.getByText(/Listening · [2-9] s/).waitFor({ timeout: 10_000 });
+    await listener.getByRole('button', { name: 'Stop listening', exact: true }).waitFor();
     assert.equal(t.services.listening.listenerCount, 1);
 
     await page.screenshot({ path: path.join(dir, 'web-call.png') });

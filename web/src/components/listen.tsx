@@ -64,9 +64,13 @@ export function ListenButton({ callId }: { callId: string }) {
           Listen live
         </button>
       ) : (
-        <button type="button" className="secondary" onClick={stop}>
-          {state === 'connecting' ? 'Connecting…' : `Listening · ${heardS} s · Stop`}
-        </button>
+        <>
+          {/* A steady name (the time heard beside it, not in it): "Stop listening", apart from Stop call. */}
+          <button type="button" className="secondary" onClick={stop}>
+            {state === 'connecting' ? 'Connecting…' : 'Stop listening'}
+          </button>
+          {state !== 'connecting' && <span className="muted"> Listening · {heardS} s</span>}
+        </>
       )}
       {problem && (
         <p role="alert" className="problem">
