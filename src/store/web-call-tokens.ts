@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.js';
 import { hashApiKey } from '../security/secrets.js';
-import type { Database, WebCallTokensTable } from './types.js';
+import type { Database } from './types.js';
 import { fromJson } from './json.js';
 import { countInWindow } from './rate-windows.js';
 
@@ -86,48 +86,18 @@ export class WebCallTokenStore {
   }
 
   /**
-   * The token's grant for one call from a page of `origin` (the request's Origin header) with
-   * `agentId` when the caller names one, or why not. A refusal leaves the token as it was (a copy
-   * of the page on another site cannot spend a visitor's token); a single-use token is taken only
-   * by a grant, in one statement, so one request gets it however many race for it.
-   */
-  async redeem(
-    token: string,
-    presented: { origin?: string; agentId?: string } = {},
-  ): Promise<RedeemedToken | TokenRefusal> {
-    const taken = await this.take(token, presented);
-    return 'refused' in taken ? taken : taken.grant;
-  }
-
-  /**
-   * Redeems the token (as redeem) for `start`, the call it grants. A single-use token whose call
-   * does not start (`start` throws: an offer it cannot answer, the account's call limit, a server
-   * shutting down, a page that left first) is put back as it was, good for another try.
+   * Starts `start`, the call the token grants a page of `origin` (the request's Origin header) with
+   * `agentId` when the page names one, or says why not. A refusal leaves the token as it was (a
+   * copy of the page on another site cannot spend a visitor's token); a single-use token is taken
+   * only by a grant, in one statement, so one request gets it however many race for it, and is put
+   * back as it was when its call does not start (`start` throws: an offer it cannot answer, the
+   * account's call limit, a server shutting down, a page that left first).
    */
   async spend<T>(
     token: string,
     presented: { origin?: string; agentId?: string },
     start: (grant: RedeemedToken) => Promise<T>,
   ): Promise<{ started: T } | TokenRefusal> {
-    const taken = await this.take(token, presented);
-    if ('refused' in taken) return taken;
-    try {
-      return { started: await start(taken.grant) };
-    } catch (error) {
-      if (!taken.row.reusable)
-        await this.db
-          .insertInto('web_call_tokens')
-          .values(taken.row)
-          .onConflict((c) => c.doNothing())
-          .execute();
-      throw error;
-    }
-  }
-
-  private async take(
-    token: string,
-    presented: { origin?: string; agentId?: string },
-  ): Promise<{ grant: RedeemedToken; row: Selectable<WebCallTokensTable> } | TokenRefusal> {
     const hash = hashApiKey(token);
     const now = this.clock.now();
     const row = await this.db
@@ -153,7 +123,17 @@ export class WebCallTokenStore {
       agentId: row.agent_id,
       requestData: fromJson<Record<string, unknown> | null>(row.request_data, null),
     };
-    return { grant, row };
+    try {
+      return { started: await start(grant) };
+    } catch (error) {
+      if (!row.reusable)
+        await this.db
+          .insertInto('web_call_tokens')
+          .values(row)
+          .onConflict((c) => c.doNothing())
+          .execute();
+      throw error;
+    }
   }
 
   /** Ends every token of the account's agent at once (a reusable one that leaked); resolves with how many. */

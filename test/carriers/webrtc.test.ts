@@ -10,6 +10,13 @@ import { browserPeer } from '../../src/testing/webrtc-browser.js';
 import { waitForCall } from '../../src/testing/harness.js';
 import { MULAW_SILENCE, decodeMulaw, rms } from '../../src/media/audio.js';
 import { FakeDeepgram } from '../../src/testing/fake-deepgram.js';
+import type { WebCallTokenStore } from '../../src/store/web-call-tokens.js';
+
+/** A token's grant for a call that starts at once, or why not. */
+async function redeem(tokens: WebCallTokenStore, token: string, presented: { origin?: string; agentId?: string } = {}) {
+  const result = await tokens.spend(token, presented, (grant) => Promise.resolve(grant));
+  return 'started' in result ? result.started : result;
+}
 
 /** Two neighbouring UDP ports, bound on every address. */
 async function takenPorts(): Promise<dgram.Socket[]> {
@@ -81,12 +88,12 @@ describe('web calls: WebRTC settings and tokens', () => {
       const rows = await t.services.storage.db.selectFrom('web_call_tokens').selectAll().execute();
       assert.equal(rows.length, 1);
       assert.ok(!JSON.stringify(rows).includes(first), 'the token itself is not stored');
-      assert.deepEqual(await tokens.redeem(first), { accountId: 'acc', agentId, requestData: { name: 'Ada' } });
-      assert.deepEqual(await tokens.redeem(first), { refused: 'unknown' }, 'used up');
+      assert.deepEqual(await redeem(tokens, first), { accountId: 'acc', agentId, requestData: { name: 'Ada' } });
+      assert.deepEqual(await redeem(tokens, first), { refused: 'unknown' }, 'used up');
 
       const { token: late } = await tokens.issue('acc', agentId, null);
       now = new Date(now.getTime() + 10 * 60_000 + 1);
-      assert.deepEqual(await tokens.redeem(late), { refused: 'unknown' }, 'expired');
+      assert.deepEqual(await redeem(tokens, late), { refused: 'unknown' }, 'expired');
 
       // Through the API: the agent must be the account's own.
       const auth = await t.request('POST', `/v1/agents/${agentId}/authorize`);
@@ -185,19 +192,19 @@ describe('web calls: WebRTC settings and tokens', () => {
       const token = auth.body.token as string;
       const tokens = t.services.webCallTokens;
       // Every visitor of the page (a reload, a second person) calls with the same token.
-      const grant = await tokens.redeem(token, { origin: 'https://shop.example' });
+      const grant = await redeem(tokens, token, { origin: 'https://shop.example' });
       assert.ok(!('refused' in grant), JSON.stringify(grant));
       assert.equal(grant.agentId, agentId);
       assert.deepEqual(grant.requestData, { name: 'Ada' });
-      assert.deepEqual(await tokens.redeem(token, { origin: 'http://localhost:3000' }), grant);
+      assert.deepEqual(await redeem(tokens, token, { origin: 'http://localhost:3000' }), grant);
       // Two a minute: the third waits for the window to pass.
-      const over = await tokens.redeem(token, { origin: 'https://shop.example' });
+      const over = await redeem(tokens, token, { origin: 'https://shop.example' });
       assert.equal('refused' in over && over.refused, 'rate');
       now = new Date(now.getTime() + 61_000);
-      assert.deepEqual(await tokens.redeem(token, { origin: 'https://shop.example' }), grant);
+      assert.deepEqual(await redeem(tokens, token, { origin: 'https://shop.example' }), grant);
       // Another site's page, or no page at all, cannot use it.
-      assert.deepEqual(await tokens.redeem(token, { origin: 'https://evil.example' }), { refused: 'origin' });
-      assert.deepEqual(await tokens.redeem(token), { refused: 'origin' });
+      assert.deepEqual(await redeem(tokens, token, { origin: 'https://evil.example' }), { refused: 'origin' });
+      assert.deepEqual(await redeem(tokens, token), { refused: 'origin' });
 
       // Through signalling: 403 from another origin, 429 with Retry-After over the rate.
       const post = (origin: string) =>
@@ -218,12 +225,12 @@ describe('web calls: WebRTC settings and tokens', () => {
 
       // It expires as asked; a new one is revoked with every other token of the agent.
       now = new Date(now.getTime() + 3600_000);
-      assert.deepEqual(await tokens.redeem(token, { origin: 'https://shop.example' }), { refused: 'unknown' });
+      assert.deepEqual(await redeem(tokens, token, { origin: 'https://shop.example' }), { refused: 'unknown' });
       const next = await t.request('POST', `/v1/agents/${agentId}/authorize`, { reusable: true });
       assert.equal(next.body.expires_at, new Date(now.getTime() + 600_000).toISOString(), 'ten minutes by default');
       const revoked = await t.request('POST', `/v1/agents/${agentId}/authorize/revoke`);
       assert.deepEqual(revoked.body, { status: 'success', revoked: 1 });
-      assert.deepEqual(await tokens.redeem(next.body.token as string), { refused: 'unknown' });
+      assert.deepEqual(await redeem(tokens, next.body.token as string), { refused: 'unknown' });
       assert.equal((await t.request('POST', '/v1/agents/nope/authorize/revoke')).status, 404);
 
       // Bad values are 400s naming the field.
@@ -256,8 +263,8 @@ describe('web calls: WebRTC settings and tokens', () => {
       const token = auth.body.token as string;
       const tokens = t.services.webCallTokens;
       // A copy of the page elsewhere cannot spend the shop's visitor's token.
-      assert.deepEqual(await tokens.redeem(token, { origin: 'https://evil.example' }), { refused: 'origin' });
-      assert.deepEqual(await tokens.redeem(token), { refused: 'origin' });
+      assert.deepEqual(await redeem(tokens, token, { origin: 'https://evil.example' }), { refused: 'origin' });
+      assert.deepEqual(await redeem(tokens, token), { refused: 'origin' });
       const foreign = await t.app.inject({
         method: 'POST',
         url: '/v1/web-calls',
@@ -266,14 +273,14 @@ describe('web calls: WebRTC settings and tokens', () => {
       });
       assert.equal(foreign.statusCode, 403, foreign.body);
       // Nor a socket naming another agent than the token's.
-      assert.deepEqual(await tokens.redeem(token, { origin: 'https://shop.example', agentId: 'other' }), {
+      assert.deepEqual(await redeem(tokens, token, { origin: 'https://shop.example', agentId: 'other' }), {
         refused: 'agent',
       });
       // The shop's page still has its one call, and only one.
-      const grant = await tokens.redeem(token, { origin: 'https://shop.example', agentId });
+      const grant = await redeem(tokens, token, { origin: 'https://shop.example', agentId });
       assert.ok(!('refused' in grant), JSON.stringify(grant));
       assert.equal(grant.agentId, agentId);
-      assert.deepEqual(await tokens.redeem(token, { origin: 'https://shop.example' }), { refused: 'unknown' });
+      assert.deepEqual(await redeem(tokens, token, { origin: 'https://shop.example' }), { refused: 'unknown' });
     } finally {
       await t.close();
     }
